@@ -1,0 +1,9 @@
+// Package delta owns the Delta Lake table format as compactord sees it: log
+// actions, log replay (JSON commits, classic, multi-part and V2 checkpoints,
+// sidecars, _last_checkpoint, log compaction files), the Snapshot, schema and
+// column mapping, statistics parsing and computing rules, the deletion-vector
+// codec, scanning the live rows of a data file, the log store (put-if-absent
+// per URL scheme) and the table-feature gate.
+//
+// It must not know about policies or scheduling.
+package delta

@@ -1,0 +1,44 @@
+package delta
+
+import (
+	"context"
+	"errors"
+
+	"gocloud.dev/blob"
+)
+
+// ErrNotImplemented marks a stub that a later change fills in.
+var ErrNotImplemented = errors.New("not implemented")
+
+// ErrCommitExists is returned by LogStore.PutIfAbsent when the key already exists.
+var ErrCommitExists = errors.New("log entry already exists")
+
+// ErrAmbiguous wraps a LogStore error whose outcome is unknown (for example
+// a timeout after the body was sent): the caller must re-read the key to learn
+// whether its write landed.
+var ErrAmbiguous = errors.New("outcome of log write unknown")
+
+// LogStore writes log entries atomically. Implementations exist per URL
+// scheme (local files use temp file + hard link; object stores use their
+// conditional-put primitive).
+type LogStore interface {
+	// PutIfAbsent writes data at key (relative to the table root) only if
+	// no object exists there. It returns an error wrapping ErrCommitExists
+	// when another writer got there first, and one wrapping ErrAmbiguous
+	// when the outcome is unknown.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+}
+
+// Table is an open Delta table: its URL, a bucket rooted at the table
+// directory, and the log store used for commits.
+type Table struct {
+	// URL is the table URL as the user gave it (file:///abs, mem://, s3://...).
+	URL string
+	// Bucket is rooted at the table directory: keys are relative to the root
+	// ("_delta_log/00000000000000000000.json", "part-0000...parquet").
+	Bucket *blob.Bucket
+	// Log writes commits put-if-absent.
+	Log LogStore
+
+	closers []func() error
+}
