@@ -1,0 +1,46 @@
+// Package testutil holds helpers shared by the tests of several packages.
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// SharedDir returns the absolute path of ../shared beside the repository
+// root (the project's shared documents and test tables). It fails the test
+// when the directory cannot be found.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			shared := filepath.Join(filepath.Dir(dir), "shared")
+			if _, err := os.Stat(shared); err != nil {
+				t.Fatalf("shared directory not found beside the repository: %v", err)
+			}
+			return shared
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("repository root (go.mod) not found")
+		}
+		dir = parent
+	}
+}
+
+// DeltaTable returns the absolute path of a Delta test table root
+// (../shared/testdata/delta/<name>/delta).
+func DeltaTable(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(SharedDir(t), "testdata", "delta", name, "delta")
+}
+
+// DeltaTestdata returns the absolute path of ../shared/testdata/delta.
+func DeltaTestdata(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(SharedDir(t), "testdata", "delta")
+}
