@@ -1,0 +1,93 @@
+package curve
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// NullBucket is the bucket id for null values: nulls sort first, sharing
+// bucket 0 with the smallest values (Delta's range ids treat nulls as 0).
+const NullBucket uint32 = 0
+
+// Bucketizer maps values of one column to range bucket ids in
+// [0, NumBuckets()), in value order, using boundaries drawn from a sample.
+// T is any type ordered by the compare function (numbers, strings, instants,
+// parquet values...). It is immutable after construction.
+type Bucketizer[T any] struct {
+	bounds []T
+	cmp    func(a, b T) int
+}
+
+// NewBucketizer draws up to maxBuckets-1 boundaries at even quantiles of
+// sample (which it does not modify; nulls must be left out of it). Equal
+// quantiles collapse, so heavily repeated values get one bucket. An empty
+// sample yields a single bucket.
+func NewBucketizer[T any](sample []T, maxBuckets int, cmp func(a, b T) int) *Bucketizer[T] {
+	b := &Bucketizer[T]{cmp: cmp}
+	if len(sample) == 0 || maxBuckets <= 1 {
+		return b
+	}
+	s := slices.Clone(sample)
+	slices.SortStableFunc(s, cmp)
+	k := maxBuckets
+	if k > len(s) {
+		k = len(s)
+	}
+	for i := 1; i < k; i++ {
+		v := s[i*len(s)/k]
+		if n := len(b.bounds); n > 0 && cmp(b.bounds[n-1], v) >= 0 {
+			continue
+		}
+		b.bounds = append(b.bounds, v)
+	}
+	return b
+}
+
+// NumBuckets returns the number of distinct bucket ids.
+func (b *Bucketizer[T]) NumBuckets() int { return len(b.bounds) + 1 }
+
+// Bounds returns the boundaries: bucket i holds values v with
+// bounds[i-1] <= v < bounds[i].
+func (b *Bucketizer[T]) Bounds() []T { return slices.Clone(b.bounds) }
+
+// Bucket returns the bucket id of a non-null value.
+func (b *Bucketizer[T]) Bucket(v T) uint32 {
+	return uint32(sort.Search(len(b.bounds), func(i int) bool { return b.cmp(b.bounds[i], v) > 0 }))
+}
+
+// Reservoir keeps a uniform sample of at most Cap values from a stream
+// (Algorithm R), with a seeded generator so that a rewrite's sample, and so
+// its boundaries, are reproducible.
+type Reservoir[T any] struct {
+	capacity int
+	seen     int64
+	items    []T
+	rng      *rand.Rand
+}
+
+// NewReservoir returns an empty reservoir of the given capacity.
+func NewReservoir[T any](capacity int, seed uint64) *Reservoir[T] {
+	if capacity < 1 {
+		capacity = 1
+	}
+	return &Reservoir[T]{capacity: capacity, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Add offers one value to the sample.
+func (r *Reservoir[T]) Add(v T) {
+	r.seen++
+	if len(r.items) < r.capacity {
+		r.items = append(r.items, v)
+		return
+	}
+	if j := r.rng.Int64N(r.seen); j < int64(r.capacity) {
+		r.items[j] = v
+	}
+}
+
+// Seen returns how many values were offered.
+func (r *Reservoir[T]) Seen() int64 { return r.seen }
+
+// Sample returns the sampled values (shared with the reservoir).
+func (r *Reservoir[T]) Sample() []T { return r.items }

@@ -1,0 +1,103 @@
+package curve
+
+import (
+	"cmp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBucketsFollowValueOrderWithEvenQuantiles(t *testing.T) {
+	sample := make([]int, 1000)
+	for i := range sample {
+		sample[i] = (i * 7919) % 1000 // a permutation of 0..999
+	}
+	b := NewBucketizer(sample, 10, cmp.Compare[int])
+	if b.NumBuckets() != 10 {
+		t.Fatalf("%d buckets, want 10", b.NumBuckets())
+	}
+	counts := make([]int, b.NumBuckets())
+	prev := uint32(0)
+	for v := 0; v < 1000; v++ {
+		id := b.Bucket(v)
+		if id < prev {
+			t.Fatalf("bucket(%d) = %d after bucket %d: not monotone", v, id, prev)
+		}
+		prev = id
+		counts[id]++
+	}
+	for i, c := range counts {
+		if c != 100 {
+			t.Errorf("bucket %d holds %d values, want 100", i, c)
+		}
+	}
+	if b.Bucket(-5) != 0 || b.Bucket(5000) != 9 {
+		t.Errorf("out-of-sample values: bucket(-5)=%d bucket(5000)=%d", b.Bucket(-5), b.Bucket(5000))
+	}
+}
+
+func TestBucketsCollapseRepeatedValues(t *testing.T) {
+	sample := []string{"a", "a", "a", "a", "a", "a", "a", "a", "b", "c"}
+	b := NewBucketizer(sample, 5, strings.Compare)
+	if b.Bucket("a") == b.Bucket("c") {
+		t.Fatal("a and c share a bucket")
+	}
+	bounds := b.Bounds()
+	for i := 1; i < len(bounds); i++ {
+		if bounds[i-1] >= bounds[i] {
+			t.Fatalf("bounds not strictly increasing: %v", bounds)
+		}
+	}
+}
+
+func TestBucketsOrderInstantsNotStrings(t *testing.T) {
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var sample []time.Time
+	for i := 0; i < 100; i++ {
+		sample = append(sample, base.Add(time.Duration(i)*time.Hour))
+	}
+	b := NewBucketizer(sample, 4, func(a, b time.Time) int { return a.Compare(b) })
+	// The same instant in another zone lands in the same bucket.
+	v := base.Add(50 * time.Hour)
+	if b.Bucket(v) != b.Bucket(v.In(time.FixedZone("x", -8*3600))) {
+		t.Fatal("zone changed the bucket")
+	}
+	if b.Bucket(base) != 0 || b.Bucket(base.Add(99*time.Hour)) != 3 {
+		t.Fatalf("ends in buckets %d and %d", b.Bucket(base), b.Bucket(base.Add(99*time.Hour)))
+	}
+}
+
+func TestEmptySampleIsOneBucket(t *testing.T) {
+	b := NewBucketizer[int](nil, 1000, cmp.Compare[int])
+	if b.NumBuckets() != 1 || b.Bucket(42) != 0 {
+		t.Fatalf("empty sample: %d buckets, bucket(42)=%d", b.NumBuckets(), b.Bucket(42))
+	}
+}
+
+func TestReservoirIsBoundedUniformAndReproducible(t *testing.T) {
+	run := func() []int {
+		r := NewReservoir[int](100, 7)
+		for i := 0; i < 100000; i++ {
+			r.Add(i)
+		}
+		if r.Seen() != 100000 || len(r.Sample()) != 100 {
+			t.Fatalf("seen %d, kept %d", r.Seen(), len(r.Sample()))
+		}
+		return append([]int(nil), r.Sample()...)
+	}
+	a, b := run(), run()
+	late := 0
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("same seed, different samples")
+		}
+		if a[i] >= 50000 {
+			late++
+		}
+	}
+	// A uniform sample holds about half its values from the second half;
+	// Algorithm R keeping only the first 100 would hold none.
+	if late < 30 || late > 70 {
+		t.Fatalf("%d of 100 sampled values from the second half", late)
+	}
+}

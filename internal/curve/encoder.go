@@ -1,0 +1,208 @@
+package curve
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+// Curve names a space-filling curve.
+type Curve string
+
+// Curves an Encoder implements.
+const (
+	// Hilbert is the N-dimensional Hilbert curve (Skilling's transpose
+	// form): consecutive keys are cells adjacent in exactly one dimension.
+	Hilbert Curve = "hilbert"
+	// ZOrder is the Morton curve: the bits of the coordinates interleaved,
+	// most significant first. For one dimension it is the coordinate itself.
+	ZOrder Curve = "zorder"
+)
+
+// MaxDims is the largest number of dimensions an Encoder accepts.
+const MaxDims = 32
+
+// ErrBadEncoder is wrapped by NewEncoder's errors.
+var ErrBadEncoder = errors.New("bad curve encoder parameters")
+
+// Encoder turns per-dimension coordinates of Bits bits each into a key.
+// It is immutable and safe for concurrent use.
+type Encoder struct {
+	curve Curve
+	dims  int
+	bits  int
+}
+
+// NewEncoder returns an encoder for dims coordinates of bits bits each
+// (1 <= bits <= 32, 1 <= dims <= MaxDims).
+func NewEncoder(c Curve, dims, bits int) (*Encoder, error) {
+	if c != Hilbert && c != ZOrder {
+		return nil, fmt.Errorf("%w: unknown curve %q", ErrBadEncoder, c)
+	}
+	if dims < 1 || dims > MaxDims {
+		return nil, fmt.Errorf("%w: %d dimensions (want 1..%d)", ErrBadEncoder, dims, MaxDims)
+	}
+	if bits < 1 || bits > 32 {
+		return nil, fmt.Errorf("%w: %d bits per dimension (want 1..32)", ErrBadEncoder, bits)
+	}
+	return &Encoder{curve: c, dims: dims, bits: bits}, nil
+}
+
+// BitsFor returns the bits per dimension needed for bucket ids in
+// [0, numBuckets): floor(log2(numBuckets))+1, as Delta sizes its Hilbert
+// index for range ids (10 bits for 1000 range ids).
+func BitsFor(numBuckets int) int {
+	if numBuckets <= 1 {
+		return 1
+	}
+	return bits.Len(uint(numBuckets))
+}
+
+// Curve returns the encoder's curve.
+func (e *Encoder) Curve() Curve { return e.curve }
+
+// Dims returns the number of coordinates per key.
+func (e *Encoder) Dims() int { return e.dims }
+
+// Bits returns the bits per coordinate.
+func (e *Encoder) Bits() int { return e.bits }
+
+// KeyLen returns the length in bytes of every key.
+func (e *Encoder) KeyLen() int { return (e.dims*e.bits + 7) / 8 }
+
+// AppendKey appends the key of coords to dst. Each coordinate must be below
+// 1<<Bits; len(coords) must be Dims.
+func (e *Encoder) AppendKey(dst []byte, coords []uint32) ([]byte, error) {
+	if len(coords) != e.dims {
+		return dst, fmt.Errorf("curve key: %d coordinates for a %d-dimensional encoder", len(coords), e.dims)
+	}
+	var buf [MaxDims]uint32
+	x := buf[:e.dims]
+	for i, c := range coords {
+		if e.bits < 32 && c>>e.bits != 0 {
+			return dst, fmt.Errorf("curve key: coordinate %d = %d does not fit in %d bits", i, c, e.bits)
+		}
+		x[i] = c
+	}
+	if e.curve == Hilbert && e.dims > 1 {
+		axesToTranspose(x, e.bits)
+	}
+	return appendInterleaved(dst, x, e.bits, e.KeyLen()), nil
+}
+
+// Key returns the key of coords (see AppendKey).
+func (e *Encoder) Key(coords []uint32) ([]byte, error) {
+	return e.AppendKey(make([]byte, 0, e.KeyLen()), coords)
+}
+
+// Decode returns the coordinates of a key made by this encoder.
+func (e *Encoder) Decode(key []byte) ([]uint32, error) {
+	if len(key) != e.KeyLen() {
+		return nil, fmt.Errorf("curve decode: key of %d bytes, want %d", len(key), e.KeyLen())
+	}
+	x := make([]uint32, e.dims)
+	total := e.dims * e.bits
+	// Bit k of the interleaved string (0 = most significant) is bit
+	// (bits-1 - k/dims) of coordinate k%dims.
+	pad := len(key)*8 - total
+	for k := 0; k < total; k++ {
+		pos := pad + k
+		if key[pos/8]>>(7-uint(pos%8))&1 == 1 {
+			x[k%e.dims] |= 1 << uint(e.bits-1-k/e.dims)
+		}
+	}
+	if e.curve == Hilbert && e.dims > 1 {
+		transposeToAxes(x, e.bits)
+	}
+	return x, nil
+}
+
+// appendInterleaved writes the bits of x interleaved, most significant bit
+// of every dimension first, right-aligned in keyLen bytes.
+func appendInterleaved(dst []byte, x []uint32, nbits, keyLen int) []byte {
+	start := len(dst)
+	for i := 0; i < keyLen; i++ {
+		dst = append(dst, 0)
+	}
+	key := dst[start:]
+	dims := len(x)
+	total := dims * nbits
+	pad := keyLen*8 - total
+	for k := 0; k < total; k++ {
+		if x[k%dims]>>uint(nbits-1-k/dims)&1 == 1 {
+			pos := pad + k
+			key[pos/8] |= 1 << (7 - uint(pos%8))
+		}
+	}
+	return dst
+}
+
+// axesToTranspose converts coordinates in place to the transposed Hilbert
+// index (J. Skilling, "Programming the Hilbert curve", 2004).
+func axesToTranspose(x []uint32, nbits int) {
+	n := len(x)
+	m := uint32(1) << uint(nbits-1)
+	// Inverse undo.
+	for q := m; q > 1; q >>= 1 {
+		p := q - 1
+		for i := 0; i < n; i++ {
+			if x[i]&q != 0 {
+				x[0] ^= p
+			} else {
+				t := (x[0] ^ x[i]) & p
+				x[0] ^= t
+				x[i] ^= t
+			}
+		}
+	}
+	// Gray encode.
+	for i := 1; i < n; i++ {
+		x[i] ^= x[i-1]
+	}
+	var t uint32
+	for q := m; q > 1; q >>= 1 {
+		if x[n-1]&q != 0 {
+			t ^= q - 1
+		}
+	}
+	for i := 0; i < n; i++ {
+		x[i] ^= t
+	}
+}
+
+// transposeToAxes is the inverse of axesToTranspose.
+func transposeToAxes(x []uint32, nbits int) {
+	n := len(x)
+	// Gray decode.
+	t := x[n-1] >> 1
+	for i := n - 1; i > 0; i-- {
+		x[i] ^= x[i-1]
+	}
+	x[0] ^= t
+	// Undo excess work.
+	top := uint64(1) << uint(nbits)
+	for q := uint64(2); q != top; q <<= 1 {
+		qq := uint32(q)
+		p := qq - 1
+		for i := n - 1; i >= 0; i-- {
+			if x[i]&qq != 0 {
+				x[0] ^= p
+			} else {
+				t := (x[0] ^ x[i]) & p
+				x[0] ^= t
+				x[i] ^= t
+			}
+		}
+	}
+}
+
+// ForColumns returns the encoder Delta's liquid clustering uses for n
+// clustering columns with bucket ids below numBuckets: Hilbert for two or
+// more columns, Z-order (the bucket id itself) for one.
+func ForColumns(n, numBuckets int) (*Encoder, error) {
+	c := Hilbert
+	if n == 1 {
+		c = ZOrder
+	}
+	return NewEncoder(c, n, BitsFor(numBuckets-1))
+}
