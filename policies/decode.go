@@ -1,0 +1,391 @@
+package policies
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// The decoder walks hclsyntax bodies itself instead of using gohcl so that
+// every attribute keeps its source range: a value that parses but fails
+// Validate (strategy = "fast") is still reported at file:line:col.
+
+// attrSetter decodes one attribute into a policy.
+type attrSetter func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics
+
+// tableAttrs are the attributes of a table (and defaults) block.
+var tableAttrs = map[string]attrSetter{
+	"url":                    func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.URL) },
+	"schedule":               func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Schedule) },
+	"strategy":               func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, (*string)(&p.Strategy)) },
+	"enabled":                func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Enabled) },
+	"concurrency":            func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Concurrency) },
+	"compression":            func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Compression) },
+	"target_file_size":       func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.TargetFileSize) },
+	"min_file_size":          func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.MinFileSize) },
+	"max_deleted_rows_ratio": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decFloat(a, &p.MaxDeletedRowsRatio) },
+	"settle_window":          func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.SettleWindow) },
+	"max_bytes_per_run":      func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.MaxBytesPerRun) },
+	"max_jobs_per_run":       func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.MaxJobsPerRun) },
+	"job_order":              func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.JobOrder) },
+}
+
+var clusteringAttrs = map[string]attrSetter{
+	"columns": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decStrings(a, &p.Clustering.Columns) },
+	"lightweight_column": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decString(a, &p.Clustering.LightweightColumn)
+	},
+	"max_unclustered_bytes": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decSize(a, &p.Clustering.MaxUnclusteredBytes)
+	},
+	"max_relative_file_range": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decFloat(a, &p.Clustering.MaxRelativeFileRange)
+	},
+	"min_cube_size": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.Clustering.MinCubeSize) },
+}
+
+var triggerAttrs = map[string]attrSetter{
+	"small_files": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Triggers.SmallFiles) },
+	"deleted_rows_ratio": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decFloat(a, &p.Triggers.DeletedRowsRatio)
+	},
+	"unclustered_bytes": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decSize(a, &p.Triggers.UnclusteredBytes)
+	},
+	"max_time_since_last_run": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decDuration(a, &p.Triggers.MaxTimeSinceLastRun)
+	},
+}
+
+var retentionAttrs = map[string]attrSetter{
+	"column":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Retention.Column) },
+	"older_than": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Retention.OlderThan) },
+}
+
+type daemonSetter func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics
+
+var daemonAttrs = map[string]daemonSetter{
+	"poll":             func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.Poll) },
+	"workers":          func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &d.Workers) },
+	"http":             func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &d.HTTP) },
+	"shutdown_timeout": func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.ShutdownTimeout) },
+	"backoff_base":     func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.BackoffBase) },
+	"backoff_max":      func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.BackoffMax) },
+}
+
+// ranges remembers where each attribute of a policy was set, keyed by the
+// attribute path used in AttrError.
+type ranges map[string]hcl.Range
+
+// decodePolicyBody layers the attributes and nested blocks of body over p.
+func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where ranges) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, a := range sortedAttrs(body.Attributes) {
+		set, ok := tableAttrs[a.Name]
+		if !ok || (!allowURL && a.Name == "url") {
+			diags = append(diags, unsupported("argument", a.Name, a.NameRange, tableAttrs))
+			continue
+		}
+		where[a.Name] = a.SrcRange
+		diags = append(diags, set(p, a)...)
+	}
+	seen := map[string]hcl.Range{}
+	for _, b := range body.Blocks {
+		var attrs map[string]attrSetter
+		switch b.Type {
+		case "clustering":
+			attrs = clusteringAttrs
+		case "triggers":
+			attrs = triggerAttrs
+		case "retention":
+			attrs = retentionAttrs
+			if p.Retention == nil {
+				p.Retention = &Retention{}
+			} else {
+				r := *p.Retention
+				p.Retention = &r
+			}
+		default:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported block type",
+				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers or retention).", b.Type),
+				Subject:  b.TypeRange.Ptr(),
+			})
+			continue
+		}
+		if prev, dup := seen[b.Type]; dup {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate block",
+				Detail:   fmt.Sprintf("Only one %q block is allowed; the first is at %s.", b.Type, pos(prev)),
+				Subject:  b.TypeRange.Ptr(),
+			})
+			continue
+		}
+		seen[b.Type] = b.TypeRange
+		if len(b.Labels) > 0 {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unexpected label",
+				Detail:   fmt.Sprintf("A %q block takes no labels.", b.Type),
+				Subject:  b.LabelRanges[0].Ptr(),
+			})
+		}
+		where[b.Type] = b.TypeRange
+		for _, nb := range b.Body.Blocks {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported block type",
+				Detail:   fmt.Sprintf("Blocks of type %q are not expected in %s.", nb.Type, b.Type),
+				Subject:  nb.TypeRange.Ptr(),
+			})
+		}
+		for _, a := range sortedAttrs(b.Body.Attributes) {
+			set, ok := attrs[a.Name]
+			if !ok {
+				diags = append(diags, unsupported("argument", a.Name, a.NameRange, attrs))
+				continue
+			}
+			where[b.Type+"."+a.Name] = a.SrcRange
+			diags = append(diags, set(p, a)...)
+		}
+	}
+	return diags
+}
+
+// decodeDaemonBody layers a daemon block over d.
+func decodeDaemonBody(d *Daemon, body *hclsyntax.Body, where ranges) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, a := range sortedAttrs(body.Attributes) {
+		set, ok := daemonAttrs[a.Name]
+		if !ok {
+			diags = append(diags, unsupported("argument", a.Name, a.NameRange, daemonAttrs))
+			continue
+		}
+		where[a.Name] = a.SrcRange
+		diags = append(diags, set(d, a)...)
+	}
+	for _, b := range body.Blocks {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported block type",
+			Detail:   fmt.Sprintf("Blocks of type %q are not expected in daemon.", b.Type),
+			Subject:  b.TypeRange.Ptr(),
+		})
+	}
+	return diags
+}
+
+func unsupported[T any](kind, name string, rng hcl.Range, known map[string]T) *hcl.Diagnostic {
+	names := make([]string, 0, len(known))
+	for k := range known {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Unsupported " + kind,
+		Detail:   fmt.Sprintf("An %s named %q is not expected here; known: %s.", kind, name, strings.Join(names, ", ")),
+		Subject:  rng.Ptr(),
+	}
+}
+
+func sortedAttrs(m hclsyntax.Attributes) []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(m))
+	for _, a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	return out
+}
+
+func valueOf(a *hclsyntax.Attribute) (cty.Value, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	if v.IsNull() || !v.IsKnown() {
+		return cty.NilVal, badValue(a, "a value is required")
+	}
+	return v, nil
+}
+
+func badValue(a *hclsyntax.Attribute, format string, args ...any) hcl.Diagnostics {
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid value for " + a.Name,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  a.Expr.Range().Ptr(),
+	}}
+}
+
+func decString(a *hclsyntax.Attribute, dst *string) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() != cty.String {
+		return badValue(a, "want a string, got %s", v.Type().FriendlyName())
+	}
+	*dst = v.AsString()
+	return nil
+}
+
+func decBool(a *hclsyntax.Attribute, dst *bool) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() != cty.Bool {
+		return badValue(a, "want true or false, got %s", v.Type().FriendlyName())
+	}
+	*dst = v.True()
+	return nil
+}
+
+func decInt(a *hclsyntax.Attribute, dst *int) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() != cty.Number {
+		return badValue(a, "want a whole number, got %s", v.Type().FriendlyName())
+	}
+	bf := v.AsBigFloat()
+	i, acc := bf.Int64()
+	if acc != big.Exact || i < -1<<31 || i > 1<<31-1 {
+		return badValue(a, "want a whole number, got %s", bf.Text('g', 10))
+	}
+	*dst = int(i)
+	return nil
+}
+
+func decFloat(a *hclsyntax.Attribute, dst *float64) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() != cty.Number {
+		return badValue(a, "want a number such as 0.05, got %s", v.Type().FriendlyName())
+	}
+	f, _ := v.AsBigFloat().Float64()
+	*dst = f
+	return nil
+}
+
+func decStrings(a *hclsyntax.Attribute, dst *[]string) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if !v.Type().IsTupleType() && !v.Type().IsListType() {
+		return badValue(a, "want a list of strings such as [\"a\", \"b\"], got %s", v.Type().FriendlyName())
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() || e.Type() != cty.String {
+			return badValue(a, "want a list of strings; element is %s", e.Type().FriendlyName())
+		}
+		out = append(out, e.AsString())
+	}
+	*dst = out
+	return nil
+}
+
+func decSize(a *hclsyntax.Attribute, dst *int64) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	switch v.Type() {
+	case cty.Number:
+		i, acc := v.AsBigFloat().Int64()
+		if acc != big.Exact {
+			return badValue(a, "want a whole number of bytes")
+		}
+		*dst = i
+		return nil
+	case cty.String:
+		n, err := ParseSize(v.AsString())
+		if err != nil {
+			return badValue(a, "%v", err)
+		}
+		*dst = n
+		return nil
+	}
+	return badValue(a, "want a size such as \"128MiB\", got %s", v.Type().FriendlyName())
+}
+
+func decDuration(a *hclsyntax.Attribute, dst *time.Duration) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() != cty.String {
+		return badValue(a, "want a duration such as \"5m\", got %s", v.Type().FriendlyName())
+	}
+	d, err := ParseDuration(v.AsString())
+	if err != nil {
+		return badValue(a, "%v", err)
+	}
+	*dst = d
+	return nil
+}
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", 1 << 40},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"TB", 1000 * 1000 * 1000 * 1000},
+	{"B", 1},
+}
+
+// ParseSize parses "128MiB", "1GB", "512KiB" or a plain byte count.
+// KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("bad size %q: want a number with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s)
+	}
+	n := f * float64(mult)
+	if n > 1<<62 {
+		return 0, fmt.Errorf("bad size %q: too large", s)
+	}
+	return int64(n), nil
+}
+
+// ParseDuration parses Go durations ("90s", "5m", "1h30m") plus whole days
+// ("7d").
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasSuffix(t, "d") {
+		days, err := strconv.Atoi(strings.TrimSuffix(t, "d"))
+		if err != nil || days < 0 {
+			return 0, fmt.Errorf("bad duration %q: want e.g. \"30s\", \"5m\", \"2h\" or \"7d\"", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q: want e.g. \"30s\", \"5m\", \"2h\" or \"7d\"", s)
+	}
+	return d, nil
+}

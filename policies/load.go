@@ -1,0 +1,290 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Set is the content of one policy directory.
+type Set struct {
+	// Daemon holds the process settings (defaults when no daemon block).
+	Daemon Daemon `json:"daemon"`
+	// Tables are the effective table policies, sorted by name.
+	Tables []Policy `json:"tables"`
+}
+
+// Table returns the policy named name.
+func (s *Set) Table(name string) (Policy, bool) {
+	for _, p := range s.Tables {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Policy{}, false
+}
+
+// Error is a policy error: one or more diagnostics, each with file:line:col.
+type Error struct {
+	// Diags are the error diagnostics, in file order.
+	Diags hcl.Diagnostics
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, 0, len(e.Diags))
+	for _, d := range e.Diags {
+		lines = append(lines, FormatDiagnostic(d))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// FormatDiagnostic renders one diagnostic as "file:line:col: summary; detail".
+func FormatDiagnostic(d *hcl.Diagnostic) string {
+	var b strings.Builder
+	if d.Subject != nil {
+		fmt.Fprintf(&b, "%s:%d:%d: ", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+	}
+	b.WriteString(d.Summary)
+	if d.Detail != "" {
+		b.WriteString("; ")
+		b.WriteString(d.Detail)
+	}
+	return b.String()
+}
+
+// LoadDir reads every *.hcl file in dir (not recursively) and returns the
+// effective policies. Any error is an *Error listing every problem found.
+func LoadDir(dir string) (*Set, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.hcl"))
+	if err != nil {
+		return nil, fmt.Errorf("list policies in %s: %w", dir, err)
+	}
+	if len(names) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("policy directory: %w", err)
+		}
+	}
+	files := make(map[string][]byte, len(names))
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("read policy %s: %w", n, err)
+		}
+		files[n] = b
+	}
+	return Parse(files)
+}
+
+// Parse decodes policy files given by name. The daemon and defaults blocks
+// apply to every table regardless of which file declares them.
+func Parse(files map[string][]byte) (*Set, error) {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	var diags hcl.Diagnostics
+	bodies := make([]*hclsyntax.Body, 0, len(names))
+	for _, n := range names {
+		f, d := hclsyntax.ParseConfig(files[n], n, hcl.InitialPos)
+		diags = append(diags, d...)
+		if f == nil || d.HasErrors() {
+			continue
+		}
+		bodies = append(bodies, f.Body.(*hclsyntax.Body))
+	}
+	if diags.HasErrors() {
+		return nil, &Error{Diags: errorsOnly(diags)}
+	}
+
+	set := &Set{Daemon: DefaultDaemon()}
+	defaults := DefaultPolicy()
+	defaultsWhere := ranges{}
+	daemonWhere := ranges{}
+	var daemonRange, defaultsRange *hcl.Range
+	type tableBlock struct {
+		block *hclsyntax.Block
+	}
+	var tables []tableBlock
+
+	// Pass 1: top level shape, daemon and defaults blocks.
+	for _, body := range bodies {
+		for _, a := range sortedAttrs(body.Attributes) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported argument",
+				Detail:   fmt.Sprintf("%q is not expected at the top level; put it inside a table, defaults or daemon block.", a.Name),
+				Subject:  a.NameRange.Ptr(),
+			})
+		}
+		for _, b := range body.Blocks {
+			switch b.Type {
+			case "table":
+				if len(b.Labels) != 1 || b.Labels[0] == "" {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Missing table name",
+						Detail:   `A table block has exactly one label: table "events" { ... }.`,
+						Subject:  b.TypeRange.Ptr(),
+					})
+					continue
+				}
+				tables = append(tables, tableBlock{block: b})
+			case "daemon", "defaults":
+				if len(b.Labels) > 0 {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Unexpected label",
+						Detail:   fmt.Sprintf("A %s block takes no labels.", b.Type),
+						Subject:  b.LabelRanges[0].Ptr(),
+					})
+					continue
+				}
+				prev := &daemonRange
+				if b.Type == "defaults" {
+					prev = &defaultsRange
+				}
+				if *prev != nil {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Duplicate " + b.Type + " block",
+						Detail:   fmt.Sprintf("Only one %s block is allowed per directory; the first is at %s.", b.Type, pos(**prev)),
+						Subject:  b.TypeRange.Ptr(),
+					})
+					continue
+				}
+				r := b.TypeRange
+				*prev = &r
+				if b.Type == "daemon" {
+					diags = append(diags, decodeDaemonBody(&set.Daemon, b.Body, daemonWhere)...)
+				} else {
+					diags = append(diags, decodePolicyBody(&defaults, b.Body, false, defaultsWhere)...)
+				}
+			default:
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported block type",
+					Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want table, defaults or daemon).", b.Type),
+					Subject:  b.TypeRange.Ptr(),
+				})
+			}
+		}
+	}
+	if daemonRange != nil {
+		diags = append(diags, validationDiags(set.Daemon.Validate(), daemonWhere, *daemonRange)...)
+	}
+
+	// Pass 2: tables layered over the defaults.
+	seen := map[string]hcl.Range{}
+	for _, tb := range tables {
+		b := tb.block
+		name := b.Labels[0]
+		if prev, dup := seen[name]; dup {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate table",
+				Detail:   fmt.Sprintf("Table %q is already declared at %s.", name, pos(prev)),
+				Subject:  b.LabelRanges[0].Ptr(),
+			})
+			continue
+		}
+		seen[name] = b.LabelRanges[0]
+		p := clonePolicy(defaults)
+		p.Name = name
+		p.Source = pos(b.TypeRange)
+		where := ranges{}
+		d := decodePolicyBody(&p, b.Body, true, where)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		for k, r := range defaultsWhere {
+			if _, ok := where[k]; !ok {
+				where[k] = r
+			}
+		}
+		if _, ok := where["url"]; !ok {
+			where["url"] = b.LabelRanges[0]
+		}
+		diags = append(diags, validationDiags(p.Validate(), where, b.TypeRange)...)
+		set.Tables = append(set.Tables, p)
+	}
+	if diags.HasErrors() {
+		return nil, &Error{Diags: errorsOnly(diags)}
+	}
+	sort.Slice(set.Tables, func(i, j int) bool { return set.Tables[i].Name < set.Tables[j].Name })
+	return set, nil
+}
+
+// validationDiags turns Validate's joined AttrErrors into diagnostics at the
+// attribute's range (or fallback when it came from a default).
+func validationDiags(err error, where ranges, fallback hcl.Range) hcl.Diagnostics {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var diags hcl.Diagnostics
+	for _, e := range errs {
+		rng := fallback
+		summary := "Invalid policy"
+		var ae *AttrError
+		if errors.As(e, &ae) {
+			summary = "Invalid value for " + ae.Attr
+			for path := ae.Attr; path != ""; {
+				if r, ok := where[path]; ok {
+					rng = r
+					break
+				}
+				i := strings.LastIndexByte(path, '.')
+				if i < 0 {
+					break
+				}
+				path = path[:i]
+			}
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  summary,
+			Detail:   e.Error(),
+			Subject:  rng.Ptr(),
+		})
+	}
+	return diags
+}
+
+// pos renders the start of a range as file:line:col.
+func pos(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+func errorsOnly(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func clonePolicy(p Policy) Policy {
+	c := p
+	c.Clustering.Columns = append([]string(nil), p.Clustering.Columns...)
+	if p.Retention != nil {
+		r := *p.Retention
+		c.Retention = &r
+	}
+	return c
+}

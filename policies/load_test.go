@@ -1,0 +1,316 @@
+package policies
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const minimal = `table "events" {
+  url      = "file:///data/events"
+  schedule = "@every 1m"
+  strategy = "auto"
+}
+`
+
+func TestTheMinimalFileWorksAsWrittenWithEverythingElseDefaulted(t *testing.T) {
+	set, err := Parse(map[string][]byte{"events.hcl": []byte(minimal)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Tables) != 1 {
+		t.Fatalf("tables = %d", len(set.Tables))
+	}
+	want := DefaultPolicy()
+	want.Name = "events"
+	want.URL = "file:///data/events"
+	want.Schedule = "@every 1m"
+	want.Strategy = StrategyAuto
+	want.Source = "events.hcl:1:1"
+	if got := set.Tables[0]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if !reflect.DeepEqual(set.Daemon, DefaultDaemon()) {
+		t.Fatalf("daemon = %+v", set.Daemon)
+	}
+}
+
+func TestAFullTableBlockDecodesEveryAttribute(t *testing.T) {
+	src := `
+table "orders" {
+  url                    = "s3://bucket/orders"
+  schedule               = "*/5 * * * *"
+  strategy               = "zcube"
+  enabled                = false
+  concurrency            = 4
+  compression            = "snappy"
+  target_file_size       = "256MiB"
+  min_file_size          = "64MB"
+  max_deleted_rows_ratio = 0.3
+  settle_window          = "10m"
+  max_bytes_per_run      = 1073741824
+  max_jobs_per_run       = 7
+  job_order              = "oldest-first"
+  clustering {
+    columns                 = ["customer", "ts"]
+    lightweight_column      = "ts"
+    max_unclustered_bytes   = "2GiB"
+    max_relative_file_range = 0.25
+    min_cube_size           = "10GiB"
+  }
+  triggers {
+    small_files             = 10
+    deleted_rows_ratio      = 0.1
+    unclustered_bytes       = "512MiB"
+    max_time_since_last_run = "2d"
+  }
+  retention {
+    column     = "ts"
+    older_than = "90d"
+  }
+}
+`
+	set, err := Parse(map[string][]byte{"orders.hcl": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := set.Tables[0]
+	want := Policy{
+		Name: "orders", URL: "s3://bucket/orders", Schedule: "*/5 * * * *", Strategy: StrategyZcube,
+		Enabled: false, Concurrency: 4, Compression: "snappy",
+		TargetFileSize: 256 * MiB, MinFileSize: 64_000_000, MaxDeletedRowsRatio: 0.3,
+		SettleWindow: 10 * time.Minute, MaxBytesPerRun: GiB, MaxJobsPerRun: 7, JobOrder: "oldest-first",
+		Clustering: Clustering{Columns: []string{"customer", "ts"}, LightweightColumn: "ts",
+			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB},
+		Triggers: Triggers{SmallFiles: 10, DeletedRowsRatio: 0.1, UnclusteredBytes: 512 * MiB,
+			MaxTimeSinceLastRun: 48 * time.Hour},
+		Retention: &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour},
+		Source:    "orders.hcl:2:1",
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got  %+v\nwant %+v", p, want)
+	}
+}
+
+func TestTableAttributesLayerOverDaemonDefaults(t *testing.T) {
+	files := map[string][]byte{
+		"daemon.hcl": []byte(`
+daemon {
+  poll    = "15s"
+  workers = 3
+}
+defaults {
+  target_file_size = "64MiB"
+  min_file_size    = "32MiB"
+  triggers {
+    small_files = 5
+  }
+}
+`),
+		"a.hcl": []byte(`table "a" {
+  url = "mem://a"
+}`),
+		"b.hcl": []byte(`table "b" {
+  url              = "mem://b"
+  target_file_size = "512MiB"
+  triggers {
+    deleted_rows_ratio = 0.5
+  }
+}`),
+	}
+	set, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Daemon.Poll != 15*time.Second || set.Daemon.Workers != 3 || set.Daemon.HTTP != DefaultDaemon().HTTP {
+		t.Fatalf("daemon = %+v", set.Daemon)
+	}
+	a, _ := set.Table("a")
+	b, _ := set.Table("b")
+	if a.TargetFileSize != 64*MiB || a.Triggers.SmallFiles != 5 || a.Triggers.DeletedRowsRatio != 0.05 {
+		t.Fatalf("a = %+v", a)
+	}
+	if b.TargetFileSize != 512*MiB || b.MinFileSize != 32*MiB || b.Triggers.SmallFiles != 5 || b.Triggers.DeletedRowsRatio != 0.5 {
+		t.Fatalf("b = %+v", b)
+	}
+}
+
+func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want string
+	}{
+		{"unknown attribute", "table \"t\" {\n  url = \"mem://t\"\n  target_size = \"1GiB\"\n}\n",
+			`t.hcl:3:3: Unsupported argument; An argument named "target_size" is not expected here`},
+		{"unknown block", "table \"t\" {\n  url = \"mem://t\"\n  zorder {}\n}\n",
+			`t.hcl:3:3: Unsupported block type; Blocks of type "zorder"`},
+		{"unknown nested attribute", "table \"t\" {\n  url = \"mem://t\"\n  triggers {\n    small = 3\n  }\n}\n",
+			`t.hcl:4:5: Unsupported argument; An argument named "small"`},
+		{"bad strategy value", "table \"t\" {\n  url = \"mem://t\"\n  strategy = \"fast\"\n}\n",
+			`t.hcl:3:3: Invalid value for strategy; strategy: unknown strategy: "fast"`},
+		{"bad size", "table \"t\" {\n  url = \"mem://t\"\n  target_file_size = \"big\"\n}\n",
+			`t.hcl:3:22: Invalid value for target_file_size; bad size "big"`},
+		{"wrong type", "table \"t\" {\n  url = \"mem://t\"\n  concurrency = \"two\"\n}\n",
+			`t.hcl:3:17: Invalid value for concurrency; want a whole number, got string`},
+		{"bad cron", "table \"t\" {\n  url = \"mem://t\"\n  schedule = \"every minute\"\n}\n",
+			`t.hcl:3:3: Invalid value for schedule`},
+		{"missing url", "table \"t\" {\n  strategy = \"auto\"\n}\n",
+			`t.hcl:1:7: Invalid value for url; url: url is required`},
+		{"ratio out of range", "table \"t\" {\n  url = \"mem://t\"\n  triggers {\n    deleted_rows_ratio = 2\n  }\n}\n",
+			`t.hcl:4:5: Invalid value for triggers.deleted_rows_ratio`},
+		{"zcube without columns", "table \"t\" {\n  url = \"mem://t\"\n  strategy = \"zcube\"\n}\n",
+			`t.hcl:3:3: Invalid value for strategy; strategy: strategy needs clustering columns`},
+		{"syntax error", "table \"t\" {\n  url = \n}\n", `t.hcl:2:9: `},
+		{"top-level attribute", "url = \"mem://t\"\n", `t.hcl:1:1: Unsupported argument`},
+		{"table without a name", "table {\n  url = \"mem://t\"\n}\n", `t.hcl:1:1: Missing table name`},
+		{"retention without column", "table \"t\" {\n  url = \"mem://t\"\n  retention {\n    older_than = \"30d\"\n  }\n}\n",
+			`t.hcl:3:3: Invalid value for retention.column`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(map[string][]byte{"t.hcl": []byte(c.src)})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T is not *Error", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error\n%s\ndoes not contain\n%s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestDuplicateTablesAcrossFilesAreAnError(t *testing.T) {
+	_, err := Parse(map[string][]byte{
+		"a.hcl": []byte("table \"t\" {\n  url = \"mem://a\"\n}\n"),
+		"b.hcl": []byte("table \"t\" {\n  url = \"mem://b\"\n}\n"),
+	})
+	if err == nil || !strings.Contains(err.Error(), `b.hcl:1:7: Duplicate table; Table "t" is already declared at a.hcl:1:7`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEveryProblemInADirectoryIsReportedAtOnce(t *testing.T) {
+	_, err := Parse(map[string][]byte{
+		"a.hcl": []byte("table \"a\" {\n  url = \"mem://a\"\n  strategy = \"x\"\n}\n"),
+		"b.hcl": []byte("table \"b\" {\n  url = \"mem://b\"\n  concurrency = 0\n}\n"),
+	})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if got := len(err.(*Error).Diags); got != 2 {
+		t.Fatalf("diagnostics = %d: %v", got, err)
+	}
+}
+
+func TestValidateWrapsSentinelErrors(t *testing.T) {
+	p := DefaultPolicy()
+	p.Name, p.URL = "t", "mem://t"
+	if err := p.Validate(); err != nil {
+		t.Fatalf("default policy invalid: %v", err)
+	}
+	p.Strategy = "nope"
+	if err := p.Validate(); !errors.Is(err, ErrBadStrategy) {
+		t.Fatalf("err = %v", err)
+	}
+	d := DefaultDaemon()
+	d.Workers = 0
+	if err := d.Validate(); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"events.hcl": minimal,
+		"orders.hcl": `table "orders" {
+  url = "s3://b/orders"
+  strategy = "lightweight"
+  settle_window = "90s"
+  clustering {
+    columns = ["ts"]
+  }
+  retention {
+    column = "ts"
+    older_than = "36h"
+  }
+}`,
+		"README.txt": "not a policy",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteHCL(&buf, set); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(map[string][]byte{"effective.hcl": buf.Bytes()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	for i := range set.Tables {
+		set.Tables[i].Source = ""
+		again.Tables[i].Source = ""
+	}
+	if !reflect.DeepEqual(set, again) {
+		t.Fatalf("round trip differs:\n%+v\n%+v", set, again)
+	}
+}
+
+func TestLoadDirOfAMissingDirectoryFails(t *testing.T) {
+	if _, err := LoadDir(filepath.Join(t.TempDir(), "nope")); err == nil {
+		t.Fatal("no error")
+	}
+}
+
+func TestParseSizeAndDuration(t *testing.T) {
+	sizes := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"128MiB", 128 << 20, false}, {"1GB", 1e9, false}, {"1.5KiB", 1536, false}, {"42", 42, false},
+		{"10 MiB", 10 << 20, false}, {"-1MiB", 0, true}, {"MiB", 0, true}, {"1XB", 0, true},
+	}
+	for _, s := range sizes {
+		got, err := ParseSize(s.in)
+		if (err != nil) != s.bad || got != s.want {
+			t.Errorf("ParseSize(%q) = %d, %v", s.in, got, err)
+		}
+	}
+	durs := []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{"5m", 5 * time.Minute, false}, {"7d", 7 * 24 * time.Hour, false}, {"1h30m", 90 * time.Minute, false},
+		{"xd", 0, true}, {"5", 0, true},
+	}
+	for _, d := range durs {
+		got, err := ParseDuration(d.in)
+		if (err != nil) != d.bad || got != d.want {
+			t.Errorf("ParseDuration(%q) = %v, %v", d.in, got, err)
+		}
+	}
+	for _, d := range []time.Duration{30 * time.Second, time.Minute, 90 * time.Second, 2 * time.Hour, 36 * time.Hour, 48 * time.Hour, 0} {
+		back, err := ParseDuration(FormatDuration(d))
+		if err != nil || back != d {
+			t.Errorf("FormatDuration(%v) = %q reads back as %v, %v", d, FormatDuration(d), back, err)
+		}
+	}
+}
