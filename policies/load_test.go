@@ -314,3 +314,28 @@ func TestParseSizeAndDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestPlannerPolicyCarriesEveryPlanningAttribute(t *testing.T) {
+	p := DefaultPolicy()
+	p.Strategy = StrategyLightweight
+	p.TargetFileSize = 64 * MiB
+	p.Clustering.Columns = []string{"a.b", "c"}
+	p.Clustering.LightweightColumn = "c"
+	now := time.Unix(1000, 0)
+	pp := p.PlannerPolicy(now)
+	if pp.Strategy != "lightweight" || pp.TargetFileSize != 64*MiB || !pp.Now.Equal(now) ||
+		!reflect.DeepEqual(pp.ClusteringColumns, [][]string{{"a", "b"}, {"c"}}) ||
+		!reflect.DeepEqual(pp.LightweightColumn, []string{"c"}) ||
+		pp.SettleWindow != p.SettleWindow || pp.JobOrder != "files-desc" {
+		t.Fatalf("planner policy = %+v", pp)
+	}
+	if err := pp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p.Clustering.Columns = []string{"a", "b", "c", "d", "e"}
+	p.Clustering.LightweightColumn = ""
+	p.URL = "mem://x"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "exceed the limit") {
+		t.Fatalf("five clustering columns: err = %v", err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/compactord/compactord/planner"
 )
 
 // Strategy names how a table's files are rewritten.
@@ -27,7 +29,7 @@ const (
 )
 
 // Job orders a policy may name for the jobs of one run.
-var jobOrders = []string{"smallest-first", "oldest-first", "most-files-first", "partition"}
+var jobOrders = []string{"files-desc", "files-asc", "bytes-desc", "bytes-asc", "oldest-first"}
 
 // Compression codecs a policy may name for rewritten files.
 var compressions = []string{"zstd", "snappy", "gzip", "lz4", "none"}
@@ -52,7 +54,8 @@ type Policy struct {
 	// Compression is the parquet codec of rewritten files.
 	Compression string `json:"compression"`
 
-	// TargetFileSize is the size rewritten files aim for, in bytes.
+	// TargetFileSize is the size rewritten files aim for, in bytes; 0 means
+	// the table property delta.targetFileSize, else 128MiB.
 	TargetFileSize int64 `json:"target_file_size"`
 	// MinFileSize: files at least this big are not rewritten by binpack
 	// (unless deletion vectors or clustering call for it).
@@ -141,26 +144,28 @@ const (
 	GiB int64 = 1 << 30
 )
 
-// DefaultPolicy returns the defaults every table starts from: the one home
-// of table defaults. Values follow the peers surveyed in the spec (128 MiB
-// target, 5% deleted-rows trigger, 30 minute settle window as in Thanos).
+// DefaultPolicy returns the defaults every table starts from. The sizes,
+// ratios, settle window and job order come from planner.DefaultPolicy (the
+// one home of compaction defaults); the daemon-only fields (triggers,
+// concurrency, compression) are set here.
 func DefaultPolicy() Policy {
+	pp := planner.DefaultPolicy()
 	return Policy{
-		Strategy:            StrategyAuto,
+		Strategy:            Strategy(pp.Strategy),
 		Enabled:             true,
 		Concurrency:         1,
 		Compression:         "zstd",
-		TargetFileSize:      128 * MiB,
-		MinFileSize:         96 * MiB,
-		MaxDeletedRowsRatio: 0.2,
-		SettleWindow:        30 * time.Minute,
-		MaxBytesPerRun:      10 * GiB,
-		MaxJobsPerRun:       0,
-		JobOrder:            "smallest-first",
+		TargetFileSize:      pp.TargetFileSize,
+		MinFileSize:         pp.MinFileSize,
+		MaxDeletedRowsRatio: pp.MaxDeletedRowsRatio,
+		SettleWindow:        pp.SettleWindow,
+		MaxBytesPerRun:      pp.MaxBytesPerRun,
+		MaxJobsPerRun:       pp.MaxJobsPerRun,
+		JobOrder:            string(pp.JobOrder),
 		Clustering: Clustering{
-			MaxUnclusteredBytes:  1 * GiB,
-			MaxRelativeFileRange: 0.1,
-			MinCubeSize:          100 * GiB,
+			MaxUnclusteredBytes:  pp.MaxUnclusteredBytes,
+			MaxRelativeFileRange: pp.MaxRelativeFileRange,
+			MinCubeSize:          pp.MinCubeSize,
 		},
 		Triggers: Triggers{
 			SmallFiles:          50,
@@ -169,6 +174,32 @@ func DefaultPolicy() Policy {
 			MaxTimeSinceLastRun: 24 * time.Hour,
 		},
 	}
+}
+
+// PlannerPolicy maps the policy onto the planner's Policy, planning as of
+// now. Column names are dotted paths ("a.b" is field b of struct a).
+func (p *Policy) PlannerPolicy(now time.Time) planner.Policy {
+	pp := planner.Policy{
+		Strategy:             planner.Strategy(p.Strategy),
+		TargetFileSize:       p.TargetFileSize,
+		MinFileSize:          p.MinFileSize,
+		MaxDeletedRowsRatio:  p.MaxDeletedRowsRatio,
+		SettleWindow:         p.SettleWindow,
+		MaxBytesPerRun:       p.MaxBytesPerRun,
+		MaxJobsPerRun:        p.MaxJobsPerRun,
+		JobOrder:             planner.JobOrder(p.JobOrder),
+		MaxUnclusteredBytes:  p.Clustering.MaxUnclusteredBytes,
+		MaxRelativeFileRange: p.Clustering.MaxRelativeFileRange,
+		MinCubeSize:          p.Clustering.MinCubeSize,
+		Now:                  now,
+	}
+	for _, c := range p.Clustering.Columns {
+		pp.ClusteringColumns = append(pp.ClusteringColumns, strings.Split(c, "."))
+	}
+	if p.Clustering.LightweightColumn != "" {
+		pp.LightweightColumn = strings.Split(p.Clustering.LightweightColumn, ".")
+	}
+	return pp
 }
 
 // DefaultDaemon returns the daemon defaults.
@@ -238,14 +269,14 @@ func (p *Policy) Validate() error {
 	if !contains(compressions, p.Compression) {
 		add("compression", ErrBadEnum, "%q (want one of %s)", p.Compression, strings.Join(compressions, ", "))
 	}
-	if p.TargetFileSize < MiB {
-		add("target_file_size", ErrOutOfRange, "%d bytes (want at least 1MiB)", p.TargetFileSize)
+	if p.TargetFileSize != 0 && p.TargetFileSize < KiB {
+		add("target_file_size", ErrOutOfRange, "%d bytes (want 0 for the table property, or at least 1KiB)", p.TargetFileSize)
 	}
-	if p.MinFileSize < 0 || p.MinFileSize > p.TargetFileSize {
-		add("min_file_size", ErrOutOfRange, "%d bytes (want 0..target_file_size)", p.MinFileSize)
+	if p.MinFileSize < 0 {
+		add("min_file_size", ErrOutOfRange, "%d bytes (want >= 0)", p.MinFileSize)
 	}
-	if p.MaxDeletedRowsRatio <= 0 || p.MaxDeletedRowsRatio > 1 {
-		add("max_deleted_rows_ratio", ErrOutOfRange, "%v (want (0, 1])", p.MaxDeletedRowsRatio)
+	if p.MaxDeletedRowsRatio < 0 || p.MaxDeletedRowsRatio > 1 {
+		add("max_deleted_rows_ratio", ErrOutOfRange, "%v (want [0, 1])", p.MaxDeletedRowsRatio)
 	}
 	if p.SettleWindow < 0 {
 		add("settle_window", ErrOutOfRange, "%v (want >= 0)", p.SettleWindow)
@@ -263,8 +294,8 @@ func (p *Policy) Validate() error {
 	if c.MaxUnclusteredBytes < 0 {
 		add("clustering.max_unclustered_bytes", ErrOutOfRange, "%d (want >= 0)", c.MaxUnclusteredBytes)
 	}
-	if c.MaxRelativeFileRange <= 0 || c.MaxRelativeFileRange > 1 {
-		add("clustering.max_relative_file_range", ErrOutOfRange, "%v (want (0, 1])", c.MaxRelativeFileRange)
+	if c.MaxRelativeFileRange < 0 || c.MaxRelativeFileRange > 1 {
+		add("clustering.max_relative_file_range", ErrOutOfRange, "%v (want [0, 1])", c.MaxRelativeFileRange)
 	}
 	if c.MinCubeSize < 0 {
 		add("clustering.min_cube_size", ErrOutOfRange, "%d (want >= 0)", c.MinCubeSize)
@@ -291,6 +322,12 @@ func (p *Policy) Validate() error {
 		}
 		if r.OlderThan <= 0 {
 			add("retention.older_than", ErrOutOfRange, "%v (want > 0)", r.OlderThan)
+		}
+	}
+	if len(errs) == 0 {
+		// The planner has the last word on what it can plan with.
+		if err := p.PlannerPolicy(time.Unix(0, 1)).Validate(); err != nil {
+			add("policy", err, "table %q", p.Name)
 		}
 	}
 	return errors.Join(errs...)
