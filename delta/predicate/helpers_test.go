@@ -1,0 +1,5 @@
+package predicate
+
+import "strings"
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
