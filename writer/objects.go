@@ -1,0 +1,103 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// tracker remembers every object key written (or being written) for a job so
+// that an abandoned attempt can delete them all.
+type tracker struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (tr *tracker) add(key string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.keys = append(tr.keys, key)
+}
+
+// deleteAll deletes every tracked object; missing objects are fine (a write
+// that never completed leaves nothing behind).
+func (tr *tracker) deleteAll(ctx context.Context, b *blob.Bucket) error {
+	tr.mu.Lock()
+	keys := tr.keys
+	tr.keys = nil
+	tr.mu.Unlock()
+	var errs []error
+	for _, k := range keys {
+		if err := b.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			errs = append(errs, fmt.Errorf("delete %s: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// countingWriter counts the bytes that reach the object.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// blobReaderAt serves ReadAt with one ranged GET per call; callers put a
+// read buffer (parquet.ReadBufferSize) in front of it.
+type blobReaderAt struct {
+	ctx  context.Context
+	b    *blob.Bucket
+	key  string
+	size int64
+}
+
+func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if off+n > r.size {
+		n = r.size - off
+	}
+	rr, err := r.b.NewRangeReader(r.ctx, r.key, off, n, nil)
+	if err != nil {
+		return 0, fmt.Errorf("range read %s [%d,+%d): %w", r.key, off, n, err)
+	}
+	defer rr.Close()
+	m, err := io.ReadFull(rr, p[:n])
+	if err != nil {
+		return m, fmt.Errorf("range read %s [%d,+%d): %w", r.key, off, n, err)
+	}
+	if m < len(p) {
+		return m, io.EOF
+	}
+	return m, nil
+}
+
+// openParquet opens the footer of an object through ranged reads.
+func openParquet(ctx context.Context, b *blob.Bucket, key string, size int64, readBuf int) (*parquet.File, error) {
+	if size <= 0 {
+		attrs, err := b.Attributes(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("stat %s: %w", key, err)
+		}
+		size = attrs.Size
+	}
+	f, err := parquet.OpenFile(&blobReaderAt{ctx: ctx, b: b, key: key, size: size}, size,
+		parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("open parquet %s: %w", key, err)
+	}
+	return f, nil
+}

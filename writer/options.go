@@ -1,0 +1,205 @@
+package writer
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// Defaults used when an Options field is zero. See DefaultOptions.
+const (
+	// DefaultTargetFileSize is used when neither the policy nor the table
+	// property delta.targetFileSize sets a target (Spark's OPTIMIZE default).
+	DefaultTargetFileSize = 128 << 20
+	// DefaultRowGroupBytes bounds the bytes one output buffers before it
+	// flushes a row group. parquet-go's own default is unbounded, which would
+	// make memory grow with the output size.
+	DefaultRowGroupBytes = 64 << 20
+	// DefaultRowGroupRows bounds the rows of one row group.
+	DefaultRowGroupRows = 1 << 20
+	// DefaultReadBufferSize is the size of one ranged GET on a source object.
+	// Small buffers turn one file into thousands of GETs.
+	DefaultReadBufferSize = 4 << 20
+	// DefaultBatchRows is how many rows move from a source to an output per call.
+	DefaultBatchRows = 1024
+	// DefaultPageBufferSize is the uncompressed size of one parquet page.
+	DefaultPageBufferSize = 1 << 20
+)
+
+// Compression names accepted in Options.Compression.
+const (
+	CompressionZstd   = "zstd"
+	CompressionSnappy = "snappy"
+	CompressionGzip   = "gzip"
+	CompressionNone   = "none"
+)
+
+// ErrInvalidOptions is wrapped by every error Options.Validate returns.
+var ErrInvalidOptions = errors.New("invalid writer options")
+
+// Options tune a rewrite. The zero value of every field means "default";
+// DefaultOptions fills them in explicitly.
+type Options struct {
+	// TargetFileSize is the size (bytes) at which an output is closed, at
+	// the next source boundary. 0: the table's delta.targetFileSize, else
+	// DefaultTargetFileSize.
+	TargetFileSize int64
+	// RowGroupBytes flushes a row group once the output buffers this many
+	// bytes (compressed pages plus unencoded values). It bounds memory per
+	// open output. 0: DefaultRowGroupBytes.
+	RowGroupBytes int64
+	// RowGroupRows caps the rows of one row group. 0: DefaultRowGroupRows.
+	RowGroupRows int64
+	// PageBufferSize is the uncompressed page size. 0: DefaultPageBufferSize.
+	PageBufferSize int
+	// Compression is "zstd" (default), "snappy", "gzip" or "none".
+	Compression string
+	// ReadBufferSize is the size of ranged reads on sources. 0: DefaultReadBufferSize.
+	ReadBufferSize int
+	// BatchRows is the number of rows copied per read/write call. 0: DefaultBatchRows.
+	BatchRows int
+	// MaxConcurrentJobs bounds how many jobs RewriteAll runs at once.
+	// 0: min(2, GOMAXPROCS).
+	MaxConcurrentJobs int
+	// DisableCopyPath turns off the page-copy fast path (whole row groups of
+	// DV-free, schema-identical sources copied without decoding). Used to
+	// benchmark and to cross-check the two paths.
+	DisableCopyPath bool
+	// Logger receives progress and cleanup messages. nil: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultOptions returns Options with every default spelled out. The target
+// file size stays 0 so that the table property applies.
+func DefaultOptions() Options {
+	return Options{
+		RowGroupBytes:     DefaultRowGroupBytes,
+		RowGroupRows:      DefaultRowGroupRows,
+		PageBufferSize:    DefaultPageBufferSize,
+		Compression:       CompressionZstd,
+		ReadBufferSize:    DefaultReadBufferSize,
+		BatchRows:         DefaultBatchRows,
+		MaxConcurrentJobs: min(2, runtime.GOMAXPROCS(0)),
+		Logger:            hclog.NewNullLogger(),
+	}
+}
+
+// withDefaults returns o with zero fields replaced by defaults.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.RowGroupBytes == 0 {
+		o.RowGroupBytes = d.RowGroupBytes
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = d.RowGroupRows
+	}
+	if o.PageBufferSize == 0 {
+		o.PageBufferSize = d.PageBufferSize
+	}
+	if o.Compression == "" {
+		o.Compression = d.Compression
+	}
+	if o.ReadBufferSize == 0 {
+		o.ReadBufferSize = d.ReadBufferSize
+	}
+	if o.BatchRows == 0 {
+		o.BatchRows = d.BatchRows
+	}
+	if o.MaxConcurrentJobs == 0 {
+		o.MaxConcurrentJobs = d.MaxConcurrentJobs
+	}
+	if o.Logger == nil {
+		o.Logger = d.Logger
+	}
+	return o
+}
+
+// Validate reports the first invalid field (after defaults are applied).
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	switch {
+	case o.TargetFileSize < 0:
+		return fmt.Errorf("%w: TargetFileSize %d < 0", ErrInvalidOptions, o.TargetFileSize)
+	case o.RowGroupBytes < 1<<10:
+		return fmt.Errorf("%w: RowGroupBytes %d < 1 KiB", ErrInvalidOptions, o.RowGroupBytes)
+	case o.RowGroupRows < 1:
+		return fmt.Errorf("%w: RowGroupRows %d < 1", ErrInvalidOptions, o.RowGroupRows)
+	case o.PageBufferSize < 1<<10:
+		return fmt.Errorf("%w: PageBufferSize %d < 1 KiB", ErrInvalidOptions, o.PageBufferSize)
+	case o.ReadBufferSize < 4<<10:
+		return fmt.Errorf("%w: ReadBufferSize %d < 4 KiB", ErrInvalidOptions, o.ReadBufferSize)
+	case o.BatchRows < 1:
+		return fmt.Errorf("%w: BatchRows %d < 1", ErrInvalidOptions, o.BatchRows)
+	case o.MaxConcurrentJobs < 1:
+		return fmt.Errorf("%w: MaxConcurrentJobs %d < 1", ErrInvalidOptions, o.MaxConcurrentJobs)
+	}
+	if _, _, err := codecFor(o.Compression); err != nil {
+		return err
+	}
+	return nil
+}
+
+// codecFor maps a compression name to the parquet codec and the file-name
+// infix Spark uses for it ("" for uncompressed: part-...c000.parquet).
+func codecFor(name string) (compress.Codec, string, error) {
+	switch strings.ToLower(name) {
+	case CompressionZstd, "":
+		return &parquet.Zstd, ".zstd", nil
+	case CompressionSnappy:
+		return &parquet.Snappy, ".snappy", nil
+	case CompressionGzip:
+		return &parquet.Gzip, ".gz", nil
+	case CompressionNone, "uncompressed":
+		return &parquet.Uncompressed, "", nil
+	}
+	return nil, "", fmt.Errorf("%w: unknown compression %q (want zstd, snappy, gzip or none)", ErrInvalidOptions, name)
+}
+
+// targetFileSize resolves the output target: the policy value, else the
+// table property delta.targetFileSize, else DefaultTargetFileSize.
+func targetFileSize(o Options, meta *delta.Metadata) (int64, error) {
+	if o.TargetFileSize > 0 {
+		return o.TargetFileSize, nil
+	}
+	if v, ok := meta.Configuration["delta.targetFileSize"]; ok && strings.TrimSpace(v) != "" {
+		n, err := parseByteSize(v)
+		if err != nil {
+			return 0, fmt.Errorf("table property delta.targetFileSize=%q: %w", v, err)
+		}
+		return n, nil
+	}
+	return DefaultTargetFileSize, nil
+}
+
+// parseByteSize parses a byte count: a plain integer or one with a b/k/kb/
+// m/mb/g/gb suffix (binary multiples, as Spark's byte-string config does).
+func parseByteSize(s string) (int64, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s = strings.TrimSpace(strings.TrimSuffix(s, u.suffix))
+			mult = u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a byte size: %w", err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("byte size %d must be positive", n)
+	}
+	return n * mult, nil
+}

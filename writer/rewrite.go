@@ -1,0 +1,388 @@
+package writer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"gocloud.dev/blob"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// ErrSortNotImplemented is returned for jobs with a SortSpec: sorted
+// (clustering) rewrites are not implemented yet.
+var ErrSortNotImplemented = fmt.Errorf("sorted rewrite: %w", delta.ErrNotImplemented)
+
+// ErrLiveRowMismatch means a source yielded a different number of live rows
+// than its physical row count minus its deletion-vector cardinality: the
+// composition would be wrong, so the job fails.
+var ErrLiveRowMismatch = errors.New("live row count does not match numRecords minus DV cardinality")
+
+// Rewrite streams the live rows of job's sources, in order, into new parquet
+// files under the table root and returns what it wrote. On error every object
+// it wrote is deleted before returning. It never commits.
+func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job, opts Options) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if job == nil || len(job.Sources) == 0 {
+		return nil, errors.New("writer: job has no sources")
+	}
+	if job.Sort != nil {
+		return nil, fmt.Errorf("writer: job %s: %w", job.ID, ErrSortNotImplemented)
+	}
+	res := &Result{Job: job, table: t, written: &tracker{}}
+	jw, err := newJobWriter(t, snap, job, opts, res)
+	if err != nil {
+		return nil, fmt.Errorf("writer: job %s: %w", job.ID, err)
+	}
+	if err := jw.run(ctx); err != nil {
+		err = fmt.Errorf("writer: job %s: %w", job.ID, err)
+		// Clean up with a context that survives the cancellation that may
+		// have caused the failure.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return nil, errors.Join(err, res.Abort(cctx))
+	}
+	return res, nil
+}
+
+// RewriteAll runs jobs concurrently, at most opts.MaxConcurrentJobs at once.
+// results[i] is the result of jobs[i], nil when that job failed; the error
+// joins every job's error. A failed job has already deleted its objects; the
+// successful ones are left for the caller to commit or Abort.
+func RewriteAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*Job, opts Options) ([]*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	results := make([]*Result, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, opts.MaxConcurrentJobs)
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("writer: job %s not started: %w", job.ID, ctx.Err())
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i], errs[i] = Rewrite(ctx, t, snap, job, opts)
+		}()
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}
+
+// jobWriter holds the state of one job while it runs.
+type jobWriter struct {
+	t      *delta.Table
+	snap   *delta.Snapshot
+	job    *Job
+	opts   Options
+	log    hclog.Logger
+	res    *Result
+	schema *parquet.Schema
+	codec  compress.Codec
+	layout layout
+	target int64
+	pv     map[string]*string
+
+	cur  *output // the open output, nil between outputs
+	rows []parquet.Row
+	phys []int64
+}
+
+func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, res *Result) (*jobWriter, error) {
+	schema, err := dataSchema(snap)
+	if err != nil {
+		return nil, err
+	}
+	codec, ext, err := codecFor(opts.Compression)
+	if err != nil {
+		return nil, err
+	}
+	target, err := targetFileSize(opts, &snap.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	pv := job.PartitionValues
+	if pv == nil {
+		pv = job.Sources[0].PartitionValues
+	}
+	for _, src := range job.Sources {
+		if !samePartition(pv, src.PartitionValues) {
+			return nil, fmt.Errorf("source %s is not in the job's partition", src.Path)
+		}
+	}
+	lay, err := newLayout(snap, pv, ext)
+	if err != nil {
+		return nil, err
+	}
+	return &jobWriter{
+		t: t, snap: snap, job: job, opts: opts, res: res,
+		log:    opts.Logger.With("job", job.ID),
+		schema: schema, codec: codec, layout: lay, target: target, pv: pv,
+		rows: make([]parquet.Row, opts.BatchRows),
+		phys: make([]int64, opts.BatchRows),
+	}, nil
+}
+
+func (jw *jobWriter) run(ctx context.Context) (err error) {
+	defer func() {
+		if jw.cur != nil {
+			jw.cur.abandon()
+			jw.cur = nil
+		}
+	}()
+	for _, src := range jw.job.Sources {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if jw.cur != nil && jw.cur.size() >= jw.target {
+			if err := jw.closeOutput(ctx); err != nil {
+				return err
+			}
+		}
+		if err := jw.copySource(ctx, src); err != nil {
+			return fmt.Errorf("source %s: %w", src.Path, err)
+		}
+		jw.res.BytesRead += src.Size
+	}
+	if jw.cur != nil {
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	if len(jw.res.Outputs) == 0 {
+		for i := range jw.res.Composition {
+			jw.res.Composition[i].Output = -1
+		}
+	}
+	return nil
+}
+
+// copySource appends the live rows of src to the current output (opening
+// one if needed) and records its run.
+func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
+	physical, err := jw.physicalRecords(ctx, src)
+	if err != nil {
+		return err
+	}
+	run := SourceRun{Source: src, SourceNumPhysicalRecords: physical}
+	// Where the run starts: the open output, else the next one to open.
+	run.Output = len(jw.res.Outputs)
+	if jw.cur != nil {
+		run.RowOffsetInTarget = jw.cur.rows
+	}
+	scan, err := openSource(ctx, jw.t, jw.snap, src, jw.opts)
+	if err != nil {
+		return fmt.Errorf("open scan: %w", err)
+	}
+	defer scan.Close()
+	for {
+		n, rerr := scan.ReadRows(jw.rows, jw.phys)
+		if n > 0 {
+			if jw.cur == nil {
+				if err := jw.openOutput(ctx); err != nil {
+					return err
+				}
+			}
+			if err := jw.cur.write(jw.rows[:n]); err != nil {
+				return err
+			}
+			run.LiveRows += int64(n)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("read rows: %w", rerr)
+		}
+		if n == 0 {
+			return fmt.Errorf("read rows: scan returned no rows and no error")
+		}
+	}
+	if err := scan.Close(); err != nil {
+		return fmt.Errorf("close scan: %w", err)
+	}
+	if want := physical - src.NumDeleted(); run.LiveRows != want {
+		return fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, run.LiveRows, physical, src.NumDeleted(), want)
+	}
+	jw.res.Composition = append(jw.res.Composition, run)
+	return nil
+}
+
+// physicalRecords is the source's physical row count: stats numRecords when
+// present, else the parquet footer.
+func (jw *jobWriter) physicalRecords(ctx context.Context, src *delta.Add) (int64, error) {
+	if src.ParsedStats != nil && src.ParsedStats.NumRecords != nil {
+		return *src.ParsedStats.NumRecords, nil
+	}
+	if src.Stats != "" {
+		var s struct {
+			NumRecords *int64 `json:"numRecords"`
+		}
+		if err := json.Unmarshal([]byte(src.Stats), &s); err == nil && s.NumRecords != nil {
+			return *s.NumRecords, nil
+		}
+	}
+	key, err := src.Key()
+	if err != nil {
+		return 0, err
+	}
+	f, err := openParquet(ctx, jw.t.Bucket, key, src.Size, 64<<10)
+	if err != nil {
+		return 0, err
+	}
+	return f.NumRows(), nil
+}
+
+func (jw *jobWriter) openOutput(ctx context.Context) error {
+	key := jw.layout.key(len(jw.res.Outputs))
+	stats, err := newStats(jw.snap, jw.schema)
+	if err != nil {
+		return err
+	}
+	jw.res.written.add(key)
+	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, stats)
+	if err != nil {
+		return err
+	}
+	jw.cur = o
+	jw.log.Debug("output opened", "key", key)
+	return nil
+}
+
+func (jw *jobWriter) closeOutput(ctx context.Context) error {
+	o := jw.cur
+	jw.cur = nil
+	statsJSON, err := o.finish()
+	if err != nil {
+		return err
+	}
+	attrs, err := jw.t.Bucket.Attributes(ctx, o.key)
+	if err != nil {
+		return fmt.Errorf("stat output %s: %w", o.key, err)
+	}
+	if attrs.Size != o.cw.n {
+		return fmt.Errorf("output %s: object has %d bytes, wrote %d", o.key, attrs.Size, o.cw.n)
+	}
+	mtime := attrs.ModTime.UnixMilli()
+	if attrs.ModTime.IsZero() {
+		mtime = time.Now().UnixMilli()
+	}
+	add := &delta.Add{
+		Path:             delta.EncodePath(o.key),
+		PartitionValues:  maps.Clone(jw.pv),
+		Size:             attrs.Size,
+		ModificationTime: mtime,
+		DataChange:       false,
+		Stats:            statsJSON,
+		Tags:             maps.Clone(jw.job.Tags),
+	}
+	if add.PartitionValues == nil {
+		add.PartitionValues = map[string]*string{}
+	}
+	if jw.job.ClusteringProvider != "" {
+		p := jw.job.ClusteringProvider
+		add.ClusteringProvider = &p
+	}
+	jw.res.Outputs = append(jw.res.Outputs, Output{Add: add, Key: o.key, NumRecords: o.rows})
+	jw.res.BytesWritten += attrs.Size
+	jw.log.Debug("output written", "key", o.key, "rows", o.rows, "bytes", attrs.Size)
+	return nil
+}
+
+// output is one parquet file being written to the object store.
+type output struct {
+	key    string
+	cancel context.CancelFunc
+	bw     *blob.Writer
+	cw     *countingWriter
+	pw     *parquet.Writer
+	stats  statsSink
+	opts   Options
+	rows   int64
+	// flushedSize is pw.Size() right after the last row-group flush.
+	flushedSize int64
+}
+
+func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.Schema, codec compress.Codec, opts Options, stats statsSink) (*output, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	bw, err := b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("create %s: %w", key, err)
+	}
+	cw := &countingWriter{w: bw}
+	pw := parquet.NewWriter(cw, schema,
+		parquet.Compression(codec),
+		parquet.PageBufferSize(opts.PageBufferSize),
+		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
+		parquet.CreatedBy("compactord", "dev", ""),
+	)
+	return &output{key: key, cancel: cancel, bw: bw, cw: cw, pw: pw, stats: stats, opts: opts}, nil
+}
+
+// size is the output's current size estimate (written bytes plus buffered
+// row group, uncompressed values counted at full size).
+func (o *output) size() int64 { return o.pw.Size() }
+
+func (o *output) write(rows []parquet.Row) error {
+	for _, r := range rows {
+		if err := o.stats.Observe(r); err != nil {
+			return fmt.Errorf("stats for %s: %w", o.key, err)
+		}
+	}
+	if _, err := o.pw.WriteRows(rows); err != nil {
+		return fmt.Errorf("write %s: %w", o.key, err)
+	}
+	o.rows += int64(len(rows))
+	if o.pw.Size()-o.flushedSize >= o.opts.RowGroupBytes {
+		if err := o.pw.Flush(); err != nil {
+			return fmt.Errorf("flush row group of %s: %w", o.key, err)
+		}
+		o.flushedSize = o.pw.Size()
+	}
+	return nil
+}
+
+// finish closes the parquet writer and the object and returns the stats JSON.
+func (o *output) finish() (string, error) {
+	defer o.cancel()
+	if err := o.pw.Close(); err != nil {
+		o.abandon()
+		return "", fmt.Errorf("close parquet %s: %w", o.key, err)
+	}
+	if err := o.bw.Close(); err != nil {
+		return "", fmt.Errorf("close object %s: %w", o.key, err)
+	}
+	s, err := o.stats.Finish()
+	if err != nil {
+		return "", fmt.Errorf("stats for %s: %w", o.key, err)
+	}
+	return s, nil
+}
+
+// abandon aborts the object write (the canceled context makes the blob
+// writer discard it; the tracker deletes anything that still landed).
+func (o *output) abandon() {
+	o.cancel()
+	_ = o.bw.Close()
+}
