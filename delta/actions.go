@@ -1,7 +1,6 @@
 package delta
 
 import (
-
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -194,4 +193,3 @@ func DecodePath(p string) (string, error) {
 func EncodePath(key string) string {
 	return (&url.URL{Path: key}).EscapedPath()
 }
-

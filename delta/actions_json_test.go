@@ -122,11 +122,15 @@ func TestParseActionKeepsUnknownFields(t *testing.T) {
 		{"unknown DV field", `{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":2,"dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":4,"maxRowIndex":9}}}`,
 			func(a Action) bool { return string(a.Add.DeletionVector.Extra["maxRowIndex"]) == `9` }},
 		{"explicit null offset", `{"remove":{"path":"a","dataChange":true,"deletionVector":{"storageType":"i","pathOrInlineDv":"abcde","offset":null,"sizeInBytes":3,"cardinality":4}}}`,
-			func(a Action) bool { return a.Remove.DeletionVector.Offset == nil && a.Remove.DeletionVector.UniqueID() == "iabcde" }},
+			func(a Action) bool {
+				return a.Remove.DeletionVector.Offset == nil && a.Remove.DeletionVector.UniqueID() == "iabcde"
+			}},
 		{"unknown action kind", `{"futureAction":{"a":1}}`,
 			func(a Action) bool { return a.Kind() == "" && string(a.Unknown) == `{"futureAction":{"a":1}}` }},
 		{"unknown protocol field", `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":["x"],"y":true}}`,
-			func(a Action) bool { return string(a.Protocol.Extra["y"]) == "true" && a.Protocol.ReaderFeatures != nil }},
+			func(a Action) bool {
+				return string(a.Protocol.Extra["y"]) == "true" && a.Protocol.ReaderFeatures != nil
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
