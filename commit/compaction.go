@@ -1,0 +1,539 @@
+package commit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/writer"
+)
+
+// Conflict kinds counted in Outcome.Conflicts.
+const (
+	// KindReconciled: a winner rewrote a source's DV in place and the
+	// deletions were remapped onto our output.
+	KindReconciled = "dvUpdateReconciled"
+	// KindDVUpdateDropped: a winner rewrote a source's DV in place but the
+	// job could not be reconciled (DVs disabled, sorted job, remap refused).
+	KindDVUpdateDropped = "dvUpdateDropped"
+	// KindCopyOnWrite: a winner removed a source without re-adding it
+	// (copy-on-write DML, another OPTIMIZE): the job was dropped.
+	KindCopyOnWrite = "copyOnWrite"
+	// KindMetadata: a winner changed protocol or metadata: attempt abandoned.
+	KindMetadata = "metadataChanged"
+	// KindNoConflict: a winner touched nothing we read (appends, others).
+	KindNoConflict = "noConflict"
+	// KindInvalidComposition: the writer's composition did not check out;
+	// the job was dropped before any commit attempt.
+	KindInvalidComposition = "invalidComposition"
+)
+
+// Tag keys of the Databricks source-composition format on removes.
+const (
+	TagCompactedInto  = "compactedInto"
+	TagCompactionInfo = "compactionInfo"
+)
+
+// Reconciliation records one winner DV remapped onto one of our outputs.
+type Reconciliation struct {
+	WinnerVersion int64  `json:"winnerVersion"`
+	Source        string `json:"source"`
+	RowsRemapped  int64  `json:"rowsRemapped"`
+}
+
+// DroppedJob names a job that was not committed and why.
+type DroppedJob struct {
+	JobID         string `json:"jobId"`
+	Kind          string `json:"kind"`
+	Reason        string `json:"reason"`
+	WinnerVersion int64  `json:"winnerVersion,omitempty"`
+	// Sources are the job's source paths (as in the log).
+	Sources []string `json:"sources"`
+}
+
+// dvIO reads and writes deletion vectors; the real one goes to the table,
+// the test one keeps bitmaps in memory.
+type dvIO interface {
+	readDV(ctx context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error)
+	writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, []string, error)
+}
+
+// sourceState follows one source of a job through the winners.
+type sourceState struct {
+	job  *jobState
+	read *delta.Add // as the writer read it (read-time DV)
+	run  *Run       // nil when the job cannot be remapped (sorted)
+	out  int        // output index holding the run
+	// current is the file's live post-image as of the last checked winner:
+	// read, or the add of the latest winner that rewrote its DV in place.
+	current *delta.Add
+	readDV  *roaring64.Bitmap // lazily loaded
+	lastDV  *roaring64.Bitmap // DV of current (loaded when reconciled)
+	remap   *roaring64.Bitmap // output positions deleted by winners
+	// reconciled is set once a winner's DV was remapped.
+	reconciled bool
+}
+
+// jobState follows one writer result.
+type jobState struct {
+	res      *writer.Result
+	sources  []*sourceState
+	dropped  *DroppedJob
+	sortable bool // rows were permuted: no offset remap
+}
+
+// compaction is the state of one compaction transaction.
+type compaction struct {
+	snap       *delta.Snapshot
+	jobs       []*jobState
+	byPath     map[string]*sourceState
+	dvAllowed  bool
+	dvs        dvIO
+	deleteTime int64
+
+	reconciled []Reconciliation
+	conflicts  map[string]int
+}
+
+// DVsAllowed reports whether new deletion vectors may be written on the
+// table: the deletionVectors feature is present and
+// delta.enableDeletionVectors=true.
+func DVsAllowed(snap *delta.Snapshot) bool {
+	if snap.Metadata.Configuration["delta.enableDeletionVectors"] != "true" {
+		return false
+	}
+	for _, f := range snap.Protocol.WriterFeatures {
+		if f == "deletionVectors" {
+			return true
+		}
+	}
+	return false
+}
+
+func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, deleteTime int64) (*compaction, error) {
+	c := &compaction{
+		snap:       snap,
+		byPath:     map[string]*sourceState{},
+		dvAllowed:  DVsAllowed(snap),
+		dvs:        dvs,
+		deleteTime: deleteTime,
+		conflicts:  map[string]int{},
+	}
+	live := make(map[string]*delta.Add, len(snap.Files))
+	for _, f := range snap.Files {
+		live[f.Path] = f
+	}
+	for _, res := range results {
+		if res == nil || res.Job == nil {
+			return nil, fmt.Errorf("compaction commit: nil writer result or job")
+		}
+		j := &jobState{res: res}
+		c.jobs = append(c.jobs, j)
+		if err := validateComposition(res); err != nil {
+			j.sortable = true // never remap; dropped below anyway
+			j.dropped = &DroppedJob{JobID: res.Job.ID, Kind: KindInvalidComposition, Reason: err.Error(), Sources: sourcePaths(res.Job)}
+			c.conflicts[KindInvalidComposition]++
+		}
+		if len(res.Composition) == 0 {
+			j.sortable = true
+		}
+		runs := map[string]writer.SourceRun{}
+		for _, r := range res.Composition {
+			runs[r.Source.Path] = r
+		}
+		for _, src := range res.Job.Sources {
+			ss := &sourceState{job: j, read: src, current: src}
+			if r, ok := runs[src.Path]; ok && !j.sortable && r.Output >= 0 {
+				ss.run = &Run{RowOffsetInTarget: r.RowOffsetInTarget, SourceNumPhysicalRecords: r.SourceNumPhysicalRecords, LiveRows: r.LiveRows}
+				ss.out = r.Output
+			}
+			if prev, dup := c.byPath[src.Path]; dup && prev.job.dropped == nil && j.dropped == nil {
+				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.res.Job.ID, res.Job.ID))
+			}
+			// The read snapshot must still list the source exactly as read.
+			if l, ok := live[src.Path]; !ok || l.FileKey() != src.FileKey() {
+				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s (dv %q) is not live in snapshot version %d", src.Path, src.DeletionVector.UniqueID(), snap.Version))
+			}
+			c.byPath[src.Path] = ss
+			j.sources = append(j.sources, ss)
+		}
+	}
+	return c, nil
+}
+
+func sourcePaths(j *writer.Job) []string {
+	out := make([]string, 0, len(j.Sources))
+	for _, s := range j.Sources {
+		out = append(out, s.Path)
+	}
+	return out
+}
+
+// validateComposition checks the writer's run layout: each source exactly
+// one run, runs of one output contiguous from 0 in write order, live rows
+// consistent with physical rows and read-time DV, and output row counts equal
+// to the sum of their runs. Sorted results (no composition) pass.
+func validateComposition(res *writer.Result) error {
+	if len(res.Composition) == 0 {
+		if res.Job.Sort == nil && len(res.Job.Sources) > 0 && res.Origins == nil {
+			return fmt.Errorf("job %s: unsorted result without a composition", res.Job.ID)
+		}
+		return nil
+	}
+	srcs := map[string]bool{}
+	for _, s := range res.Job.Sources {
+		srcs[s.Path] = true
+	}
+	seen := map[string]bool{}
+	next := make([]int64, len(res.Outputs))
+	for _, r := range res.Composition {
+		if r.Source == nil || !srcs[r.Source.Path] {
+			return fmt.Errorf("job %s: composition names a file that is not a source", res.Job.ID)
+		}
+		if seen[r.Source.Path] {
+			return fmt.Errorf("job %s: source %s has more than one run", res.Job.ID, r.Source.Path)
+		}
+		seen[r.Source.Path] = true
+		if r.Output < 0 && r.LiveRows == 0 && len(res.Outputs) == 0 {
+			seen[r.Source.Path] = true
+			continue
+		}
+		if r.Output < 0 || r.Output >= len(res.Outputs) {
+			return fmt.Errorf("job %s: source %s run names output %d of %d", res.Job.ID, r.Source.Path, r.Output, len(res.Outputs))
+		}
+		if r.RowOffsetInTarget != next[r.Output] {
+			return fmt.Errorf("job %s: source %s run starts at %d, want %d", res.Job.ID, r.Source.Path, r.RowOffsetInTarget, next[r.Output])
+		}
+		if r.LiveRows != r.SourceNumPhysicalRecords-r.Source.NumDeleted() {
+			return fmt.Errorf("job %s: source %s contributed %d rows, want %d physical - %d deleted", res.Job.ID, r.Source.Path, r.LiveRows, r.SourceNumPhysicalRecords, r.Source.NumDeleted())
+		}
+		next[r.Output] += r.LiveRows
+	}
+	if len(seen) != len(srcs) {
+		return fmt.Errorf("job %s: %d sources but %d runs", res.Job.ID, len(srcs), len(seen))
+	}
+	for i, o := range res.Outputs {
+		if o.NumRecords != next[i] {
+			return fmt.Errorf("job %s: output %d has %d rows, runs sum to %d", res.Job.ID, i, o.NumRecords, next[i])
+		}
+	}
+	return nil
+}
+
+func (c *compaction) drop(j *jobState, kind, reason string, winner int64) {
+	if j.dropped != nil {
+		return
+	}
+	j.dropped = &DroppedJob{JobID: j.res.Job.ID, Kind: kind, Reason: reason, WinnerVersion: winner, Sources: sourcePaths(j.res.Job)}
+}
+
+// active reports how many jobs are still in the transaction.
+func (c *compaction) active() int {
+	n := 0
+	for _, j := range c.jobs {
+		if j.dropped == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// observe applies one winning commit. It returns ErrMetadataChanged (wrapped)
+// when the attempt must be abandoned; other outcomes are recorded on the jobs.
+func (c *compaction) observe(ctx context.Context, version int64, actions []delta.Action) error {
+	removes := map[string]*delta.Remove{}
+	adds := map[string]*delta.Add{}
+	for _, a := range actions {
+		switch {
+		case a.Protocol != nil, a.Metadata != nil:
+			c.conflicts[KindMetadata]++
+			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
+		case a.Remove != nil:
+			removes[a.Remove.Path] = a.Remove
+		case a.Add != nil:
+			adds[a.Add.Path] = a.Add
+		}
+	}
+	touched := false
+	// Deterministic order: by path.
+	paths := make([]string, 0, len(removes))
+	for p := range removes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		rm := removes[p]
+		ss, ok := c.byPath[p]
+		if !ok || ss.job.dropped != nil {
+			continue
+		}
+		touched = true
+		j := ss.job
+		if rm.FileKey() != ss.current.FileKey() {
+			// The log removed a version of the file we never saw live.
+			c.conflicts[KindCopyOnWrite]++
+			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed %s with DV %q, expected %q", p, rm.DeletionVector.UniqueID(), ss.current.DeletionVector.UniqueID()), version)
+			continue
+		}
+		add, readded := adds[p]
+		if !readded {
+			c.conflicts[KindCopyOnWrite]++
+			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed source %s", p), version)
+			continue
+		}
+		if reason := c.reconcile(ctx, ss, add, version); reason != "" {
+			c.conflicts[KindDVUpdateDropped]++
+			c.drop(j, KindDVUpdateDropped, reason, version)
+			continue
+		}
+		c.conflicts[KindReconciled]++
+	}
+	if !touched {
+		c.conflicts[KindNoConflict]++
+	}
+	return nil
+}
+
+// reconcile remaps a winner's in-place DV update of ss onto our output. It
+// returns a non-empty reason when the job must be dropped instead.
+func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.Add, version int64) string {
+	switch {
+	case !c.dvAllowed:
+		return fmt.Sprintf("winner rewrote the DV of %s but the table does not allow deletion vectors", ss.read.Path)
+	case ss.job.sortable || ss.run == nil:
+		return fmt.Sprintf("winner rewrote the DV of %s in a sorted job (rows permuted; no remap yet)", ss.read.Path)
+	}
+	if ss.readDV == nil {
+		r, err := c.dvs.readDV(ctx, ss.read.DeletionVector)
+		if err != nil {
+			return fmt.Sprintf("read read-time DV of %s: %v", ss.read.Path, err)
+		}
+		ss.readDV = r
+		ss.lastDV = r
+	}
+	w, err := c.dvs.readDV(ctx, add.DeletionVector)
+	if err != nil {
+		return fmt.Sprintf("read winner DV of %s at version %d: %v", ss.read.Path, version, err)
+	}
+	if miss := roaring64.AndNot(ss.lastDV, w); !miss.IsEmpty() {
+		return fmt.Sprintf("winner DV of %s at version %d drops %d earlier deletions", ss.read.Path, version, miss.GetCardinality())
+	}
+	m, err := RemapForward(ss.readDV, w, *ss.run)
+	if err != nil {
+		return fmt.Sprintf("remap %s at version %d: %v", ss.read.Path, version, err)
+	}
+	before := uint64(0)
+	if ss.remap != nil {
+		before = ss.remap.GetCardinality()
+	}
+	ss.remap = m
+	ss.lastDV = w
+	ss.current = add
+	ss.reconciled = true
+	c.reconciled = append(c.reconciled, Reconciliation{WinnerVersion: version, Source: ss.read.Path, RowsRemapped: int64(m.GetCardinality() - before)})
+	return ""
+}
+
+// attemptActions builds the remove and add actions of the surviving jobs.
+// DV files for reconciled outputs are written here; their keys are returned
+// so that a failed attempt can delete them.
+func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remove, adds []*delta.Add, dvKeys []string, err error) {
+	type outRef struct {
+		j   *jobState
+		idx int
+	}
+	var needDV []outRef
+	var bitmaps []*roaring64.Bitmap
+	outDel := map[*jobState][]*roaring64.Bitmap{}
+	for _, j := range c.jobs {
+		if j.dropped != nil {
+			continue
+		}
+		dels := make([]*roaring64.Bitmap, len(j.res.Outputs))
+		for _, ss := range j.sources {
+			if ss.remap == nil || ss.remap.IsEmpty() {
+				continue
+			}
+			if dels[ss.out] == nil {
+				dels[ss.out] = roaring64.New()
+			}
+			dels[ss.out].Or(ss.remap)
+		}
+		outDel[j] = dels
+		for i, d := range dels {
+			if d != nil && !d.IsEmpty() {
+				needDV = append(needDV, outRef{j, i})
+				bitmaps = append(bitmaps, d)
+			}
+		}
+	}
+	descs := map[outRef]*delta.DeletionVector{}
+	if len(bitmaps) > 0 {
+		ds, keys, err := c.dvs.writeDVs(ctx, bitmaps)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("write reconciled deletion vectors: %w", err)
+		}
+		dvKeys = keys
+		for i, r := range needDV {
+			descs[r] = ds[i]
+		}
+	}
+	for _, j := range c.jobs {
+		if j.dropped != nil {
+			continue
+		}
+		into := map[string]writer.SourceRun{}
+		for _, r := range j.res.Composition {
+			into[r.Source.Path] = r
+		}
+		for _, ss := range j.sources {
+			var tag *writer.SourceRun
+			if r, ok := into[ss.read.Path]; ok && !ss.reconciled && r.Output >= 0 {
+				tag = &r
+			}
+			rm, err := compactionRemove(ss.current, physicalRecords(ss), tag, j.res, c.deleteTime)
+			if err != nil {
+				return nil, nil, dvKeys, err
+			}
+			removes = append(removes, rm)
+		}
+		for i, o := range j.res.Outputs {
+			a := *o.Add
+			a.DataChange = false
+			if d, ok := descs[outRef{j, i}]; ok {
+				a.DeletionVector = d
+				wide, err := markWide(a.Stats)
+				if err != nil {
+					return nil, nil, dvKeys, fmt.Errorf("output %s: %w", a.Path, err)
+				}
+				a.Stats = wide
+				a.ParsedStats = nil
+			}
+			adds = append(adds, &a)
+		}
+	}
+	return removes, adds, dvKeys, nil
+}
+
+func physicalRecords(ss *sourceState) int64 {
+	if ss.run != nil {
+		return ss.run.SourceNumPhysicalRecords
+	}
+	if ss.read.ParsedStats != nil && ss.read.ParsedStats.NumRecords != nil {
+		return *ss.read.ParsedStats.NumRecords
+	}
+	var st struct {
+		NumRecords *int64 `json:"numRecords"`
+	}
+	if ss.read.Stats != "" && json.Unmarshal([]byte(ss.read.Stats), &st) == nil && st.NumRecords != nil {
+		return *st.NumRecords
+	}
+	return -1
+}
+
+// compactionRemove builds the tombstone of a compacted source the way DBR
+// does: dataChange=false, extendedFileMetadata, partitionValues, size, the
+// source's DV and tags, reduced stats {"numRecords":N}, and (when the run is
+// known and still describes the removed file) compactedInto/compactionInfo.
+func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, res *writer.Result, deleteTime int64) (*delta.Remove, error) {
+	ext := true
+	size := src.Size
+	ts := deleteTime
+	pv := src.PartitionValues
+	if pv == nil {
+		pv = map[string]*string{}
+	}
+	rm := &delta.Remove{
+		Path:                    src.Path,
+		DeletionTimestamp:       &ts,
+		DataChange:              false,
+		ExtendedFileMetadata:    &ext,
+		PartitionValues:         pv,
+		Size:                    &size,
+		DeletionVector:          src.DeletionVector,
+		BaseRowID:               src.BaseRowID,
+		DefaultRowCommitVersion: src.DefaultRowCommitVersion,
+	}
+	if numRecords >= 0 {
+		rm.Stats = fmt.Sprintf(`{"numRecords":%d}`, numRecords)
+	}
+	tags := map[string]string{}
+	for k, v := range src.Tags {
+		tags[k] = v
+	}
+	if run != nil {
+		target := res.Outputs[run.Output].Add.Path
+		into, err := json.Marshal([]string{target})
+		if err != nil {
+			return nil, err
+		}
+		info := fmt.Sprintf(`[{"rowOffsetInTarget":%d,"sourceNumPhysicalRecords":%d}]`, run.RowOffsetInTarget, run.SourceNumPhysicalRecords)
+		tags[TagCompactedInto] = string(into)
+		tags[TagCompactionInfo] = info
+	}
+	if len(tags) > 0 {
+		rm.Tags = tags
+	}
+	return rm, nil
+}
+
+// markWide rewrites a stats JSON string with tightBounds=false, keeping every
+// other field as it was.
+func markWide(stats string) (string, error) {
+	if stats == "" {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stats), &m); err != nil {
+		return "", fmt.Errorf("parse stats: %w", err)
+	}
+	m["tightBounds"] = json.RawMessage("false")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// metrics returns DBR-style operationMetrics for the surviving jobs.
+func (c *compaction) metrics(removes []*delta.Remove, adds []*delta.Add) map[string]string {
+	var removedBytes, addedBytes int64
+	dvRemoved := 0
+	for _, r := range removes {
+		if r.Size != nil {
+			removedBytes += *r.Size
+		}
+		if r.DeletionVector != nil {
+			dvRemoved++
+		}
+	}
+	sizes := make([]int64, 0, len(adds))
+	for _, a := range adds {
+		addedBytes += a.Size
+		sizes = append(sizes, a.Size)
+	}
+	sort.Slice(sizes, func(i, k int) bool { return sizes[i] < sizes[k] })
+	pct := func(p float64) string {
+		if len(sizes) == 0 {
+			return "0"
+		}
+		return strconv.FormatInt(sizes[int(p*float64(len(sizes)-1))], 10)
+	}
+	return map[string]string{
+		"numRemovedFiles":           strconv.Itoa(len(removes)),
+		"numRemovedBytes":           strconv.FormatInt(removedBytes, 10),
+		"numAddedFiles":             strconv.Itoa(len(adds)),
+		"numAddedBytes":             strconv.FormatInt(addedBytes, 10),
+		"numDeletionVectorsRemoved": strconv.Itoa(dvRemoved),
+		"minFileSize":               pct(0),
+		"p25FileSize":               pct(0.25),
+		"p50FileSize":               pct(0.5),
+		"p75FileSize":               pct(0.75),
+		"maxFileSize":               pct(1),
+	}
+}

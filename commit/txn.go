@@ -1,0 +1,342 @@
+package commit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// Options tune a transaction's commit loop. The zero value is usable.
+type Options struct {
+	// EngineInfo goes into commitInfo.engineInfo (default "compactord").
+	EngineInfo string
+	// MaxAttempts bounds the put-if-absent attempts (default 10).
+	MaxAttempts int
+	// BaseBackoff is the first retry delay; it doubles per lost race with
+	// jitter, capped at MaxBackoff (defaults 50ms and 5s).
+	BaseBackoff, MaxBackoff time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Sleep waits between attempts (default: a timer honouring ctx).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logger receives commit events (default: null logger).
+	Logger hclog.Logger
+	// BeforePut, when set, is called right before each put-if-absent with
+	// the version about to be written. Tests use it to commit a competing
+	// transaction first ("always loses the race").
+	BeforePut func(ctx context.Context, version int64) error
+}
+
+func (o Options) withDefaults() Options {
+	if o.EngineInfo == "" {
+		o.EngineInfo = "compactord"
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 10
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = 50 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			tm := time.NewTimer(d)
+			defer tm.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tm.C:
+				return nil
+			}
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return o
+}
+
+// Txn is an optimistic transaction over a read snapshot: what it read
+// (version and files) and what it will write. Commit writes the next
+// version put-if-absent; when another writer got there first it checks the
+// winners against what it read, reconciles or gives up, and tries again.
+type Txn struct {
+	// Table is the table to commit to; Table.Log must put-if-absent.
+	Table *delta.Table
+	// Snapshot is the read snapshot; its Version is the read version.
+	Snapshot *delta.Snapshot
+	// Operation and OperationParameters go into commitInfo.
+	Operation           string
+	OperationParameters map[string]any
+	// OperationMetrics go into commitInfo (values are strings, like Spark).
+	OperationMetrics map[string]string
+	// IsolationLevel goes into commitInfo.
+	IsolationLevel string
+	// IsBlindAppend goes into commitInfo.
+	IsBlindAppend bool
+	// CommitTags go into commitInfo.tags.
+	CommitTags map[string]string
+	// ReadFiles are the paths the transaction read: a winner that removes
+	// one of them is a conflict (delete-read). Used by plain transactions;
+	// compaction resolves its own conflicts.
+	ReadFiles map[string]bool
+	// Actions are the actions to commit (no commitInfo: Commit writes it).
+	Actions []delta.Action
+	// Options tune retries.
+	Options Options
+
+	txnID string
+}
+
+// participant is what the commit loop needs from a transaction kind.
+type participant interface {
+	// observe checks one winning commit; an error abandons the transaction.
+	observe(ctx context.Context, version int64, actions []delta.Action) error
+	// build returns the actions (after commitInfo) for the next attempt;
+	// nil means there is nothing left to commit. cleanup undoes objects
+	// written for an attempt that did not commit.
+	build(ctx context.Context) (actions []delta.Action, metrics map[string]string, cleanup func(context.Context), err error)
+}
+
+// TxnID returns the transaction's id (commitInfo.txnId), fixed for its life.
+func (tx *Txn) TxnID() string {
+	if tx.txnID == "" {
+		tx.txnID = uuid.NewString()
+	}
+	return tx.txnID
+}
+
+// Commit commits tx.Actions. A winner that changed protocol or metadata, or
+// removed a file the transaction read, fails the commit with ErrConflict /
+// ErrMetadataChanged (class Retry). It returns the committed version.
+func (tx *Txn) Commit(ctx context.Context) (int64, error) {
+	return tx.run(ctx, &plainTxn{tx: tx})
+}
+
+type plainTxn struct{ tx *Txn }
+
+func (p *plainTxn) observe(ctx context.Context, version int64, actions []delta.Action) error {
+	for _, a := range actions {
+		switch {
+		case a.Protocol != nil, a.Metadata != nil:
+			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
+		case a.Remove != nil && p.tx.ReadFiles[a.Remove.Path]:
+			return fmt.Errorf("winning commit %d removed %s which this transaction read: %w", version, a.Remove.Path, ErrConflict)
+		}
+	}
+	return nil
+}
+
+func (p *plainTxn) build(ctx context.Context) ([]delta.Action, map[string]string, func(context.Context), error) {
+	return p.tx.Actions, p.tx.OperationMetrics, nil, nil
+}
+
+// ictEnabled reports whether the table writes in-commit timestamps.
+func ictEnabled(snap *delta.Snapshot) bool {
+	return snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true"
+}
+
+// run is the commit loop shared by all transaction kinds. It returns the
+// committed version, or -1 with a nil error when nothing was left to commit.
+func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
+	if tx.Table == nil || tx.Snapshot == nil {
+		return -1, fmt.Errorf("commit: transaction needs a table and a read snapshot")
+	}
+	if tx.Table.Log == nil {
+		return -1, WithClass(Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, ErrNoPutIfAbsent))
+	}
+	o := tx.Options.withDefaults()
+	readVersion := tx.Snapshot.Version
+	lastICT := tx.Snapshot.Timestamp
+	next := readVersion + 1
+	backoff := o.BaseBackoff
+	for attempt := 1; ; attempt++ {
+		// Catch up with every commit that landed since the last check.
+		for {
+			acts, found, err := readCommit(ctx, tx.Table, next)
+			if err != nil {
+				return -1, err
+			}
+			if !found {
+				break
+			}
+			if ours(acts, tx.TxnID()) {
+				// An earlier ambiguous put did land.
+				return next, nil
+			}
+			if ict := commitICT(acts); ict > lastICT {
+				lastICT = ict
+			}
+			if err := p.observe(ctx, next, acts); err != nil {
+				return -1, err
+			}
+			next++
+		}
+		actions, metrics, cleanup, err := p.build(ctx)
+		if err != nil {
+			return -1, err
+		}
+		if actions == nil {
+			return -1, nil
+		}
+		now := o.Now().UnixMilli()
+		var ict *int64
+		if ictEnabled(tx.Snapshot) {
+			v := max(now, lastICT+1)
+			ict = &v
+		}
+		data, err := tx.encode(now, ict, metrics, actions, o.EngineInfo)
+		if err != nil {
+			if cleanup != nil {
+				cleanup(ctx)
+			}
+			return -1, err
+		}
+		if o.BeforePut != nil {
+			if err := o.BeforePut(ctx, next); err != nil {
+				if cleanup != nil {
+					cleanup(ctx)
+				}
+				return -1, fmt.Errorf("before-put hook: %w", err)
+			}
+		}
+		err = tx.Table.Log.PutIfAbsent(ctx, commitKey(next), data)
+		if err == nil {
+			o.Logger.Debug("committed", "table", tx.Table.URL, "version", next, "attempt", attempt)
+			return next, nil
+		}
+		switch {
+		case errors.Is(err, delta.ErrCommitExists):
+			o.Logger.Debug("lost commit race", "table", tx.Table.URL, "version", next, "attempt", attempt)
+		case errors.Is(err, delta.ErrAmbiguous):
+			// Who won? Re-read the version (the catch-up loop compares txnIds).
+			acts, found, rerr := readCommit(ctx, tx.Table, next)
+			if rerr != nil {
+				return -1, fmt.Errorf("resolve ambiguous commit of version %d: %v (after %w)", next, rerr, err)
+			}
+			if found && ours(acts, tx.TxnID()) {
+				return next, nil
+			}
+			if !found {
+				// Nobody holds the version yet: our write did not land (or
+				// lands later, and the retry's catch-up will recognise it).
+				o.Logger.Warn("ambiguous commit not visible", "table", tx.Table.URL, "version", next, "error", err)
+			}
+			// Objects of this attempt may be referenced by a commit that
+			// lands late: keep them (at worst orphans for a later cleanup).
+			cleanup = nil
+		default:
+			if cleanup != nil {
+				cleanup(ctx)
+			}
+			return -1, fmt.Errorf("commit version %d of %s: %w", next, tx.Table.URL, err)
+		}
+		if cleanup != nil {
+			cleanup(ctx)
+		}
+		if attempt >= o.MaxAttempts {
+			return -1, fmt.Errorf("commit to %s after %d attempts: %w", tx.Table.URL, attempt, ErrTooManyAttempts)
+		}
+		d := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
+		if err := o.Sleep(ctx, d); err != nil {
+			return -1, err
+		}
+		backoff = min(backoff*2, o.MaxBackoff)
+	}
+}
+
+// commitInfoJSON is commitInfo in Spark's field order.
+type commitInfoJSON struct {
+	InCommitTimestamp   *int64            `json:"inCommitTimestamp,omitempty"`
+	Timestamp           int64             `json:"timestamp"`
+	Operation           string            `json:"operation"`
+	OperationParameters map[string]any    `json:"operationParameters"`
+	ReadVersion         int64             `json:"readVersion"`
+	IsolationLevel      string            `json:"isolationLevel"`
+	IsBlindAppend       bool              `json:"isBlindAppend"`
+	OperationMetrics    map[string]string `json:"operationMetrics,omitempty"`
+	Tags                map[string]string `json:"tags,omitempty"`
+	EngineInfo          string            `json:"engineInfo"`
+	TxnID               string            `json:"txnId"`
+}
+
+func (tx *Txn) encode(now int64, ict *int64, metrics map[string]string, actions []delta.Action, engine string) ([]byte, error) {
+	ts := now
+	if ict != nil {
+		ts = *ict
+	}
+	ci := commitInfoJSON{
+		InCommitTimestamp:   ict,
+		Timestamp:           ts,
+		Operation:           tx.Operation,
+		OperationParameters: tx.OperationParameters,
+		ReadVersion:         tx.Snapshot.Version,
+		IsolationLevel:      tx.IsolationLevel,
+		IsBlindAppend:       tx.IsBlindAppend,
+		OperationMetrics:    metrics,
+		Tags:                tx.CommitTags,
+		EngineInfo:          engine,
+		TxnID:               tx.TxnID(),
+	}
+	if ci.OperationParameters == nil {
+		ci.OperationParameters = map[string]any{}
+	}
+	var buf bytes.Buffer
+	line, err := json.Marshal(map[string]any{"commitInfo": ci})
+	if err != nil {
+		return nil, fmt.Errorf("encode commitInfo: %w", err)
+	}
+	buf.Write(line)
+	buf.WriteByte('\n')
+	for i, a := range actions {
+		line, err := encodeAction(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode action %d: %w", i, err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// ours reports whether a commit's commitInfo carries txnID.
+func ours(actions []delta.Action, txnID string) bool {
+	for _, a := range actions {
+		if a.CommitInfo == nil {
+			continue
+		}
+		var id string
+		if raw, ok := a.CommitInfo["txnId"]; ok && json.Unmarshal(raw, &id) == nil && id == txnID {
+			return true
+		}
+	}
+	return false
+}
+
+// commitICT returns a commit's in-commit timestamp, or 0.
+func commitICT(actions []delta.Action) int64 {
+	for _, a := range actions {
+		if a.CommitInfo == nil {
+			continue
+		}
+		var v int64
+		if raw, ok := a.CommitInfo["inCommitTimestamp"]; ok && json.Unmarshal(raw, &v) == nil {
+			return v
+		}
+	}
+	return 0
+}
