@@ -1,0 +1,199 @@
+package delta
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// ErrNoPutIfAbsent is returned (wrapped, with the store's name) when a store
+// accepted a second conditional create of the same key: it ignores
+// If-None-Match (or its equivalent), so commits on it would silently
+// overwrite each other. compactord refuses to commit to such a store.
+var ErrNoPutIfAbsent = errors.New("store does not honour put-if-absent")
+
+// maxLogPutAttempts bounds how often PutIfAbsent re-sends a commit whose
+// first outcome was unknown and which, when re-read, had not landed.
+const maxLogPutAttempts = 3
+
+// blobLogStore writes log entries with the bucket's own conditional create
+// (WriterOptions.IfNotExist: S3 If-None-Match: *, GCS DoesNotExist, Azure
+// If-None-Match: *, memblob's locked existence check).
+type blobLogStore struct {
+	bucket *blob.Bucket
+	store  string
+
+	// probe, when set, makes the first PutIfAbsent verify with a scratch
+	// key that the store really refuses a second conditional create.
+	probe    bool
+	mu       sync.Mutex
+	probed   bool
+	probeErr error
+}
+
+var _ LogStore = (*blobLogStore)(nil)
+
+func newBlobLogStore(b *blob.Bucket, store string, probe bool) *blobLogStore {
+	return &blobLogStore{bucket: b, store: store, probe: probe}
+}
+
+// PutIfAbsent implements LogStore. The data must be unique to this writer
+// (a commit carries its txnId): when the store's answer is unknown, the key
+// is re-read and a byte-identical object counts as this writer's own.
+func (s *blobLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if err := s.checkProbe(ctx); err != nil {
+		return err
+	}
+	return putIfAbsentBlob(ctx, s.bucket, s.store, key, data)
+}
+
+// Probe checks, on a scratch key, that the store refuses a second
+// conditional create. The result of the first completed probe is kept;
+// a probe that failed for an unrelated reason (network) is retried on the
+// next call.
+func (s *blobLogStore) Probe(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.probed {
+		return s.probeErr
+	}
+	err := ProbePutIfAbsent(ctx, s.bucket, s.store)
+	if err == nil || errors.Is(err, ErrNoPutIfAbsent) {
+		s.probed, s.probeErr = true, err
+	}
+	return err
+}
+
+func (s *blobLogStore) checkProbe(ctx context.Context) error {
+	if !s.probe {
+		return nil
+	}
+	return s.Probe(ctx)
+}
+
+// ProbePutIfAbsent writes a scratch object under "_compactord/" twice with
+// IfNotExist and deletes it. It returns an error wrapping ErrNoPutIfAbsent
+// and naming store when the second write succeeds.
+func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) (err error) {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return fmt.Errorf("put-if-absent probe on %s: %w", store, err)
+	}
+	key := "_compactord/probe-" + hex.EncodeToString(nonce[:])
+	body := []byte("compactord put-if-absent probe\n")
+	if err := uploadIfAbsent(ctx, b, key, body, "text/plain"); err != nil {
+		return fmt.Errorf("put-if-absent probe on %s: first write of %s: %w", store, key, err)
+	}
+	defer func() {
+		if derr := b.Delete(ctx, key); derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+			err = errors.Join(err, fmt.Errorf("put-if-absent probe on %s: delete %s: %w", store, key, derr))
+		}
+	}()
+	err = uploadIfAbsent(ctx, b, key, body, "text/plain")
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: %s accepted a second conditional create of %s (If-None-Match ignored); refusing to commit there", ErrNoPutIfAbsent, store, key)
+	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
+		return nil
+	default:
+		return fmt.Errorf("put-if-absent probe on %s: second write of %s: %w", store, key, err)
+	}
+}
+
+// putIfAbsentBlob creates key with data unless it exists. Unknown outcomes
+// are resolved by re-reading the key; only when that is impossible does the
+// error wrap ErrAmbiguous.
+func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte) error {
+	uncertain := false
+	var lastErr error
+	for attempt := 0; attempt < maxLogPutAttempts; attempt++ {
+		err := uploadIfAbsent(ctx, b, key, data, "application/json")
+		if err == nil {
+			return nil
+		}
+		code := gcerrors.Code(err)
+		switch {
+		case code == gcerrors.FailedPrecondition && !uncertain:
+			return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
+		case code == gcerrors.FailedPrecondition, isAmbiguousCode(code):
+			uncertain = true
+			lastErr = err
+			landed, mine, rerr := sameObject(ctx, b, key, data)
+			if rerr != nil {
+				return fmt.Errorf("put %s on %s: %w: %w (re-read failed: %w)", key, store, ErrAmbiguous, err, rerr)
+			}
+			if landed && mine {
+				return nil
+			}
+			if landed {
+				return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
+			}
+			// Not there: re-sending is safe, the create stays conditional.
+			if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
+				return fmt.Errorf("put %s on %s: %w: %w", key, store, ErrAmbiguous, err)
+			}
+		default:
+			return fmt.Errorf("put %s on %s: %w", key, store, err)
+		}
+	}
+	return fmt.Errorf("put %s on %s: %w after %d attempts: %w", key, store, ErrAmbiguous, maxLogPutAttempts, lastErr)
+}
+
+// isAmbiguousCode reports whether an error with this code may hide a write
+// that reached the store.
+func isAmbiguousCode(c gcerrors.ErrorCode) bool {
+	switch c {
+	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument,
+		gcerrors.Unimplemented, gcerrors.AlreadyExists:
+		return false
+	}
+	return true
+}
+
+// sameObject reads key and reports whether it exists and equals data.
+func sameObject(ctx context.Context, b *blob.Bucket, key string, data []byte) (landed, mine bool, err error) {
+	got, err := b.ReadAll(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return true, bytes.Equal(got, data), nil
+}
+
+// uploadIfAbsent performs one conditional create through Bucket.Upload
+// (never Writer.Write + Close: gocloud's azureblob v0.47.0 dereferences a
+// nil pipe in Writer.Close when the upload fails). A driver panic is turned
+// into an error whose outcome is unknown.
+func uploadIfAbsent(ctx context.Context, b *blob.Bucket, key string, data []byte, contentType string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("blob driver panicked writing %s: %v", key, r)
+		}
+	}()
+	return b.Upload(ctx, key, bytes.NewReader(data), &blob.WriterOptions{
+		ContentType: contentType,
+		IfNotExist:  true,
+	})
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

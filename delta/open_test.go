@@ -1,0 +1,117 @@
+package delta
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOpenTableResolvesURLsToTableRoots(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rel, err := filepath.Rel(mustGetwd(t), filepath.Join(dir, "rel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		url     string
+		wantURL string
+		// onDisk is where the key "_delta_log/x.json" must land, if local.
+		onDisk string
+	}{
+		{"file URL", "file://" + filepath.ToSlash(filepath.Join(dir, "a")), "file://" + filepath.ToSlash(filepath.Join(dir, "a")), filepath.Join(dir, "a", "_delta_log", "x.json")},
+		{"plain absolute path", filepath.Join(dir, "b"), "file://" + filepath.ToSlash(filepath.Join(dir, "b")), filepath.Join(dir, "b", "_delta_log", "x.json")},
+		{"relative path is made absolute", rel, "file://" + filepath.ToSlash(filepath.Join(dir, "rel")), filepath.Join(dir, "rel", "_delta_log", "x.json")},
+		{"mem with prefix", "mem://bucket/some/table", "mem://bucket/some/table", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, err := OpenTable(ctx, tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			if tbl.URL != tc.wantURL {
+				t.Errorf("URL = %q, want %q", tbl.URL, tc.wantURL)
+			}
+			if err := tbl.Bucket.WriteAll(ctx, "_delta_log/x.json", []byte("{}"), nil); err != nil {
+				t.Fatal(err)
+			}
+			got, err := tbl.Bucket.ReadAll(ctx, "_delta_log/x.json")
+			if err != nil || string(got) != "{}" {
+				t.Fatalf("read back %q, %v", got, err)
+			}
+			if tc.onDisk != "" {
+				if _, err := os.Stat(tc.onDisk); err != nil {
+					t.Errorf("key not at %s: %v", tc.onDisk, err)
+				}
+				if _, err := os.Stat(tc.onDisk + ".attrs"); !os.IsNotExist(err) {
+					t.Errorf("fileblob wrote a .attrs sidecar next to %s (err=%v)", tc.onDisk, err)
+				}
+			}
+			if err := tbl.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := tbl.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenTableRejectsBadURLs(t *testing.T) {
+	tests := []struct {
+		name, url, wantErr string
+	}{
+		{"empty", "", "empty table URL"},
+		{"unknown scheme", "hdfs://nn/table", `unsupported URL scheme "hdfs"`},
+		{"file with host", "file://otherhost/tmp/t", "file:///absolute/path"},
+		{"file with query", "file:///tmp/t?metadata=write", "no query parameters"},
+		{"mem with unknown option", "mem://x?foo=1", `unsupported query parameter "foo"`},
+		{"s3 without bucket", "s3:///prefix", "missing bucket name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, err := OpenTable(context.Background(), tc.url)
+			if err == nil {
+				tbl.Close()
+				t.Fatalf("OpenTable(%q) succeeded, want error containing %q", tc.url, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestMemTablesArePrivateToTheirTable(t *testing.T) {
+	ctx := context.Background()
+	a, err := OpenTable(ctx, "mem://same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenTable(ctx, "mem://same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Log.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.Bucket.Exists(ctx, "_delta_log/00000000000000000000.json"); err != nil || ok {
+		t.Fatalf("second mem table sees the first one's commit (exists=%v, err=%v)", ok, err)
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}
