@@ -1,0 +1,208 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/policies"
+)
+
+// fakeClock is a manual clock: timers fire only when the test advances it.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	clock   *fakeClock
+	c       chan time.Time
+	at      time.Time
+	stopped bool
+	fired   bool
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }
+func (t *fakeTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	was := !t.stopped && !t.fired
+	t.stopped = true
+	return was
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) NewTimer(d time.Duration) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{clock: c, c: make(chan time.Time, 1), at: c.now.Add(d)}
+	if d <= 0 {
+		t.fired = true
+		t.c <- c.now
+		return t
+	}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance moves the clock and fires due timers.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(c.now):
+			t.fired = true
+			t.c <- c.now
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+}
+
+// pending returns the number of armed timers.
+func (c *fakeClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.stopped {
+			n++
+		}
+	}
+	return n
+}
+
+// eventually waits (in real time, generously) for cond; it is a
+// synchronisation helper, not a timing assertion.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// recordingRun is a RunFunc fake that records calls and replies from a
+// script (the last entry repeats). block, when set, makes runs wait for a
+// value (or ctx cancellation) before returning.
+type recordingRun struct {
+	mu      sync.Mutex
+	calls   []RunRequest
+	replies []reply
+	block   chan struct{}
+	running int
+	maxRun  int
+	cancels int
+}
+
+type reply struct {
+	rep RunReport
+	err error
+}
+
+func (r *recordingRun) run(ctx context.Context, req RunRequest) (RunReport, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, req)
+	var rp reply
+	if len(r.replies) > 0 {
+		rp = r.replies[0]
+		if len(r.replies) > 1 {
+			r.replies = r.replies[1:]
+		}
+	}
+	r.running++
+	if r.running > r.maxRun {
+		r.maxRun = r.running
+	}
+	block := r.block
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.running--
+		r.mu.Unlock()
+	}()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			r.mu.Lock()
+			r.cancels++
+			r.mu.Unlock()
+			return RunReport{}, ctx.Err()
+		}
+	}
+	return rp.rep, rp.err
+}
+
+func (r *recordingRun) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+func (r *recordingRun) call(i int) RunRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[i]
+}
+
+// scriptedPoll is a PollFunc fake over a settable version and backlog.
+type scriptedPoll struct {
+	mu      sync.Mutex
+	version int64
+	backlog Backlog
+	err     error
+	seen    []int64
+}
+
+func (p *scriptedPoll) poll(ctx context.Context, pol policies.Policy, lastSeen int64) (PollResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, lastSeen)
+	if p.err != nil {
+		return PollResult{}, p.err
+	}
+	if p.version <= lastSeen {
+		return PollResult{Version: p.version}, nil
+	}
+	b := p.backlog
+	return PollResult{Version: p.version, Changed: true, Backlog: &b}, nil
+}
+
+func (p *scriptedPoll) set(version int64, b Backlog) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.version, p.backlog = version, b
+}
+
+func (p *scriptedPoll) polls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.seen)
+}
+
+func testPolicy(name string) policies.Policy {
+	p := policies.DefaultPolicy()
+	p.Name = name
+	p.URL = "mem://" + name
+	return p
+}

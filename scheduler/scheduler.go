@@ -1,0 +1,575 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/robfig/cron/v3"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/policies"
+)
+
+// Config configures a Scheduler. Zero fields take the documented defaults.
+type Config struct {
+	// Run executes one compaction. Required.
+	Run RunFunc
+	// Poll checks a table for new log entries. Required.
+	Poll PollFunc
+	// Workers is the global limit of runs at once (default 2).
+	Workers int
+	// PollInterval is the poll period of every table (default 1m).
+	PollInterval time.Duration
+	// BackoffBase and BackoffMax bound retry backoff (defaults 5s, 10m).
+	BackoffBase, BackoffMax time.Duration
+	// Clock is the time source (default RealClock).
+	Clock Clock
+	// Rand returns numbers in [0,1) for jitter (default math/rand/v2).
+	Rand func() float64
+	// Logger receives the scheduler's logs (default a null logger).
+	Logger hclog.Logger
+}
+
+// Errors returned by Trigger.
+var (
+	ErrUnknownTable = errors.New("no such table")
+	ErrHalted       = errors.New("table is halted")
+	ErrDisabled     = errors.New("table is disabled")
+	ErrStopping     = errors.New("daemon is shutting down")
+)
+
+// Scheduler runs the tables of a policy set.
+type Scheduler struct {
+	cfg Config
+	log hclog.Logger
+	sem chan struct{}
+
+	runCtx     context.Context // cancelled at the hard shutdown deadline
+	cancelRuns context.CancelFunc
+	stopping   chan struct{}
+	stopOnce   sync.Once
+	started    time.Time
+
+	mu     sync.Mutex
+	tables map[string]*table
+	wg     sync.WaitGroup
+}
+
+// New returns a scheduler with no tables; add them with Apply.
+func New(cfg Config) *Scheduler {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Minute
+	}
+	if cfg.BackoffBase <= 0 {
+		cfg.BackoffBase = 5 * time.Second
+	}
+	if cfg.BackoffMax < cfg.BackoffBase {
+		cfg.BackoffMax = 10 * time.Minute
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Scheduler{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		sem:        make(chan struct{}, cfg.Workers),
+		runCtx:     ctx,
+		cancelRuns: cancel,
+		stopping:   make(chan struct{}),
+		started:    cfg.Clock.Now(),
+		tables:     map[string]*table{},
+	}
+}
+
+// Apply makes the scheduler's tables match ps: new tables start, removed
+// tables stop (an in-flight run of theirs is cancelled and cleans up), and
+// changed tables restart with fresh state (which clears a halt). Unchanged
+// tables keep running undisturbed.
+func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stopping:
+		return nil, nil, nil
+	default:
+	}
+	want := map[string]policies.Policy{}
+	for _, p := range ps {
+		want[p.Name] = p
+	}
+	for name, t := range s.tables {
+		p, ok := want[name]
+		switch {
+		case !ok:
+			t.stop()
+			delete(s.tables, name)
+			removed = append(removed, name)
+		case !samePolicy(t.policy, p):
+			t.stop()
+			s.tables[name] = s.startTable(p)
+			changed = append(changed, name)
+		}
+	}
+	for name, p := range want {
+		if _, ok := s.tables[name]; !ok {
+			s.tables[name] = s.startTable(p)
+			added = append(added, name)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(removed)
+	sort.Strings(changed)
+	return added, removed, changed
+}
+
+func samePolicy(a, b policies.Policy) bool {
+	a.Source, b.Source = "", ""
+	return reflect.DeepEqual(a, b)
+}
+
+// Trigger asks for a run of one table now. Triggers coalesce: while a run is
+// queued, more triggers add nothing; while one is running, at most one more
+// follows it. A manual trigger skips any backoff wait.
+func (s *Scheduler) Trigger(name, reason string) error {
+	select {
+	case <-s.stopping:
+		return ErrStopping
+	default:
+	}
+	s.mu.Lock()
+	t, ok := s.tables[name]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTable, name)
+	}
+	return t.trigger(reason)
+}
+
+// TriggerAll triggers every enabled, not halted table and returns how many.
+func (s *Scheduler) TriggerAll(reason string) int {
+	s.mu.Lock()
+	ts := make([]*table, 0, len(s.tables))
+	for _, t := range s.tables {
+		ts = append(ts, t)
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, t := range ts {
+		if t.trigger(reason) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Policy returns the current policy of a table.
+func (s *Scheduler) Policy(name string) (policies.Policy, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tables[name]
+	if !ok {
+		return policies.Policy{}, false
+	}
+	return t.policy, true
+}
+
+// Status returns every table's state, sorted by name.
+func (s *Scheduler) Status() []TableStatus {
+	s.mu.Lock()
+	ts := make([]*table, 0, len(s.tables))
+	for _, t := range s.tables {
+		ts = append(ts, t)
+	}
+	s.mu.Unlock()
+	out := make([]TableStatus, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.status())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Shutdown stops taking work and waits for in-flight runs to finish. When ctx
+// ends first, the runs are cancelled (they abandon their attempt and delete
+// what they wrote) and Shutdown waits for them to return. It returns
+// ctx.Err() when runs had to be cancelled.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopping) })
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancelRuns()
+		return nil
+	case <-ctx.Done():
+	}
+	s.log.Warn("shutdown deadline reached; cancelling in-flight runs")
+	s.cancelRuns()
+	<-done
+	return ctx.Err()
+}
+
+func (s *Scheduler) startTable(p policies.Policy) *table {
+	ctx, cancel := context.WithCancel(s.runCtx)
+	t := &table{
+		s:         s,
+		policy:    p,
+		log:       s.log.Named(p.Name),
+		trig:      make(chan string, 1),
+		quit:      make(chan struct{}),
+		runCtx:    ctx,
+		cancelRun: cancel,
+		lastSeen:  -1,
+		exclude:   map[string]bool{},
+		counters:  newCounters(),
+		state:     StateIdle,
+	}
+	if p.Schedule != "" {
+		sch, err := policies.ParseSchedule(p.Schedule)
+		if err != nil {
+			// Validate already rejected it; halt rather than guess.
+			t.halted, t.haltReason, t.state = true, err.Error(), StateHalted
+		}
+		t.sched = sch
+	}
+	if !p.Enabled && !t.halted {
+		t.state = StateDisabled
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t.loop()
+	}()
+	return t
+}
+
+// table is the scheduler's state of one table; its loop goroutine is the
+// only one that runs it, which makes runs single-flight per table.
+type table struct {
+	s         *Scheduler
+	policy    policies.Policy
+	log       hclog.Logger
+	sched     cron.Schedule
+	trig      chan string
+	quit      chan struct{}
+	quitOnce  sync.Once
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+
+	mu          sync.Mutex // guards the fields below (read by status)
+	state       string
+	lastSeen    int64
+	backlog     *Backlog
+	nextPoll    time.Time
+	nextCron    time.Time
+	retryAt     time.Time
+	failures    int
+	halted      bool
+	haltReason  string
+	exclude     map[string]bool
+	lastRun     *RunRecord
+	lastSuccess time.Time
+	lastError   string
+	pollError   string
+	counters    *Counters
+}
+
+func (t *table) stop() {
+	t.quitOnce.Do(func() { close(t.quit) })
+	t.cancelRun()
+}
+
+func (t *table) trigger(reason string) error {
+	t.mu.Lock()
+	halted, enabled := t.halted, t.policy.Enabled
+	t.mu.Unlock()
+	switch {
+	case halted:
+		return fmt.Errorf("%w: %s", ErrHalted, t.policy.Name)
+	case !enabled:
+		return fmt.Errorf("%w: %s", ErrDisabled, t.policy.Name)
+	}
+	select {
+	case t.trig <- reason:
+	default: // one already pending: coalesce
+		t.mu.Lock()
+		t.counters.Coalesced++
+		t.mu.Unlock()
+	}
+	return nil
+}
+
+func (t *table) stopped() bool {
+	select {
+	case <-t.quit:
+		return true
+	case <-t.s.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *table) loop() {
+	clock := t.s.cfg.Clock
+	now := clock.Now()
+	t.mu.Lock()
+	t.nextPoll = now // poll at once so /status has a backlog
+	if t.sched != nil {
+		t.nextCron = t.sched.Next(now)
+	}
+	t.mu.Unlock()
+	for {
+		if t.stopped() {
+			return
+		}
+		now = clock.Now()
+		t.mu.Lock()
+		wake := t.nextPoll
+		if t.sched != nil && t.nextCron.Before(wake) {
+			wake = t.nextCron
+		}
+		if !t.retryAt.IsZero() && t.retryAt.Before(wake) {
+			wake = t.retryAt
+		}
+		halted := t.halted
+		t.mu.Unlock()
+		if halted {
+			// A halted table does nothing until its policy changes.
+			select {
+			case <-t.quit:
+			case <-t.s.stopping:
+			}
+			return
+		}
+		timer := clock.NewTimer(wake.Sub(now))
+		select {
+		case <-t.quit:
+			timer.Stop()
+			return
+		case <-t.s.stopping:
+			timer.Stop()
+			return
+		case reason := <-t.trig:
+			timer.Stop()
+			t.attempt(reason, true)
+		case <-timer.C():
+			t.onTimer()
+		}
+	}
+}
+
+// onTimer handles whichever of retry, cron and poll are due.
+func (t *table) onTimer() {
+	now := t.s.cfg.Clock.Now()
+	t.mu.Lock()
+	retryDue := !t.retryAt.IsZero() && !now.Before(t.retryAt)
+	cronDue := t.sched != nil && !now.Before(t.nextCron)
+	if cronDue {
+		t.nextCron = t.sched.Next(now)
+	}
+	pollDue := !now.Before(t.nextPoll)
+	if pollDue {
+		t.nextPoll = now.Add(t.s.cfg.PollInterval)
+	}
+	t.mu.Unlock()
+	switch {
+	case retryDue:
+		t.attempt(ReasonRetry, false)
+	case cronDue:
+		t.attempt(ReasonSchedule, false)
+	}
+	if pollDue && !t.stopped() {
+		if reason := t.poll(); reason != "" {
+			t.attempt("poll:"+reason, false)
+		}
+	}
+}
+
+// poll reads new log entries and returns the trigger that fires, if any.
+func (t *table) poll() string {
+	t.mu.Lock()
+	lastSeen := t.lastSeen
+	t.mu.Unlock()
+	res, err := t.s.cfg.Poll(t.runCtx, t.policy, lastSeen)
+	now := t.s.cfg.Clock.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.counters.Polls++
+	if err != nil {
+		t.counters.PollErrors++
+		t.pollError = err.Error()
+		t.log.Warn("poll failed", "error", err)
+		if commit.Class(err) == commit.Halt {
+			t.halt(err)
+		}
+		return ""
+	}
+	t.pollError = ""
+	if res.Changed {
+		t.lastSeen = res.Version
+		if res.Backlog != nil {
+			b := *res.Backlog
+			t.backlog = &b
+		}
+	}
+	if t.backlog == nil || !t.policy.Enabled || !t.retryAt.IsZero() {
+		return "" // nothing known yet, disabled, or a retry is already pending
+	}
+	last := t.lastSuccess
+	if last.IsZero() {
+		last = t.s.started
+	}
+	reason := Evaluate(t.policy, *t.backlog, last, now)
+	if reason == "max_time_since_last_run" || res.Changed {
+		return reason
+	}
+	// The log has not moved since the last poll: thresholds that held then
+	// were acted on then; firing again would only repeat a no-op run.
+	return ""
+}
+
+// halt stops the table; t.mu must be held.
+func (t *table) halt(err error) {
+	t.halted = true
+	t.haltReason = err.Error()
+	t.state = StateHalted
+	t.retryAt = time.Time{}
+	t.log.Error("table halted; fix the cause and change or reload its policy", "error", err)
+}
+
+// attempt runs the table once if it may run now.
+func (t *table) attempt(reason string, manual bool) {
+	t.mu.Lock()
+	if t.halted || !t.policy.Enabled {
+		t.mu.Unlock()
+		return
+	}
+	now := t.s.cfg.Clock.Now()
+	if !manual && reason != ReasonRetry && !t.retryAt.IsZero() && now.Before(t.retryAt) {
+		t.counters.Deferred++
+		t.mu.Unlock()
+		return // backing off: the pending retry covers this trigger
+	}
+	t.state = StateQueued
+	t.mu.Unlock()
+
+	select {
+	case t.s.sem <- struct{}{}:
+	case <-t.quit:
+		t.setState(StateIdle)
+		return
+	case <-t.s.stopping:
+		t.setState(StateIdle)
+		return
+	}
+	defer func() { <-t.s.sem }()
+
+	t.mu.Lock()
+	t.state = StateRunning
+	exclude := make(map[string]bool, len(t.exclude))
+	for k := range t.exclude {
+		exclude[k] = true
+	}
+	t.mu.Unlock()
+
+	start := t.s.cfg.Clock.Now()
+	t.log.Info("run starting", "reason", reason)
+	rep, err := t.s.cfg.Run(t.runCtx, RunRequest{Table: t.policy.Name, Policy: t.policy, Exclude: exclude, Reason: reason})
+	end := t.s.cfg.Clock.Now()
+	t.finish(reason, start, end, rep, err)
+}
+
+func (t *table) finish(reason string, start, end time.Time, rep RunReport, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec := &RunRecord{Reason: reason, Start: start, End: end, Duration: end.Sub(start).Seconds(), Report: rep}
+	t.lastRun = rec
+	t.counters.addReport(rep, end.Sub(start))
+	excludedBefore := len(t.exclude)
+	for _, p := range rep.Quarantined {
+		t.exclude[p] = true
+	}
+	if err == nil {
+		rec.Result = ResultNoop
+		if rep.Committed {
+			rec.Result = ResultCommitted
+		}
+		t.counters.Runs[rec.Result]++
+		t.failures = 0
+		t.retryAt = time.Time{}
+		t.lastError = ""
+		t.lastSuccess = end
+		t.state = StateIdle
+		t.log.Info("run finished", "result", rec.Result, "version", rep.Version,
+			"files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded,
+			"reconciliations", rep.Reconciliations, "jobs_dropped", rep.JobsDropped)
+		return
+	}
+	rec.Error = err.Error()
+	t.lastError = err.Error()
+	if t.stopped() && errors.Is(err, context.Canceled) {
+		rec.Result = ResultCancelled
+		t.counters.Runs[rec.Result]++
+		t.state = StateIdle
+		t.log.Info("run cancelled by shutdown or removal", "error", err)
+		return
+	}
+	class := commit.Class(err)
+	var qp QuarantinedPaths
+	if errors.As(err, &qp) {
+		for _, p := range qp.QuarantinedPaths() {
+			t.exclude[p] = true
+		}
+	}
+	switch class {
+	case commit.Halt:
+		rec.Result = ResultHalt
+		t.counters.Runs[rec.Result]++
+		t.halt(err)
+		return
+	case commit.Quarantine:
+		rec.Result = ResultQuarantine
+		t.counters.Runs[rec.Result]++
+		if len(t.exclude) > excludedBefore {
+			// The bad file is on the skip list: go again at once.
+			t.failures = 0
+			t.retryAt = end
+			t.state = StateIdle
+			t.log.Warn("data file quarantined; retrying without it", "error", err, "quarantined", len(t.exclude))
+			return
+		}
+		t.log.Warn("quarantine error without a file to skip; backing off", "error", err)
+	default:
+		rec.Result = ResultRetry
+		t.counters.Runs[rec.Result]++
+	}
+	t.failures++
+	wait := Backoff(t.failures, t.s.cfg.BackoffBase, t.s.cfg.BackoffMax, t.s.cfg.Rand)
+	t.retryAt = end.Add(wait)
+	t.state = StateBackoff
+	t.log.Warn("run failed; backing off", "error", err, "failures", t.failures, "retry_in", wait)
+}
+
+func (t *table) setState(s string) {
+	t.mu.Lock()
+	t.state = s
+	t.mu.Unlock()
+}

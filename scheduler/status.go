@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+)
+
+// Table states reported by Status.
+const (
+	StateIdle     = "idle"
+	StateQueued   = "queued"
+	StateRunning  = "running"
+	StateBackoff  = "backoff"
+	StateHalted   = "halted"
+	StateDisabled = "disabled"
+)
+
+// Run results (the "result" label of compactord_runs_total).
+const (
+	ResultCommitted  = "committed"
+	ResultNoop       = "noop"
+	ResultRetry      = "retry"
+	ResultQuarantine = "quarantine"
+	ResultHalt       = "halt"
+	ResultCancelled  = "cancelled"
+)
+
+// Results lists every run result, in exposition order.
+var Results = []string{ResultCommitted, ResultNoop, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
+
+// DurationBuckets are the upper bounds (seconds) of the run duration histogram.
+var DurationBuckets = []float64{0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600}
+
+// RunRecord describes one finished run.
+type RunRecord struct {
+	Reason   string    `json:"reason"`
+	Result   string    `json:"result"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Duration float64   `json:"duration_seconds"`
+	Error    string    `json:"error,omitempty"`
+	Report   RunReport `json:"report"`
+}
+
+// Counters are a table's cumulative counters since its policy was loaded.
+type Counters struct {
+	Runs            map[string]int64 `json:"runs"`
+	FilesRewritten  int64            `json:"files_rewritten"`
+	BytesRewritten  int64            `json:"bytes_rewritten"`
+	FilesWritten    int64            `json:"files_written"`
+	BytesWritten    int64            `json:"bytes_written"`
+	Conflicts       map[string]int64 `json:"conflicts"`
+	Reconciliations int64            `json:"reconciliations"`
+	JobsDropped     int64            `json:"jobs_dropped"`
+	Polls           int64            `json:"polls"`
+	PollErrors      int64            `json:"poll_errors"`
+	Coalesced       int64            `json:"coalesced_triggers"`
+	Deferred        int64            `json:"deferred_triggers"`
+	// DurationBuckets[i] counts runs that took at most DurationBuckets[i]
+	// seconds (cumulative, as Prometheus wants); DurationCount and
+	// DurationSum cover every run.
+	DurationBuckets []int64 `json:"-"`
+	DurationCount   int64   `json:"-"`
+	DurationSum     float64 `json:"-"`
+}
+
+func newCounters() *Counters {
+	c := &Counters{Runs: map[string]int64{}, Conflicts: map[string]int64{}, DurationBuckets: make([]int64, len(DurationBuckets))}
+	for _, r := range Results {
+		c.Runs[r] = 0
+	}
+	return c
+}
+
+func (c *Counters) addReport(r RunReport, d time.Duration) {
+	c.FilesRewritten += int64(r.FilesRemoved)
+	c.BytesRewritten += r.BytesRemoved
+	c.FilesWritten += int64(r.FilesAdded)
+	c.BytesWritten += r.BytesAdded
+	for k, v := range r.Conflicts {
+		c.Conflicts[k] += int64(v)
+	}
+	c.Reconciliations += int64(r.Reconciliations)
+	c.JobsDropped += int64(r.JobsDropped)
+	sec := d.Seconds()
+	for i, b := range DurationBuckets {
+		if sec <= b {
+			c.DurationBuckets[i]++
+		}
+	}
+	c.DurationCount++
+	c.DurationSum += sec
+}
+
+func (c *Counters) clone() Counters {
+	out := *c
+	out.Runs = make(map[string]int64, len(c.Runs))
+	for k, v := range c.Runs {
+		out.Runs[k] = v
+	}
+	out.Conflicts = make(map[string]int64, len(c.Conflicts))
+	for k, v := range c.Conflicts {
+		out.Conflicts[k] = v
+	}
+	out.DurationBuckets = append([]int64(nil), c.DurationBuckets...)
+	return out
+}
+
+// TableStatus is one table's state as /status shows it.
+type TableStatus struct {
+	Name        string     `json:"name"`
+	URL         string     `json:"url"`
+	Strategy    string     `json:"strategy"`
+	Enabled     bool       `json:"enabled"`
+	State       string     `json:"state"`
+	Halted      bool       `json:"halted"`
+	HaltReason  string     `json:"halt_reason,omitempty"`
+	LastVersion int64      `json:"last_seen_version"`
+	LastRun     *RunRecord `json:"last_run,omitempty"`
+	LastSuccess *time.Time `json:"last_success,omitempty"`
+	NextRun     *time.Time `json:"next_run,omitempty"`
+	NextPoll    time.Time  `json:"next_poll"`
+	Failures    int        `json:"consecutive_failures"`
+	Backlog     *Backlog   `json:"backlog,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	PollError   string     `json:"poll_error,omitempty"`
+	Quarantined []string   `json:"quarantined,omitempty"`
+	Counters    Counters   `json:"counters"`
+}
+
+func (t *table) status() TableStatus {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := TableStatus{
+		Name:        t.policy.Name,
+		URL:         t.policy.URL,
+		Strategy:    string(t.policy.Strategy),
+		Enabled:     t.policy.Enabled,
+		State:       t.state,
+		Halted:      t.halted,
+		HaltReason:  t.haltReason,
+		LastVersion: t.lastSeen,
+		NextPoll:    t.nextPoll,
+		Failures:    t.failures,
+		LastError:   t.lastError,
+		PollError:   t.pollError,
+		Counters:    t.counters.clone(),
+	}
+	if t.lastRun != nil {
+		r := *t.lastRun
+		st.LastRun = &r
+	}
+	if !t.lastSuccess.IsZero() {
+		ls := t.lastSuccess
+		st.LastSuccess = &ls
+	}
+	if t.backlog != nil {
+		b := *t.backlog
+		st.Backlog = &b
+	}
+	if !t.halted && t.policy.Enabled {
+		var next time.Time
+		if !t.retryAt.IsZero() {
+			next = t.retryAt
+		}
+		if t.sched != nil && (next.IsZero() || t.nextCron.Before(next)) {
+			next = t.nextCron
+		}
+		if !next.IsZero() {
+			st.NextRun = &next
+		}
+	}
+	for p := range t.exclude {
+		st.Quarantined = append(st.Quarantined, p)
+	}
+	sort.Strings(st.Quarantined)
+	return st
+}
