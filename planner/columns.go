@@ -1,0 +1,162 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// column is one clustering column: its logical path (as users and the
+// ZCUBE_ZORDER_BY tag name it), its physical path (as stats and parquet
+// name it) and how its values order.
+type column struct {
+	Logical  []string
+	Physical []string
+	kind     valueKind
+}
+
+// name is the logical name as Spark prints it: path elements joined by dots,
+// an element quoted with backticks when it contains a dot or a backtick.
+func (c column) name() string { return quotePath(c.Logical) }
+
+func quotePath(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		if strings.ContainsAny(p, ".`") {
+			p = "`" + strings.ReplaceAll(p, "`", "``") + "`"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ".")
+}
+
+// Clustering metadata domains and properties (see the rules digest, sec. 4).
+const (
+	domainClustering = "delta.clustering"
+	domainLiquid     = "delta.liquid"
+	// propClusteringColumns is the table property older writers used.
+	propClusteringColumns = "clusteringColumns"
+)
+
+// tableClusteringColumns reads the clustering columns (physical paths) from
+// the snapshot: the delta.clustering domain ({"clusteringColumns":[["a"]]}),
+// the legacy delta.liquid domain ({"clusteringColumns":[{"physicalName":
+// ["a"]}]}), or the clusteringColumns table property. nil when the table is
+// not clustered.
+func tableClusteringColumns(snap *delta.Snapshot) ([][]string, error) {
+	if d, ok := snap.Domains[domainClustering]; ok && !d.Removed {
+		var v struct {
+			ClusteringColumns [][]string `json:"clusteringColumns"`
+		}
+		if err := json.Unmarshal([]byte(d.Configuration), &v); err != nil {
+			return nil, fmt.Errorf("domain %s at version %d: %w", domainClustering, snap.Version, err)
+		}
+		return v.ClusteringColumns, nil
+	}
+	if d, ok := snap.Domains[domainLiquid]; ok && !d.Removed {
+		var v struct {
+			ClusteringColumns []struct {
+				PhysicalName []string `json:"physicalName"`
+			} `json:"clusteringColumns"`
+		}
+		if err := json.Unmarshal([]byte(d.Configuration), &v); err != nil {
+			return nil, fmt.Errorf("domain %s at version %d: %w", domainLiquid, snap.Version, err)
+		}
+		out := make([][]string, 0, len(v.ClusteringColumns))
+		for _, c := range v.ClusteringColumns {
+			out = append(out, c.PhysicalName)
+		}
+		return out, nil
+	}
+	if s, ok := snap.Metadata.Configuration[propClusteringColumns]; ok && s != "" {
+		var v [][]string
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return nil, fmt.Errorf("table property %s at version %d: %w", propClusteringColumns, snap.Version, err)
+		}
+		return v, nil
+	}
+	return nil, nil
+}
+
+// physicalName returns a field's column-mapping physical name, or its name.
+func physicalName(f *delta.StructField) string {
+	if raw, ok := f.Metadata["delta.columnMapping.physicalName"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return f.Name
+}
+
+// resolvePath walks the schema along path, matching each element against
+// logical names (case-insensitively, as Spark resolves) or physical names.
+// It returns the logical path, the physical path and the leaf type. Without
+// a schema the path is taken as both logical and physical.
+func resolvePath(schema *delta.StructType, path []string, byPhysical bool) (logical, physical []string, typ *delta.DataType, err error) {
+	if schema == nil {
+		return path, path, nil, nil
+	}
+	st := schema
+	for i, p := range path {
+		if st == nil {
+			return nil, nil, nil, fmt.Errorf("column %s: %s is not a struct", quotePath(path), quotePath(path[:i]))
+		}
+		var found *delta.StructField
+		for _, f := range st.Fields {
+			name := f.Name
+			if byPhysical {
+				name = physicalName(f)
+			}
+			if name == p || (!byPhysical && strings.EqualFold(name, p)) {
+				found = f
+				break
+			}
+		}
+		if found == nil {
+			return nil, nil, nil, fmt.Errorf("column %s not found in the table schema", quotePath(path))
+		}
+		logical = append(logical, found.Name)
+		physical = append(physical, physicalName(found))
+		typ = found.Type
+		st = nil
+		if typ != nil {
+			st = typ.Struct
+		}
+	}
+	return logical, physical, typ, nil
+}
+
+// clusteringColumns returns the columns to cluster by: the policy's override
+// (logical paths) or the table's (physical paths), and where they came from.
+func clusteringColumns(snap *delta.Snapshot, p Policy) ([]column, string, error) {
+	paths, byPhysical, source := p.ClusteringColumns, false, "policy"
+	if paths == nil {
+		var err error
+		paths, err = tableClusteringColumns(snap)
+		if err != nil {
+			return nil, "", err
+		}
+		byPhysical, source = true, "table"
+	}
+	if len(paths) == 0 {
+		return nil, "", nil
+	}
+	if len(paths) > MaxClusteringColumns {
+		return nil, "", fmt.Errorf("%d clustering columns (%s) exceed the limit of %d", len(paths), source, MaxClusteringColumns)
+	}
+	cols := make([]column, 0, len(paths))
+	for _, path := range paths {
+		if err := validPath(path); err != nil {
+			return nil, "", fmt.Errorf("clustering column from %s: %w", source, err)
+		}
+		l, ph, typ, err := resolvePath(snap.Schema, path, byPhysical)
+		if err != nil {
+			return nil, "", fmt.Errorf("clustering column from %s: %w", source, err)
+		}
+		cols = append(cols, column{Logical: l, Physical: ph, kind: kindOf(typ)})
+	}
+	return cols, source, nil
+}

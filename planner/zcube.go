@@ -1,0 +1,146 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// cubeUnit is what zcube bins never split: one unclustered file, or all
+// candidate files of one Z-cube.
+type cubeUnit struct {
+	id    string // "" for an unclustered file
+	files []*fileInfo
+	size  int64
+}
+
+// zcube clusters unclustered files and partial Z-cubes (every file with
+// Full) along the curve, one new Z-cube per job.
+func (st *state) zcube() {
+	names := make([]string, len(st.cols))
+	physical := make([][]string, len(st.cols))
+	for i, c := range st.cols {
+		names[i], physical[i] = c.name(), c.Physical
+	}
+	full := st.s.Full
+	maxBin := st.s.minCube + st.s.minCube/2 // Delta's targetCubeSize: 1.5 x minCubeSize
+	for _, part := range byPartition(st.files) {
+		var uncl []*fileInfo
+		cubes := map[string]*cubeUnit{}
+		for _, f := range part {
+			if !full {
+				if f.provider != "" && f.provider != ClusteringProviderLQ {
+					st.skip(SkipOtherProvider, f)
+					continue
+				}
+				if f.zcubeID != "" && !sameNames(f.zorderBy, names) {
+					st.skip(SkipOtherColumns, f)
+					continue
+				}
+			}
+			if f.settling && !f.clustered {
+				st.skip(SkipSettling, f)
+				continue
+			}
+			id := f.zcubeID
+			if id == "" && f.provider != "" {
+				id = "file:" + f.add.Path // clustered on write, no z-cube of its own
+			}
+			if id == "" {
+				uncl = append(uncl, f)
+				continue
+			}
+			u := cubes[id]
+			if u == nil {
+				u = &cubeUnit{id: id}
+				cubes[id] = u
+			}
+			u.files = append(u.files, f)
+			u.size += f.logical
+		}
+		ids := make([]string, 0, len(cubes))
+		for id := range cubes {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var units []*cubeUnit
+		for _, f := range uncl {
+			units = append(units, &cubeUnit{files: []*fileInfo{f}, size: f.add.Size})
+		}
+		partial := 0
+		for _, id := range ids {
+			u := cubes[id]
+			if !full && u.size >= st.s.minCube {
+				for _, f := range u.files {
+					st.skip(SkipLargeZCube, f)
+				}
+				continue
+			}
+			partial++
+			units = append(units, u)
+		}
+		for _, bin := range packUnits(units, maxBin) {
+			var fs []*fileInfo
+			nUncl, nCubes := 0, 0
+			for _, u := range bin {
+				fs = append(fs, u.files...)
+				if u.id == "" {
+					nUncl++
+				} else {
+					nCubes++
+				}
+			}
+			if !full && nUncl == 0 && nCubes <= 1 {
+				for _, f := range fs {
+					st.skip(SkipSingleZCube, f)
+				}
+				continue
+			}
+			reason := fmt.Sprintf("cluster %d unclustered files and %d partial z-cubes", nUncl, nCubes)
+			if full {
+				reason = fmt.Sprintf("full re-clustering of %d files", len(fs))
+			}
+			st.plan.Considered.CandidateFiles += len(fs)
+			for _, f := range fs {
+				st.plan.Considered.CandidateBytes += f.add.Size
+			}
+			j := st.newJob(StrategyZCube, reason, fs)
+			curve := CurveHilbert
+			if len(physical) == 1 {
+				curve = CurveZOrder
+			}
+			j.Sort = &SortSpec{Columns: physical, Curve: curve}
+			j.ClusteringProvider = ClusteringProviderLQ
+			by, _ := json.Marshal(names) // a []string always marshals
+			h := sha256.New()
+			fmt.Fprintf(h, "zcube-id\x00%d\x00", st.snap.Version)
+			for _, f := range fs {
+				h.Write([]byte(f.add.FileKey()))
+				h.Write([]byte{0})
+			}
+			j.Tags = map[string]string{TagZCubeID: uuidFrom(h.Sum(nil)), TagZCubeZOrderBy: string(by)}
+			st.jobs = append(st.jobs, j)
+		}
+	}
+}
+
+// packUnits cuts units (in order) into contiguous bins of at most maxBin
+// bytes; a unit larger than maxBin gets a bin of its own.
+func packUnits(units []*cubeUnit, maxBin int64) [][]*cubeUnit {
+	var bins [][]*cubeUnit
+	var cur []*cubeUnit
+	var size int64
+	for _, u := range units {
+		if len(cur) > 0 && size+u.size > maxBin {
+			bins = append(bins, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, u)
+		size += u.size
+	}
+	if len(cur) > 0 {
+		bins = append(bins, cur)
+	}
+	return bins
+}
