@@ -2,9 +2,24 @@ package delta
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
+
+// DefaultReadBufferSize is the default size of the buffered range reads a
+// FileScan makes per column chunk. Object stores want few, large GETs: the
+// parquet-go default (4 KiB) made thousands of requests for one file.
+const DefaultReadBufferSize = 4 << 20
+
+// maxScanBufferBytes bounds the read buffers of one FileScan (one buffer
+// per column): wide tables get smaller per-column buffers.
+const maxScanBufferBytes = 64 << 20
 
 // FileScan streams the live rows (DV applied) of one data file, converted to
 // the table's physical data schema (see DataSchema): physical column names,
@@ -12,29 +27,312 @@ import (
 // columns.
 type FileScan struct {
 	schema *parquet.Schema
+	shape  *dataShape
+	key    string
+	plans  []*leafPlan
+
+	file      *parquet.File
+	rowGroups []parquet.RowGroup
+	rg        int
+	rows      parquet.Rows
+	// next is the physical index of the next row rows will return.
+	next    int64
+	numRows int64
+	dv      *roaring64.Bitmap
+
+	srcBuf   []parquet.Row
+	colStart []int
+	done     bool
 }
 
 // ScanOptions tune a FileScan.
 type ScanOptions struct {
 	// ReadBufferSize is the size of the buffered range reads on the object
-	// (default a few MiB: object stores want few, large GETs).
+	// per column chunk (default DefaultReadBufferSize, lowered for wide
+	// tables so that one scan buffers at most 64 MiB).
 	ReadBufferSize int
+	// DV, when non-nil, is used as the file's deleted rows instead of
+	// reading add.DeletionVector (callers that already loaded it).
+	DV *roaring64.Bitmap
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
 func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts ScanOptions) (*FileScan, error) {
-	return nil, ErrNotImplemented
+	ds, err := newDataShape(snap)
+	if err != nil {
+		return nil, err
+	}
+	return openFileScan(ctx, t, ds, add, opts)
+}
+
+func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts ScanOptions) (*FileScan, error) {
+	key, err := add.Key()
+	if err != nil {
+		return nil, err
+	}
+	name := key
+	if t.URL != "" {
+		name = t.URL + " " + key
+	}
+	size := add.Size
+	if size <= 0 {
+		attrs, err := t.Bucket.Attributes(ctx, key)
+		if err != nil {
+			return nil, dataFileError(name, err)
+		}
+		size = attrs.Size
+	}
+	bufSize := opts.ReadBufferSize
+	if bufSize <= 0 {
+		bufSize = DefaultReadBufferSize
+		if n := len(ds.leaves); n > 0 && bufSize*n > maxScanBufferBytes {
+			bufSize = max(maxScanBufferBytes/n, 256<<10)
+		}
+	}
+	ra := &blobReaderAt{ctx: ctx, bucket: t.Bucket, key: key, size: size}
+	f, err := openParquet(ra, size, bufSize)
+	if err != nil {
+		return nil, dataFileError(name, err)
+	}
+	plans, err := planScan(ds, f.Schema(), name)
+	if err != nil {
+		return nil, err
+	}
+	s := &FileScan{
+		schema: ds.schema, shape: ds, key: name, plans: plans,
+		file: f, rowGroups: f.RowGroups(), numRows: f.NumRows(),
+		colStart: make([]int, len(f.Schema().Columns())+1),
+	}
+	var total int64
+	for _, rg := range s.rowGroups {
+		total += rg.NumRows()
+	}
+	if total != s.numRows {
+		return nil, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows)
+	}
+	dv := opts.DV
+	if dv == nil && add.DeletionVector != nil {
+		dv, err = ReadDV(ctx, t, add.DeletionVector)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: deletion vector: %w", name, err)
+		}
+		if c := int64(dv.GetCardinality()); c != add.DeletionVector.Cardinality {
+			return nil, fmt.Errorf("data file %s: deletion vector holds %d rows but its descriptor says %d", name, c, add.DeletionVector.Cardinality)
+		}
+	}
+	if dv != nil && !dv.IsEmpty() {
+		if m := int64(dv.Maximum()); m >= s.numRows {
+			return nil, fmt.Errorf("data file %s: deletion vector deletes row %d but the file has %d rows", name, m, s.numRows)
+		}
+		s.dv = dv
+	}
+	return s, nil
+}
+
+func dataFileError(name string, err error) error {
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("data file %s does not exist: %w", name, err)
+	}
+	return fmt.Errorf("data file %s: %w", name, err)
+}
+
+// openParquet opens the footer; parquet-go can panic on malformed input,
+// which becomes an error here.
+func openParquet(r io.ReaderAt, size int64, bufSize int) (f *parquet.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt parquet: %v", p)
+		}
+	}()
+	f, err = parquet.OpenFile(r, size,
+		parquet.ReadBufferSize(bufSize),
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.OptimisticRead(true),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("open parquet: %w", err)
+	}
+	return f, nil
 }
 
 // Schema is the parquet schema of the rows ReadRows returns.
 func (s *FileScan) Schema() *parquet.Schema { return s.schema }
 
+// NumPhysicalRows is the number of rows in the file, deleted ones included.
+func (s *FileScan) NumPhysicalRows() int64 { return s.numRows }
+
+// NumDeleted is the number of rows the deletion vector removes.
+func (s *FileScan) NumDeleted() int64 {
+	if s.dv == nil {
+		return 0
+	}
+	return int64(s.dv.GetCardinality())
+}
+
 // ReadRows reads up to len(rows) live rows. For each row it also sets
-// physIdx[i] to the row's physical index in the file. The rows are owned by
-// the caller (safe to retain). It returns io.EOF after the last row.
-func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (int, error) {
-	return 0, ErrNotImplemented
+// physIdx[i] to the row's physical index in the file (physIdx may be nil).
+// The rows are owned by the caller (safe to retain): ReadRows allocates
+// fresh row storage on every call and never writes into rows[i]'s old
+// backing array. It returns io.EOF after the last row (possibly with n > 0).
+func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("data file %s: corrupt parquet: %v", s.key, p)
+		}
+	}()
+	if physIdx != nil && len(physIdx) < len(rows) {
+		return 0, fmt.Errorf("ReadRows: physIdx shorter than rows")
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if len(s.srcBuf) < len(rows) {
+		s.srcBuf = make([]parquet.Row, len(rows))
+	}
+	var out []parquet.Value
+	a := &arena{}
+	for n < len(rows) {
+		if s.done {
+			return n, io.EOF
+		}
+		if s.rows == nil {
+			if s.rg >= len(s.rowGroups) {
+				s.done = true
+				continue
+			}
+			s.rows = s.rowGroups[s.rg].Rows()
+		}
+		want := len(rows) - n
+		m, rerr := s.rows.ReadRows(s.srcBuf[:want])
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return n, fmt.Errorf("data file %s: row group %d: %w", s.key, s.rg, rerr)
+		}
+		if out == nil && m > 0 {
+			size := 0
+			for _, r := range s.srcBuf[:m] {
+				size += len(r)
+			}
+			out = make([]parquet.Value, 0, size*want/m+len(s.plans))
+		}
+		for i := 0; i < m; i++ {
+			idx := s.next
+			s.next++
+			if s.dv != nil && s.dv.Contains(uint64(idx)) {
+				continue
+			}
+			start := len(out)
+			out, err = s.convertRow(out, s.srcBuf[i], a)
+			if err != nil {
+				return n, fmt.Errorf("data file %s: row %d: %w", s.key, idx, err)
+			}
+			rows[n] = out[start:len(out):len(out)]
+			if physIdx != nil {
+				physIdx[n] = idx
+			}
+			n++
+		}
+		if errors.Is(rerr, io.EOF) || m == 0 {
+			if cerr := s.rows.Close(); cerr != nil {
+				return n, fmt.Errorf("data file %s: %w", s.key, cerr)
+			}
+			s.rows = nil
+			s.rg++
+		}
+	}
+	return n, nil
+}
+
+// convertRow appends the target values of one file row to out.
+func (s *FileScan) convertRow(out []parquet.Value, row parquet.Row, a *arena) ([]parquet.Value, error) {
+	// Values of a row are grouped by column in column order.
+	cs := s.colStart
+	for i := range cs {
+		cs[i] = -1
+	}
+	col := -1
+	for i, v := range row {
+		c := v.Column()
+		if c != col {
+			if c < 0 || c >= len(cs)-1 {
+				return out, fmt.Errorf("value of unknown column %d", c)
+			}
+			cs[c] = i
+			col = c
+		}
+	}
+	for _, lp := range s.plans {
+		tcol := lp.tgt.col
+		if lp.srcCol < 0 {
+			out = append(out, parquet.Value{}.Level(0, 0, tcol))
+			continue
+		}
+		i := cs[lp.srcCol]
+		if i < 0 {
+			return out, fmt.Errorf("column %s has no values", lp.tgt.path)
+		}
+		for ; i < len(row) && row[i].Column() == lp.srcCol; i++ {
+			v := row[i]
+			r := lp.repMap[v.RepetitionLevel()]
+			if r < 0 {
+				continue
+			}
+			d := v.DefinitionLevel()
+			td := lp.defMap[d]
+			if td < 0 {
+				return out, fmt.Errorf("null in non-nullable column %s", lp.nullStepPath[d])
+			}
+			if lp.present && d == lp.srcMaxDef {
+				cv, err := lp.conv(v, a)
+				if err != nil {
+					return out, fmt.Errorf("column %s: %w", lp.tgt.path, err)
+				}
+				out = append(out, cv.Level(r, td, tcol))
+			} else {
+				out = append(out, parquet.Value{}.Level(r, td, tcol))
+			}
+		}
+	}
+	return out, nil
 }
 
 // Close releases the file.
-func (s *FileScan) Close() error { return nil }
+func (s *FileScan) Close() error {
+	if s.rows != nil {
+		err := s.rows.Close()
+		s.rows = nil
+		return err
+	}
+	return nil
+}
+
+// blobReaderAt reads an object with one ranged GET per ReadAt call.
+type blobReaderAt struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+	size   int64
+}
+
+func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	length := int64(len(p))
+	if off+length > r.size {
+		length = r.size - off
+	}
+	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, length, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Close()
+	n, err := io.ReadFull(rr, p[:length])
+	if err == io.ErrUnexpectedEOF {
+		err = fmt.Errorf("object %s is shorter than %d bytes: %w", r.key, r.size, io.ErrUnexpectedEOF)
+	}
+	if err == nil && int64(n) < int64(len(p)) {
+		err = io.EOF
+	}
+	return n, err
+}

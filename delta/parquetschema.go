@@ -1,0 +1,405 @@
+package delta
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// DataSchema returns the parquet schema of the table's data files as
+// compactord writes them (see DataSchemaOf).
+func DataSchema(snap *Snapshot) (*parquet.Schema, error) {
+	ds, err := newDataShape(snap)
+	if err != nil {
+		return nil, err
+	}
+	return ds.schema, nil
+}
+
+// DataSchemaOf builds the parquet schema of data files for a table schema
+// and metadata:
+//   - physical column names under column mapping name/id, and parquet
+//     field_id = delta.columnMapping.id (Spark writes ids in name mode too);
+//   - no partition columns and no CDF _change_type column (tables that
+//     require materialized partition columns, icebergCompat or
+//     materializePartitionColumns, are refused by the feature gate);
+//   - void columns are absent;
+//   - timestamp = INT64 TIMESTAMP(micros, UTC), timestamp_ntz = INT64
+//     TIMESTAMP(micros, not adjusted), date = INT32 DATE, byte/short = INT32
+//     INT(8/16), decimal as Spark writes it (INT32 for P<=9, INT64 for P<=18,
+//     else FIXED_LEN_BYTE_ARRAY of the minimal width);
+//   - 3-level LIST (list/element) and MAP (key_value/key/value);
+//   - fields are optional or required following nullability, in schema
+//     order.
+//
+// variant columns are refused.
+func DataSchemaOf(schema *StructType, meta *Metadata) (*parquet.Schema, error) {
+	ds, err := buildDataShape(schema, meta)
+	if err != nil {
+		return nil, err
+	}
+	return ds.schema, nil
+}
+
+// dataShape is the target (write) schema of a table's data files together
+// with, for every parquet column of it, the path of Delta types leading to
+// it. The FileScan converts file rows into it and the logical decoder reads
+// rows of it.
+type dataShape struct {
+	schema *parquet.Schema
+	mode   string
+	// fields are the data (non-partition, non-void) fields in schema order.
+	fields []*StructField
+	// root describes the top-level struct; its children follow fields.
+	root *shapeNode
+	// leaves are the parquet leaf columns in column order.
+	leaves []*shapeNode
+}
+
+// shapeKind is the kind of a node in a dataShape.
+type shapeKind int
+
+const (
+	shapeLeaf shapeKind = iota
+	shapeStruct
+	shapeList
+	shapeMap
+)
+
+// shapeNode is one node of the target schema. For lists and maps, children
+// are [element] and [key, value].
+type shapeNode struct {
+	kind  shapeKind
+	dt    *DataType
+	field *StructField // nil for list elements, map keys and values, the root
+	name  string       // physical parquet name of the node
+	// optional reports whether the node's value may be null (its parquet
+	// node is optional).
+	optional bool
+	// def is the definition level at which this node is non-null; rep is
+	// the repetition level of the node (for lists and maps: of their
+	// entries, i.e. the repeated child).
+	def, rep int
+	children []*shapeNode
+	// col is the column index of a leaf; firstCol/endCol the column range of
+	// the subtree.
+	col, firstCol, endCol int
+	// path is the physical path of the node ("a.list.element"), for errors.
+	path string
+}
+
+func newDataShape(snap *Snapshot) (*dataShape, error) {
+	if snap == nil {
+		return nil, fmt.Errorf("data schema: nil snapshot")
+	}
+	schema := snap.Schema
+	if schema == nil {
+		s, err := ParseSchema(snap.Metadata.SchemaString)
+		if err != nil {
+			return nil, fmt.Errorf("data schema of version %d: %w", snap.Version, err)
+		}
+		schema = s
+	}
+	ds, err := buildDataShape(schema, &snap.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("data schema of version %d: %w", snap.Version, err)
+	}
+	return ds, nil
+}
+
+func buildDataShape(schema *StructType, meta *Metadata) (*dataShape, error) {
+	mode, err := ColumnMappingMode(meta)
+	if err != nil {
+		return nil, err
+	}
+	part := map[string]bool{}
+	if meta != nil {
+		for _, c := range meta.PartitionColumns {
+			part[strings.ToLower(c)] = true
+		}
+	}
+	var fields []*StructField
+	for _, f := range schema.Fields {
+		if part[strings.ToLower(f.Name)] {
+			continue
+		}
+		fields = append(fields, f)
+	}
+	return buildShape(fields, mode, true)
+}
+
+// buildShape builds the shape of a struct of top-level fields. physical
+// selects physical names and field ids (per mode); false yields logical
+// names without ids (used to read expected/ files in tests).
+func buildShape(fields []*StructField, mode string, physical bool) (*dataShape, error) {
+	b := &shapeBuilder{mode: mode, physical: physical}
+	root := &shapeNode{kind: shapeStruct, dt: &DataType{Struct: &StructType{Fields: fields}}}
+	var kept []*StructField
+	var nodes []parquet.Field
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if isVoid(f.Type) {
+			continue
+		}
+		child, pn, err := b.field(f, 0, 0, "")
+		if err != nil {
+			return nil, err
+		}
+		if seen[child.name] {
+			return nil, fmt.Errorf("duplicate physical column name %q", child.name)
+		}
+		seen[child.name] = true
+		kept = append(kept, f)
+		root.children = append(root.children, child)
+		nodes = append(nodes, namedField{Node: pn, name: child.name})
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("table has no data columns")
+	}
+	root.dt = &DataType{Struct: &StructType{Fields: kept}}
+	root.endCol = b.col
+	sch := parquet.NewSchema("spark_schema", &orderedGroup{fields: nodes})
+	ds := &dataShape{schema: sch, mode: mode, fields: kept, root: root, leaves: b.leaves}
+	if got := len(sch.Columns()); got != len(b.leaves) {
+		return nil, fmt.Errorf("internal error: parquet schema has %d columns, shape has %d", got, len(b.leaves))
+	}
+	return ds, nil
+}
+
+// isVoid reports whether a type is void (no parquet column). A struct whose
+// fields are all void would be an empty group, which parquet cannot hold; it
+// is treated as void too.
+func isVoid(t *DataType) bool {
+	if t.Name == "void" {
+		return true
+	}
+	if t.Struct != nil {
+		for _, f := range t.Struct.Fields {
+			if !isVoid(f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+type shapeBuilder struct {
+	mode     string
+	physical bool
+	col      int
+	leaves   []*shapeNode
+}
+
+func (b *shapeBuilder) field(f *StructField, def, rep int, parent string) (*shapeNode, parquet.Node, error) {
+	name := f.Name
+	if b.physical {
+		name = physName(f, b.mode)
+	}
+	n, pn, err := b.node(f.Type, name, f.Nullable, def, rep, joinPath(parent, name))
+	if err != nil {
+		return nil, nil, err
+	}
+	n.field = f
+	if b.physical && b.mode != ColumnMappingNone {
+		if id, ok := FieldID(f); ok {
+			pn = withID(pn, id)
+		}
+	}
+	return n, pn, nil
+}
+
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+// withID puts a field id under the repetition wrapper so that optional and
+// required nodes keep reporting it.
+func withID(n parquet.Node, id int) parquet.Node {
+	switch {
+	case n.Optional():
+		return parquet.Optional(parquet.FieldID(unwrapRepetition(n), id))
+	case n.Repeated():
+		return parquet.Repeated(parquet.FieldID(unwrapRepetition(n), id))
+	default:
+		return parquet.Required(parquet.FieldID(unwrapRepetition(n), id))
+	}
+}
+
+// repetitionWrapped remembers the inner node of optional/required wrappers
+// created by wrap, so that ids can be inserted below them.
+type repetitionWrapped struct {
+	parquet.Node
+	inner parquet.Node
+}
+
+func unwrapRepetition(n parquet.Node) parquet.Node {
+	if w, ok := n.(*repetitionWrapped); ok {
+		return w.inner
+	}
+	return n
+}
+
+func wrap(n parquet.Node, optional bool) parquet.Node {
+	if optional {
+		return &repetitionWrapped{Node: parquet.Optional(n), inner: n}
+	}
+	return &repetitionWrapped{Node: parquet.Required(n), inner: n}
+}
+
+func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep int, path string) (*shapeNode, parquet.Node, error) {
+	if nullable {
+		def++
+	}
+	n := &shapeNode{dt: t, name: name, optional: nullable, def: def, rep: rep, firstCol: b.col, path: path}
+	switch {
+	case t.Struct != nil:
+		n.kind = shapeStruct
+		var fields []parquet.Field
+		for _, f := range t.Struct.Fields {
+			if isVoid(f.Type) {
+				continue
+			}
+			c, pn, err := b.field(f, def, rep, path)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.children = append(n.children, c)
+			fields = append(fields, namedField{Node: pn, name: c.name})
+		}
+		if len(fields) == 0 {
+			return nil, nil, fmt.Errorf("column %s: struct without non-void fields", path)
+		}
+		n.endCol = b.col
+		return n, wrap(&orderedGroup{fields: fields}, nullable), nil
+	case t.ElementType != nil:
+		n.kind = shapeList
+		n.rep = rep + 1
+		if isVoid(t.ElementType) {
+			return nil, nil, fmt.Errorf("column %s: array of void is not supported", path)
+		}
+		el, pel, err := b.node(t.ElementType, "element", t.ContainsNull, def+1, rep+1, path+".list.element")
+		if err != nil {
+			return nil, nil, err
+		}
+		n.children = []*shapeNode{el}
+		n.endCol = b.col
+		return n, wrap(parquet.List(pel), nullable), nil
+	case t.KeyType != nil:
+		n.kind = shapeMap
+		n.rep = rep + 1
+		if isVoid(t.KeyType) || isVoid(t.ValueType) {
+			return nil, nil, fmt.Errorf("column %s: map of void is not supported", path)
+		}
+		k, pk, err := b.node(t.KeyType, "key", false, def+1, rep+1, path+".key_value.key")
+		if err != nil {
+			return nil, nil, err
+		}
+		v, pv, err := b.node(t.ValueType, "value", t.ValueContainsNull, def+1, rep+1, path+".key_value.value")
+		if err != nil {
+			return nil, nil, err
+		}
+		n.children = []*shapeNode{k, v}
+		n.endCol = b.col
+		// parquet.Map wraps the key in Required itself.
+		return n, wrap(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
+	}
+	leaf, err := leafNode(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("column %s: %w", path, err)
+	}
+	n.kind = shapeLeaf
+	n.col = b.col
+	b.col++
+	n.endCol = b.col
+	b.leaves = append(b.leaves, n)
+	return n, wrap(leaf, nullable), nil
+}
+
+// decimalBytes is the minimal two's-complement width holding precision
+// decimal digits (Spark's Decimal.minBytesForPrecision).
+func decimalBytes(precision int) int {
+	n := 1
+	for {
+		// max value with n bytes: 2^(8n-1)-1 >= 10^precision-1
+		if float64(8*n-1) >= float64(precision)*3.321928094887362 {
+			return n
+		}
+		n++
+	}
+}
+
+func leafNode(t *DataType) (parquet.Node, error) {
+	switch t.Name {
+	case "boolean":
+		return parquet.Leaf(parquet.BooleanType), nil
+	case "byte":
+		return parquet.Int(8), nil
+	case "short":
+		return parquet.Int(16), nil
+	case "integer":
+		return parquet.Int(32), nil
+	case "long":
+		return parquet.Int(64), nil
+	case "float":
+		return parquet.Leaf(parquet.FloatType), nil
+	case "double":
+		return parquet.Leaf(parquet.DoubleType), nil
+	case "string":
+		return parquet.String(), nil
+	case "binary":
+		return parquet.Leaf(parquet.ByteArrayType), nil
+	case "date":
+		return parquet.Date(), nil
+	case "timestamp":
+		return parquet.TimestampAdjusted(parquet.Microsecond, true), nil
+	case "timestamp_ntz":
+		return parquet.TimestampAdjusted(parquet.Microsecond, false), nil
+	case "decimal":
+		switch {
+		case t.Precision <= 9:
+			return parquet.Decimal(t.Scale, t.Precision, parquet.Int32Type), nil
+		case t.Precision <= 18:
+			return parquet.Decimal(t.Scale, t.Precision, parquet.Int64Type), nil
+		default:
+			return parquet.Decimal(t.Scale, t.Precision, parquet.FixedLenByteArrayType(decimalBytes(t.Precision))), nil
+		}
+	case "variant":
+		return nil, fmt.Errorf("variant type is not supported by this build")
+	}
+	return nil, fmt.Errorf("type %s has no parquet mapping", t.String())
+}
+
+// orderedGroup is a parquet group whose fields keep the order they were
+// given in (parquet.Group sorts them by name; Spark writes schema order).
+type orderedGroup struct {
+	parquet.Group
+	fields []parquet.Field
+}
+
+func (g *orderedGroup) Fields() []parquet.Field { return g.fields }
+
+func (g *orderedGroup) String() string { return parquet.NewSchema("", g).String() }
+
+func (g *orderedGroup) GoType() reflect.Type {
+	grp := parquet.Group{}
+	for _, f := range g.fields {
+		grp[f.Name()] = f
+	}
+	return grp.GoType()
+}
+
+// namedField names a node inside an orderedGroup.
+type namedField struct {
+	parquet.Node
+	name string
+}
+
+func (f namedField) Name() string { return f.name }
+
+func (f namedField) Value(base reflect.Value) reflect.Value { return reflect.Value{} }
