@@ -3,6 +3,8 @@ package commit
 import (
 	"context"
 	"errors"
+
+	"github.com/compactord/compactord/delta"
 )
 
 // ErrorClass says what the caller (the scheduler) should do about an error.
@@ -82,8 +84,11 @@ func Class(err error) ErrorClass {
 		return ce.Class
 	}
 	switch {
-	case errors.Is(err, ErrNoPutIfAbsent), errors.Is(err, ErrInconsistentLog):
+	case errors.Is(err, ErrNoPutIfAbsent), errors.Is(err, delta.ErrNoPutIfAbsent),
+		errors.Is(err, ErrInconsistentLog), errors.Is(err, delta.ErrMalformedAction):
 		return Halt
+	case errors.Is(err, delta.ErrCorruptDV):
+		return Quarantine
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return Retry
 	}

@@ -1,9 +1,8 @@
 package commit
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,35 +13,20 @@ import (
 )
 
 // commitKey is the object key of version v's commit file.
-func commitKey(v int64) string { return fmt.Sprintf("_delta_log/%020d.json", v) }
+func commitKey(v int64) string { return delta.CommitKey(v) }
 
 // readCommit reads and parses version v's commit. found is false when no
 // commit exists at v yet.
 func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []delta.Action, found bool, err error) {
-	key := commitKey(v)
-	data, err := t.Bucket.ReadAll(ctx, key)
+	acts, err = delta.ReadCommit(ctx, t, v)
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if errors.Is(err, delta.ErrVersionNotFound) {
 			return nil, false, nil
 		}
-		return nil, false, fmt.Errorf("table %s: read commit %d: %w", t.URL, v, err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+		if errors.Is(err, delta.ErrMalformedAction) {
+			return nil, false, WithClass(Halt, err)
 		}
-		a, err := delta.ParseAction(sc.Bytes())
-		if err != nil {
-			return nil, false, WithClass(Halt, fmt.Errorf("table %s: commit %d line %d: %w", t.URL, v, line, err))
-		}
-		acts = append(acts, a)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, false, fmt.Errorf("table %s: read commit %d: %w", t.URL, v, err)
+		return nil, false, err
 	}
 	return acts, true, nil
 }

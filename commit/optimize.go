@@ -18,6 +18,9 @@ type CompactionOptions struct {
 	// ClusterBy is operationParameters.clusterBy (a JSON array as a string;
 	// default "[]").
 	ClusterBy string
+	// OperationParameters override the default operationParameters key by
+	// key (the planner's, e.g. clusterBy and isFull).
+	OperationParameters map[string]any
 }
 
 // Outcome reports a compaction commit.
@@ -82,6 +85,9 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 		IsBlindAppend:  false,
 		CommitTags:     map[string]string{"delta.rowTracking.preserved": "false"},
 		Options:        o,
+	}
+	for k, v := range opts.OperationParameters {
+		tx.OperationParameters[k] = v
 	}
 	p := &compactionParticipant{c: c, t: t, o: o, aborted: map[*jobState]bool{}}
 	p.abortDropped(ctx)
