@@ -564,3 +564,17 @@ func ParseCompactionTags(tags map[string]string) ([]CompactionTarget, error) {
 	}
 	return out, nil
 }
+
+// CommitInfoFields builds a commitInfo from plain values (tests and
+// in-process writers).
+func CommitInfoFields(fields map[string]any) delta.CommitInfo {
+	ci := delta.CommitInfo{}
+	for k, v := range fields {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("commitInfo field %s: %v", k, err))
+		}
+		ci[k] = raw
+	}
+	return ci
+}

@@ -1,0 +1,354 @@
+package commit
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+var idCol = predicate.Column{Path: []string{"id"}, Kind: predicate.KindInt}
+
+func rangeFile(path string, n, lo, hi int64, dv *delta.DeletionVector) *delta.Add {
+	a := &delta.Add{Path: path, PartitionValues: map[string]*string{}, Size: 100 + n, DataChange: true,
+		Stats:          fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d},"maxValues":{"id":%d},"nullCount":{"id":0},"tightBounds":true}`, n, lo, hi),
+		DeletionVector: dv}
+	dec := json.NewDecoder(strings.NewReader(a.Stats))
+	dec.UseNumber()
+	var st delta.Stats
+	if err := dec.Decode(&st); err != nil {
+		panic(err)
+	}
+	a.ParsedStats = &st
+	return a
+}
+
+// newDML builds a retention delete of `id < 50` over a read snapshot.
+func newDML(t *testing.T, d *memDVs, isolation string, changes ...*FileChange) *DML {
+	t.Helper()
+	pred, err := predicate.NewCmp(idCol, predicate.OpLt, predicate.Int(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*delta.Add
+	for _, c := range changes {
+		files = append(files, c.Read)
+	}
+	m := &DML{
+		Txn:       &Txn{Snapshot: dvSnap(files...), Operation: "DELETE"},
+		Reads:     []predicate.Read{{Data: pred}},
+		Changes:   changes,
+		Isolation: isolation,
+		dvs:       d,
+	}
+	if err := m.init(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func rows(b *roaring64.Bitmap) []uint64 { return b.ToArray() }
+
+// actionsByKind splits built actions into removes and adds keyed by path.
+func actionsByKind(acts []delta.Action) (map[string]*delta.Remove, map[string]*delta.Add) {
+	rm, ad := map[string]*delta.Remove{}, map[string]*delta.Add{}
+	for _, a := range acts {
+		if a.Remove != nil {
+			rm[a.Remove.Path] = a.Remove
+		}
+		if a.Add != nil {
+			ad[a.Add.Path] = a.Add
+		}
+	}
+	return rm, ad
+}
+
+func TestDMLSameFileDVMerge(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		ours      []uint64
+		whole     bool
+		winner    []uint64
+		wantErr   bool
+		wantDV    []uint64
+		wantKinds map[string]int
+	}{
+		{name: "disjoint rows merge into one DV", ours: []uint64{1, 2}, winner: []uint64{7},
+			wantDV: []uint64{1, 2, 3, 7}, wantKinds: map[string]int{KindDVMerged: 1}},
+		{name: "the same row deleted by both is a real conflict", ours: []uint64{1, 7}, winner: []uint64{7},
+			wantErr: true, wantKinds: map[string]int{KindConcurrentDelete: 1}},
+		{name: "a whole-file delete against a concurrent DV is a conflict", whole: true, winner: []uint64{9},
+			wantErr: true, wantKinds: map[string]int{KindConcurrentDelete: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newMemDVs()
+			f := rangeFile("p.parquet", 10, 0, 9, d.put(roaring64.BitmapOf(3)))
+			m := newDML(t, d, Serializable, &FileChange{Read: f, Deleted: roaring64.BitmapOf(tc.ours...), Whole: tc.whole})
+			r, a, post := dvUpdate(d, f, tc.winner...)
+			err := m.observe(ctx, 6, []delta.Action{r, a})
+			if tc.wantErr != (err != nil) {
+				t.Fatalf("observe error = %v, want error %v", err, tc.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrConflict) {
+				t.Fatalf("conflict error does not wrap ErrConflict: %v", err)
+			}
+			for k, n := range tc.wantKinds {
+				if m.conflicts[k] != n {
+					t.Errorf("conflicts[%s] = %d, want %d (all: %v)", k, m.conflicts[k], n, m.conflicts)
+				}
+			}
+			if err != nil {
+				return
+			}
+			acts, _, _, err := m.build(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			removes, adds := actionsByKind(acts)
+			if got := removes["p.parquet"].DeletionVector.UniqueID(); got != post.DeletionVector.UniqueID() {
+				t.Errorf("remove points at DV %q, want the winner's post-image %q", got, post.DeletionVector.UniqueID())
+			}
+			got, _ := d.readDV(ctx, adds["p.parquet"].DeletionVector)
+			if !slices.Equal(rows(got), tc.wantDV) {
+				t.Errorf("merged DV = %v, want %v", rows(got), tc.wantDV)
+			}
+			if adds["p.parquet"].DeletionVector.Cardinality != int64(len(tc.wantDV)) {
+				t.Errorf("descriptor cardinality %d", adds["p.parquet"].DeletionVector.Cardinality)
+			}
+		})
+	}
+}
+
+// compactionWinner removes srcs (dataChange=false, with composition tags as
+// compactord and DBR write them) and adds one output holding their live rows.
+func compactionWinner(t *testing.T, d *memDVs, out string, srcs ...*delta.Add) []delta.Action {
+	t.Helper()
+	res := binpack("w", out, srcs...)
+	var acts []delta.Action
+	for i, s := range srcs {
+		run := res.Composition[i]
+		rm, err := compactionRemove(s, run.SourceNumPhysicalRecords, &run, res, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, delta.Action{Remove: rm})
+	}
+	o := *res.Outputs[0].Add
+	acts = append(acts, delta.Action{Add: &o})
+	return acts
+}
+
+func TestDMLReverseRemapOntoCompaction(t *testing.T) {
+	ctx := context.Background()
+	d := newMemDVs()
+	a := rangeFile("a.parquet", 10, 0, 9, nil)
+	b := rangeFile("b.parquet", 10, 10, 19, d.put(roaring64.BitmapOf(0, 4)))
+	c := rangeFile("c.parquet", 5, 100, 104, nil)
+	// We delete rows 2 of a, 5 and 9 of b; c is removed whole.
+	m := newDML(t, d, Serializable,
+		&FileChange{Read: a, Deleted: roaring64.BitmapOf(2)},
+		&FileChange{Read: b, Deleted: roaring64.BitmapOf(5, 9)},
+		&FileChange{Read: c, Whole: true})
+	win := compactionWinner(t, d, "out.parquet", a, b, c)
+	if err := m.observe(ctx, 6, win); err != nil {
+		t.Fatal(err)
+	}
+	if m.conflicts[KindReverseRemapped] != 3 {
+		t.Fatalf("conflicts = %v, want 3 reverse remaps", m.conflicts)
+	}
+	acts, metrics, _, err := m.build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removes, adds := actionsByKind(acts)
+	if len(removes) != 1 || removes["out.parquet"] == nil || len(adds) != 1 {
+		t.Fatalf("want remove+add of the compaction output only, got removes %v adds %v", keys(removes), keys(adds))
+	}
+	got, _ := d.readDV(ctx, adds["out.parquet"].DeletionVector)
+	// a occupies 0..9 (row 2 -> 2); b's live rows 1,2,3,5..9 occupy 10..17:
+	// row 5 -> 10 + 5 - 2 = 13, row 9 -> 17; c occupies 18..22 entirely.
+	want := []uint64{2, 13, 17, 18, 19, 20, 21, 22}
+	if !slices.Equal(rows(got), want) {
+		t.Fatalf("remapped DV on output = %v, want %v", rows(got), want)
+	}
+	if metrics["numDeletedRows"] != "8" {
+		t.Errorf("numDeletedRows = %s, want 8", metrics["numDeletedRows"])
+	}
+}
+
+func TestDMLReverseRemapNeedsTags(t *testing.T) {
+	ctx := context.Background()
+	d := newMemDVs()
+	a := rangeFile("a.parquet", 10, 0, 9, nil)
+	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	win := compactionWinner(t, d, "out.parquet", a)
+	delete(win[0].Remove.Tags, TagCompactionInfo)
+	err := m.observe(ctx, 6, win)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("a compaction without composition tags must abort the attempt, got %v", err)
+	}
+}
+
+func TestDMLAddedFilesCheck(t *testing.T) {
+	ctx := context.Background()
+	blindAppend := func(lo, hi int64) []delta.Action {
+		return []delta.Action{
+			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": true})},
+			{Add: rangeFile(fmt.Sprintf("new-%d.parquet", lo), 100, lo, hi, nil)},
+		}
+	}
+	upsert := func(lo, hi int64) []delta.Action {
+		return []delta.Action{
+			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": false})},
+			{Add: rangeFile(fmt.Sprintf("merge-%d.parquet", lo), 100, lo, hi, nil)},
+		}
+	}
+	noStats := []delta.Action{{Add: &delta.Add{Path: "nostats.parquet", DataChange: true}}}
+	tests := []struct {
+		name      string
+		isolation string
+		skipStats bool
+		winner    []delta.Action
+		wantErr   bool
+		wantKind  string
+	}{
+		{"Serializable: a disjoint blind append is skipped by stats", Serializable, false, blindAppend(1000, 1100), false, KindSkippedByStats},
+		{"Serializable: an overlapping blind append conflicts", Serializable, false, blindAppend(40, 1100), true, KindConcurrentAppend},
+		{"Serializable: skipping switched off conflicts", Serializable, true, blindAppend(1000, 1100), true, KindConcurrentAppend},
+		{"WriteSerializable: blind appends are not checked", WriteSerializable, false, blindAppend(0, 10), false, ""},
+		{"WriteSerializable: an overlapping upsert conflicts", WriteSerializable, false, upsert(0, 10), true, KindConcurrentAppend},
+		{"WriteSerializable: a disjoint upsert is skipped", WriteSerializable, false, upsert(500, 600), false, KindSkippedByStats},
+		{"missing stats conflict", Serializable, false, noStats, true, KindConcurrentAppend},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newMemDVs()
+			a := rangeFile("a.parquet", 10, 0, 9, nil)
+			m := newDML(t, d, tc.isolation, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+			m.Matcher.SkipStats = tc.skipStats
+			err := m.observe(ctx, 6, tc.winner)
+			if tc.wantErr != (err != nil) {
+				t.Fatalf("observe error = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantKind != "" && m.conflicts[tc.wantKind] != 1 {
+				t.Fatalf("conflicts = %v, want one %s", m.conflicts, tc.wantKind)
+			}
+		})
+	}
+}
+
+func TestDMLReadOnlyFiles(t *testing.T) {
+	ctx := context.Background()
+	d := newMemDVs()
+	a := rangeFile("a.parquet", 10, 0, 9, nil)
+	ro := rangeFile("ro.parquet", 10, 40, 60, nil)
+	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	m.ReadOnly = map[string]bool{"ro.parquet": true}
+	// A compaction moving a file we only read is harmless.
+	if err := m.observe(ctx, 6, compactionWinner(t, d, "out.parquet", ro)); err != nil {
+		t.Fatalf("compaction of a read-only file: %v", err)
+	}
+	// A copy-on-write rewrite of it is a conflict.
+	m2 := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	m2.ReadOnly = map[string]bool{"ro.parquet": true}
+	err := m2.observe(ctx, 6, []delta.Action{{Remove: dmlRemove(ro, 1)}, {Add: rangeFile("ro2.parquet", 9, 41, 60, nil)}})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("copy-on-write rewrite of a read file: got %v, want a conflict", err)
+	}
+}
+
+func TestDMLMetadataChangeAbandons(t *testing.T) {
+	d := newMemDVs()
+	a := rangeFile("a.parquet", 10, 0, 9, nil)
+	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	err := m.observe(context.Background(), 6, []delta.Action{{Metadata: &delta.Metadata{ID: "x"}}})
+	if !errors.Is(err, ErrMetadataChanged) || Class(err) != Retry {
+		t.Fatalf("got %v (class %v), want ErrMetadataChanged, retry", err, Class(err))
+	}
+}
+
+// The Databricks OPTIMIZE commits in the fixture carry the composition tags
+// the reverse direction reads: every one parses, and offsets are the running
+// sums of the sources' live rows (physical minus DV cardinality).
+func TestParseCompactionTagsOnDatabricksCommits(t *testing.T) {
+	logDir := filepath.Join(testutil.DeltaTable(t, "dbr-optimize-dv-cdc-logcompaction"), "_delta_log")
+	names, err := filepath.Glob(filepath.Join(logDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	checked := 0
+	for _, name := range names {
+		if filepath.Ext(filepath.Base(name[:len(name)-5])) == ".compacted" {
+			continue
+		}
+		fh, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perTarget := map[string][]CompactionTarget{}
+		live := map[string]int64{}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			a, err := delta.ParseAction(sc.Bytes())
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if a.Remove == nil || a.Remove.Tags[TagCompactedInto] == "" {
+				continue
+			}
+			ts, err := ParseCompactionTags(a.Remove.Tags)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, tg := range ts {
+				perTarget[tg.Path] = append(perTarget[tg.Path], tg)
+				var card int64
+				if a.Remove.DeletionVector != nil {
+					card = a.Remove.DeletionVector.Cardinality
+				}
+				live[tg.Path+"@"+fmt.Sprint(tg.RowOffsetInTarget)] = tg.SourceNumPhysicalRecords - card
+			}
+			checked++
+		}
+		fh.Close()
+		for target, ts := range perTarget {
+			sort.Slice(ts, func(i, k int) bool { return ts[i].RowOffsetInTarget < ts[k].RowOffsetInTarget })
+			var off int64
+			for _, tg := range ts {
+				if tg.RowOffsetInTarget != off {
+					t.Fatalf("%s: target %s: source at offset %d, want running sum %d", filepath.Base(name), target, tg.RowOffsetInTarget, off)
+				}
+				off += live[target+"@"+fmt.Sprint(tg.RowOffsetInTarget)]
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no compaction removes with composition tags found in the fixture")
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
