@@ -1,0 +1,286 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// LoadSnapshot replays the log of t up to version (version < 0 = latest)
+// and returns the table state at that version.
+//
+// Replay starts from the newest complete checkpoint at or before the
+// version (classic, multi-part, or V2 with sidecars; incomplete multi-part
+// sets are ignored) and applies the JSON commits after it. The listing is
+// authoritative; _last_checkpoint is only a hint (a missing, stale, corrupt
+// or checksum-failing hint is ignored). Log compaction files are ignored:
+// the commits they summarize are read instead. Every error names the table
+// and the file at fault; a version that does not exist wraps
+// ErrVersionNotFound.
+func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, error) {
+	files, err := listLog(ctx, t.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.URL, err)
+	}
+	commits := map[int64]logFile{}
+	latest := int64(-1)
+	for _, f := range files {
+		if f.kind == fileCompaction {
+			continue
+		}
+		if f.kind == fileCommit {
+			commits[f.version] = f
+		}
+		latest = max(latest, f.version)
+	}
+	if latest < 0 {
+		return nil, fmt.Errorf("table %s: no commits or checkpoints in %s (not a Delta table?): %w", t.URL, LogDir, ErrVersionNotFound)
+	}
+	target := version
+	if target < 0 {
+		target = latest
+	}
+	if target > latest {
+		return nil, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, target, latest, ErrVersionNotFound)
+	}
+	hint, _, err := readLastCheckpoint(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	cps, incomplete := checkpointsByVersion(files, hint)
+	var cp *checkpoint
+	for i := range cps {
+		if cps[i].version <= target {
+			cp = &cps[i]
+			break
+		}
+	}
+	first := int64(0)
+	if cp != nil {
+		first = cp.version + 1
+	}
+	for v := first; v <= target; v++ {
+		if _, ok := commits[v]; !ok {
+			return nil, missingCommitError(t, v, target, cp, incomplete)
+		}
+	}
+
+	// Read the checkpoint and the commits concurrently.
+	var cpActions []Action
+	commitActions := make([][]Action, target-first+1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	if cp != nil {
+		g.Go(func() error {
+			var err error
+			cpActions, err = readCheckpoint(gctx, t, *cp)
+			return err
+		})
+	}
+	for v := first; v <= target; v++ {
+		g.Go(func() error {
+			acts, err := ReadCommit(gctx, t, v)
+			commitActions[v-first] = acts
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	r := newReplay()
+	if cp != nil {
+		if err := r.apply(cpActions, true); err != nil {
+			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].key, err)
+		}
+	}
+	for i, acts := range commitActions {
+		if err := r.apply(acts, false); err != nil {
+			return nil, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(first+int64(i)), err)
+		}
+	}
+	if r.protocol == nil {
+		return nil, fmt.Errorf("table %s: no protocol action in the log up to version %d", t.URL, target)
+	}
+	if r.metadata == nil {
+		return nil, fmt.Errorf("table %s: no metaData action in the log up to version %d", t.URL, target)
+	}
+	snap := &Snapshot{
+		Version:  target,
+		Protocol: *r.protocol,
+		Metadata: *r.metadata,
+		Txns:     r.txns,
+		Domains:  r.domains,
+	}
+	if snap.Schema, err = ParseSchema(r.metadata.SchemaString); err != nil {
+		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
+	}
+	snap.Files = make([]*Add, 0, len(r.adds))
+	for _, a := range r.adds {
+		snap.Files = append(snap.Files, a)
+	}
+	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
+	snap.Tombstones = make([]*Remove, 0, len(r.removes))
+	for _, rm := range r.removes {
+		snap.Tombstones = append(snap.Tombstones, rm)
+	}
+	sort.Slice(snap.Tombstones, func(i, j int) bool { return snap.Tombstones[i].Path < snap.Tombstones[j].Path })
+	if err := parseAllStats(snap.Files); err != nil {
+		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
+	}
+	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// missingCommitError explains why version v cannot be replayed.
+func missingCommitError(t *Table, v, target int64, cp *checkpoint, incomplete map[int64]string) error {
+	var why []string
+	for cv, reason := range incomplete {
+		if cv <= target && (cp == nil || cv > cp.version) {
+			why = append(why, fmt.Sprintf("checkpoint %d ignored: %s", cv, reason))
+		}
+	}
+	sort.Strings(why)
+	base := "no checkpoint covers it"
+	if cp != nil {
+		base = fmt.Sprintf("replaying from checkpoint %d", cp.version)
+	}
+	msg := fmt.Sprintf("table %s: cannot load version %d: commit %s is missing (%s", t.URL, target, CommitKey(v), base)
+	if len(why) > 0 {
+		msg += "; " + strings.Join(why, "; ")
+	}
+	return fmt.Errorf("%s): %w", msg, ErrVersionNotFound)
+}
+
+// commitTimestamp returns the in-commit timestamp of the snapshot's version
+// when in-commit timestamps are enabled, else the commit file's
+// modification time (the checkpoint's when the commit file is gone).
+func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logFile, cp *checkpoint, commitActions [][]Action, first int64) (int64, error) {
+	if snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" {
+		var acts []Action
+		if snap.Version >= first {
+			acts = commitActions[snap.Version-first]
+		} else if _, ok := commits[snap.Version]; ok {
+			var err error
+			if acts, err = ReadCommit(ctx, t, snap.Version); err != nil {
+				return 0, err
+			}
+		}
+		for _, a := range acts {
+			if a.CommitInfo != nil {
+				if ts, ok := a.CommitInfo.InCommitTimestamp(); ok {
+					return ts, nil
+				}
+			}
+		}
+	}
+	if f, ok := commits[snap.Version]; ok {
+		return f.modTime.UnixMilli(), nil
+	}
+	if cp != nil && cp.version == snap.Version {
+		return cp.files[0].modTime.UnixMilli(), nil
+	}
+	return 0, nil
+}
+
+// fileKey is the logical identity of a file in the log.
+type fileKey struct{ path, dv string }
+
+// replay accumulates log actions in version order.
+type replay struct {
+	protocol *Protocol
+	metadata *Metadata
+	adds     map[fileKey]*Add
+	removes  map[fileKey]*Remove
+	txns     map[string]Txn
+	domains  map[string]DomainMetadata
+}
+
+func newReplay() *replay {
+	return &replay{
+		adds:    map[fileKey]*Add{},
+		removes: map[fileKey]*Remove{},
+		txns:    map[string]Txn{},
+		domains: map[string]DomainMetadata{},
+	}
+}
+
+// apply applies one commit (or a checkpoint: fromCheckpoint) in order.
+// Within a commit the protocol allows remove(path, oldDV) with
+// add(path, newDV); keys differ, so order does not matter.
+func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
+	for i := range actions {
+		a := &actions[i]
+		switch {
+		case a.Add != nil:
+			k := fileKey{a.Add.Path, a.Add.DeletionVector.UniqueID()}
+			r.adds[k] = a.Add
+			delete(r.removes, k)
+		case a.Remove != nil:
+			k := fileKey{a.Remove.Path, a.Remove.DeletionVector.UniqueID()}
+			delete(r.adds, k)
+			r.removes[k] = a.Remove
+		case a.Protocol != nil:
+			r.protocol = a.Protocol
+		case a.Metadata != nil:
+			r.metadata = a.Metadata
+		case a.Txn != nil:
+			r.txns[a.Txn.AppID] = *a.Txn
+		case a.DomainMetadata != nil:
+			if a.DomainMetadata.Removed {
+				delete(r.domains, a.DomainMetadata.Domain)
+			} else {
+				r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+			}
+		case a.CheckpointMetadata != nil, a.Sidecar != nil:
+			if !fromCheckpoint {
+				return fmt.Errorf("%s action outside a checkpoint", a.Kind())
+			}
+		}
+	}
+	return nil
+}
+
+// parseAllStats fills ParsedStats from the JSON stats of every file that
+// has them, on all cores.
+func parseAllStats(files []*Add) error {
+	workers := runtime.GOMAXPROCS(0)
+	chunk := (len(files) + workers - 1) / workers
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(files))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, a := range files[lo:hi] {
+				if a.Stats == "" || a.ParsedStats != nil {
+					continue
+				}
+				st, err := ParseStats(a.Stats)
+				if err != nil {
+					errs[w] = fmt.Errorf("file %s: %w", a.Path, err)
+					return
+				}
+				a.ParsedStats = st
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
