@@ -283,4 +283,3 @@ func decimalToBytes(u *big.Int, width int) []byte {
 	t.FillBytes(out)
 	return out
 }
-

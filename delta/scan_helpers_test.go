@@ -105,3 +105,13 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 	snap.Schema = s
 	return snap, true
 }
+
+// loadTestSnapshot loads the latest snapshot of a test table.
+func loadTestSnapshot(t *testing.T, root string) *Snapshot {
+	t.Helper()
+	snap, ok := replayJSONLog(t, root)
+	if !ok {
+		t.Skip("log does not start at version 0; needs checkpoint replay")
+	}
+	return snap
+}

@@ -40,7 +40,7 @@ type leafPlan struct {
 	defMap []int
 	// repMap maps a file repetition level to the target one (-1: skip, the
 	// proxy repeats deeper than this leaf).
-	repMap []int
+	repMap    []int
 	tgtMaxDef int
 	conv      valueConv
 	// nullStepPath names the required step a -1 defMap entry violates.
