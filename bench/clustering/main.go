@@ -1,0 +1,411 @@
+// Command clustering simulates an ingest stream into a clustered Delta table
+// and runs the planner after every k batches, to compare compaction
+// strategies by write amplification and data-skipping pruning.
+//
+// The simulation is honest about the things the comparison depends on:
+// every simulated file holds its real rows in memory; a rewrite's outputs
+// are built from the rows of its sources (sorted along the real Hilbert /
+// Z-order curve of internal/curve for zcube jobs, concatenated in source
+// order otherwise); every file's stats are computed from the rows it holds;
+// file sizes are rows x a fixed row width. What is simulated: no parquet
+// bytes are written, and the table lives in memory rather than in a log.
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/curve"
+	"github.com/compactord/compactord/planner"
+)
+
+// row is one ingested record: its clustering column values.
+type row struct {
+	ts  int64 // event time (ms): mostly the batch's minute, some late
+	key int64 // uniform random key
+}
+
+func (r row) col(i int) int64 {
+	if i == 0 {
+		return r.ts
+	}
+	return r.key
+}
+
+var columnNames = []string{"ts", "key"}
+
+// config are the simulation's knobs.
+type config struct {
+	batches, batchRows, every int
+	rowBytes                  int64
+	target                    int64
+	maxUnclustered, minCube   int64
+	lateFraction              float64
+	lateBatches               int
+	queries                   int
+	measureEvery              int
+	seed                      uint64
+	rangeBuckets              int
+}
+
+// file is a simulated data file: its add action and its rows.
+type file struct {
+	add  *delta.Add
+	rows []row
+}
+
+// table is the simulated table state.
+type table struct {
+	cfg       config
+	files     map[string]*file
+	version   int64
+	nextID    int
+	ingested  int64
+	rewritten int64
+	jobs      map[planner.Strategy]int
+}
+
+func newTable(cfg config) *table {
+	return &table{cfg: cfg, files: map[string]*file{}, jobs: map[planner.Strategy]int{}}
+}
+
+func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provider string) {
+	t.nextID++
+	path := fmt.Sprintf("part-%06d.parquet", t.nextID)
+	n := int64(len(rows))
+	mins, maxs := map[string]any{}, map[string]any{}
+	for c, name := range columnNames {
+		lo, hi := rows[0].col(c), rows[0].col(c)
+		for _, r := range rows[1:] {
+			v := r.col(c)
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		mins[name] = json.Number(strconv.FormatInt(lo, 10))
+		maxs[name] = json.Number(strconv.FormatInt(hi, 10))
+	}
+	a := &delta.Add{
+		Path:             path,
+		PartitionValues:  map[string]*string{},
+		Size:             n * t.cfg.rowBytes,
+		ModificationTime: mtime,
+		Tags:             tags,
+		ParsedStats:      &delta.Stats{NumRecords: &n, MinValues: mins, MaxValues: maxs},
+	}
+	if provider != "" {
+		p := provider
+		a.ClusteringProvider = &p
+	}
+	t.files[path] = &file{add: a, rows: rows}
+}
+
+func (t *table) snapshot() *delta.Snapshot {
+	snap := &delta.Snapshot{
+		Version: t.version,
+		Schema: &delta.StructType{Fields: []*delta.StructField{
+			{Name: "ts", Type: &delta.DataType{Name: "long"}},
+			{Name: "key", Type: &delta.DataType{Name: "long"}},
+		}},
+		Domains: map[string]delta.DomainMetadata{
+			"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
+		},
+	}
+	for _, f := range t.files {
+		snap.Files = append(snap.Files, f.add)
+	}
+	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
+	return snap
+}
+
+// sortByCurve orders rows as the writer does for a zcube job: each column
+// range-bucketed by boundaries from a sample of the job's values, the
+// bucket ids combined by the curve, rows sorted by the key.
+func sortByCurve(rows []row, cfg config, seed uint64) error {
+	n := len(columnNames)
+	bks := make([]*curve.Bucketizer[int64], n)
+	for c := 0; c < n; c++ {
+		res := curve.NewReservoir[int64](20*cfg.rangeBuckets, seed+uint64(c))
+		for _, r := range rows {
+			res.Add(r.col(c))
+		}
+		bks[c] = curve.NewBucketizer(res.Sample(), cfg.rangeBuckets, cmp.Compare[int64])
+	}
+	enc, err := curve.ForColumns(n, cfg.rangeBuckets)
+	if err != nil {
+		return err
+	}
+	type keyed struct {
+		k uint64
+		r row
+	}
+	ks := make([]keyed, len(rows))
+	coords := make([]uint32, n)
+	buf := make([]byte, 0, enc.KeyLen())
+	for i, r := range rows {
+		for c := 0; c < n; c++ {
+			coords[c] = bks[c].Bucket(r.col(c))
+		}
+		key, err := enc.AppendKey(buf[:0], coords)
+		if err != nil {
+			return err
+		}
+		var k uint64
+		for _, b := range key {
+			k = k<<8 | uint64(b)
+		}
+		ks[i] = keyed{k, r}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.k, b.k) })
+	for i := range ks {
+		rows[i] = ks[i].r
+	}
+	return nil
+}
+
+// apply executes a plan: each job's sources are replaced by outputs built
+// from their rows.
+func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
+	for _, j := range pl.Jobs {
+		var rows []row
+		for _, src := range j.Sources {
+			f, ok := t.files[src.Path]
+			if !ok {
+				return fmt.Errorf("job %s: source %s is not live", j.ID, src.Path)
+			}
+			rows = append(rows, f.rows...)
+		}
+		for _, src := range j.Sources {
+			delete(t.files, src.Path)
+		}
+		t.jobs[j.Strategy]++
+		if j.Sort == nil {
+			// Compaction: one output per bin, rows in source order.
+			t.addFile(rows, now, nil, "")
+			t.rewritten += int64(len(rows)) * t.cfg.rowBytes
+			continue
+		}
+		if err := sortByCurve(rows, t.cfg, uint64(t.version)); err != nil {
+			return err
+		}
+		// Range-partition into max(1, bytes/target) outputs of equal rows.
+		total := int64(len(rows)) * t.cfg.rowBytes
+		nOut := max(1, int(total/j.TargetFileSize))
+		for i := 0; i < nOut; i++ {
+			lo, hi := i*len(rows)/nOut, (i+1)*len(rows)/nOut
+			tags := map[string]string{}
+			for k, v := range j.Tags {
+				tags[k] = v
+			}
+			t.addFile(slices.Clone(rows[lo:hi]), now, tags, j.ClusteringProvider)
+		}
+		t.rewritten += total
+	}
+	t.version++
+	return nil
+}
+
+// pruning returns, per clustering column, the average fraction of files
+// whose [min, max] overlaps a random range predicate selecting 1% of the
+// column's value range.
+func (t *table) pruning(rng *rand.Rand) []float64 {
+	out := make([]float64, len(columnNames))
+	if len(t.files) == 0 {
+		return out
+	}
+	type span struct{ lo, hi int64 }
+	spans := make([][]span, len(columnNames))
+	for c := range columnNames {
+		gl, gh := int64(1<<62), int64(-1<<62)
+		for _, f := range t.files {
+			lo, _ := strconv.ParseInt(string(f.add.ParsedStats.MinValues[columnNames[c]].(json.Number)), 10, 64)
+			hi, _ := strconv.ParseInt(string(f.add.ParsedStats.MaxValues[columnNames[c]].(json.Number)), 10, 64)
+			spans[c] = append(spans[c], span{lo, hi})
+			gl, gh = min(gl, lo), max(gh, hi)
+		}
+		width := (gh - gl) / 100
+		var sum float64
+		for q := 0; q < t.cfg.queries; q++ {
+			start := gl
+			if gh-gl-width > 0 {
+				start += rng.Int64N(gh - gl - width)
+			}
+			end := start + width
+			hit := 0
+			for _, s := range spans[c] {
+				if s.lo <= end && s.hi >= start {
+					hit++
+				}
+			}
+			sum += float64(hit) / float64(len(spans[c]))
+		}
+		out[c] = sum / float64(t.cfg.queries)
+	}
+	return out
+}
+
+// result is one strategy's outcome.
+type result struct {
+	name           string
+	runs           int
+	files          int
+	ingested       int64
+	rewritten      int64
+	pruning        []float64 // averaged over measurements
+	final          []float64
+	jobs           map[planner.Strategy]int
+	elapsed        time.Duration
+	largestRewrite int64
+}
+
+func simulate(name string, strategy planner.Strategy, cfg config) (result, error) {
+	start := time.Now()
+	t := newTable(cfg)
+	rng := rand.New(rand.NewPCG(cfg.seed, 1))
+	qrng := rand.New(rand.NewPCG(cfg.seed, 2))
+	pol := planner.Policy{
+		Strategy:            strategy,
+		TargetFileSize:      cfg.target,
+		MinFileSize:         cfg.target,
+		MaxUnclusteredBytes: cfg.maxUnclustered,
+		MinCubeSize:         cfg.minCube,
+	}
+	res := result{name: name, pruning: make([]float64, len(columnNames))}
+	measured := 0
+	const minute = int64(60_000)
+	for b := 0; b < cfg.batches; b++ {
+		rows := make([]row, cfg.batchRows)
+		for i := range rows {
+			ts := int64(b)*minute + rng.Int64N(minute)
+			if rng.Float64() < cfg.lateFraction {
+				ts -= rng.Int64N(int64(cfg.lateBatches)) * minute
+			}
+			rows[i] = row{ts: ts, key: rng.Int64N(1_000_000_000)}
+		}
+		now := int64(b) * minute
+		t.addFile(rows, now, nil, "")
+		t.ingested += int64(len(rows)) * cfg.rowBytes
+		t.version++
+		if (b+1)%cfg.every != 0 {
+			continue
+		}
+		pol.Now = time.UnixMilli(now)
+		before := t.rewritten
+		pl, err := planner.Plan(t.snapshot(), pol)
+		if err != nil {
+			return res, fmt.Errorf("%s: batch %d: %w", name, b, err)
+		}
+		if err := t.apply(pl, now); err != nil {
+			return res, fmt.Errorf("%s: batch %d: %w", name, b, err)
+		}
+		res.largestRewrite = max(res.largestRewrite, t.rewritten-before)
+		res.runs++
+		if res.runs%cfg.measureEvery == 0 {
+			for c, v := range t.pruning(qrng) {
+				res.pruning[c] += v
+			}
+			measured++
+		}
+	}
+	for c := range res.pruning {
+		if measured > 0 {
+			res.pruning[c] /= float64(measured)
+		}
+	}
+	res.final = t.pruning(qrng)
+	res.files, res.ingested, res.rewritten, res.jobs = len(t.files), t.ingested, t.rewritten, t.jobs
+	res.elapsed = time.Since(start)
+	return res, nil
+}
+
+func avg(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.batches, "batches", 6000, "ingest batches")
+	flag.IntVar(&cfg.batchRows, "batch-rows", 100, "rows per batch")
+	flag.IntVar(&cfg.every, "every", 10, "run the policy after every k batches")
+	flag.Int64Var(&cfg.rowBytes, "row-bytes", 100, "bytes per row (file size = rows x this)")
+	flag.Int64Var(&cfg.target, "target", 128<<10, "target file size in bytes (Delta: 1 GiB)")
+	flag.Int64Var(&cfg.maxUnclustered, "max-unclustered", 0, "lightweight tier threshold in bytes (0 = 10 x target, Delta's 10 GiB : 1 GiB)")
+	flag.Int64Var(&cfg.minCube, "min-cube", 0, "min cube size in bytes (0 = 100 x target, Delta's 100 GiB : 1 GiB)")
+	flag.Float64Var(&cfg.lateFraction, "late", 0.05, "fraction of rows arriving late")
+	flag.IntVar(&cfg.lateBatches, "late-batches", 60, "how many batches late a late row can be")
+	flag.IntVar(&cfg.queries, "queries", 100, "random range predicates per column per measurement")
+	flag.IntVar(&cfg.measureEvery, "measure-every", 5, "measure pruning after every n policy runs")
+	flag.IntVar(&cfg.rangeBuckets, "range-buckets", 1000, "range ids per column (Delta: rangeId.max 1000)")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
+	flag.Parse()
+	if cfg.maxUnclustered == 0 {
+		cfg.maxUnclustered = 10 * cfg.target
+	}
+	if cfg.minCube == 0 {
+		cfg.minCube = 100 * cfg.target
+	}
+	if err := run(cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "clustering bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg config, w io.Writer) error {
+	fmt.Fprintf(w, "ingest: %d batches x %d rows x %d B = %d MiB; policy every %d batches; target %d KiB, min file %d KiB, max unclustered %d KiB, min cube %d KiB; %.0f%% rows up to %d batches late\n\n",
+		cfg.batches, cfg.batchRows, cfg.rowBytes, int64(cfg.batches*cfg.batchRows)*cfg.rowBytes>>20, cfg.every,
+		cfg.target>>10, cfg.target>>10, cfg.maxUnclustered>>10, cfg.minCube>>10, cfg.lateFraction*100, cfg.lateBatches)
+	var results []result
+	for _, s := range []struct {
+		name string
+		st   planner.Strategy
+	}{
+		{"binpack only", planner.StrategyBinpack},
+		{"lightweight only", planner.StrategyLightweight},
+		{"zcube every run", planner.StrategyZCube},
+		{"auto", planner.StrategyAuto},
+	} {
+		r, err := simulate(s.name, s.st, cfg)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\truns\tfiles\tingested MiB\trewritten MiB\twrite amp\tprune ts\tprune key\tprune avg\tfinal avg\tmax run MiB\tjobs\ttime\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%v\t%s\t\n",
+			r.name, r.runs, r.files, float64(r.ingested)/(1<<20), float64(r.rewritten)/(1<<20),
+			float64(r.rewritten)/float64(r.ingested), r.pruning[0], r.pruning[1], avg(r.pruning), avg(r.final),
+			float64(r.largestRewrite)/(1<<20), r.jobs, r.elapsed.Round(time.Millisecond))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	bp, zc, au := results[0], results[2], results[3]
+	waRatio := (float64(au.rewritten) / float64(au.ingested)) / (float64(bp.rewritten) / float64(bp.ingested))
+	prRatio := avg(au.pruning) / avg(zc.pruning)
+	fmt.Fprintf(w, "\nprune = average fraction of files a 1%%-selectivity range predicate cannot skip (lower is better), averaged over measurements\n")
+	fmt.Fprintf(w, "goal: auto write amp <= 1.5 x binpack: %.2f x (%s); auto pruning <= 1.3 x zcube-every-run: %.2f x (%s)\n",
+		waRatio, verdict(waRatio <= 1.5), prRatio, verdict(prRatio <= 1.3))
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
