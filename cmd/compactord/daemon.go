@@ -2,18 +2,294 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
 )
 
+// runCheck validates a policy directory and prints the effective policies.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the effective policies as JSON instead of HCL")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: compactord check [--json] DIR")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: check needs exactly one policy directory", errUsage)
+	}
+	set, err := policies.LoadDir(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(set)
+	}
+	return policies.WriteHCL(stdout, set)
 }
 
+// daemonOptions are the flags of `compactord run`.
+type daemonOptions struct {
+	PolicyDir string
+	// HTTP, Poll, Workers and ShutdownTimeout override the daemon block
+	// when set.
+	HTTP            string
+	Poll            time.Duration
+	Workers         int
+	ShutdownTimeout time.Duration
+	LogFormat       string
+	LogLevel        string
+
+	// clock replaces the wall clock of the scheduler (tests).
+	clock scheduler.Clock
+}
+
+func parseDaemonFlags(args []string, stderr io.Writer) (daemonOptions, error) {
+	var o daemonOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
+	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
+	fs.DurationVar(&o.Poll, "poll", 0, "log poll interval per table (default from the daemon block, else 1m)")
+	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs (default from the daemon block, else 30s)")
+	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if o.PolicyDir == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return o, fmt.Errorf("%w: run needs --policies DIR and no arguments", errUsage)
+	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		return o, fmt.Errorf("%w: --log-format must be text or json", errUsage)
+	}
+	return o, nil
+}
+
+func newLogger(w io.Writer, format, level string) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "compactord",
+		Output:     w,
+		JSONFormat: format == "json",
+		Level:      hclog.LevelFromString(level),
+	})
+}
+
+// runDaemon is `compactord run`: it loads the policies, schedules the tables
+// and serves HTTP until SIGTERM/SIGINT (ctx). SIGUSR1 runs every enabled
+// table now; SIGHUP reloads the policy directory.
 func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	o, err := parseDaemonFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, o.LogFormat, o.LogLevel)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	d, err := newDaemon(o, log, newDeltaBackend(log))
+	if err != nil {
+		return err
+	}
+	return d.serve(ctx, sigs, nil)
 }
 
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+// backend is what the daemon does to tables; the real one works on Delta
+// tables, tests and the demo may wrap it.
+type backend struct {
+	// Run is one compaction run.
+	Run scheduler.RunFunc
+	// Poll checks a table for new log entries.
+	Poll scheduler.PollFunc
+	// Plan is a dry run with the real planner; the result is JSON-encoded.
+	Plan func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error)
+	// Retain is told the current policies after each (re)load so the
+	// backend can release handles of removed tables. May be nil.
+	Retain func(ps []policies.Policy)
+	// Close releases the backend. May be nil.
+	Close func() error
+}
+
+// daemon is one running `compactord run`.
+type daemon struct {
+	opts    daemonOptions
+	log     hclog.Logger
+	be      backend
+	sched   *scheduler.Scheduler
+	daemon  policies.Daemon
+	started time.Time
+
+	stopping atomic.Bool
+	mu       sync.Mutex // guards the fields below
+	set      *policies.Set
+	reloaded time.Time
+	loadErr  string
+	counters daemonCounters
+}
+
+// newDaemon loads the policies once (an error here fails startup) and
+// creates the scheduler with the daemon settings.
+func newDaemon(o daemonOptions, log hclog.Logger, be backend) (*daemon, error) {
+	set, err := policies.LoadDir(o.PolicyDir)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	dc := set.Daemon
+	if o.HTTP != "" {
+		dc.HTTP = o.HTTP
+	}
+	if o.Poll > 0 {
+		dc.Poll = o.Poll
+	}
+	if o.Workers > 0 {
+		dc.Workers = o.Workers
+	}
+	if o.ShutdownTimeout > 0 {
+		dc.ShutdownTimeout = o.ShutdownTimeout
+	}
+	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now()}
+	d.sched = scheduler.New(scheduler.Config{
+		Run:          be.Run,
+		Poll:         be.Poll,
+		Workers:      dc.Workers,
+		PollInterval: dc.Poll,
+		BackoffBase:  dc.BackoffBase,
+		BackoffMax:   dc.BackoffMax,
+		Logger:       log.Named("scheduler"),
+		Clock:        o.clock,
+	})
+	return d, nil
+}
+
+// start applies the loaded policies to the scheduler.
+func (d *daemon) start() {
+	d.mu.Lock()
+	ps := d.set.Tables
+	d.mu.Unlock()
+	if d.be.Retain != nil {
+		d.be.Retain(ps)
+	}
+	added, _, _ := d.sched.Apply(ps)
+	d.log.Info("daemon started", "policies", d.opts.PolicyDir, "tables", len(ps), "added", added,
+		"workers", d.daemon.Workers, "poll", d.daemon.Poll)
+}
+
+// reload re-reads the policy directory. A bad directory keeps the previous
+// policies running and is reported in /status and the reload metric.
+func (d *daemon) reload() error {
+	set, err := policies.LoadDir(d.opts.PolicyDir)
+	d.mu.Lock()
+	if err != nil {
+		d.counters.ReloadsFailed++
+		d.loadErr = err.Error()
+		d.mu.Unlock()
+		d.log.Error("policy reload failed; keeping the previous policies", "error", err)
+		return err
+	}
+	d.counters.ReloadsOK++
+	d.loadErr = ""
+	d.reloaded = time.Now()
+	if set.Daemon != d.set.Daemon {
+		d.log.Warn("daemon block changed; poll, workers, http and backoff settings apply at the next restart")
+	}
+	d.set = set
+	d.mu.Unlock()
+	added, removed, changed := d.sched.Apply(set.Tables)
+	if d.be.Retain != nil {
+		d.be.Retain(set.Tables)
+	}
+	d.log.Info("policies reloaded", "added", added, "removed", removed, "changed", changed)
+	return nil
+}
+
+// serve runs until ctx ends, then shuts down within the shutdown timeout.
+// ln, when non-nil, is used instead of listening on the configured address.
+func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listener) error {
+	var srv *http.Server
+	if ln == nil && d.daemon.HTTP != "off" {
+		var err error
+		ln, err = net.Listen("tcp", d.daemon.HTTP)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", d.daemon.HTTP, err)
+		}
+	}
+	httpDone := make(chan struct{})
+	if ln != nil {
+		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+		d.log.Info("http listening", "addr", ln.Addr().String())
+		go func() {
+			defer close(httpDone)
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("http server failed", "error", err)
+			}
+		}()
+	} else {
+		close(httpDone)
+	}
+	d.start()
+
+	for {
+		select {
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGUSR1:
+				n := d.sched.TriggerAll(scheduler.ReasonSignal)
+				d.mu.Lock()
+				d.counters.SignalRuns++
+				d.mu.Unlock()
+				d.log.Info("SIGUSR1: running every enabled table now", "tables", n)
+			case syscall.SIGHUP:
+				d.log.Info("SIGHUP: reloading policies")
+				_ = d.reload()
+			}
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+
+	d.stopping.Store(true)
+	d.log.Info("shutting down: no new runs; waiting for in-flight runs", "timeout", d.daemon.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), d.daemon.ShutdownTimeout)
+	defer cancel()
+	if err := d.sched.Shutdown(sctx); err != nil {
+		d.log.Warn("in-flight runs were cancelled at the shutdown deadline; their uncommitted files were deleted", "error", err)
+	}
+	if srv != nil {
+		hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = srv.Shutdown(hctx)
+		hcancel()
+		<-httpDone
+	}
+	if d.be.Close != nil {
+		if err := d.be.Close(); err != nil {
+			d.log.Warn("closing tables", "error", err)
+		}
+	}
+	d.log.Info("stopped")
+	return nil
 }

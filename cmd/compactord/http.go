@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/compactord/compactord/scheduler"
+)
+
+// statusPage is the JSON of GET /status.
+type statusPage struct {
+	Version      string                  `json:"version"`
+	Started      time.Time               `json:"started"`
+	Policies     string                  `json:"policies"`
+	LastReload   time.Time               `json:"last_reload"`
+	ReloadError  string                  `json:"reload_error,omitempty"`
+	Stopping     bool                    `json:"stopping"`
+	Workers      int                     `json:"workers"`
+	PollInterval string                  `json:"poll_interval"`
+	Tables       []scheduler.TableStatus `json:"tables"`
+}
+
+// handler serves /metrics, /healthz, /readyz, /status, the plan preview and
+// the on-demand run endpoint.
+func (d *daemon) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		dc := d.counters
+		d.mu.Unlock()
+		var buf bytes.Buffer
+		if err := writeMetrics(&buf, d.sched.Status(), dc); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(buf.Bytes())
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if d.stopping.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		page := statusPage{
+			Version: version, Started: d.started, Policies: d.opts.PolicyDir,
+			LastReload: d.reloaded, ReloadError: d.loadErr, Stopping: d.stopping.Load(),
+			Workers: d.daemon.Workers, PollInterval: d.daemon.Poll.String(),
+		}
+		d.mu.Unlock()
+		page.Tables = d.sched.Status()
+		writeJSON(w, http.StatusOK, page)
+	})
+	mux.HandleFunc("GET /tables/{name}/plan", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		p, ok := d.sched.Policy(name)
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such table: " + name})
+			return
+		}
+		var exclude map[string]bool
+		for _, st := range d.sched.Status() {
+			if st.Name == name && len(st.Quarantined) > 0 {
+				exclude = map[string]bool{}
+				for _, q := range st.Quarantined {
+					exclude[q] = true
+				}
+			}
+		}
+		pl, err := d.be.Plan(r.Context(), p, exclude)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, pl)
+	})
+	mux.HandleFunc("POST /tables/{name}/run", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		err := d.sched.Trigger(name, scheduler.ReasonAPI)
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusAccepted, map[string]string{"table": name, "status": "triggered"})
+		case errors.Is(err, scheduler.ErrUnknownTable):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case errors.Is(err, scheduler.ErrHalted), errors.Is(err, scheduler.ErrDisabled):
+			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		default:
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		}
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}

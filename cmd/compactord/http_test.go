@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
+)
+
+// stillClock never moves: timers of zero wait fire at once, others never,
+// so only the first poll and explicit triggers happen and durations are 0.
+type stillClock struct{ now time.Time }
+
+type stillTimer struct{ c chan time.Time }
+
+func (t stillTimer) C() <-chan time.Time { return t.c }
+func (t stillTimer) Stop() bool          { return true }
+
+func (c stillClock) Now() time.Time { return c.now }
+func (c stillClock) NewTimer(d time.Duration) scheduler.Timer {
+	t := stillTimer{c: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.c <- c.now
+	}
+	return t
+}
+
+// fakeBackend counts runs per table and returns a fixed report.
+type fakeBackend struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (f *fakeBackend) backend() backend {
+	return backend{
+		Run: func(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
+			f.mu.Lock()
+			f.runs[req.Table]++
+			f.mu.Unlock()
+			return scheduler.RunReport{
+				Committed: true, Version: 4, ReadVersion: 3, JobsPlanned: 2, JobsCommitted: 2,
+				FilesRemoved: 7, BytesRemoved: 7000, FilesAdded: 1, BytesAdded: 6500,
+				Conflicts: map[string]int{"delete_dv": 1}, Reconciliations: 2,
+			}, nil
+		},
+		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
+			if lastSeen >= 3 {
+				return scheduler.PollResult{Version: 3}, nil
+			}
+			return scheduler.PollResult{Version: 3, Changed: true, Backlog: &scheduler.Backlog{
+				SmallFiles: 7, SmallBytes: 7000, Files: 9, Bytes: 100000, DeletedRowsRatio: 0.01}}, nil
+		},
+		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
+			return map[string]any{"table": p.Name, "jobs": []string{"job-0"}}, nil
+		},
+	}
+}
+
+func (f *fakeBackend) count(table string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.runs[table]
+}
+
+func writePolicy(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func post(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Post(url, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+type testDaemon struct {
+	base   string
+	sigs   chan os.Signal
+	cancel context.CancelFunc
+	done   chan error
+	d      *daemon
+	fb     *fakeBackend
+}
+
+func startTestDaemon(t *testing.T, dir string) *testDaemon {
+	t.Helper()
+	fb := &fakeBackend{runs: map[string]int{}}
+	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}},
+		hclog.NewNullLogger(), fb.backend())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	td := &testDaemon{base: "http://" + ln.Addr().String(), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
+	go func() { td.done <- d.serve(ctx, td.sigs, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-td.done
+	})
+	waitFor(t, "first polls", func() bool {
+		for _, st := range d.sched.Status() {
+			if st.Backlog == nil {
+				return false
+			}
+		}
+		return true
+	})
+	return td
+}
+
+func TestMetricsExpositionAfterAKnownRun(t *testing.T) {
+	dir := t.TempDir()
+	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
+	td := startTestDaemon(t, dir)
+	if code := post(t, td.base+"/tables/a/run"); code != http.StatusAccepted {
+		t.Fatalf("POST run: %d", code)
+	}
+	waitFor(t, "run of a", func() bool { st := td.d.sched.Status(); return st[0].LastRun != nil })
+	code, body := get(t, td.base+"/metrics")
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d", code)
+	}
+	want := `# HELP compactord_build_info Build information; always 1.
+# TYPE compactord_build_info gauge
+compactord_build_info{version="` + version + `"} 1
+# HELP compactord_tables Tables with a loaded policy.
+# TYPE compactord_tables gauge
+compactord_tables 1
+# HELP compactord_policy_reloads_total Policy reloads by result.
+# TYPE compactord_policy_reloads_total counter
+compactord_policy_reloads_total{result="success"} 0
+compactord_policy_reloads_total{result="failure"} 0
+# HELP compactord_runs_total Compaction runs by result.
+# TYPE compactord_runs_total counter
+compactord_runs_total{table="a",result="committed"} 1
+compactord_runs_total{table="a",result="noop"} 0
+compactord_runs_total{table="a",result="retry"} 0
+compactord_runs_total{table="a",result="quarantine"} 0
+compactord_runs_total{table="a",result="halt"} 0
+compactord_runs_total{table="a",result="cancelled"} 0
+# HELP compactord_rewritten_files_total Data files removed by committed compactions.
+# TYPE compactord_rewritten_files_total counter
+compactord_rewritten_files_total{table="a"} 7
+# HELP compactord_rewritten_bytes_total Bytes of data files removed by committed compactions.
+# TYPE compactord_rewritten_bytes_total counter
+compactord_rewritten_bytes_total{table="a"} 7000
+# HELP compactord_written_files_total Data files added by committed compactions.
+# TYPE compactord_written_files_total counter
+compactord_written_files_total{table="a"} 1
+# HELP compactord_written_bytes_total Bytes of data files added by committed compactions.
+# TYPE compactord_written_bytes_total counter
+compactord_written_bytes_total{table="a"} 6500
+# HELP compactord_commit_conflicts_total Concurrent commits met while committing, by kind.
+# TYPE compactord_commit_conflicts_total counter
+compactord_commit_conflicts_total{table="a",kind="delete_dv"} 1
+# HELP compactord_reconciliations_total Concurrent deletion vectors remapped onto compaction outputs.
+# TYPE compactord_reconciliations_total counter
+compactord_reconciliations_total{table="a"} 2
+# HELP compactord_dropped_jobs_total Planned jobs left out of a commit (true conflicts, failed rewrites).
+# TYPE compactord_dropped_jobs_total counter
+compactord_dropped_jobs_total{table="a"} 0
+# HELP compactord_polls_total Log polls.
+# TYPE compactord_polls_total counter
+compactord_polls_total{table="a"} 1
+# HELP compactord_poll_errors_total Log polls that failed.
+# TYPE compactord_poll_errors_total counter
+compactord_poll_errors_total{table="a"} 0
+# HELP compactord_coalesced_triggers_total Triggers merged into an already pending run.
+# TYPE compactord_coalesced_triggers_total counter
+compactord_coalesced_triggers_total{table="a"} 0
+# HELP compactord_backlog_small_files Compaction candidates waiting (small files past the settle window).
+# TYPE compactord_backlog_small_files gauge
+compactord_backlog_small_files{table="a"} 7
+# HELP compactord_backlog_small_bytes Bytes of compaction candidates waiting.
+# TYPE compactord_backlog_small_bytes gauge
+compactord_backlog_small_bytes{table="a"} 7000
+# HELP compactord_table_files Live data files.
+# TYPE compactord_table_files gauge
+compactord_table_files{table="a"} 9
+# HELP compactord_table_bytes Bytes of live data files.
+# TYPE compactord_table_bytes gauge
+compactord_table_bytes{table="a"} 100000
+# HELP compactord_table_deleted_rows_ratio Deletion-vector deleted rows over physical rows.
+# TYPE compactord_table_deleted_rows_ratio gauge
+compactord_table_deleted_rows_ratio{table="a"} 0.01
+# HELP compactord_table_version Latest table version seen by the poll.
+# TYPE compactord_table_version gauge
+compactord_table_version{table="a"} 3
+# HELP compactord_table_halted 1 when the table is halted (an invariant would break; operator action needed).
+# TYPE compactord_table_halted gauge
+compactord_table_halted{table="a"} 0
+# HELP compactord_table_enabled 1 when the table's policy is enabled.
+# TYPE compactord_table_enabled gauge
+compactord_table_enabled{table="a"} 1
+# HELP compactord_quarantined_files Data files quarantined (skipped) after being found corrupt.
+# TYPE compactord_quarantined_files gauge
+compactord_quarantined_files{table="a"} 0
+# HELP compactord_consecutive_failures Failed runs since the last success.
+# TYPE compactord_consecutive_failures gauge
+compactord_consecutive_failures{table="a"} 0
+# HELP compactord_run_duration_seconds Duration of compaction runs.
+# TYPE compactord_run_duration_seconds histogram
+compactord_run_duration_seconds_bucket{table="a",le="0.1"} 1
+compactord_run_duration_seconds_bucket{table="a",le="0.5"} 1
+compactord_run_duration_seconds_bucket{table="a",le="1"} 1
+compactord_run_duration_seconds_bucket{table="a",le="5"} 1
+compactord_run_duration_seconds_bucket{table="a",le="15"} 1
+compactord_run_duration_seconds_bucket{table="a",le="60"} 1
+compactord_run_duration_seconds_bucket{table="a",le="300"} 1
+compactord_run_duration_seconds_bucket{table="a",le="900"} 1
+compactord_run_duration_seconds_bucket{table="a",le="3600"} 1
+compactord_run_duration_seconds_bucket{table="a",le="+Inf"} 1
+compactord_run_duration_seconds_sum{table="a"} 0
+compactord_run_duration_seconds_count{table="a"} 1
+`
+	if body != want {
+		t.Fatalf("metrics differ.\n got:\n%s\nwant:\n%s", body, want)
+	}
+}
+
+func TestSignalsReloadAndRunAndTheHTTPPagesFollow(t *testing.T) {
+	dir := t.TempDir()
+	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
+	writePolicy(t, dir, "b.hcl", "table \"b\" {\n  url = \"mem://b\"\n}\n")
+	td := startTestDaemon(t, dir)
+
+	if code, body := get(t, td.base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("healthz %d %q", code, body)
+	}
+	if code, _ := get(t, td.base+"/readyz"); code != 200 {
+		t.Fatalf("readyz %d", code)
+	}
+
+	// SIGUSR1 runs every enabled table at once.
+	td.sigs <- syscall.SIGUSR1
+	waitFor(t, "both tables ran", func() bool { return td.fb.count("a") == 1 && td.fb.count("b") == 1 })
+
+	// SIGHUP: b removed, c added, a changed.
+	if err := os.Remove(filepath.Join(dir, "b.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	writePolicy(t, dir, "c.hcl", "table \"c\" {\n  url = \"mem://c\"\n}\n")
+	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n  strategy = \"binpack\"\n}\n")
+	td.sigs <- syscall.SIGHUP
+	waitFor(t, "reload", func() bool {
+		st := td.d.sched.Status()
+		return len(st) == 2 && st[0].Name == "a" && st[0].Strategy == "binpack" && st[1].Name == "c" && st[1].Backlog != nil
+	})
+	_, metrics := get(t, td.base+"/metrics")
+	if strings.Contains(metrics, `table="b"`) {
+		t.Fatalf("series of removed table b remain:\n%s", metrics)
+	}
+	for _, want := range []string{`compactord_policy_reloads_total{result="success"} 1`, `compactord_tables 2`, `compactord_table_halted{table="c"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+
+	// A bad reload keeps the running policies and is reported.
+	writePolicy(t, dir, "c.hcl", "table \"c\" {\n  url = \"mem://c\"\n  strategy = \"fast\"\n}\n")
+	td.sigs <- syscall.SIGHUP
+	waitFor(t, "failed reload", func() bool {
+		_, m := get(t, td.base+"/metrics")
+		return strings.Contains(m, `compactord_policy_reloads_total{result="failure"} 1`)
+	})
+	code, body := get(t, td.base+"/status")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	var page statusPage
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Tables) != 2 || !strings.Contains(page.ReloadError, "c.hcl:3:3") || page.Tables[1].State != scheduler.StateIdle {
+		t.Fatalf("status page = %s", body)
+	}
+
+	// Plan preview and on-demand run.
+	code, body = get(t, td.base+"/tables/c/plan")
+	if code != 200 || !strings.Contains(body, `"table": "c"`) {
+		t.Fatalf("plan: %d %s", code, body)
+	}
+	if code, _ := get(t, td.base+"/tables/zzz/plan"); code != 404 {
+		t.Fatalf("plan of unknown table: %d", code)
+	}
+	if code := post(t, td.base+"/tables/zzz/run"); code != 404 {
+		t.Fatalf("run of unknown table: %d", code)
+	}
+	if code := post(t, td.base+"/tables/c/run"); code != 202 {
+		t.Fatalf("run of c: %d", code)
+	}
+	waitFor(t, "c ran", func() bool { return td.fb.count("c") == 1 })
+
+	// SIGTERM (ctx) stops serving and returns nil.
+	td.cancel()
+	select {
+	case err := <-td.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+		td.done <- nil // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon did not stop")
+	}
+}
+
+func TestCheckPrintsEffectivePoliciesAndReportsErrors(t *testing.T) {
+	dir := t.TempDir()
+	writePolicy(t, dir, "events.hcl", `table "events" {
+  url      = "file:///data/events"
+  schedule = "@every 1m"
+  strategy = "auto"
+}
+`)
+	var out, errb strings.Builder
+	if code := mainExit(context.Background(), []string{"check", dir}, &out, &errb); code != 0 {
+		t.Fatalf("check exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{`table "events" {`, `url                    = "file:///data/events"`, `settle_window          = "15m"`, `small_files             = 50`} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("check output lacks %q:\n%s", want, out.String())
+		}
+	}
+	writePolicy(t, dir, "bad.hcl", "table \"bad\" {\n  url = \"mem://x\"\n  triggers {\n    small_filez = 1\n  }\n}\n")
+	out.Reset()
+	errb.Reset()
+	if code := mainExit(context.Background(), []string{"check", dir}, &out, &errb); code != 1 {
+		t.Fatalf("check of a bad dir exit %d", code)
+	}
+	if !strings.Contains(errb.String(), filepath.Join(dir, "bad.hcl")+`:4:5: Unsupported argument; An argument named "small_filez"`) {
+		t.Fatalf("stderr = %s", errb.String())
+	}
+	if code := mainExit(context.Background(), []string{"check"}, &out, &errb); code != 2 {
+		t.Fatalf("check without dir exit %d", code)
+	}
+}
