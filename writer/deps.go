@@ -15,6 +15,7 @@ import (
 // rowSource streams the live rows of one source file.
 type rowSource interface {
 	ReadRows(rows []parquet.Row, physIdx []int64) (int, error)
+	NumPhysicalRows() int64
 	Close() error
 }
 
@@ -25,7 +26,7 @@ type statsSink interface {
 }
 
 func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
-	return nil, fmt.Errorf("data schema: %w", delta.ErrNotImplemented)
+	return delta.DataSchema(snap)
 }
 
 func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, opts Options) (rowSource, error) {
@@ -36,6 +37,14 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 	return s, nil
 }
 
+// TEMPORARY until the stats collector lands: numRecords only.
+type tmpStats struct{ n int64 }
+
+func (s *tmpStats) Observe(parquet.Row) error { s.n++; return nil }
+func (s *tmpStats) Finish() (string, error) {
+	return fmt.Sprintf(`{"numRecords":%d,"tightBounds":true}`, s.n), nil
+}
+
 func newStats(snap *delta.Snapshot, schema *parquet.Schema) (statsSink, error) {
-	return nil, fmt.Errorf("stats collector: %w", delta.ErrNotImplemented)
+	return &tmpStats{}, nil
 }

@@ -53,7 +53,7 @@ function render(expr, type) {
 let failed = false;
 for (const file of files) {
   try {
-    const src = `read_parquet(${lit(file)})`;
+    const src = `read_parquet(${lit(file)}, hive_partitioning = false)`;
     const desc = await conn.runAndReadAll(`SELECT * FROM ${src} LIMIT 0`);
     const names = desc.columnNames();
     const types = desc.columnTypes();

@@ -1,0 +1,232 @@
+// Command rewritebench measures one rewrite of a Delta table's live files
+// for bench/rewrite.sh and prints one JSON line: mode, seconds, input and
+// output bytes, rows, MB/s (input MiB per second) and peak RSS (getrusage).
+//
+// Modes:
+//   - compactord: writer.RewriteAll over bins of the table's files (each bin
+//     up to the target size), nothing committed, outputs deleted afterwards
+//     unless -keep;
+//   - parquetgo: a bare parquet-go loop (open each file, read rows, write one
+//     zstd file per target size) with no Delta logic, the floor to compare
+//     against.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/writer"
+)
+
+type report struct {
+	Mode       string  `json:"mode"`
+	Seconds    float64 `json:"seconds"`
+	BytesIn    int64   `json:"bytesIn"`
+	BytesOut   int64   `json:"bytesOut"`
+	Rows       int64   `json:"rows"`
+	Outputs    int     `json:"outputs"`
+	MBps       float64 `json:"mbps"`
+	PeakRSSMiB float64 `json:"peakRssMiB"`
+	CopiedRG   int     `json:"copiedRowGroups,omitempty"`
+}
+
+func main() {
+	mode := flag.String("mode", "compactord", "compactord | parquetgo")
+	table := flag.String("table", "", "table directory")
+	out := flag.String("out", "", "output directory (parquetgo mode)")
+	target := flag.Int64("target", 0, "target file size in bytes (0: default)")
+	jobs := flag.Int("jobs", 0, "max concurrent jobs (0: default)")
+	noCopy := flag.Bool("nocopy", false, "disable the page-copy fast path")
+	keep := flag.Bool("keep", false, "keep compactord outputs (print their keys on stderr)")
+	verbose := flag.Bool("v", false, "log at debug level")
+	flag.Parse()
+	if *table == "" {
+		fmt.Fprintln(os.Stderr, "rewritebench: -table is required")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	var r report
+	var err error
+	switch *mode {
+	case "compactord":
+		r, err = runCompactord(ctx, *table, *target, *jobs, *noCopy, *keep, *verbose)
+	case "parquetgo":
+		r, err = runParquetGo(*table, *out, *target)
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rewritebench:", err)
+		os.Exit(1)
+	}
+	r.Mode = *mode
+	r.MBps = float64(r.BytesIn) / (1 << 20) / r.Seconds
+	r.PeakRSSMiB = peakRSSMiB()
+	_ = json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
+}
+
+func runCompactord(ctx context.Context, dir string, target int64, jobs int, noCopy, keep, verbose bool) (report, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return report{}, err
+	}
+	t, err := delta.OpenTable(ctx, "file://"+abs)
+	if err != nil {
+		return report{}, err
+	}
+	defer t.Close()
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return report{}, err
+	}
+	opts := writer.DefaultOptions()
+	opts.TargetFileSize = target
+	if jobs > 0 {
+		opts.MaxConcurrentJobs = jobs
+	}
+	opts.DisableCopyPath = noCopy
+	if verbose {
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+	}
+	binSize := target
+	if binSize == 0 {
+		binSize = writer.DefaultTargetFileSize
+	}
+	// Bin-pack in file order: one job per bin of about one output.
+	var js []*writer.Job
+	var cur *writer.Job
+	var curSize int64
+	for _, f := range snap.Files {
+		if cur == nil || curSize+f.Size > binSize {
+			cur = &writer.Job{ID: fmt.Sprintf("bin-%d", len(js))}
+			js = append(js, cur)
+			curSize = 0
+		}
+		cur.Sources = append(cur.Sources, f)
+		curSize += f.Size
+	}
+	start := time.Now()
+	results, err := writer.RewriteAll(ctx, t, snap, js, opts)
+	secs := time.Since(start).Seconds()
+	var r report
+	r.Seconds = secs
+	for _, res := range results {
+		if res == nil {
+			continue
+		}
+		r.BytesIn += res.BytesRead
+		r.BytesOut += res.BytesWritten
+		r.Outputs += len(res.Outputs)
+		r.CopiedRG += res.CopiedRowGroups
+		for _, o := range res.Outputs {
+			r.Rows += o.NumRecords
+			if keep {
+				fmt.Fprintln(os.Stderr, filepath.Join(abs, o.Key))
+			}
+		}
+		if !keep {
+			err = errors.Join(err, res.Abort(ctx))
+		}
+	}
+	return r, err
+}
+
+func runParquetGo(dir, out string, target int64) (report, error) {
+	if out == "" {
+		return report{}, errors.New("-out is required in parquetgo mode")
+	}
+	if target == 0 {
+		target = writer.DefaultTargetFileSize
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		return report{}, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return report{}, err
+	}
+	var r report
+	start := time.Now()
+	var w *parquet.Writer
+	var of *os.File
+	closeOut := func() error {
+		if w == nil {
+			return nil
+		}
+		err := errors.Join(w.Close(), of.Close())
+		fi, serr := os.Stat(of.Name())
+		if serr == nil {
+			r.BytesOut += fi.Size()
+		}
+		w = nil
+		return errors.Join(err, serr)
+	}
+	rows := make([]parquet.Row, 1024)
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return r, err
+		}
+		fi, _ := f.Stat()
+		r.BytesIn += fi.Size()
+		pf, err := parquet.OpenFile(f, fi.Size())
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+		if w != nil && w.Size() >= target {
+			if err := closeOut(); err != nil {
+				return r, err
+			}
+		}
+		if w == nil {
+			of, err = os.Create(filepath.Join(out, fmt.Sprintf("out-%05d.zstd.parquet", r.Outputs)))
+			if err != nil {
+				return r, err
+			}
+			r.Outputs++
+			w = parquet.NewWriter(of, pf.Schema(), parquet.Compression(&parquet.Zstd),
+				parquet.MaxRowsPerRowGroup(writer.DefaultRowGroupRows))
+		}
+		rr := parquet.NewReader(pf)
+		for {
+			n, err := rr.ReadRows(rows)
+			if n > 0 {
+				if _, werr := w.WriteRows(rows[:n]); werr != nil {
+					return r, werr
+				}
+				r.Rows += int64(n)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return r, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		_ = rr.Close()
+		_ = f.Close()
+	}
+	err = closeOut()
+	r.Seconds = time.Since(start).Seconds()
+	return r, err
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/rewrite.sh: rewrite throughput and memory of compactord vs DuckDB vs a
+# bare parquet-go loop on the same small files. See README, "Rewrite benchmark".
+#
+#   bash bench/rewrite.sh            # ~1 GiB of 1-4 MiB files, plus the 2 GiB RSS run
+#   SIZE=256MiB BIG=512MiB bash bench/rewrite.sh   # quicker
+#
+# Tables are generated once under $WORK (default bench/out, gitignored) and
+# reused. Each tool is run under /usr/bin/time for its peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE=${SIZE:-1GiB}
+BIG=${BIG:-2GiB}
+WORK=${WORK:-bench/out}
+mkdir -p "$WORK/bin"
+WORK=$(cd "$WORK" && pwd)
+
+go build -o "$WORK/bin/gendata" ./bench/cmd/gendata
+go build -o "$WORK/bin/rewritebench" ./bench/cmd/rewritebench
+if [ ! -d tools/duckcheck/node_modules/@duckdb/node-api ]; then
+  (cd tools/duckcheck && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+gen() { # gen SIZE -> table dir
+  local dir="$WORK/table-$1"
+  if [ ! -f "$dir/_delta_log/00000000000000000000.json" ]; then
+    rm -rf "$dir"
+    echo "generating $1 of 1-4 MiB parquet files in $dir" >&2
+    "$WORK/bin/gendata" -dir "$dir" -size "$1" -min 1MiB -max 4MiB
+  fi
+  echo "$dir"
+}
+
+# timed LABEL CMD... : runs CMD under /usr/bin/time, prints CMD's last stdout
+# line with "peakRssMiB" replaced by the measured maximum resident set size.
+timed() {
+  local label=$1; shift
+  local tf; tf=$(mktemp)
+  local line
+  line=$(/usr/bin/time -f '%M' -o "$tf" "$@" | tail -n 1)
+  local kib; kib=$(tail -n 1 "$tf"); rm -f "$tf"
+  node -e '
+    const r = JSON.parse(process.argv[1]); r.label = process.argv[2];
+    r.peakRssMiB = Number(process.argv[3]) / 1024; console.log(JSON.stringify(r));' "$line" "$label" "$kib"
+}
+
+TABLE=$(gen "$SIZE")
+BYTES=$(find "$TABLE" -maxdepth 1 -name '*.parquet' -printf '%s\n' | awk '{s+=$1} END {print s}')
+NFILES=$(find "$TABLE" -maxdepth 1 -name '*.parquet' | wc -l)
+echo "input: $NFILES files, $((BYTES / 1048576)) MiB ($TABLE)" >&2
+find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+
+RESULTS="$WORK/results.jsonl"
+: > "$RESULTS"
+sync
+timed compactord "$WORK/bin/rewritebench" -mode compactord -table "$TABLE" >> "$RESULTS"
+sync
+timed compactord-nocopy "$WORK/bin/rewritebench" -mode compactord -nocopy -table "$TABLE" >> "$RESULTS"
+rm -rf "$WORK/pq-out"; sync
+timed parquet-go "$WORK/bin/rewritebench" -mode parquetgo -table "$TABLE" -out "$WORK/pq-out" >> "$RESULTS"
+rm -rf "$WORK/pq-out" "$WORK/duck.parquet"; sync
+line=$(timed duckdb node tools/duckcheck/copy.mjs "$WORK/duck.parquet" "@$WORK/files.txt")
+node -e '
+  const r = JSON.parse(process.argv[1]); const bytes = Number(process.argv[2]);
+  r.bytesIn = bytes; r.mbps = bytes / 1048576 / r.seconds; console.log(JSON.stringify(r));' "$line" "$BYTES" >> "$RESULTS"
+rm -f "$WORK/duck.parquet"
+
+BIGTABLE=$(gen "$BIG")
+sync
+timed "compactord-$BIG" "$WORK/bin/rewritebench" -mode compactord -table "$BIGTABLE" >> "$RESULTS"
+
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+  console.log("tool                    input MiB   seconds      MB/s   peak RSS MiB");
+  for (const r of lines) {
+    console.log(r.label.padEnd(22), (r.bytesIn / 1048576).toFixed(0).padStart(10),
+      r.seconds.toFixed(2).padStart(9), r.mbps.toFixed(1).padStart(9), r.peakRssMiB.toFixed(0).padStart(14));
+  }
+  const c = lines.find(r => r.label === "compactord"), d = lines.find(r => r.label === "duckdb");
+  console.log(`compactord/DuckDB throughput ratio: ${(c.mbps / d.mbps).toFixed(2)}; peak RSS ratio: ${(c.peakRssMiB / d.peakRssMiB).toFixed(2)}`);
+' "$RESULTS"
