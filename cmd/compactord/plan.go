@@ -2,18 +2,233 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
 )
 
+// planFile is the JSON `compactord plan --out` writes and `run-plan` reads:
+// the planner's plan plus the table URL.
+type planFile struct {
+	Table string `json:"table"`
+	*planner.CompactionPlan
+}
+
+// planFlags are the planning flags shared by plan and compact.
+type planFlags struct {
+	strategy, target, minSize string
+	full                      bool
+	verbose                   bool
+}
+
+func (p *planFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.strategy, "strategy", "auto", "auto | binpack | lightweight | zcube")
+	fs.StringVar(&p.target, "target-file-size", "", "output file size, e.g. 128MiB (default: table property or 128MiB)")
+	fs.StringVar(&p.minSize, "min-file-size", "", "files smaller than this are candidates, e.g. 64MiB (default 1GiB)")
+	fs.BoolVar(&p.full, "full", false, "re-cluster every file (zcube)")
+	fs.BoolVar(&p.verbose, "v", false, "log progress to stderr")
+}
+
+func (p *planFlags) policy() (planner.Policy, error) {
+	pol := planner.DefaultPolicy()
+	pol.SettleWindow = 0
+	pol.Strategy = planner.Strategy(p.strategy)
+	pol.Full = p.full
+	if p.target != "" {
+		n, err := policies.ParseSize(p.target)
+		if err != nil {
+			return pol, fmt.Errorf("%w: --target-file-size: %v", errUsage, err)
+		}
+		pol.TargetFileSize = n
+	}
+	if p.minSize != "" {
+		n, err := policies.ParseSize(p.minSize)
+		if err != nil {
+			return pol, fmt.Errorf("%w: --min-file-size: %v", errUsage, err)
+		}
+		pol.MinFileSize = n
+	}
+	if err := pol.Validate(); err != nil {
+		return pol, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return pol, nil
+}
+
+func cliLogger(verbose bool, stderr io.Writer) hclog.Logger {
+	if !verbose {
+		return hclog.NewNullLogger()
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: stderr, Level: hclog.Debug})
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments (Go's flag package stops at the first positional one).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var pf planFlags
+	pf.register(fs)
+	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: compactord plan URL [--strategy S] [--target-file-size N] [--min-file-size N] [--out plan.json]", errUsage)
+	}
+	pol, err := pf.policy()
+	if err != nil {
+		return err
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	pl, _, err := scheduler.PlanTable(ctx, t, scheduler.RunOptions{Policy: pol, Logger: cliLogger(pf.verbose, stderr)})
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(planFile{Table: pos[0], CompactionPlan: pl}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	data = append(data, '\n')
+	if *out == "" || *out == "-" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), pos[0], pl.ReadVersion, pl.Strategy, *out)
+	return nil
 }
 
 func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("run-plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	table := fs.String("table", "", "table URL (default: the plan's)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: compactord run-plan plan.json [--json]", errUsage)
+	}
+	data, err := os.ReadFile(pos[0])
+	if err != nil {
+		return fmt.Errorf("read plan: %w", err)
+	}
+	pf := planFile{CompactionPlan: &planner.CompactionPlan{}}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&pf); err != nil {
+		return fmt.Errorf("plan %s: %w", pos[0], err)
+	}
+	url := pf.Table
+	if *table != "" {
+		url = *table
+	}
+	if url == "" {
+		return fmt.Errorf("plan %s names no table (use --table)", pos[0])
+	}
+	for i, j := range pf.Jobs {
+		if j == nil || len(j.SourcePaths) == 0 {
+			return fmt.Errorf("plan %s: job %d has no sources", pos[0], i)
+		}
+	}
+	t, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := scheduler.RunPlan(ctx, t, pf.CompactionPlan, runOptions(*verbose, stderr))
+	return report(stdout, res, err, *asJSON)
+}
+
+func runOptions(verbose bool, stderr io.Writer) scheduler.RunOptions {
+	return scheduler.RunOptions{EngineInfo: "compactord/" + version, Logger: cliLogger(verbose, stderr)}
 }
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var pf planFlags
+	pf.register(fs)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: compactord compact URL [--strategy S] [--json]", errUsage)
+	}
+	pol, err := pf.policy()
+	if err != nil {
+		return err
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	opts := runOptions(pf.verbose, stderr)
+	opts.Policy = pol
+	res, err := scheduler.Compact(ctx, t, opts)
+	return report(stdout, res, err, *asJSON)
+}
+
+// report prints a run result (also a partial one that came with an error).
+func report(stdout io.Writer, res *scheduler.RunResult, err error, asJSON bool) error {
+	if res != nil {
+		if asJSON {
+			data, merr := json.MarshalIndent(res, "", "  ")
+			if merr != nil {
+				return errors.Join(err, merr)
+			}
+			fmt.Fprintf(stdout, "%s\n", data)
+		} else {
+			if res.CommittedVersion >= 0 {
+				fmt.Fprintf(stdout, "committed version %d (read %d): %d jobs, %d files removed, %d added, %d bytes read, %d written\n",
+					res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded, res.BytesRead, res.BytesWritten)
+			} else {
+				fmt.Fprintf(stdout, "nothing committed (read %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
+			}
+			for _, r := range res.Reconciled {
+				fmt.Fprintf(stdout, "  reconciled %d rows of %s deleted by version %d\n", r.RowsRemapped, r.Source, r.WinnerVersion)
+			}
+			for _, d := range res.Dropped {
+				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
+			}
+		}
+	}
+	return err
 }

@@ -1,0 +1,316 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/writer"
+)
+
+// RunOptions configure one compaction run.
+type RunOptions struct {
+	// Policy is the planning policy (Now defaults to the run's clock).
+	Policy planner.Policy
+	// Writer tunes the rewrite.
+	Writer writer.Options
+	// Commit tunes the commit (retries, clock, test hooks).
+	Commit commit.CompactionOptions
+	// Exclude lists data file paths (as in add actions) the run must not
+	// read (quarantined by earlier runs).
+	Exclude map[string]bool
+	// EngineInfo is commitInfo.engineInfo, e.g. "compactord/0.1.0".
+	EngineInfo string
+	// Logger receives run events (default: null logger).
+	Logger hclog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// RunResult is what one compaction run did; `compactord compact --json`
+// prints it.
+type RunResult struct {
+	// Table is the table URL.
+	Table string `json:"table"`
+	// ReadVersion is the snapshot version planned and written against.
+	ReadVersion int64 `json:"readVersion"`
+	// CommittedVersion is the version committed, -1 when none.
+	CommittedVersion int64 `json:"committedVersion"`
+	// JobsPlanned, JobsCommitted and JobsDropped count the plan's jobs.
+	JobsPlanned   int `json:"jobsPlanned"`
+	JobsCommitted int `json:"jobsCommitted"`
+	JobsDropped   int `json:"jobsDropped"`
+	// JobsFailed counts jobs whose rewrite failed (never committed).
+	JobsFailed int `json:"jobsFailed"`
+	// FilesRemoved and FilesAdded count the committed remove/add actions.
+	FilesRemoved int `json:"filesRemoved"`
+	FilesAdded   int `json:"filesAdded"`
+	// BytesRead and BytesWritten are the committed jobs' source and output bytes.
+	BytesRead    int64 `json:"bytesRead"`
+	BytesWritten int64 `json:"bytesWritten"`
+	// Reconciled lists the winners' DVs remapped onto committed outputs.
+	Reconciled []commit.Reconciliation `json:"reconciled"`
+	// Conflicts counts winning commits' effects by kind.
+	Conflicts map[string]int `json:"conflicts"`
+	// Dropped says which jobs were left out and why.
+	Dropped []commit.DroppedJob `json:"dropped"`
+}
+
+// Report converts the result to the scheduler's RunReport.
+func (r *RunResult) Report() RunReport {
+	rep := RunReport{
+		Committed:       r.CommittedVersion >= 0,
+		Version:         r.CommittedVersion,
+		ReadVersion:     r.ReadVersion,
+		JobsPlanned:     r.JobsPlanned,
+		JobsCommitted:   r.JobsCommitted,
+		JobsDropped:     r.JobsDropped,
+		FilesRemoved:    r.FilesRemoved,
+		BytesRemoved:    r.BytesRead,
+		FilesAdded:      r.FilesAdded,
+		BytesAdded:      r.BytesWritten,
+		Conflicts:       r.Conflicts,
+		Reconciliations: len(r.Reconciled),
+	}
+	return rep
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Policy.Now.IsZero() {
+		o.Policy.Now = o.Now()
+	}
+	if o.Commit.Now == nil {
+		o.Commit.Now = o.Now
+	}
+	if o.Commit.Logger == nil {
+		o.Commit.Logger = o.Logger
+	}
+	if o.Commit.EngineInfo == "" {
+		o.Commit.EngineInfo = o.EngineInfo
+	}
+	if o.Writer.Logger == nil {
+		o.Writer.Logger = o.Logger
+	}
+	return o
+}
+
+// loadWritable loads the snapshot at version (-1: latest) and checks that
+// compactord may write the table.
+func loadWritable(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error) {
+	snap, err := delta.LoadSnapshot(ctx, t, version)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", t.URL, err)
+	}
+	if err := writable(snap); err != nil {
+		return nil, commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
+	}
+	return snap, nil
+}
+
+// PlanTable loads the latest snapshot of t and plans one compaction of it
+// with the real planner (what `compactord plan` and the daemon both use).
+func PlanTable(ctx context.Context, t *delta.Table, opts RunOptions) (*planner.CompactionPlan, *delta.Snapshot, error) {
+	opts = opts.withDefaults()
+	snap, err := loadWritable(ctx, t, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := planSnapshot(snap, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan %s: %w", t.URL, err)
+	}
+	return pl, snap, nil
+}
+
+func planSnapshot(snap *delta.Snapshot, opts RunOptions) (*planner.CompactionPlan, error) {
+	view := snap
+	if len(opts.Exclude) > 0 {
+		cp := *snap
+		cp.Files = nil
+		for _, f := range snap.Files {
+			if !opts.Exclude[f.Path] {
+				cp.Files = append(cp.Files, f)
+			}
+		}
+		view = &cp
+	}
+	return planner.Plan(view, opts.Policy)
+}
+
+// Compact runs one compaction of t: snapshot, plan, rewrite, commit.
+func Compact(ctx context.Context, t *delta.Table, opts RunOptions) (*RunResult, error) {
+	opts = opts.withDefaults()
+	snap, err := loadWritable(ctx, t, -1)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planSnapshot(snap, opts)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", t.URL, err)
+	}
+	return runOnSnapshot(ctx, t, snap, pl, opts)
+}
+
+// RunPlan rewrites and commits a plan against its read version (loading that
+// snapshot), reconciling whatever landed since. Jobs' sources are resolved
+// by path in that snapshot, so a plan read back from JSON works.
+func RunPlan(ctx context.Context, t *delta.Table, pl *planner.CompactionPlan, opts RunOptions) (*RunResult, error) {
+	opts = opts.withDefaults()
+	snap, err := loadWritable(ctx, t, pl.ReadVersion)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Version != pl.ReadVersion {
+		return nil, fmt.Errorf("plan of %s is for version %d, loaded %d", t.URL, pl.ReadVersion, snap.Version)
+	}
+	return runOnSnapshot(ctx, t, snap, pl, opts)
+}
+
+// writerJobs resolves a plan's jobs against the snapshot.
+func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job, error) {
+	live := make(map[string]*delta.Add, len(snap.Files))
+	for _, f := range snap.Files {
+		live[f.Path] = f
+	}
+	claimed := map[string]string{}
+	jobs := make([]*writer.Job, 0, len(pl.Jobs))
+	for i, pj := range pl.Jobs {
+		paths := pj.SourcePaths
+		if len(paths) == 0 {
+			for _, s := range pj.Sources {
+				paths = append(paths, s.Path)
+			}
+		}
+		if len(paths) == 0 {
+			return nil, fmt.Errorf("plan job %d (%s) has no sources", i, pj.ID)
+		}
+		id := pj.ID
+		if id == "" {
+			id = fmt.Sprintf("job-%d", i)
+		}
+		wj := &writer.Job{ID: id, PartitionValues: pj.PartitionValues, Tags: pj.Tags, ClusteringProvider: pj.ClusteringProvider}
+		if pj.Sort != nil {
+			wj.Sort = &writer.SortSpec{Columns: pj.Sort.Columns, Curve: pj.Sort.Curve}
+		}
+		for _, p := range paths {
+			f, ok := live[p]
+			if !ok {
+				return nil, fmt.Errorf("plan job %s: source %s is not live at version %d", id, p, snap.Version)
+			}
+			if other, dup := claimed[p]; dup {
+				return nil, fmt.Errorf("plan jobs %s and %s both read %s", other, id, p)
+			}
+			claimed[p] = id
+			wj.Sources = append(wj.Sources, f)
+		}
+		jobs = append(jobs, wj)
+	}
+	return jobs, nil
+}
+
+func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl *planner.CompactionPlan, opts RunOptions) (*RunResult, error) {
+	res := &RunResult{Table: t.URL, ReadVersion: snap.Version, CommittedVersion: -1, JobsPlanned: len(pl.Jobs),
+		Reconciled: []commit.Reconciliation{}, Conflicts: map[string]int{}, Dropped: []commit.DroppedJob{}}
+	if len(pl.Jobs) == 0 {
+		return res, nil
+	}
+	jobs, err := writerJobs(snap, pl)
+	if err != nil {
+		return nil, fmt.Errorf("run plan on %s: %w", t.URL, err)
+	}
+	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, opts.Writer)
+	var ok []*writer.Result
+	for _, r := range results {
+		if r != nil {
+			ok = append(ok, r)
+		} else {
+			res.JobsFailed++
+		}
+	}
+	if ctx.Err() != nil {
+		abort(ctx, ok, opts.Logger)
+		return nil, fmt.Errorf("run on %s: %w", t.URL, ctx.Err())
+	}
+	if rewriteErr != nil {
+		opts.Logger.Warn("some rewrite jobs failed", "table", t.URL, "failed", res.JobsFailed, "error", rewriteErr)
+	}
+	cop := opts.Commit
+	if cop.OperationParameters == nil {
+		cop.OperationParameters = pl.OperationParameters
+	}
+	if len(ok) > 0 {
+		out, err := commit.CommitCompaction(ctx, t, snap, ok, cop)
+		if out != nil {
+			res.Conflicts = out.Conflicts
+			res.Dropped = append(res.Dropped, out.Dropped...)
+			res.JobsDropped = len(out.Dropped)
+		}
+		if err != nil {
+			return res, fmt.Errorf("commit compaction of %s: %w", t.URL, err)
+		}
+		res.CommittedVersion = out.Version
+		res.JobsCommitted = len(out.Committed)
+		res.FilesRemoved = out.FilesRemoved
+		res.FilesAdded = out.FilesAdded
+		if out.Reconciled != nil {
+			res.Reconciled = out.Reconciled
+		}
+		for _, r := range out.Committed {
+			res.BytesRead += r.BytesRead
+			res.BytesWritten += r.BytesWritten
+		}
+	}
+	if rewriteErr != nil {
+		err := fmt.Errorf("run on %s: %d of %d jobs failed to rewrite: %w", t.URL, res.JobsFailed, len(jobs), rewriteErr)
+		if errors.Is(rewriteErr, delta.ErrCorruptDV) {
+			err = commit.WithClass(commit.Quarantine, err)
+		}
+		return res, err
+	}
+	return res, nil
+}
+
+func abort(ctx context.Context, results []*writer.Result, log hclog.Logger) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for _, r := range results {
+		if err := r.Abort(cctx); err != nil {
+			log.Warn("abort rewrite outputs", "error", err)
+		}
+	}
+}
+
+// writable is the table-feature gate applied before planning: compactord
+// rewrites files only on tables whose every feature it honours. It refuses,
+// naming the feature, anything else. (delta.Writable will replace this
+// stopgap once it lands.)
+func writable(snap *delta.Snapshot) error {
+	p := snap.Protocol
+	if p.MinReaderVersion > 3 || p.MinWriterVersion > 7 {
+		return fmt.Errorf("protocol (%d, %d) is newer than this build supports", p.MinReaderVersion, p.MinWriterVersion)
+	}
+	ok := map[string]bool{
+		"appendOnly": true, "invariants": true, "checkConstraints": true, "changeDataFeed": true,
+		"generatedColumns": true, "allowColumnDefaults": true, "identityColumns": true,
+		"deletionVectors": true, "domainMetadata": true, "inCommitTimestamp": true,
+		"columnMapping": true, "timestampNtz": true, "v2Checkpoint": true, "vacuumProtocolCheck": true,
+	}
+	for _, f := range append(append([]string{}, p.ReaderFeatures...), p.WriterFeatures...) {
+		if !ok[f] {
+			return fmt.Errorf("table feature %q is not supported by compactord's writer", f)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,572 @@
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
+)
+
+// testRow is the schema of the generated tables: {id long, v string}.
+type testRow struct {
+	ID *int64  `parquet:"id"`
+	V  *string `parquet:"v"`
+}
+
+const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
+
+// newTestTable creates a DV-enabled table at url whose version 0 holds one
+// file per ids slice.
+func newTestTable(t testing.TB, url string, files ...[]int64) *delta.Table {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	lines := []string{
+		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
+		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
+		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.enableDeletionVectors":"true"},"createdTime":1}}`, uuid.NewString(), testSchema),
+	}
+	for _, ids := range files {
+		a := writeDataFile(t, tbl, ids)
+		b, err := delta.MarshalAction(delta.Action{Add: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// writeDataFile writes ids as a new parquet file and returns its add action
+// (dataChange=true, stats with min/max/nullCount).
+func writeDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
+	t.Helper()
+	ctx := context.Background()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[testRow](&buf)
+	rows := make([]testRow, len(ids))
+	for i, id := range ids {
+		id := id
+		v := fmt.Sprintf("v%d", id)
+		rows[i] = testRow{ID: &id, V: &v}
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
+	if err := tbl.Bucket.WriteAll(ctx, key, buf.Bytes(), nil); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := slices.Min(ids), slices.Max(ids)
+	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
+		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
+			len(ids), lo, lo, hi, hi)}
+}
+
+// fileIDs reads a data file's ids in physical order (our own reader, not
+// the delta scan: an independent check).
+func fileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	key, err := a.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tbl.Bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("open %s: %v", key, err)
+	}
+	idCol, ok := f.Schema().Lookup("id")
+	if !ok {
+		t.Fatalf("%s has no id column", key)
+	}
+	var ids []int64
+	for _, rg := range f.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, 128)
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, r := range buf[:n] {
+				var id int64 = -1
+				r.Range(func(col int, vals []parquet.Value) bool {
+					if col == idCol.ColumnIndex && len(vals) > 0 && !vals[0].IsNull() {
+						id = vals[0].Int64()
+					}
+					return true
+				})
+				ids = append(ids, id)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("read %s: %v", key, err)
+			}
+		}
+		rows.Close()
+	}
+	return ids
+}
+
+// liveIDs reads the whole table at its latest version: id -> occurrences.
+func liveIDs(t testing.TB, tbl *delta.Table) (map[int64]int, *delta.Snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]int{}
+	for _, f := range snap.Files {
+		dv, err := delta.ReadDV(ctx, tbl, f.DeletionVector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range fileIDs(t, tbl, f) {
+			if !dv.Contains(uint64(i)) {
+				out[id]++
+			}
+		}
+	}
+	return out, snap
+}
+
+func idRange(lo, n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = lo + int64(i)
+	}
+	return out
+}
+
+// wantIDs checks that the table holds exactly the ids of want, once each.
+func wantIDs(t testing.TB, tbl *delta.Table, want map[int64]bool) {
+	t.Helper()
+	got, snap := liveIDs(t, tbl)
+	var resurrected, lost, dup []int64
+	for id, n := range got {
+		if !want[id] {
+			resurrected = append(resurrected, id)
+		}
+		if n > 1 {
+			dup = append(dup, id)
+		}
+	}
+	for id := range want {
+		if got[id] == 0 {
+			lost = append(lost, id)
+		}
+	}
+	if len(resurrected)+len(lost)+len(dup) > 0 {
+		sort.Slice(resurrected, func(i, j int) bool { return resurrected[i] < resurrected[j] })
+		t.Fatalf("version %d: %d resurrected %v, %d lost, %d duplicated", snap.Version, len(resurrected), head(resurrected), len(lost), len(dup))
+	}
+}
+
+func head(x []int64) []int64 {
+	if len(x) > 10 {
+		return x[:10]
+	}
+	return x
+}
+
+func idSet(ranges ...[]int64) map[int64]bool {
+	m := map[int64]bool{}
+	for _, r := range ranges {
+		for _, id := range r {
+			m[id] = true
+		}
+	}
+	return m
+}
+
+func latest(t testing.TB, tbl *delta.Table) *delta.Snapshot {
+	t.Helper()
+	snap, err := delta.LoadSnapshot(context.Background(), tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// byID finds the live file holding id and id's physical index in it.
+func byID(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, id int64) (*delta.Add, int64) {
+	t.Helper()
+	for _, f := range snap.Files {
+		for i, x := range fileIDs(t, tbl, f) {
+			if x == id {
+				return f, int64(i)
+			}
+		}
+	}
+	t.Fatalf("id %d not in any live file at version %d", id, snap.Version)
+	return nil, 0
+}
+
+// deleteIDs commits a DV DELETE of ids (at the table's latest version).
+func deleteIDs(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
+	t.Helper()
+	snap := latest(t, tbl)
+	rows := map[string][]int64{}
+	for _, id := range ids {
+		f, i := byID(t, tbl, snap, id)
+		rows[f.Path] = append(rows[f.Path], i)
+	}
+	res, err := commit.DeleteRows(context.Background(), tbl, snap, rows, commit.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Version
+}
+
+// cowDelete rewrites the file holding ids without them (copy-on-write).
+func cowDelete(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
+	t.Helper()
+	snap := latest(t, tbl)
+	f, _ := byID(t, tbl, snap, ids[0])
+	dv, err := delta.ReadDV(context.Background(), tbl, f.DeletionVector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := idSet(ids)
+	var keep []int64
+	for i, id := range fileIDs(t, tbl, f) {
+		if !dv.Contains(uint64(i)) && !drop[id] {
+			keep = append(keep, id)
+		}
+	}
+	na := writeDataFile(t, tbl, keep)
+	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
+		ReadFiles: map[string]bool{f.Path: true},
+		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
+	v, err := tx.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func binpackOpts() RunOptions {
+	pol := planner.DefaultPolicy()
+	pol.Strategy = planner.StrategyBinpack
+	pol.SettleWindow = 0
+	return RunOptions{Policy: pol, EngineInfo: "compactord/test"}
+}
+
+// once runs f before the first commit attempt only: the compaction always
+// loses its first race to what f commits.
+func once(f func(v int64)) func(context.Context, int64) error {
+	var done atomic.Bool
+	return func(_ context.Context, v int64) error {
+		if done.CompareAndSwap(false, true) {
+			f(v)
+		}
+		return nil
+	}
+}
+
+// committed returns the actions of version v.
+func committed(t testing.TB, tbl *delta.Table, v int64) []delta.Action {
+	t.Helper()
+	acts, err := delta.ReadCommit(context.Background(), tbl, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
+}
+
+// checkCompactionCommit checks the invariants of a compaction commit:
+// commitInfo first, only dataChange=false removes and adds.
+func checkCompactionCommit(t testing.TB, acts []delta.Action) (removes []*delta.Remove, adds []*delta.Add) {
+	t.Helper()
+	if len(acts) == 0 || acts[0].CommitInfo == nil || acts[0].CommitInfo.Operation() != "OPTIMIZE" {
+		t.Fatalf("commitInfo(OPTIMIZE) is not the first action")
+	}
+	for _, a := range acts[1:] {
+		switch {
+		case a.Remove != nil && !a.Remove.DataChange:
+			removes = append(removes, a.Remove)
+		case a.Add != nil && !a.Add.DataChange:
+			adds = append(adds, a.Add)
+		default:
+			t.Fatalf("compaction commit holds a %s action (or dataChange=true)", a.Kind())
+		}
+	}
+	return removes, adds
+}
+
+func TestRaceCompactionAgainstDVDelete(t *testing.T) {
+	a, b, c := idRange(0, 100), idRange(100, 100), idRange(200, 100)
+	tests := []struct {
+		name string
+		// before runs before planning (read-time DVs).
+		before func(t *testing.T, tbl *delta.Table)
+		// winners commit while the compaction is about to commit.
+		winners func(t *testing.T, tbl *delta.Table)
+		deleted []int64
+		// wantRemapped is the total rowsRemapped reported.
+		wantRemapped int64
+		wantWinners  int
+	}{
+		{name: "a source without a read-time DV",
+			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 5, 50, 99) },
+			deleted: []int64{5, 50, 99}, wantRemapped: 3, wantWinners: 1},
+		{name: "a source with a read-time DV remaps only the incremental deletions",
+			before:  func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 100, 110, 120) },
+			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 105, 150, 199) },
+			deleted: []int64{100, 110, 120, 105, 150, 199}, wantRemapped: 3, wantWinners: 1},
+		{name: "deletes in several sources of one output",
+			before:  func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 0, 201) },
+			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 1, 101, 202, 299) },
+			deleted: []int64{0, 201, 1, 101, 202, 299}, wantRemapped: 4, wantWinners: 1},
+		{name: "two stacked winners on the same source",
+			before: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 150) },
+			winners: func(t *testing.T, tbl *delta.Table) {
+				deleteIDs(t, tbl, 151)
+				deleteIDs(t, tbl, 149, 152, 10)
+			},
+			deleted: []int64{150, 151, 149, 152, 10}, wantRemapped: 4, wantWinners: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			tbl := newTestTable(t, "file://"+t.TempDir(), a, b, c)
+			if tt.before != nil {
+				tt.before(t, tbl)
+			}
+			opts := binpackOpts()
+			pl, snap, err := PlanTable(ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Jobs) != 1 || len(pl.Jobs[0].SourcePaths) != 3 {
+				t.Fatalf("want one job over the 3 files, got %d jobs", len(pl.Jobs))
+			}
+			v := snap.Version
+			opts.Commit.BeforePut = once(func(int64) { tt.winners(t, tbl) })
+			res, err := RunPlan(ctx, tbl, pl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CommittedVersion != v+1+int64(tt.wantWinners) || res.JobsCommitted != 1 || res.JobsDropped != 0 {
+				t.Fatalf("result %+v, want commit at %d", res, v+1+int64(tt.wantWinners))
+			}
+			var remapped int64
+			for _, r := range res.Reconciled {
+				remapped += r.RowsRemapped
+			}
+			if remapped != tt.wantRemapped {
+				t.Errorf("rowsRemapped %d want %d (%+v)", remapped, tt.wantRemapped, res.Reconciled)
+			}
+			all := idSet(a, b, c)
+			for _, id := range tt.deleted {
+				delete(all, id)
+			}
+			wantIDs(t, tbl, all)
+			// The commit: removes re-pointed at the winners' post-images,
+			// the output carries the remapped DV with wide stats.
+			removes, adds := checkCompactionCommit(t, committed(t, tbl, res.CommittedVersion))
+			if len(removes) != 3 || len(adds) != 1 {
+				t.Fatalf("%d removes, %d adds", len(removes), len(adds))
+			}
+			if adds[0].DeletionVector == nil || adds[0].DeletionVector.Cardinality != tt.wantRemapped {
+				t.Fatalf("output DV %+v, want %d rows", adds[0].DeletionVector, tt.wantRemapped)
+			}
+			if st, err := delta.ParseStats(adds[0].Stats); err != nil || st.Tight() {
+				t.Errorf("output stats %s must have tightBounds=false", adds[0].Stats)
+			}
+			pre := latest(t, tbl) // after the commit: none of the sources is live
+			for _, r := range removes {
+				for _, f := range pre.Files {
+					if f.Path == r.Path {
+						t.Errorf("source %s still live after compaction", r.Path)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
+	ctx := context.Background()
+	files := [][]int64{idRange(0, 100), idRange(100, 100), idRange(200, 100), idRange(300, 100)}
+	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	snap := latest(t, tbl)
+	var maxSize int64
+	for _, f := range snap.Files {
+		maxSize = max(maxSize, f.Size)
+	}
+	opts := binpackOpts()
+	opts.Policy.TargetFileSize = 2*maxSize + maxSize/2 // two files per bin
+	pl, _, err := PlanTable(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Jobs) != 2 {
+		t.Fatalf("want 2 jobs, got %d", len(pl.Jobs))
+	}
+	// The copy-on-write winner rewrites a source of job 0; a DV delete hits job 1.
+	victim := pl.Jobs[0].SourcePaths[0]
+	var victimID, otherID int64
+	for _, f := range snap.Files {
+		switch f.Path {
+		case victim:
+			victimID = fileIDs(t, tbl, f)[3]
+		case pl.Jobs[1].SourcePaths[1]:
+			otherID = fileIDs(t, tbl, f)[7]
+		}
+	}
+	opts.Commit.BeforePut = once(func(int64) {
+		cowDelete(t, tbl, victimID)
+		deleteIDs(t, tbl, otherID)
+	})
+	res, err := RunPlan(ctx, tbl, pl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobsCommitted != 1 || res.JobsDropped != 1 || res.Dropped[0].Kind != commit.KindCopyOnWrite || res.Dropped[0].JobID != pl.Jobs[0].ID {
+		t.Fatalf("result %+v: want job %s dropped (copy-on-write) and the other committed", res, pl.Jobs[0].ID)
+	}
+	if res.CommittedVersion != snap.Version+3 || len(res.Reconciled) != 1 {
+		t.Fatalf("committed %d, reconciled %+v", res.CommittedVersion, res.Reconciled)
+	}
+	all := idSet(files...)
+	delete(all, victimID)
+	delete(all, otherID)
+	wantIDs(t, tbl, all)
+	assertNoOrphanParquet(t, tbl)
+}
+
+// assertNoOrphanParquet fails when a parquet object exists that no live
+// file or tombstone of the latest snapshot (or any commit) references:
+// outputs of dropped jobs must be deleted at once.
+func assertNoOrphanParquet(t testing.TB, tbl *delta.Table) {
+	t.Helper()
+	ctx := context.Background()
+	snap := latest(t, tbl)
+	referenced := map[string]bool{}
+	for v := int64(0); v <= snap.Version; v++ {
+		for _, a := range committed(t, tbl, v) {
+			switch {
+			case a.Add != nil:
+				k, _ := a.Add.Key()
+				referenced[k] = true
+			case a.Remove != nil:
+				k, _ := delta.DecodePath(a.Remove.Path)
+				referenced[k] = true
+			}
+		}
+	}
+	it := tbl.Bucket.List(&blob.ListOptions{})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(obj.Key, ".parquet") && !strings.HasPrefix(obj.Key, "_delta_log/") && !referenced[obj.Key] {
+			t.Errorf("orphan data file %s left behind", obj.Key)
+		}
+	}
+}
+
+func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
+	ctx := context.Background()
+	files := [][]int64{idRange(0, 50), idRange(50, 50)}
+	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	opts := binpackOpts()
+	pl, snap, err := PlanTable(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := snap.Metadata
+	md.Configuration = map[string]string{"delta.enableDeletionVectors": "true", "delta.appendOnly": "false"}
+	opts.Commit.BeforePut = once(func(v int64) {
+		b, err := delta.MarshalAction(delta.Action{Metadata: &md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := RunPlan(ctx, tbl, pl, opts)
+	if !errors.Is(err, commit.ErrMetadataChanged) || commit.Class(err) != commit.Retry {
+		t.Fatalf("err %v, want ErrMetadataChanged (retry)", err)
+	}
+	if res == nil || res.CommittedVersion != -1 {
+		t.Fatalf("result %+v", res)
+	}
+	after := latest(t, tbl)
+	if after.Version != snap.Version+1 || len(after.Files) != 2 {
+		t.Fatalf("table touched: version %d, %d files", after.Version, len(after.Files))
+	}
+	wantIDs(t, tbl, idSet(files...))
+	assertNoOrphanParquet(t, tbl)
+}
+
+func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
+	ctx := context.Background()
+	files := [][]int64{idRange(0, 4), idRange(4, 2), idRange(6, 2)}
+	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	deleteIDs(t, tbl, 5, 6) // read-time DVs on the 2nd and 3rd file, as in DBR's v17
+	res, err := Compact(ctx, tbl, binpackOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CommittedVersion != 2 || res.FilesRemoved != 3 || res.FilesAdded != 1 || len(res.Reconciled) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	removes, adds := checkCompactionCommit(t, committed(t, tbl, 2))
+	into := fmt.Sprintf(`[%q]`, adds[0].Path)
+	offsets := map[int64]bool{}
+	for _, r := range removes {
+		if r.Tags[commit.TagCompactedInto] != into {
+			t.Errorf("compactedInto %s want %s", r.Tags[commit.TagCompactedInto], into)
+		}
+		var off, phys int64
+		if _, err := fmt.Sscanf(r.Tags[commit.TagCompactionInfo], `[{"rowOffsetInTarget":%d,"sourceNumPhysicalRecords":%d}]`, &off, &phys); err != nil {
+			t.Fatalf("compactionInfo %q: %v", r.Tags[commit.TagCompactionInfo], err)
+		}
+		offsets[off] = true
+		if r.Stats != fmt.Sprintf(`{"numRecords":%d}`, phys) {
+			t.Errorf("remove stats %s", r.Stats)
+		}
+	}
+	// Offsets are running sums of live rows in write order: the planner may
+	// order the sources differently, but the run lengths are 4, 1, 1.
+	if len(offsets) != 3 || !offsets[0] {
+		t.Errorf("offsets %v", offsets)
+	}
+	wantIDs(t, tbl, func() map[int64]bool { m := idSet(files...); delete(m, 5); delete(m, 6); return m }())
+}
