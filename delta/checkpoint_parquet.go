@@ -81,10 +81,12 @@ func compileNode(schema *parquet.Schema, path []string, n parquet.Node, parentDe
 			p.elem = r
 		case len(r.fields) == 2 && r.fields[0].leaf && r.fields[1].leaf && r.fields[0].name == "key":
 			p.isMap, p.key, p.elem = true, r.fields[0], r.fields[1]
+			r.skip = false
 		case len(r.fields) == 1 && r.fields[0].leaf:
 			p.elem = r.fields[0]
+			r.skip = false
 		default:
-			p.skip = true
+			p.skip = true // nested repetition: not assembled
 		}
 		return p, nil
 	}

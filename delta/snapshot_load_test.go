@@ -13,8 +13,8 @@ import (
 	"github.com/compactord/compactord/internal/testutil"
 )
 
-// expectedTable is one entry of ../shared/testdata/delta/expected.json.
-type expectedTable struct {
+// snapWant is one entry of ../shared/testdata/delta/expected.json.
+type snapWant struct {
 	Version    int64 `json:"version"`
 	LiveFiles  int   `json:"liveFiles"`
 	LiveRows   int64 `json:"liveRows"`
@@ -22,13 +22,13 @@ type expectedTable struct {
 	MustRefuse bool  `json:"mustRefuse"`
 }
 
-func expectedTables(t testing.TB) map[string]expectedTable {
+func snapWants(t testing.TB) map[string]snapWant {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]expectedTable
+	var m map[string]snapWant
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func openDir(t testing.TB, dir string) *Table {
 	return tbl
 }
 
-func sortedNames(m map[string]expectedTable) []string {
+func snapWantNames(m map[string]snapWant) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -72,8 +72,8 @@ func statsLiveRows(s *Snapshot) (rows int64, ok bool) {
 }
 
 func TestLoadSnapshotMatchesExpected(t *testing.T) {
-	exp := expectedTables(t)
-	for _, name := range sortedNames(exp) {
+	exp := snapWants(t)
+	for _, name := range snapWantNames(exp) {
 		want := exp[name]
 		t.Run(name, func(t *testing.T) {
 			tbl := openDir(t, testutil.DeltaTable(t, name))

@@ -1,0 +1,221 @@
+package delta
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// UnsupportedFeatureError says which part of a table's protocol this build
+// does not implement. Match it with errors.As.
+type UnsupportedFeatureError struct {
+	// Feature is the table feature name ("rowTracking", "blahabl"), or
+	// "minReaderVersion=N" / "minWriterVersion=N" for a protocol version
+	// beyond what this build knows.
+	Feature string
+	// Kind is "reader" or "writer": the feature list (or version) it was
+	// found in, and so whether reading or only writing is affected.
+	Kind string
+	// Reason says why this build refuses it.
+	Reason string
+}
+
+func (e *UnsupportedFeatureError) Error() string {
+	return fmt.Sprintf("unsupported %s table feature %q: %s", e.Kind, e.Feature, e.Reason)
+}
+
+// Feature kinds of UnsupportedFeatureError.
+const (
+	KindReader = "reader"
+	KindWriter = "writer"
+)
+
+// readableFeatures are the reader features this build reads correctly.
+func readableFeatures() map[string]bool {
+	return map[string]bool{
+		"columnMapping":        true,
+		"deletionVectors":      true,
+		"timestampNtz":         true,
+		"v2Checkpoint":         true,
+		"vacuumProtocolCheck":  true,
+		"typeWidening":         true,
+		"typeWidening-preview": true,
+	}
+}
+
+// writableFeatures are the writer features whose obligations a
+// file-rewriting writer (dataChange=false only) meets in this build.
+func writableFeatures() map[string]bool {
+	return map[string]bool{
+		"appendOnly":           true, // rewrites use dataChange=false only
+		"invariants":           true, // values copied unchanged
+		"checkConstraints":     true,
+		"changeDataFeed":       true, // compaction writes no CDC files
+		"generatedColumns":     true,
+		"allowColumnDefaults":  true,
+		"columnMapping":        true, // physical names and field ids
+		"identityColumns":      true, // high-water mark untouched
+		"deletionVectors":      true,
+		"domainMetadata":       true, // all domains preserved
+		"v2Checkpoint":         true, // compactord writes no checkpoints
+		"timestampNtz":         true,
+		"vacuumProtocolCheck":  true,
+		"typeWidening":         true, // rewritten files use the current type
+		"typeWidening-preview": true,
+		"inCommitTimestamp":    true, // commitInfo first with monotonic ICT
+		"clustering":           true, // clusteringProvider kept on outputs
+	}
+}
+
+// refusalReasons explains known features that this build refuses on
+// purpose; everything else unknown gets a generic reason.
+func refusalReasons() map[string]string {
+	return map[string]string{
+		"rowTracking":                 "rewritten files would need fresh row ids and materialized stable ids, which this build does not write",
+		"icebergCompatV1":             "Iceberg compatibility obligations (materialized partition values, nested ids) are not implemented",
+		"icebergCompatV2":             "Iceberg compatibility obligations (materialized partition values, nested ids) are not implemented",
+		"icebergCompatV3":             "Iceberg compatibility obligations are not implemented",
+		"variantType":                 "variant columns are not implemented",
+		"variantType-preview":         "variant columns are not implemented",
+		"variantShredding":            "variant shredding is not implemented",
+		"variantShredding-preview":    "variant shredding is not implemented",
+		"materializePartitionColumns": "partition values materialized in data files are not written by this build",
+		"liquid":                      "legacy Databricks liquid clustering preview is not implemented",
+		"catalogManaged":              "commits must go through the table's catalog, never the file system",
+		"catalogOwned-preview":        "commits must go through the table's catalog, never the file system",
+		"coordinatedCommits-preview":  "commits must go through the table's commit coordinator",
+	}
+}
+
+// legacyWriterFeatures returns the features implied by a writer version
+// below 7.
+func legacyWriterFeatures(v int) []string {
+	var fs []string
+	if v >= 2 {
+		fs = append(fs, "appendOnly", "invariants")
+	}
+	if v >= 3 {
+		fs = append(fs, "checkConstraints")
+	}
+	if v >= 4 {
+		fs = append(fs, "changeDataFeed", "generatedColumns")
+	}
+	if v >= 5 {
+		fs = append(fs, "columnMapping")
+	}
+	if v >= 6 {
+		fs = append(fs, "identityColumns")
+	}
+	return fs
+}
+
+// EffectiveReaderFeatures returns the reader features the protocol enables,
+// including those implied by a legacy reader version (2 = columnMapping).
+func (p Protocol) EffectiveReaderFeatures() []string {
+	if p.MinReaderVersion >= 3 {
+		return p.ReaderFeatures
+	}
+	if p.MinReaderVersion == 2 {
+		return []string{"columnMapping"}
+	}
+	return nil
+}
+
+// EffectiveWriterFeatures returns the writer features the protocol
+// enables, including those implied by a legacy writer version (2..6).
+func (p Protocol) EffectiveWriterFeatures() []string {
+	if p.MinWriterVersion >= 7 {
+		return p.WriterFeatures
+	}
+	return legacyWriterFeatures(p.MinWriterVersion)
+}
+
+// HasFeature reports whether name is among the protocol's effective reader
+// or writer features.
+func (p Protocol) HasFeature(name string) bool {
+	for _, f := range p.EffectiveReaderFeatures() {
+		if f == name {
+			return true
+		}
+	}
+	for _, f := range p.EffectiveWriterFeatures() {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+func unsupported(name, kind string) *UnsupportedFeatureError {
+	reason, ok := refusalReasons()[name]
+	if !ok {
+		reason = "not implemented by this build"
+	}
+	return &UnsupportedFeatureError{Feature: name, Kind: kind, Reason: reason}
+}
+
+// Readable returns nil when this build can read the snapshot's table
+// correctly, else an error joining one *UnsupportedFeatureError per
+// unsupported reader feature (or reader version above 3).
+func Readable(s *Snapshot) error {
+	p := s.Protocol
+	if p.MinReaderVersion > 3 || p.MinReaderVersion < 1 {
+		return &UnsupportedFeatureError{Feature: "minReaderVersion=" + strconv.Itoa(p.MinReaderVersion), Kind: KindReader,
+			Reason: "this build reads protocol reader versions 1 to 3"}
+	}
+	ok := readableFeatures()
+	var errs []error
+	for _, f := range p.EffectiveReaderFeatures() {
+		if !ok[f] {
+			errs = append(errs, unsupported(f, KindReader))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Writable returns nil when compactord may rewrite files of the snapshot's
+// table (commits with dataChange=false only), else an error joining one
+// *UnsupportedFeatureError per feature this build does not implement:
+// unknown or unimplemented reader features (the rewrite must read the
+// table), reader version above 3, writer version above 7, and every writer
+// feature outside the implemented list (see SupportedWriterFeatures) —
+// rowTracking, icebergCompat*, variant*, materializePartitionColumns,
+// liquid, catalogManaged and coordinated commits are refused explicitly.
+func Writable(s *Snapshot) error {
+	var errs []error
+	if err := Readable(s); err != nil {
+		errs = append(errs, err)
+	}
+	p := s.Protocol
+	if p.MinWriterVersion > 7 || p.MinWriterVersion < 1 {
+		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(p.MinWriterVersion), Kind: KindWriter,
+			Reason: "this build writes protocol writer versions 1 to 7"})
+	}
+	ok := writableFeatures()
+	readerOK := readableFeatures()
+	for _, f := range p.EffectiveReaderFeatures() {
+		// Reader features that only affect reading are covered by
+		// Readable; the few whose write obligations differ are checked here.
+		if readerOK[f] && !ok[f] {
+			errs = append(errs, unsupported(f, KindWriter))
+		}
+	}
+	for _, f := range p.EffectiveWriterFeatures() {
+		if !ok[f] {
+			errs = append(errs, unsupported(f, KindWriter))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SupportedWriterFeatures lists, sorted, the writer features Writable
+// accepts.
+func SupportedWriterFeatures() []string {
+	var out []string
+	for f := range writableFeatures() {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
