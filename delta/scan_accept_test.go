@@ -16,7 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-type expectedTable struct {
+type scanExpected struct {
 	HasExpectedDir bool  `json:"hasExpectedDir"`
 	LiveFiles      int   `json:"liveFiles"`
 	LiveRows       int64 `json:"liveRows"`
@@ -25,13 +25,13 @@ type expectedTable struct {
 	Version        int64 `json:"version"`
 }
 
-func readExpectedJSON(t *testing.T) map[string]expectedTable {
+func readScanExpected(t *testing.T) map[string]scanExpected {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]expectedTable
+	var m map[string]scanExpected
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func readExpectedRows(t *testing.T, dir string, schema *StructType) []string {
 // the live row count equals expected.json, and where expected/ exists the
 // rows equal the expected rows as a multiset.
 func TestScanEveryTestTable(t *testing.T) {
-	tables := readExpectedJSON(t)
+	tables := readScanExpected(t)
 	names := make([]string, 0, len(tables))
 	for n := range tables {
 		names = append(names, n)

@@ -5,6 +5,7 @@ import (
 	"math/big"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -80,8 +81,7 @@ const julianEpoch = 2440588
 
 // int96Micros converts an INT96 timestamp (nanos of day, Julian day) to
 // microseconds since the epoch, flooring sub-microsecond parts.
-func int96Micros(v parquet.Value) int64 {
-	i := v.Int96()
+func int96Micros(i deprecated.Int96) int64 {
 	nanos := int64(uint64(i[1])<<32 | uint64(i[0]))
 	days := int64(i[2]) - julianEpoch
 	return days*86400_000_000 + floorDiv(nanos, 1000)
@@ -160,7 +160,7 @@ func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
 		switch {
 		case si.kind == parquet.Int96:
 			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
-				return parquet.Int64Value(int96Micros(v)), nil
+				return parquet.Int64Value(int96Micros(v.Int96())), nil
 			}, nil
 		case si.kind == parquet.Int64 && si.ts != nil:
 			switch si.ts.Unit.Value.(type) {
