@@ -32,7 +32,7 @@ const (
 var jobOrders = []string{"files-desc", "files-asc", "bytes-desc", "bytes-asc", "oldest-first"}
 
 // Compression codecs a policy may name for rewritten files.
-var compressions = []string{"zstd", "snappy", "gzip", "lz4", "none"}
+var compressions = []string{"zstd", "snappy", "gzip", "none"}
 
 // Policy is the effective policy of one table: the daemon defaults with the
 // table's own attributes layered over them. The zero value is not valid;

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -10,20 +9,25 @@ import (
 	"github.com/compactord/compactord/scheduler"
 )
 
-// errBackendPending is returned until the Delta backend is wired to the
-// snapshot loader and compaction run (scheduler.Compact).
-var errBackendPending = errors.New("delta backend not wired yet: waiting for delta.LoadSnapshot and scheduler.Compact")
-
+// newDeltaBackend wires the daemon to Delta tables: polls and runs go
+// through scheduler.DeltaBackend (the same Compact and PlanTable the CLI
+// uses).
 func newDeltaBackend(log hclog.Logger) backend {
+	return deltaBackend(&scheduler.DeltaBackend{
+		Tables:     scheduler.NewTables(),
+		Logger:     log.Named("run"),
+		EngineInfo: "compactord/" + version,
+	})
+}
+
+func deltaBackend(db *scheduler.DeltaBackend) backend {
 	return backend{
-		Run: func(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
-			return scheduler.RunReport{}, errBackendPending
-		},
-		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
-			return scheduler.PollResult{}, errBackendPending
-		},
+		Run:  db.Run,
+		Poll: db.Poll,
 		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
-			return nil, errBackendPending
+			return db.Plan(ctx, p, exclude)
 		},
+		Retain: func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
+		Close:  db.Tables.Close,
 	}
 }

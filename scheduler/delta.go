@@ -1,0 +1,285 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/policies"
+)
+
+// Tables keeps one open delta.Table per URL for the daemon's polls and runs
+// (mem:// tables live only as long as their handle, and object-store
+// clients are worth reusing).
+type Tables struct {
+	mu   sync.Mutex
+	open map[string]*delta.Table
+}
+
+// NewTables returns an empty cache.
+func NewTables() *Tables { return &Tables{open: map[string]*delta.Table{}} }
+
+// Get returns the open table of url, opening it on first use.
+func (ts *Tables) Get(ctx context.Context, url string) (*delta.Table, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t, ok := ts.open[url]; ok {
+		return t, nil
+	}
+	t, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	ts.open[url] = t
+	return t, nil
+}
+
+// Retain closes every table whose URL is not in ps.
+func (ts *Tables) Retain(ps []policies.Policy) error {
+	keep := map[string]bool{}
+	for _, p := range ps {
+		keep[p.URL] = true
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var errs []error
+	for url, t := range ts.open {
+		if !keep[url] {
+			errs = append(errs, t.Close())
+			delete(ts.open, url)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes every table.
+func (ts *Tables) Close() error { return ts.Retain(nil) }
+
+// DeltaBackend runs and polls Delta tables for the daemon.
+type DeltaBackend struct {
+	// Tables caches open tables (required).
+	Tables *Tables
+	// Logger receives run logs (default null).
+	Logger hclog.Logger
+	// EngineInfo goes into commitInfo.engineInfo.
+	EngineInfo string
+	// Now is the clock for planning and commits (default time.Now).
+	Now func() time.Time
+	// Options is the template of every run's options; Policy, Exclude and
+	// Logger are filled per run. Tests and the demo set commit hooks here.
+	Options RunOptions
+}
+
+func (b *DeltaBackend) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+func (b *DeltaBackend) logger() hclog.Logger {
+	if b.Logger != nil {
+		return b.Logger
+	}
+	return hclog.NewNullLogger()
+}
+
+func (b *DeltaBackend) options(p policies.Policy, exclude map[string]bool) RunOptions {
+	o := b.Options
+	now := b.now()
+	o.Policy = p.PlannerPolicy(now)
+	o.Exclude = exclude
+	o.Logger = b.logger().Named(p.Name)
+	if o.EngineInfo == "" {
+		o.EngineInfo = b.EngineInfo
+	}
+	if o.Now == nil && b.Now != nil {
+		o.Now = b.Now
+	}
+	if p.TargetFileSize > 0 && o.Writer.TargetFileSize == 0 {
+		o.Writer.TargetFileSize = p.TargetFileSize
+	}
+	if o.Writer.Compression == "" {
+		o.Writer.Compression = p.Compression
+	}
+	if o.Writer.MaxConcurrentJobs == 0 {
+		o.Writer.MaxConcurrentJobs = p.Concurrency
+	}
+	return o
+}
+
+// Run is a RunFunc: one Compact of the table. When rewrite jobs failed, the
+// sources of the plan are checked one by one; those that cannot be read are
+// reported in RunReport.Quarantined and the error is classed Quarantine, so
+// the next run skips them and the table keeps moving.
+func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, error) {
+	t, err := b.Tables.Get(ctx, req.Policy.URL)
+	if err != nil {
+		return RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
+	}
+	opts := b.options(req.Policy, req.Exclude)
+	res, err := Compact(ctx, t, opts)
+	var rep RunReport
+	if res != nil {
+		rep = res.Report()
+	}
+	if err == nil || ctx.Err() != nil || commit.Class(err) == commit.Halt || res == nil || res.JobsFailed == 0 {
+		return rep, err
+	}
+	bad, ferr := b.findUnreadable(ctx, t, opts)
+	if ferr != nil {
+		b.logger().Warn("could not look for corrupt files", "table", req.Table, "error", ferr)
+	}
+	if len(bad) == 0 {
+		return rep, err
+	}
+	rep.Quarantined = bad
+	return rep, commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: quarantined %d unreadable data file(s) %v: %w", req.Table, len(bad), bad, err))
+}
+
+// findUnreadable plans again (same planner, same exclusions) and reads every
+// source of the plan; files that fail to read are returned.
+func (b *DeltaBackend) findUnreadable(ctx context.Context, t *delta.Table, opts RunOptions) ([]string, error) {
+	pl, snap, err := PlanTable(ctx, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]*delta.Add{}
+	for _, f := range snap.Files {
+		byPath[f.Path] = f
+	}
+	var bad []string
+	for _, j := range pl.Jobs {
+		paths := j.SourcePaths
+		if len(paths) == 0 {
+			for _, s := range j.Sources {
+				paths = append(paths, s.Path)
+			}
+		}
+		for _, p := range paths {
+			add, ok := byPath[p]
+			if !ok {
+				continue
+			}
+			if rerr := readAll(ctx, t, snap, add); rerr != nil {
+				if ctx.Err() != nil {
+					return bad, ctx.Err()
+				}
+				b.logger().Warn("data file unreadable; quarantining it", "table", t.URL, "path", p, "error", rerr)
+				bad = append(bad, p)
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad, nil
+}
+
+func readAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add) (err error) {
+	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	rows := make([]parquet.Row, 256)
+	idx := make([]int64, 256)
+	for {
+		_, rerr := s.ReadRows(rows, idx)
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// Poll is a PollFunc: when lastSeen >= 0 it costs one existence check of
+// the next commit; only when the log moved is the snapshot loaded and the
+// backlog recomputed. A table compactord cannot write is reported as a
+// Halt error, so the scheduler never runs it.
+func (b *DeltaBackend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error) {
+	t, err := b.Tables.Get(ctx, p.URL)
+	if err != nil {
+		return PollResult{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+	}
+	if lastSeen >= 0 {
+		newer, err := delta.HasNewer(ctx, t, lastSeen)
+		if err != nil {
+			return PollResult{}, err
+		}
+		if !newer {
+			return PollResult{Version: lastSeen}, nil
+		}
+	}
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
+	}
+	if err := delta.Writable(snap); err != nil {
+		return PollResult{Version: snap.Version}, commit.WithClass(commit.Halt,
+			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
+	}
+	bl := ComputeBacklog(snap, p, b.now())
+	return PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
+}
+
+// Plan is a dry run with the same planner and options a run would use.
+func (b *DeltaBackend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
+	t, err := b.Tables.Get(ctx, p.URL)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+	}
+	pl, _, err := PlanTable(ctx, t, b.options(p, exclude))
+	return pl, err
+}
+
+// ComputeBacklog counts a snapshot's compaction candidates under p: files
+// below min(min_file_size, target_file_size) and older than the settle
+// window, the deleted-rows ratio, and bytes not yet clustered.
+func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Backlog {
+	target := p.TargetFileSize
+	if target <= 0 {
+		target = planner.DefaultTargetFileSize
+	}
+	small := p.MinFileSize
+	if small <= 0 || small > target {
+		small = target
+	}
+	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
+	settledBefore := now.Add(-p.SettleWindow).UnixMilli()
+	var b Backlog
+	var rows, deleted int64
+	for _, f := range snap.Files {
+		b.Files++
+		b.Bytes += f.Size
+		if f.Size < small && (p.SettleWindow <= 0 || f.ModificationTime <= settledBefore) {
+			b.SmallFiles++
+			b.SmallBytes += f.Size
+		}
+		if clustered && f.ClusteringProvider == nil {
+			b.UnclusteredBytes += f.Size
+		}
+		st := f.ParsedStats
+		if st == nil && f.Stats != "" {
+			st, _ = delta.ParseStats(f.Stats)
+		}
+		if st != nil && st.NumRecords != nil {
+			rows += *st.NumRecords
+			deleted += f.NumDeleted()
+		}
+	}
+	if rows > 0 {
+		b.DeletedRowsRatio = float64(deleted) / float64(rows)
+	}
+	return b
+}
