@@ -6,7 +6,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -284,7 +283,7 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 	data, err := t.Bucket.ReadAll(ctx, key)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("table %s: checkpoint file %s is missing: %w", t.URL, key, errors.Join(ErrVersionNotFound, err))
+			return nil, fmt.Errorf("table %s: checkpoint file %s is missing: %w", t.URL, key, err)
 		}
 		return nil, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
 	}
