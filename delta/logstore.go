@@ -31,6 +31,12 @@ const maxLogPutAttempts = 3
 type blobLogStore struct {
 	bucket *blob.Bucket
 	store  string
+	scheme string
+
+	// casMu serialises ReplaceIfMatch on memblob, which has no conditional
+	// overwrite; it lives in the store, so in the one Table that owns the
+	// in-memory bucket.
+	casMu sync.Mutex
 
 	// probe, when set, makes the first PutIfAbsent verify with a scratch
 	// key that the store really refuses a second conditional create.
@@ -42,8 +48,8 @@ type blobLogStore struct {
 
 var _ LogStore = (*blobLogStore)(nil)
 
-func newBlobLogStore(b *blob.Bucket, store string, probe bool) *blobLogStore {
-	return &blobLogStore{bucket: b, store: store, probe: probe}
+func newBlobLogStore(b *blob.Bucket, scheme, store string, probe bool) *blobLogStore {
+	return &blobLogStore{bucket: b, scheme: scheme, store: store, probe: probe}
 }
 
 // PutIfAbsent implements LogStore. The data must be unique to this writer

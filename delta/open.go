@@ -129,7 +129,7 @@ func openMemTable(u *url.URL) (*Table, error) {
 	return &Table{
 		URL:     u.String(),
 		Bucket:  b,
-		Log:     newBlobLogStore(b, storeName(u), false),
+		Log:     newBlobLogStore(b, u.Scheme, storeName(u), false),
 		closers: []func() error{b.Close},
 	}, nil
 }
@@ -149,7 +149,7 @@ func openObjectTable(ctx context.Context, u *url.URL) (*Table, error) {
 	return &Table{
 		URL:     u.String(),
 		Bucket:  b,
-		Log:     newBlobLogStore(b, storeName(u), true),
+		Log:     newBlobLogStore(b, u.Scheme, storeName(u), true),
 		closers: []func() error{b.Close},
 	}, nil
 }
