@@ -31,6 +31,10 @@ type RunOptions struct {
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Snapshots loads a table's snapshot at a version (-1: latest); default
+	// delta.LoadSnapshot. The daemon (and the stress test) may pass a cache
+	// that reads only the commits it has not seen.
+	Snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)
 }
 
 // RunResult is what one compaction run did; `compactord compact --json`
@@ -88,6 +92,9 @@ func (o RunOptions) withDefaults() RunOptions {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Snapshots == nil {
+		o.Snapshots = delta.LoadSnapshot
+	}
 	if o.Policy.Now.IsZero() {
 		o.Policy.Now = o.Now()
 	}
@@ -108,8 +115,8 @@ func (o RunOptions) withDefaults() RunOptions {
 
 // loadWritable loads the snapshot at version (-1: latest) and checks that
 // compactord may write the table.
-func loadWritable(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error) {
-	snap, err := delta.LoadSnapshot(ctx, t, version)
+func loadWritable(ctx context.Context, t *delta.Table, version int64, opts RunOptions) (*delta.Snapshot, error) {
+	snap, err := opts.Snapshots(ctx, t, version)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", t.URL, err)
 	}
@@ -123,7 +130,7 @@ func loadWritable(ctx context.Context, t *delta.Table, version int64) (*delta.Sn
 // with the real planner (what `compactord plan` and the daemon both use).
 func PlanTable(ctx context.Context, t *delta.Table, opts RunOptions) (*planner.CompactionPlan, *delta.Snapshot, error) {
 	opts = opts.withDefaults()
-	snap, err := loadWritable(ctx, t, -1)
+	snap, err := loadWritable(ctx, t, -1, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,7 +159,7 @@ func planSnapshot(snap *delta.Snapshot, opts RunOptions) (*planner.CompactionPla
 // Compact runs one compaction of t: snapshot, plan, rewrite, commit.
 func Compact(ctx context.Context, t *delta.Table, opts RunOptions) (*RunResult, error) {
 	opts = opts.withDefaults()
-	snap, err := loadWritable(ctx, t, -1)
+	snap, err := loadWritable(ctx, t, -1, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +175,7 @@ func Compact(ctx context.Context, t *delta.Table, opts RunOptions) (*RunResult, 
 // by path in that snapshot, so a plan read back from JSON works.
 func RunPlan(ctx context.Context, t *delta.Table, pl *planner.CompactionPlan, opts RunOptions) (*RunResult, error) {
 	opts = opts.withDefaults()
-	snap, err := loadWritable(ctx, t, pl.ReadVersion)
+	snap, err := loadWritable(ctx, t, pl.ReadVersion, opts)
 	if err != nil {
 		return nil, err
 	}
