@@ -279,6 +279,9 @@ func (p *scanPlanner) finishLeaf(tn *shapeNode, src parquet.Node, srcPath []stri
 		p.plans = append(p.plans, lp)
 		return nil
 	case k < n:
+		if steps[k].tgtDef == 0 {
+			return fmt.Errorf("data file %s: required column %s is missing", p.file, steps[k].path)
+		}
 		// Proxy: the first leaf under the deepest node the file has.
 		// Find it by re-walking srcPath: srcPath holds the path of that
 		// deepest node (walk stops appending once src is nil).
