@@ -61,6 +61,7 @@ type fixturePolicy struct {
 	MaxUnclusteredBytes  int64      `json:"maxUnclusteredBytes"`
 	MaxRelativeFileRange float64    `json:"maxRelativeFileRange"`
 	MinCubeSize          int64      `json:"minCubeSize"`
+	CubeMergeRatio       float64    `json:"cubeMergeRatio"`
 	Full                 bool       `json:"full"`
 }
 
@@ -160,6 +161,7 @@ func (p fixturePolicy) policy(now time.Time) (Policy, error) {
 		MaxUnclusteredBytes:  p.MaxUnclusteredBytes,
 		MaxRelativeFileRange: p.MaxRelativeFileRange,
 		MinCubeSize:          p.MinCubeSize,
+		CubeMergeRatio:       p.CubeMergeRatio,
 		Full:                 p.Full,
 		Now:                  now,
 	}

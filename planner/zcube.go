@@ -68,7 +68,7 @@ func (st *state) zcube() {
 		for _, f := range uncl {
 			units = append(units, &cubeUnit{files: []*fileInfo{f}, size: f.add.Size})
 		}
-		partial := 0
+		var partials []*cubeUnit
 		for _, id := range ids {
 			u := cubes[id]
 			if !full && u.size >= st.s.minCube {
@@ -77,9 +77,12 @@ func (st *state) zcube() {
 				}
 				continue
 			}
-			partial++
-			units = append(units, u)
+			partials = append(partials, u)
 		}
+		if !full && st.s.CubeMergeRatio > 0 {
+			partials = st.tier(units, partials)
+		}
+		units = append(units, partials...)
 		for _, bin := range packUnits(units, maxBin) {
 			var fs []*fileInfo
 			nUncl, nCubes := 0, 0
@@ -143,4 +146,40 @@ func packUnits(units []*cubeUnit, maxBin int64) [][]*cubeUnit {
 		bins = append(bins, cur)
 	}
 	return bins
+}
+
+// tier keeps the partial cubes a size-tiered merge takes: smallest first,
+// each while its size is at most CubeMergeRatio x the bytes taken so far
+// (starting from the unclustered units, or from the smallest cube when there
+// are none). The rest are skipped; the kept cubes stay in id order.
+func (st *state) tier(uncl, partials []*cubeUnit) []*cubeUnit {
+	bySize := append([]*cubeUnit(nil), partials...)
+	sort.SliceStable(bySize, func(i, j int) bool {
+		if bySize[i].size != bySize[j].size {
+			return bySize[i].size < bySize[j].size
+		}
+		return bySize[i].id < bySize[j].id
+	})
+	var acc int64
+	for _, u := range uncl {
+		acc += u.size
+	}
+	take := map[*cubeUnit]bool{}
+	for i, u := range bySize {
+		if (i == 0 && acc == 0) || float64(u.size) <= st.s.CubeMergeRatio*float64(acc) {
+			take[u] = true
+			acc += u.size
+			continue
+		}
+		for _, f := range u.files {
+			st.skip(SkipCubeTier, f)
+		}
+	}
+	kept := partials[:0:0]
+	for _, u := range partials {
+		if take[u] {
+			kept = append(kept, u)
+		}
+	}
+	return kept
 }

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -57,6 +58,9 @@ type config struct {
 	measureEvery              int
 	seed                      uint64
 	rangeBuckets              int
+	minFile                   int64
+	cubeMergeRatio            float64
+	strategies                string
 }
 
 // file is a simulated data file: its add action and its rows.
@@ -275,9 +279,10 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 	pol := planner.Policy{
 		Strategy:            strategy,
 		TargetFileSize:      cfg.target,
-		MinFileSize:         cfg.target,
+		MinFileSize:         cfg.minFile,
 		MaxUnclusteredBytes: cfg.maxUnclustered,
 		MinCubeSize:         cfg.minCube,
+		CubeMergeRatio:      cfg.cubeMergeRatio,
 	}
 	res := result{name: name, pruning: make([]float64, len(columnNames))}
 	measured := 0
@@ -350,9 +355,15 @@ func main() {
 	flag.IntVar(&cfg.measureEvery, "measure-every", 5, "measure pruning after every n policy runs")
 	flag.IntVar(&cfg.rangeBuckets, "range-buckets", 1000, "range ids per column (Delta: rangeId.max 1000)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
+	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
+	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (0 = Delta: merge every partial cube)")
+	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
 		cfg.maxUnclustered = 10 * cfg.target
+	}
+	if cfg.minFile == 0 {
+		cfg.minFile = cfg.target
 	}
 	if cfg.minCube == 0 {
 		cfg.minCube = 100 * cfg.target
@@ -364,24 +375,29 @@ func main() {
 }
 
 func run(cfg config, w io.Writer) error {
-	fmt.Fprintf(w, "ingest: %d batches x %d rows x %d B = %d MiB; policy every %d batches; target %d KiB, min file %d KiB, max unclustered %d KiB, min cube %d KiB; %.0f%% rows up to %d batches late\n\n",
+	fmt.Fprintf(w, "ingest: %d batches x %d rows x %d B = %d MiB; policy every %d batches; target %d KiB, min file %d KiB, max unclustered %d KiB, min cube %d KiB, cube merge ratio %g; %.0f%% rows up to %d batches late\n\n",
 		cfg.batches, cfg.batchRows, cfg.rowBytes, int64(cfg.batches*cfg.batchRows)*cfg.rowBytes>>20, cfg.every,
-		cfg.target>>10, cfg.target>>10, cfg.maxUnclustered>>10, cfg.minCube>>10, cfg.lateFraction*100, cfg.lateBatches)
+		cfg.target>>10, cfg.minFile>>10, cfg.maxUnclustered>>10, cfg.minCube>>10, cfg.cubeMergeRatio, cfg.lateFraction*100, cfg.lateBatches)
 	var results []result
+	byName := map[string]result{}
 	for _, s := range []struct {
-		name string
-		st   planner.Strategy
+		key, name string
+		st        planner.Strategy
 	}{
-		{"binpack only", planner.StrategyBinpack},
-		{"lightweight only", planner.StrategyLightweight},
-		{"zcube every run", planner.StrategyZCube},
-		{"auto", planner.StrategyAuto},
+		{"binpack", "binpack only", planner.StrategyBinpack},
+		{"lightweight", "lightweight only", planner.StrategyLightweight},
+		{"zcube", "zcube every run", planner.StrategyZCube},
+		{"auto", "auto", planner.StrategyAuto},
 	} {
+		if !slices.Contains(strings.Split(cfg.strategies, ","), s.key) {
+			continue
+		}
 		r, err := simulate(s.name, s.st, cfg)
 		if err != nil {
 			return err
 		}
 		results = append(results, r)
+		byName[s.key] = r
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "strategy\truns\tfiles\tingested MiB\trewritten MiB\twrite amp\tprune ts\tprune key\tprune avg\tfinal avg\tmax run MiB\tjobs\ttime\t")
@@ -394,7 +410,12 @@ func run(cfg config, w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	bp, zc, au := results[0], results[2], results[3]
+	bp, ok1 := byName["binpack"]
+	zc, ok2 := byName["zcube"]
+	au, ok3 := byName["auto"]
+	if !ok1 || !ok2 || !ok3 {
+		return nil
+	}
 	waRatio := (float64(au.rewritten) / float64(au.ingested)) / (float64(bp.rewritten) / float64(bp.ingested))
 	prRatio := avg(au.pruning) / avg(zc.pruning)
 	fmt.Fprintf(w, "\nprune = average fraction of files a 1%%-selectivity range predicate cannot skip (lower is better), averaged over measurements\n")
