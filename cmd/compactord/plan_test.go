@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// copyTable copies a shared test table into a temp dir (tests never write
+// to the shared copy).
+func copyTable(t *testing.T, name string) string {
+	t.Helper()
+	src := testutil.DeltaTable(t, name)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// scanInts reads every live row of the table's latest version and returns
+// the values of the first (int) column, with the file and physical index of each.
+type liveRow struct {
+	file string
+	idx  int64
+	val  int64
+}
+
+func scanTable(t *testing.T, url string) (*delta.Snapshot, []liveRow) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []liveRow
+	rows := make([]parquet.Row, 64)
+	idx := make([]int64, 64)
+	for _, f := range snap.Files {
+		sc, err := delta.OpenFileScan(ctx, tbl, snap, f, delta.ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			n, err := sc.ReadRows(rows, idx)
+			for i := 0; i < n; i++ {
+				out = append(out, liveRow{f.Path, idx[i], rows[i][0].Int64()})
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		sc.Close()
+	}
+	return snap, out
+}
+
+func sum(rows []liveRow) (s int64) {
+	for _, r := range rows {
+		s += r.val
+	}
+	return s
+}
+
+// TestPlanRunPlanReconcilesADeleteOnASparkTable runs the CLI on a copy of a
+// Spark-written DV table: plan at v4, a DV DELETE commits v5, run-plan
+// commits v6 and reconciles; the table keeps every row but the deleted one.
+func TestPlanRunPlanReconcilesADeleteOnASparkTable(t *testing.T) {
+	ctx := context.Background()
+	dir := copyTable(t, "dv-large-multi-dv-per-file")
+	url := "file://" + dir
+	snap0, before := scanTable(t, url)
+	if len(before) != 1993 || sum(before) != 1994767 {
+		t.Fatalf("fixture: %d rows, sum %d", len(before), sum(before))
+	}
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	var out, errb bytes.Buffer
+	if code := mainExit(ctx, []string{"plan", url, "--strategy", "binpack", "--out", planPath}, &out, &errb); code != 0 {
+		t.Fatalf("plan exit %d: %s", code, errb.String())
+	}
+	var pf struct {
+		Table       string `json:"table"`
+		ReadVersion int64  `json:"readVersion"`
+		Jobs        []struct {
+			Sources []string `json:"sources"`
+		} `json:"jobs"`
+	}
+	data, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &pf); err != nil {
+		t.Fatal(err)
+	}
+	if pf.Table != url || pf.ReadVersion != snap0.Version || len(pf.Jobs) == 0 || len(pf.Jobs[0].Sources) < 2 {
+		t.Fatalf("plan %s", data)
+	}
+	// A concurrent DELETE of one live row of a planned source (one that
+	// already has a DV, so the remap has to skip read-time deletions).
+	planned := map[string]bool{}
+	for _, s := range pf.Jobs[0].Sources {
+		planned[s] = true
+	}
+	var victim *liveRow
+	for i := range before {
+		r := before[i]
+		if !planned[r.file] {
+			continue
+		}
+		for _, f := range snap0.Files {
+			if f.Path == r.file && f.DeletionVector != nil && r.idx > 50 {
+				victim = &r
+			}
+		}
+		if victim != nil {
+			break
+		}
+	}
+	if victim == nil {
+		t.Fatal("no planned source with a DV")
+	}
+	tbl, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
+	if err != nil || del.Version != snap0.Version+1 {
+		t.Fatalf("delete: %+v %v", del, err)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := mainExit(ctx, []string{"run-plan", planPath, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("run-plan exit %d: %s", code, errb.String())
+	}
+	var res struct {
+		CommittedVersion int64 `json:"committedVersion"`
+		JobsCommitted    int   `json:"jobsCommitted"`
+		FilesRemoved     int   `json:"filesRemoved"`
+		FilesAdded       int   `json:"filesAdded"`
+		BytesRead        int64 `json:"bytesRead"`
+		BytesWritten     int64 `json:"bytesWritten"`
+		Reconciled       []struct {
+			WinnerVersion int64  `json:"winnerVersion"`
+			Source        string `json:"source"`
+			RowsRemapped  int64  `json:"rowsRemapped"`
+		} `json:"reconciled"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("run-plan output %q: %v", out.String(), err)
+	}
+	if res.CommittedVersion != snap0.Version+2 || res.JobsCommitted == 0 || res.FilesRemoved < 2 || res.BytesRead == 0 || res.BytesWritten == 0 {
+		t.Fatalf("run-plan result %s", out.String())
+	}
+	if len(res.Reconciled) != 1 || res.Reconciled[0].WinnerVersion != del.Version || res.Reconciled[0].Source != victim.file || res.Reconciled[0].RowsRemapped != 1 {
+		t.Fatalf("reconciled %+v", res.Reconciled)
+	}
+	snap2, after := scanTable(t, url)
+	if len(after) != 1992 || sum(after) != 1994767-victim.val {
+		t.Fatalf("after: %d rows sum %d, want 1992 rows sum %d", len(after), sum(after), 1994767-victim.val)
+	}
+	if len(snap2.Files) >= len(snap0.Files) {
+		t.Fatalf("not compacted: %d files, was %d", len(snap2.Files), len(snap0.Files))
+	}
+	// compact on the compacted table: runs, commits or finds nothing, and
+	// never changes the content.
+	out.Reset()
+	if code := mainExit(ctx, []string{"compact", url, "--strategy", "binpack", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("compact exit %d: %s", code, errb.String())
+	}
+	if _, again := scanTable(t, url); len(again) != 1992 || sum(again) != sum(after) {
+		t.Fatalf("compact changed the content")
+	}
+}
+
+func TestPlanUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"plan"}, {"run-plan"}, {"compact"}, {"plan", "file:///x", "--target-file-size", "lots"}} {
+		var out, errb bytes.Buffer
+		if code := mainExit(context.Background(), args, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+	}
+}
