@@ -32,52 +32,15 @@ func quotePath(path []string) string {
 	return strings.Join(parts, ".")
 }
 
-// Clustering metadata domains and properties (see the rules digest, sec. 4).
-const (
-	domainClustering = "delta.clustering"
-	domainLiquid     = "delta.liquid"
-	// propClusteringColumns is the table property older writers used.
-	propClusteringColumns = "clusteringColumns"
-)
-
-// tableClusteringColumns reads the clustering columns (physical paths) from
-// the snapshot: the delta.clustering domain ({"clusteringColumns":[["a"]]}),
-// the legacy delta.liquid domain ({"clusteringColumns":[{"physicalName":
-// ["a"]}]}), or the clusteringColumns table property. nil when the table is
-// not clustered.
+// tableClusteringColumns reads the clustering columns (physical paths) the
+// table records, in any of the shapes delta.ClusteringColumns accepts; nil
+// when the table is not clustered.
 func tableClusteringColumns(snap *delta.Snapshot) ([][]string, error) {
-	if d, ok := snap.Domains[domainClustering]; ok && !d.Removed {
-		var v struct {
-			ClusteringColumns [][]string `json:"clusteringColumns"`
-		}
-		if err := json.Unmarshal([]byte(d.Configuration), &v); err != nil {
-			return nil, fmt.Errorf("domain %s at version %d: %w", domainClustering, snap.Version, err)
-		}
-		return v.ClusteringColumns, nil
+	cols, err := delta.ClusteringColumns(snap)
+	if err != nil {
+		return nil, fmt.Errorf("clustering columns: %w", err)
 	}
-	if d, ok := snap.Domains[domainLiquid]; ok && !d.Removed {
-		var v struct {
-			ClusteringColumns []struct {
-				PhysicalName []string `json:"physicalName"`
-			} `json:"clusteringColumns"`
-		}
-		if err := json.Unmarshal([]byte(d.Configuration), &v); err != nil {
-			return nil, fmt.Errorf("domain %s at version %d: %w", domainLiquid, snap.Version, err)
-		}
-		out := make([][]string, 0, len(v.ClusteringColumns))
-		for _, c := range v.ClusteringColumns {
-			out = append(out, c.PhysicalName)
-		}
-		return out, nil
-	}
-	if s, ok := snap.Metadata.Configuration[propClusteringColumns]; ok && s != "" {
-		var v [][]string
-		if err := json.Unmarshal([]byte(s), &v); err != nil {
-			return nil, fmt.Errorf("table property %s at version %d: %w", propClusteringColumns, snap.Version, err)
-		}
-		return v, nil
-	}
-	return nil, nil
+	return cols, nil
 }
 
 // physicalName returns a field's column-mapping physical name, or its name.

@@ -20,7 +20,7 @@ func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 		{Name: "s", Type: &delta.DataType{Name: "string"}},
 	}}
 	if clustered {
-		snap.Domains[domainClustering] = delta.DomainMetadata{Domain: domainClustering, Configuration: `{"clusteringColumns":[["k"],["s"]]}`}
+		snap.Domains["delta.clustering"] = delta.DomainMetadata{Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"],["s"]]}`}
 	} else {
 		snap.Metadata.PartitionColumns = []string{"p"}
 	}
@@ -279,7 +279,7 @@ func TestTargetFileSizeComesFromTablePropertyUnlessPolicySetsIt(t *testing.T) {
 
 func TestMalformedClusteringMetadataIsAnErrorNamingTheVersion(t *testing.T) {
 	snap := &delta.Snapshot{Version: 12, Domains: map[string]delta.DomainMetadata{
-		domainClustering: {Domain: domainClustering, Configuration: `{"clusteringColumns":`},
+		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":`},
 	}}
 	_, err := Plan(snap, Policy{})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("version 12")) {
