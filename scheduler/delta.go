@@ -132,6 +132,9 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 	var rep RunReport
 	if res != nil {
 		rep = res.Report()
+		for _, r := range res.Reconciled {
+			rep.ReconciledRows += r.RowsRemapped
+		}
 	}
 	if err == nil || ctx.Err() != nil || commit.Class(err) == commit.Halt || res == nil || res.JobsFailed == 0 {
 		return rep, err

@@ -51,6 +51,7 @@ type Counters struct {
 	BytesWritten    int64            `json:"bytes_written"`
 	Conflicts       map[string]int64 `json:"conflicts"`
 	Reconciliations int64            `json:"reconciliations"`
+	ReconciledRows  int64            `json:"reconciled_rows"`
 	JobsDropped     int64            `json:"jobs_dropped"`
 	Polls           int64            `json:"polls"`
 	PollErrors      int64            `json:"poll_errors"`
@@ -81,6 +82,7 @@ func (c *Counters) addReport(r RunReport, d time.Duration) {
 		c.Conflicts[k] += int64(v)
 	}
 	c.Reconciliations += int64(r.Reconciliations)
+	c.ReconciledRows += r.ReconciledRows
 	c.JobsDropped += int64(r.JobsDropped)
 	sec := d.Seconds()
 	for i, b := range DurationBuckets {

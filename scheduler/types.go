@@ -62,6 +62,8 @@ type RunReport struct {
 	// Reconciliations counts sources whose concurrent deletion vectors were
 	// remapped onto outputs.
 	Reconciliations int `json:"reconciliations"`
+	// ReconciledRows counts the concurrently deleted rows carried over.
+	ReconciledRows int64 `json:"reconciled_rows"`
 	// Quarantined lists data files found corrupt during this run.
 	Quarantined []string `json:"quarantined,omitempty"`
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+)
+
+// The demo (and the end-to-end test) need an ingestion job beside the
+// daemon: this file writes a small Delta table of (id, name, amount) rows
+// the way an appender would — real parquet files, add actions with stats,
+// put-if-absent commits — and reads a table's live rows back to check it.
+
+const demoSchema = `{"type":"struct","fields":[` +
+	`{"name":"id","type":"long","nullable":true,"metadata":{}},` +
+	`{"name":"name","type":"string","nullable":true,"metadata":{}},` +
+	`{"name":"amount","type":"double","nullable":true,"metadata":{}}]}`
+
+var demoWords = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+
+// demoName and demoAmount derive a row's columns from its id, so content
+// checks need only the ids.
+func demoName(id int64) string    { return fmt.Sprintf("%s-%d", demoWords[id%int64(len(demoWords))], id) }
+func demoAmount(id int64) float64 { return float64(id%1000) / 4 }
+
+// createDemoTable writes version 0 of an empty table that allows deletion
+// vectors (reader 3 / writer 7 with the deletionVectors feature).
+func createDemoTable(ctx context.Context, t *delta.Table, now time.Time) error {
+	created := now.UnixMilli()
+	lines := []any{
+		map[string]any{"commitInfo": map[string]any{"timestamp": created, "operation": "CREATE TABLE",
+			"operationParameters": map[string]any{}, "engineInfo": "compactord-demo/" + version, "isBlindAppend": true}},
+		map[string]any{"protocol": map[string]any{"minReaderVersion": 3, "minWriterVersion": 7,
+			"readerFeatures": []string{"deletionVectors"}, "writerFeatures": []string{"deletionVectors"}}},
+		map[string]any{"metaData": map[string]any{"id": uuid.NewString(),
+			"format": map[string]any{"provider": "parquet", "options": map[string]any{}}, "schemaString": demoSchema,
+			"partitionColumns": []string{}, "configuration": map[string]string{"delta.enableDeletionVectors": "true"},
+			"createdTime": created}},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	if err := t.Log.PutIfAbsent(ctx, delta.CommitKey(0), buf.Bytes()); err != nil {
+		return fmt.Errorf("create table %s: %w", t.URL, err)
+	}
+	return nil
+}
+
+// writeDemoFile writes rows [firstID, firstID+n) as one parquet file and
+// returns its add action (dataChange=true, stats with bounds).
+func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*delta.Add, error) {
+	schema, err := delta.DataSchemaOf(snap.Schema, &snap.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("data schema of %s: %w", t.URL, err)
+	}
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema, parquet.Compression(&parquet.Snappy))
+	rows := make([]parquet.Row, 0, n)
+	minName, maxName := "", ""
+	minAmt, maxAmt := 0.0, 0.0
+	for i := int64(0); i < n; i++ {
+		id := firstID + i
+		name, amt := demoName(id), demoAmount(id)
+		if i == 0 || name < minName {
+			minName = name
+		}
+		if i == 0 || name > maxName {
+			maxName = name
+		}
+		if i == 0 || amt < minAmt {
+			minAmt = amt
+		}
+		if i == 0 || amt > maxAmt {
+			maxAmt = amt
+		}
+		rows = append(rows, parquet.Row{
+			parquet.Int64Value(id).Level(0, 1, 0),
+			parquet.ByteArrayValue([]byte(name)).Level(0, 1, 1),
+			parquet.DoubleValue(amt).Level(0, 1, 2),
+		})
+	}
+	if _, err := w.WriteRows(rows); err != nil {
+		return nil, fmt.Errorf("write parquet: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("close parquet: %w", err)
+	}
+	key := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", uuid.NewString())
+	if err := t.Bucket.WriteAll(ctx, key, buf.Bytes(), nil); err != nil {
+		return nil, fmt.Errorf("write %s: %w", key, err)
+	}
+	stats, err := json.Marshal(map[string]any{
+		"numRecords": n,
+		"minValues":  map[string]any{"id": firstID, "name": minName, "amount": minAmt},
+		"maxValues":  map[string]any{"id": firstID + n - 1, "name": maxName, "amount": maxAmt},
+		"nullCount":  map[string]any{"id": 0, "name": 0, "amount": 0},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()),
+		ModificationTime: now.UnixMilli(), DataChange: true, Stats: string(stats)}, nil
+}
+
+// appendDemo commits files new files of rowsPerFile rows each, ids from
+// firstID, as one blind append, and returns the committed version.
+func appendDemo(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID int64, now time.Time) (int64, error) {
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return 0, err
+	}
+	tx := &commit.Txn{Table: t, Snapshot: snap, Operation: "WRITE", IsBlindAppend: true,
+		OperationParameters: map[string]any{"mode": "Append", "partitionBy": "[]"},
+		IsolationLevel:      "Serializable",
+		Options:             commit.Options{EngineInfo: "compactord-demo/" + version}}
+	var keys []string
+	for i := 0; i < files; i++ {
+		add, err := writeDemoFile(ctx, t, snap, firstID+int64(i)*rowsPerFile, rowsPerFile, now)
+		if err != nil {
+			return 0, errors.Join(err, deleteKeys(ctx, t, keys))
+		}
+		keys = append(keys, add.Path)
+		tx.Actions = append(tx.Actions, delta.Action{Add: add})
+	}
+	v, err := tx.Commit(ctx)
+	if err != nil {
+		return 0, errors.Join(fmt.Errorf("append to %s: %w", t.URL, err), deleteKeys(ctx, t, keys))
+	}
+	return v, nil
+}
+
+func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
+	var errs []error
+	for _, k := range keys {
+		if err := t.Bucket.Delete(context.WithoutCancel(ctx), k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteDemo deletes, with deletion vectors, the live rows whose id
+// satisfies match, in the files chosen by files (nil: all).
+func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool) (*commit.DeleteResult, error) {
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return nil, err
+	}
+	return commit.DeleteWhere(ctx, t, snap, files, func(f *delta.Add, _ int64, row parquet.Row) bool {
+		return match(row[0].Int64())
+	}, commit.DeleteOptions{Options: commit.Options{EngineInfo: "compactord-demo/" + version}})
+}
+
+// tableSummary describes a table at its latest version.
+type tableSummary struct {
+	Version     int64
+	Files       int
+	Bytes       int64
+	Rows        int64 // live rows (physical minus DV-deleted)
+	DVFiles     int   // files with a deletion vector
+	DeletedRows int64 // rows hidden by deletion vectors
+}
+
+func (s tableSummary) avgSize() int64 {
+	if s.Files == 0 {
+		return 0
+	}
+	return s.Bytes / int64(s.Files)
+}
+
+// summarize reads a table's live ids by scanning every file (the real
+// content, not the stats) and summarizes it.
+func summarize(ctx context.Context, t *delta.Table) (tableSummary, []int64, error) {
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return tableSummary{}, nil, err
+	}
+	s := tableSummary{Version: snap.Version, Files: len(snap.Files)}
+	var ids []int64
+	for _, f := range snap.Files {
+		s.Bytes += f.Size
+		if f.DeletionVector != nil {
+			s.DVFiles++
+			s.DeletedRows += f.NumDeleted()
+		}
+		got, err := scanIDs(ctx, t, snap, f)
+		if err != nil {
+			return s, nil, err
+		}
+		ids = append(ids, got...)
+	}
+	s.Rows = int64(len(ids))
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return s, ids, nil
+}
+
+func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (ids []int64, err error) {
+	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", f.Path, err)
+	}
+	defer func() { err = errors.Join(err, sc.Close()) }()
+	rows := make([]parquet.Row, 512)
+	idx := make([]int64, 512)
+	for {
+		n, rerr := sc.ReadRows(rows, idx)
+		for _, r := range rows[:n] {
+			ids = append(ids, r[0].Int64())
+			if demoName(r[0].Int64()) != string(r[1].ByteArray()) || demoAmount(r[0].Int64()) != r[2].Double() {
+				return nil, fmt.Errorf("scan %s: row id %d has name %q amount %v, not what the appender wrote",
+					f.Path, r[0].Int64(), r[1].ByteArray(), r[2].Double())
+			}
+		}
+		if rerr == io.EOF {
+			return ids, nil
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("scan %s: %w", f.Path, rerr)
+		}
+	}
+}
