@@ -1,11 +1,80 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/compactord/compactord/delta"
 )
 
+// runCat prints a table's live rows as JSON lines with logical column
+// names: `compactord cat URL [--version N] [--limit N] [--time-zone Z]`.
 func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	version := fs.Int64("version", -1, "table version to read (default: latest)")
+	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
+	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: compactord cat URL [--version N] [--limit N] [--time-zone ZONE]")
+		fs.PrintDefaults()
+	}
+	url, err := parseWithPositional(fs, args)
+	if err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("%w: --limit must be >= 0", errUsage)
+	}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
+	}
+	t, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	snap, err := delta.LoadSnapshot(ctx, t, *version)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	var line []byte
+	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc},
+		func(_ *delta.Add, row *delta.LogicalStruct) error {
+			line = delta.AppendJSON(line[:0], row)
+			line = append(line, '\n')
+			_, werr := w.Write(line)
+			return werr
+		})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// parseWithPositional parses flags placed before or after the single
+// positional URL argument.
+func parseWithPositional(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return "", fmt.Errorf("%w: missing table URL", errUsage)
+	}
+	url := rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return "", fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
+	}
+	return url, nil
 }

@@ -1,0 +1,87 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// LogicalScanOptions tune ScanLogicalRows.
+type LogicalScanOptions struct {
+	// Limit stops after this many rows (0 = all).
+	Limit int64
+	// Location is the zone of zone-less timestamp partition values (nil =
+	// UTC).
+	Location *time.Location
+	// Scan tunes the per-file scans.
+	Scan ScanOptions
+}
+
+// ScanLogicalRows calls fn with every live row of the snapshot as a logical
+// row (logical column names, partition values attached), file by file in
+// snapshot order. The snapshot must be readable by this build. fn must not
+// retain the row after it returns.
+func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *Add, row *LogicalStruct) error) (int64, error) {
+	if err := Readable(snap); err != nil {
+		return 0, err
+	}
+	dec, err := NewRowDecoder(snap, opts.Location)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	rows := make([]parquet.Row, 256)
+	for _, add := range snap.Files {
+		if opts.Limit > 0 && total >= opts.Limit {
+			break
+		}
+		pv, err := dec.PartitionValues(add)
+		if err != nil {
+			return total, fmt.Errorf("file %s: %w", add.Path, err)
+		}
+		n, err := scanLogicalFile(ctx, t, dec, add, pv, rows, opts, total, fn)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*Add, *LogicalStruct) error) (int64, error) {
+	s, err := openFileScan(ctx, t, dec.shape, add, opts.Scan)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		n, rerr := s.ReadRows(rows, nil)
+		for _, r := range rows[:n] {
+			if opts.Limit > 0 && done+total >= opts.Limit {
+				return total, nil
+			}
+			lr, err := dec.Decode(r, pv)
+			if err != nil {
+				return total, fmt.Errorf("data file %s: %w", s.key, err)
+			}
+			if err := fn(add, lr); err != nil {
+				return total, err
+			}
+			total++
+		}
+		if errors.Is(rerr, io.EOF) {
+			return total, nil
+		}
+		if rerr != nil {
+			return total, rerr
+		}
+	}
+}
