@@ -104,6 +104,18 @@ func parseLogName(name string) (f logFile, ok bool) {
 // one LIST (the _sidecars/ and _staged_commits/ subdirectories are not
 // descended into).
 func listLog(ctx context.Context, b *blob.Bucket) ([]logFile, error) {
+	// A local listing stats each entry after reading the directory; a
+	// concurrent writer's temp file (ours, Spark's) can vanish in between
+	// and fail the listing with NotFound. Such a listing is simply retried.
+	for attempt := 1; ; attempt++ {
+		files, err := listLogOnce(ctx, b)
+		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
+			return files, err
+		}
+	}
+}
+
+func listLogOnce(ctx context.Context, b *blob.Bucket) ([]logFile, error) {
 	var files []logFile
 	it := b.List(&blob.ListOptions{Prefix: LogDir, Delimiter: "/"})
 	for {
