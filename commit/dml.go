@@ -209,6 +209,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 	}
 	sort.Strings(paths)
 	handled := map[string]bool{}
+	checkAll := false
 	for _, p := range paths {
 		rm := removes[p]
 		t, ours := d.targets[p]
@@ -220,7 +221,15 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 					handled[p] = true
 					continue
 				}
-				return d.conflict(KindConcurrentDelete, "winning commit %d rewrote %s, which this transaction read", version, p)
+				// A rewrite of a file we read but delete nothing from. We
+				// found no row of it matching our reads, so removing its
+				// rows cannot change what we delete; rows it re-adds (for
+				// example an UPDATE moving a row into our range) are in the
+				// winner's new files, which are therefore all checked below
+				// whatever the isolation level. This replaces Delta's
+				// delete-read check for such files (a documented departure:
+				// it is what lets retention run beside upserts).
+				checkAll = true
 			}
 			// dataChange=false removes (compaction) move rows we read
 			// without changing them; other files are not ours.
@@ -231,7 +240,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 		}
 	}
 	// Added files the transaction should have read.
-	if d.Isolation == Serializable || (d.Isolation == WriteSerializable && !blind) {
+	if checkAll || d.Isolation == Serializable || (d.Isolation == WriteSerializable && !blind) {
 		for _, a := range addOrder {
 			if !a.DataChange || handled[a.Path] {
 				continue
@@ -578,3 +587,6 @@ func CommitInfoFields(fields map[string]any) delta.CommitInfo {
 	}
 	return ci
 }
+
+// Conflicts returns the conflicts seen so far, by kind (also after a failed commit).
+func (d *DML) Conflicts() map[string]int { return d.conflicts }

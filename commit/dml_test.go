@@ -263,12 +263,23 @@ func TestDMLReadOnlyFiles(t *testing.T) {
 	if err := m.observe(ctx, 6, compactionWinner(t, d, "out.parquet", ro)); err != nil {
 		t.Fatalf("compaction of a read-only file: %v", err)
 	}
-	// A copy-on-write rewrite of it is a conflict.
-	m2 := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	// A copy-on-write rewrite of it whose new rows stay outside our reads
+	// is harmless, even claimed as a blind append under WriteSerializable.
+	rewrite := func(lo int64) []delta.Action {
+		return []delta.Action{
+			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": true})},
+			{Remove: dmlRemove(ro, 1)}, {Add: rangeFile("ro2.parquet", 9, lo, 60, nil)}}
+	}
+	m2 := newDML(t, d, WriteSerializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
 	m2.ReadOnly = map[string]bool{"ro.parquet": true}
-	err := m2.observe(ctx, 6, []delta.Action{{Remove: dmlRemove(ro, 1)}, {Add: rangeFile("ro2.parquet", 9, 41, 60, nil)}})
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("copy-on-write rewrite of a read file: got %v, want a conflict", err)
+	if err := m2.observe(ctx, 6, rewrite(50)); err != nil {
+		t.Fatalf("rewrite of a read file outside our range: %v", err)
+	}
+	// One that moves a row into our range (an UPDATE) conflicts.
+	m3 := newDML(t, d, WriteSerializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	m3.ReadOnly = map[string]bool{"ro.parquet": true}
+	if err := m3.observe(ctx, 6, rewrite(7)); !errors.Is(err, ErrConflict) {
+		t.Fatalf("rewrite of a read file into our range: got %v, want a conflict", err)
 	}
 }
 

@@ -2,10 +2,69 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"sort"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
 )
 
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("expire", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	column := fs.String("column", "", "date or timestamp column to expire by (logical name)")
+	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted")
+	olderThan := fs.String("older-than", "", "cutoff relative to now, e.g. 90d (instead of --before)")
+	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *column == "" || (*before == "") == (*olderThan == "") {
+		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--json]", errUsage)
+	}
+	opts := scheduler.ExpireOptions{Column: *column, Before: *before, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
+	if *olderThan != "" {
+		d, err := policies.ParseDuration(*olderThan)
+		if err != nil {
+			return fmt.Errorf("%w: --older-than: %v", errUsage, err)
+		}
+		opts.OlderThan = d
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := scheduler.Expire(ctx, t, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	if res.CommittedVersion < 0 {
+		fmt.Fprintf(stdout, "nothing expired on %s (%s)\n", pos[0], res.Predicate)
+		return nil
+	}
+	fmt.Fprintf(stdout, "committed version %d: deleted %d rows where %s\n", res.CommittedVersion, res.RowsDeleted, res.Predicate)
+	fmt.Fprintf(stdout, "  files removed %d, files with a new deletion vector %d, files added %d, attempts %d\n",
+		res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded, res.Attempts)
+	kinds := make([]string, 0, len(res.Conflicts))
+	for k := range res.Conflicts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(stdout, "  conflicts %s: %d\n", k, res.Conflicts[k])
+	}
+	return nil
 }

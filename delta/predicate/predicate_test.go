@@ -73,6 +73,8 @@ func TestMayMatchReadsSeedCases(t *testing.T) {
 		{"cross terms are not mixed: p=1 AND id<50, p=2 AND id>=100 vs a p=1 file with id 150", Matcher{PartitionKinds: partKinds},
 			[]Read{{Partition: p1, Data: idLt50}, {Partition: p2, Data: idGe100}}, false,
 			addWith(t, `{"numRecords":1,"minValues":{"id":150},"maxValues":{"id":150},"nullCount":{"id":0}}`, map[string]*string{"p": strp("1")}), false},
+		{"stats given only as the JSON string are parsed", Matcher{}, []Read{{Data: idLt50}}, false,
+			&delta.Add{Path: "w.parquet", Stats: appended}, false},
 		{"non-tight bounds are still outer bounds", Matcher{}, []Read{{Data: idLt50}}, false,
 			addWith(t, `{"numRecords":100,"minValues":{"id":1000},"maxValues":{"id":1100},"nullCount":{"id":3},"tightBounds":false}`, nil), false},
 		{"all-null column cannot match a comparison", Matcher{}, []Read{{Data: idLt50}}, false,

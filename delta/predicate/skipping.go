@@ -62,7 +62,16 @@ func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
 	if r.Data == nil || m.SkipStats {
 		return true, nil
 	}
-	return MayMatch(r.Data, DeltaStats{Stats: add.ParsedStats})
+	st := add.ParsedStats
+	if st == nil && add.Stats != "" {
+		// Winners' actions come straight from their commit files.
+		parsed, err := delta.ParseStats(add.Stats)
+		if err != nil {
+			return true, err
+		}
+		st = parsed
+	}
+	return MayMatch(r.Data, DeltaStats{Stats: st})
 }
 
 // partitionRow exposes a file's partition values as a Row.

@@ -1,0 +1,454 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/writer"
+)
+
+// ExpireOptions describe one retention delete: rows whose Column is older
+// than a cutoff are deleted.
+type ExpireOptions struct {
+	// Column is the logical column (dotted path for nested fields), a date
+	// or timestamp column, or any orderable one. On a partition column the
+	// delete is a pure partition predicate (whole files, metadata only).
+	Column string
+	// Before is the cutoff literal: rows with Column < Before expire.
+	// When empty, the cutoff is Now - OlderThan.
+	Before string
+	// OlderThan and Now give the cutoff when Before is empty.
+	OlderThan time.Duration
+	Now       time.Time
+	// DisableDataSkipping turns conflict-time data skipping off (the policy
+	// switch): concurrent added files are then matched on partitions only.
+	DisableDataSkipping bool
+	// MaxAttempts bounds the runs from a fresh snapshot after an
+	// unresolvable conflict (default 5).
+	MaxAttempts int
+	// Commit tunes each commit's put-if-absent loop.
+	Commit commit.Options
+	// Writer tunes copy-on-write rewrites (tables without deletion vectors).
+	Writer writer.Options
+	// Logger receives progress (default: null logger).
+	Logger hclog.Logger
+}
+
+// ExpireResult is what a retention delete did (the JSON of `compactord
+// expire`). CommittedVersion is -1 when nothing matched.
+type ExpireResult struct {
+	CommittedVersion int64          `json:"committedVersion"`
+	Predicate        string         `json:"predicate"`
+	FilesRemoved     int            `json:"filesRemoved"`
+	FilesWithNewDV   int            `json:"filesWithNewDV"`
+	FilesAdded       int            `json:"filesAdded"`
+	RowsDeleted      int64          `json:"rowsDeleted"`
+	FilesScanned     int            `json:"filesScanned"`
+	Attempts         int            `json:"attempts"`
+	Conflicts        map[string]int `json:"conflicts"`
+}
+
+// Expire runs one retention delete on t. Files whose statistics prove that
+// every live row expires are removed whole; files that partly match get a
+// deletion vector (when the table enables them) or are rewritten
+// copy-on-write. The commit is a DELETE at the table's isolation level; an
+// unresolvable conflict is retried from a fresh snapshot.
+func Expire(ctx context.Context, t *delta.Table, opts ExpireOptions) (*ExpireResult, error) {
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 5
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	res := &ExpireResult{CommittedVersion: -1, Conflicts: map[string]int{}}
+	var lastErr error
+	for attempt := 1; attempt <= opts.MaxAttempts; attempt++ {
+		res.Attempts = attempt
+		err := expireOnce(ctx, t, opts, res)
+		if err == nil {
+			return res, nil
+		}
+		lastErr = err
+		if !errors.Is(err, commit.ErrConflict) && !errors.Is(err, commit.ErrMetadataChanged) {
+			return res, err
+		}
+		opts.Logger.Info("retention delete lost to a concurrent commit; retrying from a new snapshot",
+			"table", t.URL, "attempt", attempt, "error", err)
+	}
+	return res, fmt.Errorf("retention delete on %s: gave up after %d attempts: %w", t.URL, opts.MaxAttempts, lastErr)
+}
+
+// expireTarget is the resolved retention column.
+type expireTarget struct {
+	logical   []string
+	col       predicate.Column // physical path
+	partition bool
+	pred      predicate.Expr
+}
+
+func resolveExpire(snap *delta.Snapshot, opts ExpireOptions) (*expireTarget, error) {
+	if opts.Column == "" {
+		return nil, errors.New("retention: no column given")
+	}
+	logical := strings.Split(opts.Column, ".")
+	field, err := findField(snap.Schema, logical)
+	if err != nil {
+		return nil, err
+	}
+	kind := predicate.KindOf(field.Type.Name)
+	if kind == predicate.KindInvalid || kind == predicate.KindBool {
+		return nil, fmt.Errorf("retention column %s has type %s, which has no order to expire by", opts.Column, field.Type.Name)
+	}
+	phys, err := snap.Schema.PhysicalPath(logical)
+	if err != nil {
+		return nil, fmt.Errorf("retention column %s: %w", opts.Column, err)
+	}
+	var cutoff predicate.Value
+	switch {
+	case opts.Before != "":
+		cutoff, err = predicate.ParseLiteral(kind, opts.Before)
+		if err != nil {
+			return nil, fmt.Errorf("retention cutoff for %s: %w", opts.Column, err)
+		}
+	case opts.OlderThan > 0:
+		at := opts.Now.Add(-opts.OlderThan).UTC()
+		switch kind {
+		case predicate.KindDate:
+			cutoff = predicate.Date(at.Unix() / 86400)
+		case predicate.KindTimestamp:
+			cutoff = predicate.Timestamp(at.UnixMicro())
+		default:
+			return nil, fmt.Errorf("retention column %s has type %s: older_than needs a date or timestamp column (give a cutoff instead)", opts.Column, field.Type.Name)
+		}
+	default:
+		return nil, errors.New("retention: neither a cutoff (before) nor older_than given")
+	}
+	col := predicate.Column{Path: phys, Kind: kind}
+	pred, err := predicate.NewCmp(col, predicate.OpLt, cutoff)
+	if err != nil {
+		return nil, err
+	}
+	partition := false
+	if len(logical) == 1 {
+		for _, p := range snap.Metadata.PartitionColumns {
+			if p == logical[0] {
+				partition = true
+			}
+		}
+	}
+	return &expireTarget{logical: logical, col: col, partition: partition, pred: pred}, nil
+}
+
+func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
+	cur := s
+	for i, name := range path {
+		var found *delta.StructField
+		for _, f := range cur.Fields {
+			if strings.EqualFold(f.Name, name) {
+				found = f
+				break
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("retention column %s: no field %q in the table schema", strings.Join(path, "."), name)
+		}
+		if i == len(path)-1 {
+			return found, nil
+		}
+		if found.Type.Struct == nil {
+			return nil, fmt.Errorf("retention column %s: %s is not a struct", strings.Join(path, "."), name)
+		}
+		cur = found.Type.Struct
+	}
+	return nil, errors.New("retention: empty column path")
+}
+
+func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *ExpireResult) error {
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return err
+	}
+	if err := delta.Writable(snap); err != nil {
+		return commit.WithClass(commit.Halt, fmt.Errorf("table %s: %w", t.URL, err))
+	}
+	if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
+		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
+	}
+	tgt, err := resolveExpire(snap, opts)
+	if err != nil {
+		return commit.WithClass(commit.Halt, err)
+	}
+	res.Predicate = tgt.pred.String()
+	partKinds := map[string]predicate.Kind{}
+	parts, err := delta.PartitionFields(&snap.Metadata, snap.Schema)
+	if err != nil {
+		return err
+	}
+	for _, f := range parts {
+		partKinds[delta.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
+	}
+	read := predicate.Read{Data: tgt.pred}
+	if tgt.partition {
+		read = predicate.Read{Partition: tgt.pred}
+	}
+	matcher := predicate.Matcher{PartitionKinds: partKinds, SkipStats: opts.DisableDataSkipping}
+	dvOK := commit.DVsAllowed(snap)
+
+	var (
+		changes  []*commit.FileChange
+		readOnly = map[string]bool{}
+		rewrites []*writer.Result
+	)
+	abortRewrites := func() {
+		for _, r := range rewrites {
+			if err := r.Abort(context.WithoutCancel(ctx)); err != nil {
+				opts.Logger.Warn("delete uncommitted copy-on-write output", "table", t.URL, "error", err)
+			}
+		}
+	}
+	var decoder *delta.RowDecoder
+	for _, f := range snap.Files {
+		if tgt.partition {
+			match, err := matcher.MayMatchReads([]predicate.Read{read}, false, f)
+			if err != nil {
+				return commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: %w", t.URL, err))
+			}
+			if match {
+				changes = append(changes, &commit.FileChange{Read: f, Whole: true})
+			}
+			continue
+		}
+		stats := predicate.DeltaStats{Stats: f.ParsedStats}
+		may, err := predicate.MayMatch(tgt.pred, stats)
+		if err != nil {
+			opts.Logger.Warn("cannot evaluate stats; scanning the file", "table", t.URL, "file", f.Path, "error", err)
+			may = true
+		}
+		if !may {
+			continue
+		}
+		// Every live row expires when no row can be >= cutoff or NULL.
+		survivors := predicate.Or{predicate.Not(tgt.pred), predicate.IsNull{Col: tgt.col}}
+		if some, err := predicate.MayMatch(survivors, stats); err == nil && !some {
+			changes = append(changes, &commit.FileChange{Read: f, Whole: true})
+			continue
+		}
+		if decoder == nil {
+			if decoder, err = delta.NewRowDecoder(snap, time.UTC); err != nil {
+				return err
+			}
+		}
+		res.FilesScanned++
+		deleted, live, err := expiredRows(ctx, t, snap, f, decoder, tgt)
+		if err != nil {
+			abortRewrites()
+			return commit.WithClass(commit.Quarantine, err)
+		}
+		switch {
+		case deleted.IsEmpty():
+			readOnly[f.Path] = true
+		case int64(deleted.GetCardinality()) == live:
+			changes = append(changes, &commit.FileChange{Read: f, Whole: true})
+		case dvOK:
+			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted})
+		default:
+			out, err := rewriteWithout(ctx, t, snap, f, deleted, opts.Writer)
+			if err != nil {
+				abortRewrites()
+				return err
+			}
+			rewrites = append(rewrites, out)
+			var adds []*delta.Add
+			for _, o := range out.Outputs {
+				a := *o.Add
+				a.DataChange = true
+				adds = append(adds, &a)
+			}
+			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted, Rewritten: adds})
+		}
+	}
+	if len(changes) == 0 {
+		opts.Logger.Info("retention delete: no rows expired", "table", t.URL, "predicate", res.Predicate, "version", snap.Version)
+		return nil
+	}
+	dml := &commit.DML{
+		Txn: &commit.Txn{
+			Table:               t,
+			Snapshot:            snap,
+			Operation:           "DELETE",
+			OperationParameters: map[string]any{"predicate": fmt.Sprintf("[%q]", expirePredicateText(tgt, opts))},
+			Options:             opts.Commit,
+		},
+		Reads:    []predicate.Read{read},
+		Matcher:  matcher,
+		ReadOnly: readOnly,
+		Changes:  changes,
+	}
+	out, err := dml.Commit(ctx)
+	for k, n := range dml.Conflicts() {
+		res.Conflicts[k] += n
+	}
+	if err != nil {
+		abortRewrites()
+		return err
+	}
+	res.CommittedVersion = out.Version
+	res.FilesRemoved = out.FilesRemoved
+	res.FilesWithNewDV = out.FilesWithNewDV
+	res.FilesAdded = out.FilesAdded
+	res.RowsDeleted = out.RowsDeleted
+	opts.Logger.Info("retention delete committed", "table", t.URL, "version", out.Version, "rows", out.RowsDeleted,
+		"filesRemoved", out.FilesRemoved, "filesWithNewDV", out.FilesWithNewDV)
+	return nil
+}
+
+// expirePredicateText renders the predicate with logical names, as Spark
+// records it in commitInfo.operationParameters.predicate.
+func expirePredicateText(tgt *expireTarget, opts ExpireOptions) string {
+	c := tgt.pred.(predicate.Cmp)
+	return fmt.Sprintf("(%s < %s)", strings.Join(tgt.logical, "."), c.Value)
+}
+
+// expiredRows scans f's live rows and returns the physical indexes of those
+// matching the retention predicate, and the live row count.
+func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, dec *delta.RowDecoder, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
+	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer scan.Close()
+	part, err := dec.PartitionValues(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("file %s: %w", f.Path, err)
+	}
+	out := roaring64.New()
+	rows := make([]parquet.Row, 256)
+	idx := make([]int64, 256)
+	var live int64
+	for {
+		n, err := scan.ReadRows(rows, idx)
+		for i := 0; i < n; i++ {
+			live++
+			st, derr := dec.Decode(rows[i], part)
+			if derr != nil {
+				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], derr)
+			}
+			v, ok, verr := logicalValue(st, tgt.logical, tgt.col.Kind)
+			if verr != nil {
+				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], verr)
+			}
+			if !ok {
+				continue
+			}
+			truth, eerr := predicate.EvalRow(tgt.pred, singleRow{col: tgt.col, v: v})
+			if eerr != nil {
+				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], eerr)
+			}
+			if truth == predicate.True {
+				out.Add(uint64(idx[i]))
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, live, nil
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("scan %s: %w", f.Path, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+type singleRow struct {
+	col predicate.Column
+	v   predicate.Value
+}
+
+func (r singleRow) Lookup(predicate.Column) (predicate.Value, bool, error) { return r.v, true, nil }
+
+// logicalValue extracts a logical column from a decoded row as a
+// predicate value; ok is false for NULL.
+func logicalValue(st *delta.LogicalStruct, path []string, kind predicate.Kind) (predicate.Value, bool, error) {
+	var cur any = st
+	for _, name := range path {
+		s, ok := cur.(*delta.LogicalStruct)
+		if !ok || s == nil {
+			return predicate.Value{}, false, nil
+		}
+		v, found := s.Get(name)
+		if !found {
+			for i, n := range s.Names {
+				if strings.EqualFold(n, name) {
+					v, found = s.Values[i], true
+				}
+			}
+		}
+		if !found {
+			return predicate.Value{}, false, fmt.Errorf("column %s missing from decoded row", strings.Join(path, "."))
+		}
+		cur = v
+	}
+	switch x := cur.(type) {
+	case nil:
+		return predicate.Value{}, false, nil
+	case int64:
+		return predicate.Int(x), true, nil
+	case float32:
+		return predicate.Float(float64(x)), true, nil
+	case float64:
+		return predicate.Float(x), true, nil
+	case string:
+		return predicate.String(x), true, nil
+	case delta.Date:
+		return predicate.Date(int64(x)), true, nil
+	case delta.Timestamp:
+		return predicate.Timestamp(int64(x)), true, nil
+	case delta.TimestampNTZ:
+		return predicate.Timestamp(int64(x)), true, nil
+	case delta.Decimal:
+		v, err := predicate.Decimal(x.String())
+		return v, err == nil, err
+	}
+	return predicate.Value{}, false, fmt.Errorf("column %s: unsupported value %T for kind %v", strings.Join(path, "."), cur, kind)
+}
+
+// rewriteWithout rewrites f without the deleted rows (copy-on-write): the
+// writer reads a copy of f's add whose inline DV also covers the deleted
+// rows, so the shared streaming path writes only the survivors.
+func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, deleted *roaring64.Bitmap, wo writer.Options) (*writer.Result, error) {
+	all := deleted.Clone()
+	if f.DeletionVector != nil {
+		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
+		if err != nil {
+			return nil, commit.WithClass(commit.Quarantine, fmt.Errorf("read DV of %s: %w", f.Path, err))
+		}
+		all.Or(old)
+	}
+	dv, err := delta.InlineDV(all)
+	if err != nil {
+		return nil, err
+	}
+	src := *f
+	src.DeletionVector = dv
+	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*delta.Add{&src}, PartitionValues: f.PartitionValues}
+	out, err := writer.Rewrite(ctx, t, snap, job, wo)
+	if err != nil {
+		return nil, fmt.Errorf("copy-on-write rewrite of %s: %w", f.Path, err)
+	}
+	return out, nil
+}
