@@ -1,0 +1,600 @@
+package delta
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// Table properties that steer statistics collection.
+const (
+	PropNumIndexedCols     = "delta.dataSkippingNumIndexedCols"
+	PropStatsColumns       = "delta.dataSkippingStatsColumns"
+	PropStringPrefixLength = "delta.dataSkippingStringPrefixLength"
+
+	// DefaultNumIndexedCols is Spark's default for PropNumIndexedCols.
+	DefaultNumIndexedCols = 32
+	// DefaultStringPrefixLength is Spark's default string stats prefix
+	// (spark.databricks.io.skipping.stringPrefixLength), in UTF-16 units.
+	DefaultStringPrefixLength = 32
+)
+
+// statCat is the kind of min/max a leaf column gets.
+type statCat uint8
+
+const (
+	catNone  statCat = iota // nullCount only: boolean, binary, array, map, void, variant
+	catInt                  // byte, short, integer, long
+	catFloat                // float, double
+	catDate
+	catTimestamp
+	catTimestampNTZ
+	catString
+	catDecimal
+)
+
+// leafStats is the running state of one stats leaf (a primitive column,
+// or an array/map column that only gets a null count).
+type leafStats struct {
+	cat      statCat
+	col      int  // parquet column index; -1 when the column is not in the data
+	nullDef  int  // a value with a lower definition level is null
+	repeated bool // array/map: only the first value of a row is looked at
+	float32  bool // float column: render with float32 precision
+	decBytes bool // decimal stored as (fixed-length) byte array
+	scale    int  // decimal scale
+	tsMul    int64
+	tsDiv    int64 // timestamp raw value * tsMul / tsDiv = micros
+
+	nulls    int64
+	seen     bool // a non-null value was seen
+	nonFinit bool // NaN or infinity seen: no min/max
+	minI     int64
+	maxI     int64
+	minF     float64
+	maxF     float64
+	minB     []byte
+	maxB     []byte
+}
+
+// statsNode mirrors the selected part of the schema, with physical names.
+type statsNode struct {
+	name     string
+	children []*statsNode // struct
+	leaf     int          // index into StatsCollector.leaves; -1 for structs
+	minMax   bool         // this node or a descendant gets min/max
+}
+
+// StatsCollector computes the Delta statistics of one data file from its
+// rows (see the protocol digest, section 7): numRecords, minValues,
+// maxValues and nullCount for the indexed leaf columns (physical names,
+// nested structs as nested objects) and tightBounds when enabled. It keeps
+// a running min/max per leaf and does not allocate per value. Not safe for
+// concurrent use.
+type StatsCollector struct {
+	root       []*statsNode
+	leaves     []leafStats
+	slots      []int32 // parquet column index -> leaf index, -1 = not collected
+	prefixLen  int
+	tight      bool
+	numRecords int64
+}
+
+// NewStatsCollector prepares a collector for files of a table. meta gives
+// the partition columns, column mapping mode and the stats table
+// properties; schema is the table's logical schema (nil: parsed from
+// meta.SchemaString); pq is the physical parquet schema of the rows that
+// will be observed (physical names, no partition columns), for example
+// DataSchemaOf(schema, meta). tightBounds is off until SetProtocol says
+// the table supports deletion vectors.
+func NewStatsCollector(meta *Metadata, schema *StructType, pq *parquet.Schema) (*StatsCollector, error) {
+	if meta == nil || pq == nil {
+		return nil, fmt.Errorf("stats collector: metadata and parquet schema are required")
+	}
+	if schema == nil {
+		s, err := ParseSchema(meta.SchemaString)
+		if err != nil {
+			return nil, fmt.Errorf("stats collector: %w", err)
+		}
+		schema = s
+	}
+	mode, err := ColumnMappingMode(meta)
+	if err != nil {
+		return nil, fmt.Errorf("stats collector: %w", err)
+	}
+	prefixLen := DefaultStringPrefixLength
+	if v, ok := meta.Configuration[PropStringPrefixLength]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("stats collector: invalid %s %q", PropStringPrefixLength, v)
+		}
+		prefixLen = n
+	}
+	fields := dataFields(meta, schema)
+	if v, ok := meta.Configuration[PropStatsColumns]; ok {
+		paths, err := parseStatsColumns(v)
+		if err != nil {
+			return nil, fmt.Errorf("stats collector: %s: %w", PropStatsColumns, err)
+		}
+		fields = filterFields(fields, paths)
+	} else {
+		n := DefaultNumIndexedCols
+		if v, ok := meta.Configuration[PropNumIndexedCols]; ok {
+			n, err = strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < -1 {
+				return nil, fmt.Errorf("stats collector: invalid %s %q", PropNumIndexedCols, v)
+			}
+		}
+		if n >= 0 {
+			fields, _ = truncateFields(fields, n)
+		}
+	}
+	c := &StatsCollector{prefixLen: prefixLen}
+	c.slots = make([]int32, len(pq.Columns()))
+	for i := range c.slots {
+		c.slots[i] = -1
+	}
+	b := statsBuilder{c: c, pq: pq, mode: mode}
+	for _, f := range fields {
+		n, err := b.node(f, pq, nil, 0)
+		if err != nil {
+			return nil, fmt.Errorf("stats collector: %w", err)
+		}
+		c.root = append(c.root, n)
+	}
+	return c, nil
+}
+
+// SetProtocol enables tightBounds=true in the output when the protocol
+// supports deletion vectors, as Spark does on every file it initializes.
+func (c *StatsCollector) SetProtocol(p Protocol) {
+	c.tight = p.HasFeature("deletionVectors")
+}
+
+// Reset clears the running statistics so the collector can serve the next
+// file of the same table.
+func (c *StatsCollector) Reset() {
+	c.numRecords = 0
+	for i := range c.leaves {
+		l := &c.leaves[i]
+		l.nulls, l.seen, l.nonFinit = 0, false, false
+		l.minB, l.maxB = l.minB[:0], l.maxB[:0]
+	}
+}
+
+// NumRecords returns the number of rows observed since the last Reset.
+func (c *StatsCollector) NumRecords() int64 { return c.numRecords }
+
+// ObserveRows observes a batch of rows.
+func (c *StatsCollector) ObserveRows(rows []parquet.Row) {
+	for _, r := range rows {
+		c.Observe(r)
+	}
+}
+
+// Observe adds one row, shaped by the parquet schema given to
+// NewStatsCollector (as produced by its Deconstruct, or read from a file
+// of that schema).
+func (c *StatsCollector) Observe(row parquet.Row) {
+	c.numRecords++
+	for i := range row {
+		v := &row[i]
+		col := v.Column()
+		if col < 0 || col >= len(c.slots) {
+			continue
+		}
+		s := c.slots[col]
+		if s < 0 {
+			continue
+		}
+		l := &c.leaves[s]
+		if l.repeated {
+			if v.RepetitionLevel() == 0 && v.DefinitionLevel() < l.nullDef {
+				l.nulls++
+			}
+			continue
+		}
+		if v.IsNull() {
+			l.nulls++
+			continue
+		}
+		switch l.cat {
+		case catNone:
+		case catInt, catDate, catTimestamp, catTimestampNTZ:
+			var x int64
+			switch v.Kind() {
+			case parquet.Int32:
+				x = int64(v.Int32())
+			case parquet.Int64:
+				x = v.Int64()
+			case parquet.Int96:
+				x = statsInt96Micros(v.Int96())
+			default:
+				continue
+			}
+			if !l.seen {
+				l.minI, l.maxI, l.seen = x, x, true
+			} else if x < l.minI {
+				l.minI = x
+			} else if x > l.maxI {
+				l.maxI = x
+			}
+		case catFloat:
+			var x float64
+			switch v.Kind() {
+			case parquet.Float:
+				x = float64(v.Float())
+			case parquet.Double:
+				x = v.Double()
+			case parquet.Int32:
+				x = float64(v.Int32())
+			case parquet.Int64:
+				x = float64(v.Int64())
+			default:
+				continue
+			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				l.nonFinit = true
+				continue
+			}
+			if !l.seen {
+				l.minF, l.maxF, l.seen = x, x, true
+			} else if x < l.minF {
+				l.minF = x
+			} else if x > l.maxF {
+				l.maxF = x
+			}
+		case catString:
+			b := v.ByteArray()
+			if !l.seen {
+				l.minB = append(l.minB[:0], b...)
+				l.maxB = append(l.maxB[:0], b...)
+				l.seen = true
+			} else if bytes.Compare(b, l.minB) < 0 {
+				l.minB = append(l.minB[:0], b...)
+			} else if bytes.Compare(b, l.maxB) > 0 {
+				l.maxB = append(l.maxB[:0], b...)
+			}
+		case catDecimal:
+			if l.decBytes {
+				b := v.ByteArray()
+				if !l.seen {
+					l.minB = append(l.minB[:0], b...)
+					l.maxB = append(l.maxB[:0], b...)
+					l.seen = true
+				} else if compareTwosComplement(b, l.minB) < 0 {
+					l.minB = append(l.minB[:0], b...)
+				} else if compareTwosComplement(b, l.maxB) > 0 {
+					l.maxB = append(l.maxB[:0], b...)
+				}
+				continue
+			}
+			var x int64
+			switch v.Kind() {
+			case parquet.Int32:
+				x = int64(v.Int32())
+			case parquet.Int64:
+				x = v.Int64()
+			default:
+				continue
+			}
+			if !l.seen {
+				l.minI, l.maxI, l.seen = x, x, true
+			} else if x < l.minI {
+				l.minI = x
+			} else if x > l.maxI {
+				l.maxI = x
+			}
+		}
+	}
+}
+
+// Finish returns the statistics JSON of the rows observed since the last
+// Reset, shaped as Spark writes it: numRecords, minValues, maxValues,
+// nullCount (each only when some column qualifies), then tightBounds.
+func (c *StatsCollector) Finish() (string, error) {
+	var b []byte
+	b = append(b, `{"numRecords":`...)
+	b = strconv.AppendInt(b, c.numRecords, 10)
+	hasMinMax, hasNulls := false, false
+	for _, n := range c.root {
+		hasMinMax = hasMinMax || n.minMax
+		hasNulls = hasNulls || c.hasLeaf(n)
+	}
+	if hasMinMax {
+		b = append(b, `,"minValues":`...)
+		b = c.appendMinMax(b, c.root, false)
+		b = append(b, `,"maxValues":`...)
+		b = c.appendMinMax(b, c.root, true)
+	}
+	if hasNulls {
+		b = append(b, `,"nullCount":`...)
+		b = c.appendNulls(b, c.root)
+	}
+	if c.tight {
+		b = append(b, `,"tightBounds":true`...)
+	}
+	b = append(b, '}')
+	return string(b), nil
+}
+
+func (c *StatsCollector) hasLeaf(n *statsNode) bool {
+	if n.leaf >= 0 {
+		return true
+	}
+	for _, ch := range n.children {
+		if c.hasLeaf(ch) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *StatsCollector) appendMinMax(b []byte, nodes []*statsNode, max bool) []byte {
+	b = append(b, '{')
+	first := true
+	for _, n := range nodes {
+		if !n.minMax {
+			continue
+		}
+		mark := len(b)
+		if !first {
+			b = append(b, ',')
+		}
+		b = appendStatsString(b, n.name)
+		b = append(b, ':')
+		if n.leaf < 0 {
+			b = c.appendMinMax(b, n.children, max)
+		} else {
+			var ok bool
+			b, ok = c.appendBound(b, &c.leaves[n.leaf], max)
+			if !ok {
+				b = b[:mark]
+				continue
+			}
+		}
+		first = false
+	}
+	return append(b, '}')
+}
+
+// appendBound renders a leaf's min or max; ok is false when there is none.
+func (c *StatsCollector) appendBound(b []byte, l *leafStats, max bool) ([]byte, bool) {
+	if !l.seen || l.nonFinit {
+		return b, false
+	}
+	pickI := l.minI
+	pickF := l.minF
+	pickB := l.minB
+	if max {
+		pickI, pickF, pickB = l.maxI, l.maxF, l.maxB
+	}
+	switch l.cat {
+	case catInt:
+		return strconv.AppendInt(b, pickI, 10), true
+	case catFloat:
+		return appendJSONFloat(b, pickF, l.float32), true
+	case catDate:
+		return append(append(append(b, '"'), time.Unix(pickI*86400, 0).UTC().Format("2006-01-02")...), '"'), true
+	case catTimestamp, catTimestampNTZ:
+		us := scaleTimestamp(pickI, l.tsMul, l.tsDiv)
+		layout := "2006-01-02T15:04:05.000Z07:00"
+		if l.cat == catTimestampNTZ {
+			layout = "2006-01-02T15:04:05.000"
+		}
+		return append(append(append(b, '"'), time.UnixMicro(us).UTC().Format(layout)...), '"'), true
+	case catString:
+		s := string(pickB)
+		if max {
+			t, ok := TruncateStringMax(s, c.prefixLen)
+			if !ok {
+				return b, false
+			}
+			s = t
+		} else {
+			s = TruncateStringMin(s, c.prefixLen)
+		}
+		return appendStatsString(b, s), true
+	case catDecimal:
+		if l.decBytes {
+			return appendDecimal(b, twosComplementInt(pickB), l.scale), true
+		}
+		return appendDecimal(b, big.NewInt(pickI), l.scale), true
+	}
+	return b, false
+}
+
+func (c *StatsCollector) appendNulls(b []byte, nodes []*statsNode) []byte {
+	b = append(b, '{')
+	first := true
+	for _, n := range nodes {
+		if !c.hasLeaf(n) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendStatsString(b, n.name)
+		b = append(b, ':')
+		if n.leaf < 0 {
+			b = c.appendNulls(b, n.children)
+			continue
+		}
+		l := &c.leaves[n.leaf]
+		nulls := l.nulls
+		if l.col < 0 {
+			nulls = c.numRecords // column absent from the data: all null
+		}
+		b = strconv.AppendInt(b, nulls, 10)
+	}
+	return append(b, '}')
+}
+
+// statsBuilder maps selected schema fields onto parquet columns.
+type statsBuilder struct {
+	c    *StatsCollector
+	pq   *parquet.Schema
+	mode string
+}
+
+// node builds the stats node of field f whose parent group in the parquet
+// schema is parent (nil: not present in the data) at definition level def.
+func (b *statsBuilder) node(f *StructField, parent parquet.Node, path []string, def int) (*statsNode, error) {
+	name := physName(f, b.mode)
+	n := &statsNode{name: name, leaf: -1}
+	path = append(path[:len(path):len(path)], name)
+	var pn parquet.Node
+	if parent != nil {
+		pn = childNode(parent, name)
+		if pn != nil {
+			if !pn.Required() {
+				def++
+			}
+			if pn.Repeated() {
+				return nil, fmt.Errorf("column %s: repeated parquet field where the table has %s", strings.Join(path, "."), f.Type)
+			}
+		}
+	}
+	if f.Type.Struct != nil {
+		for _, ch := range f.Type.Struct.Fields {
+			cn, err := b.node(ch, pn, path, def)
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, cn)
+			n.minMax = n.minMax || cn.minMax
+		}
+		return n, nil
+	}
+	l := leafStats{cat: categoryOf(f.Type), col: -1, nullDef: def, tsMul: 1, tsDiv: 1}
+	if pn != nil {
+		if f.Type.ElementType != nil || f.Type.KeyType != nil {
+			l.cat = catNone
+			l.repeated = true
+			l.col = firstLeafColumn(b.pq, path, pn)
+		} else {
+			if !pn.Leaf() {
+				return nil, fmt.Errorf("column %s: parquet group where the table has %s", strings.Join(path, "."), f.Type)
+			}
+			l.col = firstLeafColumn(b.pq, path, pn)
+			if err := l.bindPhysical(pn, f.Type); err != nil {
+				return nil, fmt.Errorf("column %s: %w", strings.Join(path, "."), err)
+			}
+		}
+	}
+	n.leaf = len(b.c.leaves)
+	n.minMax = l.cat != catNone
+	if l.col >= 0 {
+		if b.c.slots[l.col] >= 0 {
+			return nil, fmt.Errorf("column %s: parquet column %d mapped twice", strings.Join(path, "."), l.col)
+		}
+		b.c.slots[l.col] = int32(n.leaf)
+	}
+	b.c.leaves = append(b.c.leaves, l)
+	return n, nil
+}
+
+// bindPhysical checks the parquet leaf against the table type and records
+// how to read it.
+func (l *leafStats) bindPhysical(pn parquet.Node, t *DataType) error {
+	typ := pn.Type()
+	kind := typ.Kind()
+	lt := typ.LogicalType()
+	switch l.cat {
+	case catInt, catDate:
+		if kind != parquet.Int32 && kind != parquet.Int64 {
+			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+		}
+	case catFloat:
+		l.float32 = t.Name == "float"
+		if kind != parquet.Float && kind != parquet.Double && kind != parquet.Int32 && kind != parquet.Int64 {
+			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+		}
+	case catTimestamp, catTimestampNTZ:
+		switch kind {
+		case parquet.Int96:
+		case parquet.Int32:
+			// date widened to timestamp_ntz: days since the epoch.
+			if lt == nil || lt.Value == nil {
+				return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+			}
+			if _, ok := lt.Value.(*format.DateType); !ok {
+				return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+			}
+			l.tsMul = 86400_000_000
+		case parquet.Int64:
+			unit := time.Microsecond
+			if lt != nil {
+				if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
+					unit = ts.Unit.Value.Duration()
+				}
+			} else if ct := typ.ConvertedType(); ct != nil && *ct == deprecated.TimestampMillis {
+				unit = time.Millisecond
+			}
+			switch unit {
+			case time.Millisecond:
+				l.tsMul = 1000
+			case time.Nanosecond:
+				l.tsDiv = 1000
+			}
+		default:
+			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+		}
+	case catString:
+		if kind != parquet.ByteArray {
+			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+		}
+	case catDecimal:
+		// The physical scale interprets the stored value (a file written
+		// before a widening keeps its narrower scale, or a plain integer).
+		l.scale = 0
+		if lt != nil {
+			if d, ok := lt.Value.(*format.DecimalType); ok {
+				l.scale = int(d.Scale)
+			}
+		} else if ct := typ.ConvertedType(); ct != nil && *ct == deprecated.Decimal {
+			l.scale = t.Scale
+		}
+		switch kind {
+		case parquet.Int32, parquet.Int64:
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			l.decBytes = true
+		default:
+			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
+		}
+	}
+	return nil
+}
+
+func categoryOf(t *DataType) statCat {
+	switch {
+	case t.Struct != nil, t.ElementType != nil, t.KeyType != nil:
+		return catNone
+	case strings.HasPrefix(t.Name, "decimal"):
+		return catDecimal
+	}
+	switch t.Name {
+	case "byte", "short", "integer", "long":
+		return catInt
+	case "float", "double":
+		return catFloat
+	case "date":
+		return catDate
+	case "timestamp":
+		return catTimestamp
+	case "timestamp_ntz":
+		return catTimestampNTZ
+	case "string":
+		return catString
+	}
+	return catNone
+}

@@ -1,0 +1,148 @@
+package delta
+
+import (
+	"fmt"
+	"strings"
+)
+
+// dataFields returns the schema's top-level fields minus the partition
+// columns (matched case-insensitively, as Spark does).
+func dataFields(meta *Metadata, schema *StructType) []*StructField {
+	part := make(map[string]bool, len(meta.PartitionColumns))
+	for _, p := range meta.PartitionColumns {
+		part[strings.ToLower(p)] = true
+	}
+	out := make([]*StructField, 0, len(schema.Fields))
+	for _, f := range schema.Fields {
+		if !part[strings.ToLower(f.Name)] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// truncateFields keeps the first n leaf columns in schema order (nested
+// struct leaves count one by one; arrays, maps and every other non-struct
+// type count as one leaf) and returns the kept fields and the number of
+// leaves kept.
+func truncateFields(fields []*StructField, n int) ([]*StructField, int) {
+	var out []*StructField
+	count := 0
+	for i := 0; i < len(fields) && count < n; i++ {
+		f := fields[i]
+		if f.Type.Struct != nil {
+			sub, c := truncateFields(f.Type.Struct.Fields, n-count)
+			count += c
+			cp := *f
+			cp.Type = &DataType{Struct: &StructType{Fields: sub}}
+			out = append(out, &cp)
+			continue
+		}
+		count++
+		out = append(out, f)
+	}
+	return out, count
+}
+
+// filterFields keeps, in schema order, the columns named by the
+// lower-cased paths: a path naming a struct keeps all its leaves, a longer
+// path descends into it. Names that match nothing are ignored.
+func filterFields(fields []*StructField, paths [][]string) []*StructField {
+	var out []*StructField
+	for _, f := range fields {
+		lower := strings.ToLower(f.Name)
+		whole := false
+		var rest [][]string
+		matched := false
+		for _, p := range paths {
+			if len(p) == 0 || p[0] != lower {
+				continue
+			}
+			matched = true
+			if len(p) == 1 {
+				whole = true
+			} else {
+				rest = append(rest, p[1:])
+			}
+		}
+		switch {
+		case !matched:
+		case whole:
+			out = append(out, f)
+		case f.Type.Struct != nil:
+			cp := *f
+			cp.Type = &DataType{Struct: &StructType{Fields: filterFields(f.Type.Struct.Fields, rest)}}
+			out = append(out, &cp)
+		}
+	}
+	return out
+}
+
+// parseStatsColumns parses delta.dataSkippingStatsColumns: a comma-separated
+// list of column paths whose parts are separated by '.', optionally quoted
+// with backticks (“ is a literal backtick). Names are lower-cased.
+func parseStatsColumns(s string) ([][]string, error) {
+	var out [][]string
+	var path []string
+	var part strings.Builder
+	quoted, partQuoted := false, false
+	flush := func() error {
+		p := part.String()
+		if !partQuoted {
+			p = strings.TrimSpace(p)
+		}
+		if p == "" && !partQuoted {
+			return fmt.Errorf("empty column name in %q", s)
+		}
+		path = append(path, strings.ToLower(p))
+		part.Reset()
+		partQuoted = false
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '`' && i+1 < len(s) && s[i+1] == '`':
+			part.WriteByte('`')
+			i++
+		case c == '`':
+			if !quoted && strings.TrimSpace(part.String()) != "" {
+				return nil, fmt.Errorf("misplaced backtick in %q", s)
+			}
+			if !quoted {
+				part.Reset()
+			}
+			quoted = !quoted
+			partQuoted = true
+		case quoted:
+			part.WriteByte(c)
+		case c == '.':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case c == ',':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			out = append(out, path)
+			path = nil
+		default:
+			if partQuoted && c != ' ' {
+				return nil, fmt.Errorf("text after a closing backtick in %q", s)
+			}
+			if !partQuoted {
+				part.WriteByte(c)
+			}
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("unterminated backtick in %q", s)
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return append(out, path), nil
+}

@@ -1,0 +1,149 @@
+package delta
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+func TestTruncateStringMin(t *testing.T) {
+	const emoji = "\U0001F600" // two UTF-16 units
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short string kept", "abc", 5, "abc"},
+		{"exact length kept", "abcde", 5, "abcde"},
+		{"ascii cut", "abcdefgh", 5, "abcde"},
+		{"multi-byte BMP characters count one unit each", "ééééééé", 3, "ééé"},
+		{"a surrogate pair counts two units", "a" + emoji + "b", 3, "a" + emoji},
+		{"a pair straddling the cut is dropped", "ab" + emoji + "c", 3, "ab"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := TruncateStringMin(tc.in, tc.n); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTruncateStringMax(t *testing.T) {
+	const (
+		emoji = "\U0001F600"
+		top   = "\U0010FFFF"
+		del   = "\u007f"
+	)
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+		ok   bool
+	}{
+		{"short string kept", "abc", 5, "abc", true},
+		{"exact length kept", "abcde", 5, "abcde", true},
+		{"next char below U+007F gets U+007F", "abcdefgh", 5, "abcde" + del, true},
+		{"next char U+007F gets U+10FFFF", "abcde" + del + "x", 5, "abcde" + top, true},
+		{"next char above ASCII gets U+10FFFF", "abcdeéx", 5, "abcde" + top, true},
+		{"next char a surrogate pair gets U+10FFFF", "abcde" + emoji, 5, "abcde" + top, true},
+		{"a pair straddling the cut is not split", "abcd" + emoji + "z", 5, "abcd" + top, true},
+		{"U+10FFFF after the prefix is skipped", "abcde" + top + "x", 5, "abcde" + top + del, true},
+		{"a run of U+10FFFF is skipped", "abcd" + top + top + "é", 4, "abcd" + top + top + top, true},
+		{"a run ending the string keeps the string", "abcd" + top + top, 4, "abcd" + top + top, true},
+		{"gives up past twice the prefix", "ab" + top + top + top + "x", 2, "", false},
+		{"skipping up to exactly twice the prefix still works", "ab" + top + "x", 2, "ab" + top + del, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := TruncateStringMax(tc.in, tc.n)
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("got %q %v, want %q %v", got, ok, tc.want, tc.ok)
+			}
+			if ok && got < tc.in {
+				t.Fatalf("max %q sorts before the value %q", got, tc.in)
+			}
+		})
+	}
+}
+
+func TestStatsStringBoundsInOutput(t *testing.T) {
+	rows := []statsRow{
+		{Name: statsPtr(strings.Repeat("m", 40))},
+		{Name: statsPtr(strings.Repeat("\U0010FFFF", 70))},
+	}
+	got, err := collectStatsRows(t, map[string]string{PropStatsColumns: "name"}, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The max is 70 U+10FFFF (140 units): the tie-break gives up, so only
+	// the min is written.
+	want := `{"numRecords":2,"minValues":{"name":"` + strings.Repeat("m", 32) + `"},"maxValues":{},"nullCount":{"name":0}}`
+	if got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestMarkStatsWide(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"numRecords":3,"minValues":{"a":1}}`, `{"numRecords":3,"minValues":{"a":1},"tightBounds":false}`},
+		{`{"numRecords":3,"tightBounds":true,"nullCount":{"a":0}}`, `{"numRecords":3,"nullCount":{"a":0},"tightBounds":false}`},
+		{`{"numRecords":3,"tightBounds":false}`, `{"numRecords":3,"tightBounds":false}`},
+		{`{"numRecords":1,"maxValues":{"d":1.50}}`, `{"numRecords":1,"maxValues":{"d":1.50},"tightBounds":false}`},
+		{`{}`, `{"tightBounds":false}`},
+		{``, ``},
+		{`not json`, `not json`},
+	}
+	for _, tc := range tests {
+		if got := MarkStatsWide(tc.in); got != tc.want {
+			t.Errorf("MarkStatsWide(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestStatsObserveDoesNotAllocate(t *testing.T) {
+	schema, _ := ParseSchema(statsTestSchema)
+	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}}
+	pq := parquet.SchemaOf(statsRow{})
+	c, err := NewStatsCollector(meta, schema, pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := statsTestRows()
+	rows := make([]parquet.Row, len(src))
+	for i := range src {
+		rows[i] = pq.Deconstruct(nil, &src[i])
+	}
+	c.ObserveRows(rows) // warm the string buffers
+	if n := testing.AllocsPerRun(100, func() { c.ObserveRows(rows) }); n != 0 {
+		t.Fatalf("Observe allocates %.1f times per batch", n)
+	}
+}
+
+func BenchmarkStatsCollectorObserve(b *testing.B) {
+	schema, _ := ParseSchema(statsTestSchema)
+	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}}
+	pq := parquet.SchemaOf(statsRow{})
+	c, err := NewStatsCollector(meta, schema, pq)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := statsTestRows()
+	rows := make([]parquet.Row, 0, 1024)
+	for i := 0; i < 1024; i++ {
+		r := src[i%len(src)]
+		if r.ID != nil {
+			r.ID = statsPtr(int64(i))
+		}
+		rows = append(rows, pq.Deconstruct(nil, &r))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.ObserveRows(rows)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+}

@@ -1,0 +1,394 @@
+package delta
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
+	"github.com/parquet-go/parquet-go"
+)
+
+// fixtureLog is what the stats tests need from a fixture table's log.
+type fixtureLog struct {
+	meta     *Metadata
+	protocol *Protocol
+	adds     []*Add
+}
+
+func readFixtureLog(t *testing.T, root string) fixtureLog {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(logs)
+	var fl fixtureLog
+	for _, lf := range logs {
+		f, err := os.Open(lf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			if len(strings.TrimSpace(sc.Text())) == 0 {
+				continue
+			}
+			a, err := ParseAction(sc.Bytes())
+			if err != nil {
+				t.Fatalf("%s: %v", lf, err)
+			}
+			switch {
+			case a.Metadata != nil:
+				fl.meta = a.Metadata
+			case a.Protocol != nil:
+				fl.protocol = a.Protocol
+			case a.Add != nil:
+				fl.adds = append(fl.adds, a.Add)
+			}
+		}
+		f.Close()
+	}
+	return fl
+}
+
+// collectFileStats feeds every row of a data file to a fresh collector
+// built on the file's own parquet schema.
+func collectFileStats(t *testing.T, fl fixtureLog, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewStatsCollector(fl.meta, nil, pf.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.protocol != nil {
+		c.SetProtocol(*fl.protocol)
+	}
+	buf := make([]parquet.Row, 3)
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			c.ObserveRows(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		rows.Close()
+	}
+	out, err := c.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestStatsMatchSparkOnFixtures(t *testing.T) {
+	names := []string{"stats-writing-all-types", "stats-all-types", "stats-all-types-colmap-name", "void-column", "dv-small", "dv-short-tightbounds-false"}
+	if all := os.Getenv("STATS_ALL_FIXTURES"); all != "" {
+		names = nil
+		dirs, _ := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta"))
+		for _, d := range dirs {
+			names = append(names, filepath.Base(filepath.Dir(d)))
+		}
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			root := testutil.DeltaTable(t, name)
+			fl := readFixtureLog(t, root)
+			checked := 0
+			for _, add := range fl.adds {
+				if add.Stats == "" || add.DeletionVector != nil {
+					continue // a DV'd add's stats may be wide; its first add is checked
+				}
+				key, err := add.Key()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := collectFileStats(t, fl, filepath.Join(root, filepath.FromSlash(key)))
+				if diff := statsDiff(t, add.Stats, got); diff != "" {
+					t.Errorf("%s: %s\n spark: %s\n   ours: %s", key, diff, add.Stats, got)
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Fatal("no add with stats checked")
+			}
+		})
+	}
+}
+
+// statsDiff compares two stats JSON documents semantically: same keys,
+// numbers equal as numbers, timestamps equal as instants, other strings
+// equal. It returns "" when they agree.
+func statsDiff(t *testing.T, want, got string) string {
+	t.Helper()
+	var w, g any
+	dec := json.NewDecoder(strings.NewReader(want))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
+		t.Fatalf("spark stats: %v", err)
+	}
+	dec = json.NewDecoder(strings.NewReader(got))
+	dec.UseNumber()
+	if err := dec.Decode(&g); err != nil {
+		return fmt.Sprintf("our stats are not JSON: %v", err)
+	}
+	return jsonDiff("$", w, g)
+}
+
+func jsonDiff(at string, w, g any) string {
+	switch wv := w.(type) {
+	case map[string]any:
+		gv, ok := g.(map[string]any)
+		if !ok {
+			return at + ": not an object"
+		}
+		for k := range wv {
+			if _, ok := gv[k]; !ok {
+				return at + "." + k + ": missing"
+			}
+		}
+		for k := range gv {
+			if _, ok := wv[k]; !ok {
+				return at + "." + k + ": unexpected"
+			}
+		}
+		keys := make([]string, 0, len(wv))
+		for k := range wv {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if d := jsonDiff(at+"."+k, wv[k], gv[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case json.Number:
+		gv, ok := g.(json.Number)
+		if !ok {
+			return at + ": not a number"
+		}
+		a, _, err1 := big.ParseFloat(string(wv), 10, 200, big.ToNearestEven)
+		b, _, err2 := big.ParseFloat(string(gv), 10, 200, big.ToNearestEven)
+		if err1 != nil || err2 != nil {
+			return at + ": unparsable number"
+		}
+		if a.Cmp(b) != 0 {
+			return fmt.Sprintf("%s: %s != %s", at, wv, gv)
+		}
+		return ""
+	case string:
+		gv, ok := g.(string)
+		if !ok {
+			return at + ": not a string"
+		}
+		if wv == gv {
+			return ""
+		}
+		const layout = "2006-01-02T15:04:05.000Z07:00"
+		ta, err1 := time.Parse(layout, wv)
+		tb, err2 := time.Parse(layout, gv)
+		if err1 == nil && err2 == nil && ta.Equal(tb) {
+			return ""
+		}
+		return fmt.Sprintf("%s: %q != %q", at, wv, gv)
+	default:
+		if !reflect.DeepEqual(w, g) {
+			return fmt.Sprintf("%s: %v != %v", at, w, g)
+		}
+		return ""
+	}
+}
+
+type statsInner struct {
+	A *int32  `parquet:"a,optional"`
+	B *string `parquet:"b,optional"`
+}
+
+type statsRow struct {
+	ID    *int64      `parquet:"id,optional"`
+	Name  *string     `parquet:"name,optional"`
+	Score *float64    `parquet:"score,optional"`
+	Inner *statsInner `parquet:"inner,optional"`
+	Tags  []string    `parquet:"tags,optional,list"`
+	Flag  *bool       `parquet:"flag,optional"`
+}
+
+const statsTestSchema = `{"type":"struct","fields":[
+ {"name":"id","type":"long","nullable":true,"metadata":{}},
+ {"name":"part","type":"string","nullable":true,"metadata":{}},
+ {"name":"name","type":"string","nullable":true,"metadata":{}},
+ {"name":"score","type":"double","nullable":true,"metadata":{}},
+ {"name":"inner","type":{"type":"struct","fields":[
+   {"name":"a","type":"integer","nullable":true,"metadata":{}},
+   {"name":"b","type":"string","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+ {"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},
+ {"name":"flag","type":"boolean","nullable":true,"metadata":{}},
+ {"name":"extra","type":"long","nullable":true,"metadata":{}}]}`
+
+func statsPtr[T any](v T) *T { return &v }
+
+func statsTestRows() []statsRow {
+	return []statsRow{
+		{ID: statsPtr(int64(7)), Name: statsPtr("b"), Score: statsPtr(1.5), Inner: &statsInner{A: statsPtr(int32(5)), B: statsPtr("x")}, Tags: []string{"t"}, Flag: statsPtr(true)},
+		{ID: statsPtr(int64(-3)), Name: statsPtr(strings.Repeat("a", 40)), Score: statsPtr(-2.25), Inner: &statsInner{A: statsPtr(int32(-1))}, Tags: []string{}, Flag: statsPtr(false)},
+		{Inner: nil},
+	}
+}
+
+func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *Protocol) (string, error) {
+	t.Helper()
+	schema, err := ParseSchema(statsTestSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"Part"}, Configuration: conf}
+	pq := parquet.SchemaOf(statsRow{})
+	c, err := NewStatsCollector(meta, schema, pq)
+	if err != nil {
+		return "", err
+	}
+	if protocol != nil {
+		c.SetProtocol(*protocol)
+	}
+	for i := range rows {
+		c.Observe(pq.Deconstruct(nil, &rows[i]))
+	}
+	return c.Finish()
+}
+
+func TestStatsCollectorRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		conf     map[string]string
+		rows     []statsRow
+		protocol *Protocol
+		want     string
+	}{
+		{
+			name: "all columns by default; partition excluded, absent column all null, arrays and booleans null count only",
+			rows: statsTestRows(),
+			want: `{"numRecords":3,` +
+				`"minValues":{"id":-3,"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","score":-2.25,"inner":{"a":-1,"b":"x"}},` +
+				`"maxValues":{"id":7,"name":"b","score":1.5,"inner":{"a":5,"b":"x"}},` +
+				`"nullCount":{"id":1,"name":1,"score":1,"inner":{"a":1,"b":2},"tags":1,"flag":1,"extra":3}}`,
+		},
+		{
+			name: "numIndexedCols counts nested leaves",
+			conf: map[string]string{PropNumIndexedCols: "4"},
+			rows: statsTestRows(),
+			want: `{"numRecords":3,"minValues":{"id":-3,"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","score":-2.25,"inner":{"a":-1}},` +
+				`"maxValues":{"id":7,"name":"b","score":1.5,"inner":{"a":5}},"nullCount":{"id":1,"name":1,"score":1,"inner":{"a":1}}}`,
+		},
+		{
+			name: "numIndexedCols 0 leaves only numRecords",
+			conf: map[string]string{PropNumIndexedCols: "0"},
+			rows: statsTestRows(),
+			want: `{"numRecords":3}`,
+		},
+		{
+			name: "statsColumns wins over numIndexedCols, case-insensitive, schema order",
+			conf: map[string]string{PropNumIndexedCols: "1", PropStatsColumns: "TAGS, `inner`.B,id"},
+			rows: statsTestRows(),
+			want: `{"numRecords":3,"minValues":{"id":-3,"inner":{"b":"x"}},"maxValues":{"id":7,"inner":{"b":"x"}},` +
+				`"nullCount":{"id":1,"inner":{"b":2},"tags":1}}`,
+		},
+		{
+			name: "string prefix length from the table",
+			conf: map[string]string{PropStringPrefixLength: "3", PropStatsColumns: "name"},
+			rows: statsTestRows(),
+			want: `{"numRecords":3,"minValues":{"name":"aaa"},"maxValues":{"name":"b"},"nullCount":{"name":1}}`,
+		},
+		{
+			name: "NaN drops min and max of that column only",
+			conf: map[string]string{PropStatsColumns: "score,id"},
+			rows: append(statsTestRows(), statsRow{ID: statsPtr(int64(0)), Score: statsPtr(math.NaN())}),
+			want: `{"numRecords":4,"minValues":{"id":-3},"maxValues":{"id":7},"nullCount":{"id":1,"score":1}}`,
+		},
+		{
+			name: "all-null columns keep an object without bounds",
+			conf: map[string]string{PropStatsColumns: "inner"},
+			rows: []statsRow{{}, {}},
+			want: `{"numRecords":2,"minValues":{"inner":{}},"maxValues":{"inner":{}},"nullCount":{"inner":{"a":2,"b":2}}}`,
+		},
+		{
+			name:     "tightBounds when the protocol supports deletion vectors",
+			conf:     map[string]string{PropStatsColumns: "id"},
+			rows:     statsTestRows()[:1],
+			protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0},"tightBounds":true}`,
+		},
+		{
+			name:     "no tightBounds without deletion vectors",
+			conf:     map[string]string{PropStatsColumns: "id"},
+			rows:     statsTestRows()[:1],
+			protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
+			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0}}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := collectStatsRows(t, tc.conf, tc.rows, tc.protocol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatsCollectorRejectsBadConfig(t *testing.T) {
+	for _, conf := range []map[string]string{
+		{PropNumIndexedCols: "many"},
+		{PropNumIndexedCols: "-2"},
+		{PropStringPrefixLength: "0"},
+		{PropStatsColumns: "`unterminated"},
+		{PropStatsColumns: "a,,b"},
+	} {
+		if _, err := collectStatsRows(t, conf, nil, nil); err == nil {
+			t.Errorf("%v accepted", conf)
+		}
+	}
+}
+
+func TestStatsCollectorReset(t *testing.T) {
+	schema, _ := ParseSchema(statsTestSchema)
+	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}, Configuration: map[string]string{PropStatsColumns: "id,name"}}
+	pq := parquet.SchemaOf(statsRow{})
+	c, err := NewStatsCollector(meta, schema, pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := statsTestRows()
+	c.Observe(pq.Deconstruct(nil, &rows[1]))
+	c.Reset()
+	c.Observe(pq.Deconstruct(nil, &rows[0]))
+	got, _ := c.Finish()
+	want := `{"numRecords":1,"minValues":{"id":7,"name":"b"},"maxValues":{"id":7,"name":"b"},"nullCount":{"id":0,"name":0}}`
+	if got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
+}
