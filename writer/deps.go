@@ -2,7 +2,6 @@ package writer
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -37,14 +36,20 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 	return s, nil
 }
 
-// TEMPORARY until the stats collector lands: numRecords only.
-type tmpStats struct{ n int64 }
+// statsAdapter adapts the Delta core's collector to statsSink.
+type statsAdapter struct{ c *delta.StatsCollector }
 
-func (s *tmpStats) Observe(parquet.Row) error { s.n++; return nil }
-func (s *tmpStats) Finish() (string, error) {
-	return fmt.Sprintf(`{"numRecords":%d,"tightBounds":true}`, s.n), nil
-}
+func (a statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return nil }
+func (a statsAdapter) Finish() (string, error)       { return a.c.Finish() }
 
+// newStats returns a collector for one output: the table's stats columns
+// and string prefix length, tightBounds when the protocol supports
+// deletion vectors (as Spark writes them).
 func newStats(snap *delta.Snapshot, schema *parquet.Schema) (statsSink, error) {
-	return &tmpStats{}, nil
+	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	if err != nil {
+		return nil, err
+	}
+	c.SetProtocol(snap.Protocol)
+	return statsAdapter{c}, nil
 }

@@ -75,6 +75,10 @@ type Options struct {
 	DisableCopyPath bool
 	// Logger receives progress and cleanup messages. nil: a null logger.
 	Logger hclog.Logger
+
+	// forceScan sends every source through the Delta core's FileScan, even
+	// those whose schema allows direct reading (tests cross-check the paths).
+	forceScan bool
 }
 
 // DefaultOptions returns Options with every default spelled out. The target

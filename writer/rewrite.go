@@ -179,7 +179,26 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 // copySource appends the live rows of src to the current output (opening
 // one if needed) and records its run.
 func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
-	physical, err := jw.physicalRecords(ctx, src)
+	var scan rowSource
+	if !jw.opts.forceScan {
+		d, err := openDirect(ctx, jw.t, src, jw.schema, jw.opts)
+		if err != nil {
+			return err
+		}
+		if d != nil {
+			scan = d
+			jw.res.DirectSources++
+		}
+	}
+	if scan == nil {
+		s, err := openSource(ctx, jw.t, jw.snap, src, jw.opts)
+		if err != nil {
+			return fmt.Errorf("open scan: %w", err)
+		}
+		scan = s
+	}
+	defer scan.Close()
+	physical, err := physicalRecords(src, scan.NumPhysicalRows())
 	if err != nil {
 		return err
 	}
@@ -189,11 +208,6 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	if jw.cur != nil {
 		run.RowOffsetInTarget = jw.cur.rows
 	}
-	scan, err := openSource(ctx, jw.t, jw.snap, src, jw.opts)
-	if err != nil {
-		return fmt.Errorf("open scan: %w", err)
-	}
-	defer scan.Close()
 	for {
 		n, rerr := scan.ReadRows(jw.rows, jw.phys)
 		if n > 0 {
@@ -229,28 +243,28 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 }
 
 // physicalRecords is the source's physical row count: stats numRecords when
-// present, else the parquet footer.
-func (jw *jobWriter) physicalRecords(ctx context.Context, src *delta.Add) (int64, error) {
+// present, else the parquet footer's. Both must agree when both exist:
+// reconciliation indexes deletion vectors by physical row.
+func physicalRecords(src *delta.Add, footer int64) (int64, error) {
+	var stats *int64
 	if src.ParsedStats != nil && src.ParsedStats.NumRecords != nil {
-		return *src.ParsedStats.NumRecords, nil
-	}
-	if src.Stats != "" {
+		stats = src.ParsedStats.NumRecords
+	} else if src.Stats != "" {
 		var s struct {
 			NumRecords *int64 `json:"numRecords"`
 		}
-		if err := json.Unmarshal([]byte(src.Stats), &s); err == nil && s.NumRecords != nil {
-			return *s.NumRecords, nil
+		if err := json.Unmarshal([]byte(src.Stats), &s); err != nil {
+			return 0, fmt.Errorf("stats of the add action: %w", err)
 		}
+		stats = s.NumRecords
 	}
-	key, err := src.Key()
-	if err != nil {
-		return 0, err
+	if stats == nil {
+		return footer, nil
 	}
-	f, err := openParquet(ctx, jw.t.Bucket, key, src.Size, 64<<10)
-	if err != nil {
-		return 0, err
+	if *stats != footer {
+		return 0, fmt.Errorf("stats numRecords %d but the parquet footer has %d rows", *stats, footer)
 	}
-	return f.NumRows(), nil
+	return *stats, nil
 }
 
 func (jw *jobWriter) openOutput(ctx context.Context) error {

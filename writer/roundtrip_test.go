@@ -142,12 +142,21 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 	}
 	sort.Strings(names)
 	targets := []struct {
-		name   string
-		target int64
+		name      string
+		target    int64
+		forceScan bool
 	}{
-		{"one output per partition", 0},
-		{"an output per source (1-byte target)", 1},
+		{"one output per partition", 0, false},
+		{"an output per source (1-byte target)", 1, false},
+		{"every source through the Delta scan", 1, true},
 	}
+	direct := 0
+	defer func() {
+		if direct == 0 {
+			t.Errorf("no source of any table took the direct (no conversion) path")
+		}
+		t.Logf("%d sources read directly", direct)
+	}()
 	for _, name := range names {
 		exp := tables[name]
 		for _, tg := range targets {
@@ -161,6 +170,7 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				opts := DefaultOptions()
 				opts.TargetFileSize = tg.target
 				opts.BatchRows = 3 // many batches even on tiny tables
+				opts.forceScan = tg.forceScan
 				jobs := partitionJobs(snap)
 				results, err := RewriteAll(ctx, tbl, snap, jobs, opts)
 				if want, ok := rewriteRefusals[name]; ok {
@@ -175,6 +185,10 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				var total int64
 				for i, res := range results {
 					total += checkResult(t, tbl, snap, jobs[i], res, tg.target)
+					if tg.forceScan && res.DirectSources != 0 {
+						t.Errorf("job %s read %d sources directly despite forceScan", res.Job.ID, res.DirectSources)
+					}
+					direct += res.DirectSources
 				}
 				if total != exp.LiveRows {
 					t.Errorf("rewrote %d live rows, expected.json says %d", total, exp.LiveRows)
@@ -227,8 +241,8 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if err := json.Unmarshal([]byte(a.Stats), &st); err != nil || st.NumRecords == nil {
 			t.Fatalf("output %d: stats %q: %v", i, a.Stats, err)
 		}
-		if *st.NumRecords != o.NumRecords || st.TightBounds == nil || !*st.TightBounds {
-			t.Errorf("output %d: stats numRecords=%v tightBounds=%v, want %d and true", i, *st.NumRecords, st.TightBounds, o.NumRecords)
+		if *st.NumRecords != o.NumRecords || !st.Tight() {
+			t.Errorf("output %d: stats numRecords=%v tightBounds=%v, want %d and tight bounds", i, *st.NumRecords, st.TightBounds, o.NumRecords)
 		}
 		outRows[i] = liveRows(t, tbl, snap, a)
 		if int64(len(outRows[i])) != o.NumRecords {

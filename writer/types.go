@@ -91,6 +91,10 @@ type Result struct {
 	// CopiedRowGroups counts source row groups copied page-for-page (the
 	// fast path) rather than decoded and re-encoded.
 	CopiedRowGroups int
+	// DirectSources counts sources read without schema conversion (their
+	// parquet schema is the table's data schema); the others went through
+	// the Delta core's FileScan.
+	DirectSources int
 
 	table   *delta.Table
 	written *tracker

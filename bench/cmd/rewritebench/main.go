@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -51,7 +52,20 @@ func main() {
 	noCopy := flag.Bool("nocopy", false, "disable the page-copy fast path")
 	keep := flag.Bool("keep", false, "keep compactord outputs (print their keys on stderr)")
 	verbose := flag.Bool("v", false, "log at debug level")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
+	memProfile := flag.String("memprofile", "", "write an allocation profile here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rewritebench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *table == "" {
 		fmt.Fprintln(os.Stderr, "rewritebench: -table is required")
 		os.Exit(2)
@@ -69,7 +83,14 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rewritebench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
+	}
+	if *memProfile != "" {
+		if f, err := os.Create(*memProfile); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			_ = f.Close()
+		}
 	}
 	r.Mode = *mode
 	r.MBps = float64(r.BytesIn) / (1 << 20) / r.Seconds
@@ -169,6 +190,7 @@ func runParquetGo(dir, out string, target int64) (report, error) {
 	start := time.Now()
 	var w *parquet.Writer
 	var of *os.File
+	var flushed int64
 	closeOut := func() error {
 		if w == nil {
 			return nil
@@ -204,6 +226,7 @@ func runParquetGo(dir, out string, target int64) (report, error) {
 				return r, err
 			}
 			r.Outputs++
+			flushed = 0
 			w = parquet.NewWriter(of, pf.Schema(), parquet.Compression(&parquet.Zstd),
 				parquet.MaxRowsPerRowGroup(writer.DefaultRowGroupRows))
 		}
@@ -213,6 +236,13 @@ func runParquetGo(dir, out string, target int64) (report, error) {
 			if n > 0 {
 				if _, werr := w.WriteRows(rows[:n]); werr != nil {
 					return r, werr
+				}
+				// Same row-group bound as compactord's default.
+				if w.Size()-flushed >= writer.DefaultRowGroupBytes {
+					if ferr := w.Flush(); ferr != nil {
+						return r, ferr
+					}
+					flushed = w.Size()
 				}
 				r.Rows += int64(n)
 			}

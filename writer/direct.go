@@ -1,0 +1,168 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// maxSourceBufferBytes bounds the read buffers of one source (one buffer
+// per column chunk being read), like the Delta core's scan.
+const maxSourceBufferBytes = 64 << 20
+
+// directSource reads a source whose parquet schema is exactly the table's
+// data schema (same names, types, logical types and repetition), so its rows
+// need no conversion: they go from parquet-go to the output as they are, and
+// only the deletion vector is applied here. Sources that need conversion
+// (narrow types, INT96 timestamps, other layouts) use the Delta core's
+// FileScan instead.
+type directSource struct {
+	key       string
+	file      *parquet.File
+	rowGroups []parquet.RowGroup
+	rg        int
+	rows      parquet.Rows
+	next      int64 // physical index of the next row rows returns
+	dv        *roaring64.Bitmap
+	buf       []parquet.Row
+}
+
+// sourceBufferSize is the per-column read buffer for a file with n leaf
+// columns.
+func sourceBufferSize(opts Options, n int) int {
+	size := opts.ReadBufferSize
+	if n > 0 && size*n > maxSourceBufferBytes {
+		size = max(maxSourceBufferBytes/n, 256<<10)
+	}
+	return size
+}
+
+// openDirect opens src for direct reading when its schema is the data
+// schema; it returns nil (and no error) when the source needs conversion.
+func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *parquet.Schema, opts Options) (*directSource, error) {
+	key, err := src.Key()
+	if err != nil {
+		return nil, err
+	}
+	f, err := openParquet(ctx, t.Bucket, key, src.Size, sourceBufferSize(opts, len(schema.Columns())))
+	if err != nil {
+		return nil, err
+	}
+	if !parquet.EqualNodes(f.Schema(), schema) {
+		return nil, nil
+	}
+	d := &directSource{key: key, file: f, rowGroups: f.RowGroups()}
+	var total int64
+	for _, rg := range d.rowGroups {
+		total += rg.NumRows()
+	}
+	if total != f.NumRows() {
+		return nil, fmt.Errorf("%s: row groups hold %d rows but the footer says %d", key, total, f.NumRows())
+	}
+	if src.DeletionVector != nil {
+		dv, err := delta.ReadDV(ctx, t, src.DeletionVector)
+		if err != nil {
+			return nil, fmt.Errorf("%s: deletion vector: %w", key, err)
+		}
+		if c := int64(dv.GetCardinality()); c != src.DeletionVector.Cardinality {
+			return nil, fmt.Errorf("%s: deletion vector holds %d rows but its descriptor says %d", key, c, src.DeletionVector.Cardinality)
+		}
+		if !dv.IsEmpty() {
+			if m := int64(dv.Maximum()); m >= f.NumRows() {
+				return nil, fmt.Errorf("%s: deletion vector deletes row %d but the file has %d rows", key, m, f.NumRows())
+			}
+			d.dv = dv
+		}
+	}
+	return d, nil
+}
+
+// NumPhysicalRows is the footer's row count.
+func (d *directSource) NumPhysicalRows() int64 { return d.file.NumRows() }
+
+// ReadRows reads up to len(rows) live rows. The rows reference buffers that
+// the next call reuses: callers consume them before reading again.
+func (d *directSource) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: corrupt parquet: %v", d.key, p)
+		}
+	}()
+	if d.dv == nil {
+		// No deletions: read straight into the caller's slice.
+		return d.read(rows, physIdx)
+	}
+	if len(d.buf) < len(rows) {
+		d.buf = make([]parquet.Row, len(rows))
+	}
+	for n < len(rows) {
+		m, rerr := d.read(d.buf[:len(rows)-n], nil)
+		first := d.next - int64(m)
+		for i := 0; i < m; i++ {
+			idx := first + int64(i)
+			if d.dv.Contains(uint64(idx)) {
+				continue
+			}
+			// Swap rather than copy: every row buffer stays in exactly one
+			// slot, so the next read reuses the caller's old buffer without
+			// aliasing a row the caller holds.
+			rows[n], d.buf[i] = d.buf[i], rows[n]
+			if physIdx != nil {
+				physIdx[n] = idx
+			}
+			n++
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+	return n, nil
+}
+
+// read fills rows from the current row group onwards; io.EOF after the last.
+func (d *directSource) read(rows []parquet.Row, physIdx []int64) (int, error) {
+	n := 0
+	for n < len(rows) {
+		if d.rows == nil {
+			if d.rg >= len(d.rowGroups) {
+				return n, io.EOF
+			}
+			d.rows = d.rowGroups[d.rg].Rows()
+		}
+		m, err := d.rows.ReadRows(rows[n:])
+		for i := 0; i < m; i++ {
+			if physIdx != nil {
+				physIdx[n+i] = d.next
+			}
+			d.next++
+		}
+		n += m
+		if err != nil && !errors.Is(err, io.EOF) {
+			return n, fmt.Errorf("%s: row group %d: %w", d.key, d.rg, err)
+		}
+		if errors.Is(err, io.EOF) || m == 0 {
+			if cerr := d.rows.Close(); cerr != nil {
+				return n, fmt.Errorf("%s: %w", d.key, cerr)
+			}
+			d.rows = nil
+			d.rg++
+		}
+	}
+	return n, nil
+}
+
+// Close releases the open row group.
+func (d *directSource) Close() error {
+	if d.rows != nil {
+		err := d.rows.Close()
+		d.rows = nil
+		return err
+	}
+	return nil
+}
