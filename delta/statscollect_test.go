@@ -102,39 +102,64 @@ func collectFileStats(t *testing.T, fl fixtureLog, path string) string {
 	return out
 }
 
+// statsNotComparable lists fixture tables whose logged stats cannot equal
+// stats computed from the data files with the latest metadata, and why.
+var statsNotComparable = map[string]string{
+	"dv-inline-cdf":              "hand-written log: tightBounds=false on adds without a DV",
+	"part-timestamp-utc":         "hand-written log: DV feature on, but no tightBounds in the stats",
+	"stats-parsed-in-checkpoint": "stats name ts_col, which the data files do not contain",
+	"stats-struct-only-delta121": "files predate a schema change: stats lack the later new_column",
+	"type-widening":              "stats were written at the narrow pre-widening types",
+	"type-widening-nested":       "stats were written at the narrow pre-widening types",
+	"ckpt-no-last-checkpoint":    "LOG-ONLY: data file absent",
+	"catalog-managed-ict-staged": "negative case",
+	"many-table-features":        "negative case",
+}
+
+// TestStatsMatchSparkOnFixtures recomputes the stats of every data file of
+// every fixture table (adds that carry stats and no DV) and compares them
+// with what the writer logged. The Spark-written reference tables
+// (stats-writing-all-types, stats-all-types, stats-all-types-colmap-name)
+// must be among those checked.
 func TestStatsMatchSparkOnFixtures(t *testing.T) {
-	names := []string{"stats-writing-all-types", "stats-all-types", "stats-all-types-colmap-name", "void-column", "dv-small", "dv-short-tightbounds-false"}
-	if all := os.Getenv("STATS_ALL_FIXTURES"); all != "" {
-		names = nil
-		dirs, _ := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta"))
-		for _, d := range dirs {
-			names = append(names, filepath.Base(filepath.Dir(d)))
-		}
+	dirs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range names {
+	checkedTables := map[string]int{}
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Dir(dir))
+		if why, skip := statsNotComparable[name]; skip {
+			t.Logf("skip %s: %s", name, why)
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
-			root := testutil.DeltaTable(t, name)
-			fl := readFixtureLog(t, root)
-			checked := 0
+			fl := readFixtureLog(t, dir)
+			if fl.meta == nil {
+				return // checkpoint-only logs: the JSON files hold no metadata
+			}
 			for _, add := range fl.adds {
 				if add.Stats == "" || add.DeletionVector != nil {
-					continue // a DV'd add's stats may be wide; its first add is checked
+					continue // a DV'd add's stats may be wide; the file's first add is checked
 				}
 				key, err := add.Key()
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := collectFileStats(t, fl, filepath.Join(root, filepath.FromSlash(key)))
+				got := collectFileStats(t, fl, filepath.Join(dir, filepath.FromSlash(key)))
 				if diff := statsDiff(t, add.Stats, got); diff != "" {
-					t.Errorf("%s: %s\n spark: %s\n   ours: %s", key, diff, add.Stats, got)
+					t.Errorf("%s: %s\n logged: %s\n   ours: %s", key, diff, add.Stats, got)
 				}
-				checked++
-			}
-			if checked == 0 {
-				t.Fatal("no add with stats checked")
+				checkedTables[name]++
 			}
 		})
 	}
+	for _, must := range []string{"stats-writing-all-types", "stats-all-types", "stats-all-types-colmap-name", "stats-timestamp-truncation", "void-column", "dv-small", "dv-short-tightbounds-false"} {
+		if checkedTables[must] == 0 {
+			t.Errorf("no file of %s was checked", must)
+		}
+	}
+	t.Logf("files checked per table: %v", checkedTables)
 }
 
 // statsDiff compares two stats JSON documents semantically: same keys,
