@@ -117,6 +117,14 @@ func (tr *truth) del(ids []int64) error {
 	return nil
 }
 
+func (tr *truth) unadd(ids []int64) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, id := range ids {
+		delete(tr.live, id)
+	}
+}
+
 func (tr *truth) ids(n int) []int64 {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -272,14 +280,17 @@ func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 			ids := tr.ids(40)
 			tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
 				Actions: []delta.Action{{Add: writeDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
+			// The rows are live from the instant the commit lands, possibly
+			// before Commit returns: a deleter may already see them.
+			tr.add(ids)
 			if _, err := tx.Commit(ctx); err != nil {
+				tr.unadd(ids)
 				if ctx.Err() != nil {
 					return
 				}
 				fail(fmt.Errorf("appender: %w", err))
 				return
 			}
-			tr.add(ids)
 			cnt.mu.Lock()
 			cnt.appends++
 			cnt.mu.Unlock()
