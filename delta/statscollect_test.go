@@ -417,3 +417,59 @@ func TestStatsCollectorReset(t *testing.T) {
 		t.Fatalf("\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestStatsOnWriteSchema builds the collector on the parquet schema
+// compactord writes (DataSchemaOf) instead of the file's own, and feeds it
+// the rows of Spark's file: both schemas have the same columns in the same
+// order, so the stats must still equal Spark's.
+func TestStatsOnWriteSchema(t *testing.T) {
+	for _, name := range []string{"stats-writing-all-types", "stats-all-types-colmap-name", "cm-name-partitioned-all-types"} {
+		t.Run(name, func(t *testing.T) {
+			root := testutil.DeltaTable(t, name)
+			fl := readFixtureLog(t, root)
+			schema, err := ParseSchema(fl.meta.SchemaString)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pq, err := DataSchemaOf(schema, fl.meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, add := range fl.adds {
+				key, _ := add.Key()
+				f, err := os.Open(filepath.Join(root, filepath.FromSlash(key)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, _ := f.Stat()
+				pf, err := parquet.OpenFile(f, st.Size())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(pf.Schema().Columns(), pq.Columns()) {
+					t.Fatalf("column paths differ:\nfile  %v\nwrite %v", pf.Schema().Columns(), pq.Columns())
+				}
+				c, err := NewStatsCollector(fl.meta, schema, pq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.SetProtocol(*fl.protocol)
+				rows := pf.RowGroups()[0].Rows()
+				buf := make([]parquet.Row, 16)
+				for {
+					n, err := rows.ReadRows(buf)
+					c.ObserveRows(buf[:n])
+					if err != nil {
+						break
+					}
+				}
+				rows.Close()
+				f.Close()
+				got, _ := c.Finish()
+				if diff := statsDiff(t, add.Stats, got); diff != "" {
+					t.Errorf("%s: %s\n logged: %s\n   ours: %s", key, diff, add.Stats, got)
+				}
+			}
+		})
+	}
+}
