@@ -149,6 +149,13 @@ func (d *DML) Commit(ctx context.Context) (*DMLOutcome, error) {
 	return out, nil
 }
 
+func (d *DML) tableURL() string {
+	if d.Txn.Table == nil {
+		return ""
+	}
+	return d.Txn.Table.URL
+}
+
 // init prepares the per-file state from Changes.
 func (d *DML) init() error {
 	if d.Isolation == "" {
@@ -254,7 +261,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 			if err != nil {
 				d.conflicts[KindSkippingFallback]++
 				d.Txn.Options.withDefaults().Logger.Warn("conflict-time data skipping fell back to the conservative check",
-					"table", d.Txn.Table.URL, "winner", version, "file", a.Path, "error", err)
+					"table", d.tableURL(), "winner", version, "file", a.Path, "error", err)
 			}
 			if keep {
 				return d.conflict(KindConcurrentAppend, "winning commit %d added %s, which this transaction's reads could match", version, a.Path)

@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
@@ -362,4 +365,136 @@ func keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// idsByPhysicalRow scans a file's live rows and returns the id column by
+// physical row index.
+func idsByPhysicalRow(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, a *delta.Add) map[int64]any {
+	t.Helper()
+	ctx := context.Background()
+	dec, err := delta.NewRowDecoder(snap, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan, err := delta.OpenFileScan(ctx, tbl, snap, a, delta.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scan.Close()
+	part, err := dec.PartitionValues(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]any{}
+	rows := make([]parquet.Row, 16)
+	idx := make([]int64, 16)
+	for {
+		n, err := scan.ReadRows(rows, idx)
+		for i := 0; i < n; i++ {
+			st, derr := dec.Decode(rows[i], part)
+			if derr != nil {
+				t.Fatal(derr)
+			}
+			id, _ := st.Get("id")
+			out[idx[i]] = id
+		}
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Reverse reconciliation against a real Databricks OPTIMIZE: a delete of
+// each live row of each compacted source, read at version 16, loses to the
+// OPTIMIZE at version 17 and is remapped onto its output through the DBR
+// tags; the remapped position holds the very row that was deleted.
+func TestDMLReverseRemapOntoDatabricksOptimize(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, testutil.DeltaTable(t, "dbr-optimize-dv-cdc-logcompaction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap16, err := delta.LoadSnapshot(ctx, tbl, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap17, err := delta.LoadSnapshot(ctx, tbl, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	win, err := delta.ReadCommit(ctx, tbl, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live16 := map[string]*delta.Add{}
+	for _, f := range snap16.Files {
+		live16[f.Path] = f
+	}
+	checked := 0
+	for _, a := range win {
+		if a.Remove == nil {
+			continue
+		}
+		src := live16[a.Remove.Path]
+		if src == nil {
+			t.Fatalf("source %s of the OPTIMIZE is not live at version 16", a.Remove.Path)
+		}
+		comp, err := ParseCompactionTags(a.Remove.Tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var target *delta.Add
+		for _, f := range snap17.Files {
+			if f.Path == comp[0].Path {
+				target = f
+			}
+		}
+		srcIDs := idsByPhysicalRow(t, tbl, snap16, src)
+		outIDs := idsByPhysicalRow(t, tbl, snap17, target)
+		for i, id := range srcIDs {
+			d := &DML{
+				Txn:     &Txn{Table: tbl, Snapshot: snap16, Operation: "DELETE"},
+				Changes: []*FileChange{{Read: src, Deleted: roaring64.BitmapOf(uint64(i))}},
+				dvs:     tableDVs{t: tbl},
+			}
+			if err := d.init(); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.observe(ctx, 17, win); err != nil {
+				t.Fatalf("delete of %s row %d: %v", src.Path, i, err)
+			}
+			tg := d.targets[target.Path]
+			if tg == nil || tg.ours.GetCardinality() != 1 {
+				t.Fatalf("delete of %s row %d was not remapped onto %s", src.Path, i, target.Path)
+			}
+			pos := int64(tg.ours.Minimum())
+			if outIDs[pos] != id {
+				t.Fatalf("%s row %d (id %v) remapped to output row %d, which holds id %v", src.Path, i, id, pos, outIDs[pos])
+			}
+			checked++
+		}
+	}
+	if checked != 6 {
+		t.Fatalf("checked %d remapped rows, want the output's 6", checked)
+	}
+}
+
+// A winner's added file whose stats cannot be evaluated is kept (the
+// conservative check) and the fallback is counted once.
+func TestDMLSkippingFallbackCounted(t *testing.T) {
+	d := newMemDVs()
+	a := rangeFile("a.parquet", 10, 0, 9, nil)
+	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
+	bad := &delta.Add{Path: "bad.parquet", DataChange: true, Stats: `{"numRecords":3,"minValues":{"id":"x"},"maxValues":{"id":"y"}}`}
+	err := m.observe(context.Background(), 6, []delta.Action{{Add: bad}})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("got %v, want the conservative conflict", err)
+	}
+	if m.conflicts[KindSkippingFallback] != 1 || m.conflicts[KindConcurrentAppend] != 1 {
+		t.Fatalf("conflicts %v: want one fallback and one append conflict", m.conflicts)
+	}
 }
