@@ -115,11 +115,13 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) (err er
 	}
 }
 
-// putIfAbsentBlob creates key with data unless it exists. Unknown outcomes
-// are resolved by re-reading the key; only when that is impossible does the
-// error wrap ErrAmbiguous.
+// putIfAbsentBlob creates key with data unless it exists. A refusal is
+// not taken at face value: SDKs retry failed PUTs on their own, so a
+// precondition failure may answer a retry of our own write that landed.
+// Refusals and unknown outcomes are therefore resolved by re-reading the
+// key (data is unique to the writer: a commit carries its txnId); only when
+// that is impossible does the error wrap ErrAmbiguous.
 func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte) error {
-	uncertain := false
 	var lastErr error
 	for attempt := 0; attempt < maxLogPutAttempts; attempt++ {
 		err := uploadIfAbsent(ctx, b, key, data, "application/json")
@@ -127,28 +129,22 @@ func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, dat
 			return nil
 		}
 		code := gcerrors.Code(err)
-		switch {
-		case code == gcerrors.FailedPrecondition && !uncertain:
-			return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
-		case code == gcerrors.FailedPrecondition, isAmbiguousCode(code):
-			uncertain = true
-			lastErr = err
-			landed, mine, rerr := sameObject(ctx, b, key, data)
-			if rerr != nil {
-				return fmt.Errorf("put %s on %s: %w: %w (re-read failed: %w)", key, store, ErrAmbiguous, err, rerr)
-			}
-			if landed && mine {
-				return nil
-			}
-			if landed {
-				return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
-			}
-			// Not there: re-sending is safe, the create stays conditional.
-			if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
-				return fmt.Errorf("put %s on %s: %w: %w", key, store, ErrAmbiguous, err)
-			}
-		default:
+		if code != gcerrors.FailedPrecondition && !isAmbiguousCode(code) {
 			return fmt.Errorf("put %s on %s: %w", key, store, err)
+		}
+		lastErr = err
+		landed, mine, rerr := sameObject(ctx, b, key, data)
+		switch {
+		case rerr != nil:
+			return fmt.Errorf("put %s on %s: %w: %w (re-read failed: %w)", key, store, ErrAmbiguous, err, rerr)
+		case landed && mine:
+			return nil
+		case landed:
+			return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
+		}
+		// Not there: re-sending is safe, the create stays conditional.
+		if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
+			return fmt.Errorf("put %s on %s: %w: %w", key, store, ErrAmbiguous, err)
 		}
 	}
 	return fmt.Errorf("put %s on %s: %w after %d attempts: %w", key, store, ErrAmbiguous, maxLogPutAttempts, lastErr)

@@ -68,6 +68,19 @@ func (t *Table) Close() error {
 	return nil
 }
 
+// CheckPutIfAbsent verifies that the table's store honours put-if-absent.
+// On object stores it writes a scratch object under "_compactord/" twice
+// with a conditional create and returns an error wrapping ErrNoPutIfAbsent,
+// naming the store, when the second write succeeds; the first commit runs
+// the same check, so the daemon calls this only to fail fast at startup.
+// Local and in-memory tables pass by construction (link(2), a locked map).
+func (t *Table) CheckPutIfAbsent(ctx context.Context) error {
+	if p, ok := t.Log.(interface{ Probe(context.Context) error }); ok {
+		return p.Probe(ctx)
+	}
+	return nil
+}
+
 // parseTableURL turns rawURL into a URL, treating anything without a scheme
 // as a local path.
 func parseTableURL(rawURL string) (*url.URL, error) {

@@ -1,0 +1,108 @@
+package storetest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// FakeS3Options shape an in-process S3 fake.
+type FakeS3Options struct {
+	// IgnoreIfNoneMatch strips If-None-Match from every request, so the
+	// server behaves like a store without conditional creates.
+	IgnoreIfNoneMatch bool
+	// LosePutResponses makes the first N PUTs of keys under "_delta_log/"
+	// reach the store but answer 500, as when a response is lost after the
+	// write landed (the SDK then retries on its own).
+	LosePutResponses int
+	// FailPutsBeforeStore makes the first N PUTs of keys under
+	// "_delta_log/" answer 500 without reaching the store.
+	FailPutsBeforeStore int
+}
+
+// FakeS3 is gofakes3 on a loopback httptest server with request counting.
+// gofakes3 honours If-None-Match on single PUTs but not on multipart
+// uploads: never use it to prove commit safety — that is versitygw's job.
+type FakeS3 struct {
+	// Endpoint is the server's base URL (http://127.0.0.1:port).
+	Endpoint string
+
+	mu        sync.Mutex
+	gets      map[string]int
+	opts      FakeS3Options
+	lost      int
+	failed    int
+	putsTotal int
+}
+
+// NewFakeS3 starts a fake S3 server holding the bucket Bucket; it stops at
+// the end of the test.
+func NewFakeS3(t testing.TB, opts FakeS3Options) *FakeS3 {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket(Bucket); err != nil {
+		t.Fatal(err)
+	}
+	inner := gofakes3.New(backend).Server()
+	f := &FakeS3{gets: map[string]int{}, opts: opts}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.serve(inner, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	f.Endpoint = srv.URL
+	return f
+}
+
+// URL returns an s3:// table URL for prefix on the fake.
+func (f *FakeS3) URL(prefix string) string { return S3URL(f.Endpoint, Bucket, prefix) }
+
+// GETs returns how many object GETs each key (path below the bucket)
+// received so far.
+func (f *FakeS3) GETs() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.gets))
+	for k, v := range f.gets {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/"+Bucket), "/")
+	isLogPut := r.Method == http.MethodPut && strings.Contains(key, "_delta_log/")
+	f.mu.Lock()
+	if r.Method == http.MethodGet && key != "" {
+		f.gets[key]++
+	}
+	if f.opts.IgnoreIfNoneMatch {
+		r.Header.Del("If-None-Match")
+	}
+	lose, fail := false, false
+	if isLogPut {
+		f.putsTotal++
+		if f.failed < f.opts.FailPutsBeforeStore {
+			f.failed++
+			fail = true
+		} else if f.lost < f.opts.LosePutResponses {
+			f.lost++
+			lose = true
+		}
+	}
+	f.mu.Unlock()
+	switch {
+	case fail:
+		http.Error(w, "injected failure before store", http.StatusInternalServerError)
+	case lose:
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		http.Error(w, "injected lost response", http.StatusInternalServerError)
+	default:
+		inner.ServeHTTP(w, r)
+	}
+}

@@ -1,0 +1,76 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/delta"
+)
+
+func TestEveryStore(t *testing.T) {
+	ForEachStore(t, func(t *testing.T, newTable func(t *testing.T) string) {
+		Run(t, newTable)
+	})
+}
+
+func TestFakeS3LogStore(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+
+	t.Run("conditional creates race to exactly one winner", func(t *testing.T) {
+		f := NewFakeS3(t, FakeS3Options{})
+		CommitRace(t, f.URL("race"), 6, 8)
+	})
+
+	t.Run("a store that ignores If-None-Match is refused, naming the store", func(t *testing.T) {
+		f := NewFakeS3(t, FakeS3Options{IgnoreIfNoneMatch: true})
+		tbl := Open(t, f.URL("nopia/table"))
+		err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(`{"commitInfo":{}}`+"\n"))
+		if !errors.Is(err, delta.ErrNoPutIfAbsent) {
+			t.Fatalf("PutIfAbsent on a store without put-if-absent: err = %v, want ErrNoPutIfAbsent", err)
+		}
+		if !strings.Contains(err.Error(), "s3://"+Bucket+"/nopia/table") {
+			t.Fatalf("error does not name the store: %v", err)
+		}
+		if ok, _ := tbl.Bucket.Exists(ctx, delta.CommitKey(0)); ok {
+			t.Fatal("the refused store got a commit anyway")
+		}
+		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, delta.ErrNoPutIfAbsent) {
+			t.Fatalf("CheckPutIfAbsent = %v, want ErrNoPutIfAbsent", err)
+		}
+		if objs := DataObjects(t, tbl); len(objs) != 0 {
+			t.Fatalf("probe left objects behind: %v", objs)
+		}
+	})
+
+	t.Run("a lost response to our own create counts as our commit", func(t *testing.T) {
+		// The write lands, the client sees 500 and the SDK retries, getting
+		// 412 for its own object: the log store must re-read and win.
+		f := NewFakeS3(t, FakeS3Options{LosePutResponses: 1})
+		tbl := Open(t, f.URL("lost"))
+		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
+		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
+			t.Fatalf("PutIfAbsent after a lost response: %v", err)
+		}
+		other := []byte(`{"commitInfo":{"txnId":"theirs"}}` + "\n")
+		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), other); !errors.Is(err, delta.ErrCommitExists) {
+			t.Fatalf("a different writer's PutIfAbsent = %v, want ErrCommitExists", err)
+		}
+	})
+
+	t.Run("failures before the store are retried", func(t *testing.T) {
+		f := NewFakeS3(t, FakeS3Options{FailPutsBeforeStore: 3})
+		tbl := Open(t, f.URL("fail"))
+		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
+		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
+			t.Fatalf("PutIfAbsent after transient failures: %v", err)
+		}
+		got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(0))
+		if err != nil || string(got) != string(body) {
+			t.Fatalf("stored %q, %v", got, err)
+		}
+	})
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Object-store emulators for compactord's integration tests: install (cached
+# outside the checkout, keyed by version), start on loopback, wait until
+# ready, export the env vars the tests read, stop.
+#
+# Source this file, then call emu_install, emu_start and (in a trap) emu_stop.
+# Safe under `set -euo pipefail`.
+#
+#   S3    versitygw (posix backend in a temp dir)
+#   GCS   fake-gcs-server (in-memory backend, http)
+#   Azure azurite-blob (in-memory persistence)
+
+# Pinned versions: bump here, the cache key follows.
+EMU_VERSITYGW_VERSION=${EMU_VERSITYGW_VERSION:-v1.8.0}
+EMU_FAKEGCS_VERSION=${EMU_FAKEGCS_VERSION:-v1.56.1}
+EMU_AZURITE_VERSION=${EMU_AZURITE_VERSION:-3.37.0}
+
+EMU_CACHE=${COMPACTORD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/compactord}
+EMU_BIN=$EMU_CACHE/bin
+
+# Test-only credentials for the local servers (never real ones).
+EMU_S3_ACCESS_KEY=compactord-test
+EMU_S3_SECRET_KEY=compactord-test-secret
+# Azurite's documented, public development account key.
+EMU_AZURE_ACCOUNT=devstoreaccount1
+EMU_AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UKCb/v0LZQ7CaaS3sgWsJu/jrd+6ixAr7HQ=='
+
+emu_log() { echo "emulators: $*" >&2; }
+
+# _emu_go_install PKG VERSION NAME: go install PKG@VERSION into the cache as
+# NAME-VERSION unless it is already there.
+_emu_go_install() {
+  local pkg=$1 version=$2 name=$3
+  local dst=$EMU_BIN/$name-$version
+  [ -x "$dst" ] && return 0
+  local tmp
+  tmp=$(mktemp -d "$EMU_CACHE/tmp.XXXXXX")
+  local start=$SECONDS
+  emu_log "installing $pkg@$version (cold cache; takes minutes)"
+  if ! GOBIN=$tmp GOFLAGS=-buildvcs=false go install "$pkg@$version" >"$EMU_CACHE/logs/$name-install.log" 2>&1; then
+    emu_log "go install $pkg@$version failed:"; tail -n 20 "$EMU_CACHE/logs/$name-install.log" >&2
+    rm -rf "$tmp"; return 1
+  fi
+  mv "$tmp/$(basename "$pkg")" "$dst"
+  rm -rf "$tmp"
+  emu_log "installed $name $version in $((SECONDS - start))s"
+}
+
+_emu_npm_install() {
+  local dir=$EMU_CACHE/npm/azurite-$EMU_AZURITE_VERSION
+  [ -x "$dir/node_modules/.bin/azurite-blob" ] && return 0
+  local start=$SECONDS
+  emu_log "installing azurite@$EMU_AZURITE_VERSION with npm"
+  rm -rf "$dir.tmp"; mkdir -p "$dir.tmp"
+  if ! npm install --prefix "$dir.tmp" --no-audit --no-fund --no-save "azurite@$EMU_AZURITE_VERSION" >"$EMU_CACHE/logs/azurite-install.log" 2>&1; then
+    emu_log "npm install azurite failed:"; tail -n 20 "$EMU_CACHE/logs/azurite-install.log" >&2
+    rm -rf "$dir.tmp"; return 1
+  fi
+  rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  emu_log "installed azurite $EMU_AZURITE_VERSION in $((SECONDS - start))s"
+}
+
+# emu_install installs the three servers in parallel (cache hits are instant).
+emu_install() {
+  mkdir -p "$EMU_BIN" "$EMU_CACHE/logs" "$EMU_CACHE/npm"
+  local p1 p2 p3 rc=0
+  _emu_go_install github.com/versity/versitygw/cmd/versitygw "$EMU_VERSITYGW_VERSION" versitygw & p1=$!
+  _emu_go_install github.com/fsouza/fake-gcs-server "$EMU_FAKEGCS_VERSION" fake-gcs-server & p2=$!
+  _emu_npm_install & p3=$!
+  wait "$p1" || rc=1
+  wait "$p2" || rc=1
+  wait "$p3" || rc=1
+  return "$rc"
+}
+
+# _emu_free_port PREFERRED: PREFERRED if nothing listens there, else a free one.
+_emu_free_port() {
+  local p=$1
+  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
+
+# _emu_wait NAME URL PID: wait up to 60s for any HTTP answer from URL.
+_emu_wait() {
+  local name=$1 url=$2 pid=$3 i
+  for i in $(seq 1 600); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      emu_log "$name exited during startup; log:"; tail -n 30 "$EMU_RUN/$name.log" >&2; return 1
+    fi
+    if curl -s -o /dev/null --max-time 1 "$url"; then return 0; fi
+    sleep 0.1
+  done
+  emu_log "$name not ready after 60s; log:"; tail -n 30 "$EMU_RUN/$name.log" >&2
+  return 1
+}
+
+# emu_start starts the servers on loopback and exports:
+#   COMPACTORD_TEST_S3_ENDPOINT     http://127.0.0.1:PORT (versitygw)
+#   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION (test credentials)
+#   COMPACTORD_TEST_GCS_ENDPOINT    http://127.0.0.1:PORT, and STORAGE_EMULATOR_HOST
+#   COMPACTORD_TEST_AZURE_ENDPOINT  http://127.0.0.1:PORT/devstoreaccount1
+#   AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_KEY (azurite's public dev account)
+emu_start() {
+  EMU_RUN=$(mktemp -d "${TMPDIR:-/tmp}/compactord-emulators.XXXXXX")
+  export EMU_RUN
+  EMU_PIDS=""
+  local s3port gcsport azport
+
+  s3port=$(_emu_free_port "${EMU_S3_PORT:-7070}")
+  mkdir -p "$EMU_RUN/s3/root" "$EMU_RUN/s3/iam"
+  ROOT_ACCESS_KEY=$EMU_S3_ACCESS_KEY ROOT_SECRET_KEY=$EMU_S3_SECRET_KEY \
+    "$EMU_BIN/versitygw-$EMU_VERSITYGW_VERSION" --port "127.0.0.1:$s3port" \
+    --iam-dir "$EMU_RUN/s3/iam" posix "$EMU_RUN/s3/root" >"$EMU_RUN/versitygw.log" 2>&1 &
+  EMU_PIDS="$EMU_PIDS $!"
+  _emu_wait versitygw "http://127.0.0.1:$s3port/" "$!" || return 1
+
+  gcsport=$(_emu_free_port "${EMU_GCS_PORT:-4443}")
+  "$EMU_BIN/fake-gcs-server-$EMU_FAKEGCS_VERSION" -scheme http -host 127.0.0.1 -port "$gcsport" \
+    -backend memory -public-host "127.0.0.1:$gcsport" -external-url "http://127.0.0.1:$gcsport" \
+    -log-level warn >"$EMU_RUN/fake-gcs-server.log" 2>&1 &
+  EMU_PIDS="$EMU_PIDS $!"
+  _emu_wait fake-gcs-server "http://127.0.0.1:$gcsport/storage/v1/b" "$!" || return 1
+
+  azport=$(_emu_free_port "${EMU_AZURE_PORT:-10000}")
+  "$EMU_CACHE/npm/azurite-$EMU_AZURITE_VERSION/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 \
+    --blobPort "$azport" --inMemoryPersistence --silent \
+    --disableTelemetry --skipApiVersionCheck >"$EMU_RUN/azurite.log" 2>&1 &
+  EMU_PIDS="$EMU_PIDS $!"
+  _emu_wait azurite "http://127.0.0.1:$azport/" "$!" || return 1
+
+  export COMPACTORD_TEST_S3_ENDPOINT="http://127.0.0.1:$s3port"
+  export AWS_ACCESS_KEY_ID=$EMU_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$EMU_S3_SECRET_KEY AWS_REGION=us-east-1
+  export COMPACTORD_TEST_GCS_ENDPOINT="http://127.0.0.1:$gcsport" STORAGE_EMULATOR_HOST="127.0.0.1:$gcsport"
+  export COMPACTORD_TEST_AZURE_ENDPOINT="http://127.0.0.1:$azport/$EMU_AZURE_ACCOUNT"
+  export AZURE_STORAGE_ACCOUNT=$EMU_AZURE_ACCOUNT AZURE_STORAGE_KEY=$EMU_AZURE_KEY
+  emu_log "S3 $COMPACTORD_TEST_S3_ENDPOINT, GCS $COMPACTORD_TEST_GCS_ENDPOINT, Azure $COMPACTORD_TEST_AZURE_ENDPOINT (logs in $EMU_RUN)"
+}
+
+# emu_stop stops what emu_start started and removes its temp dir. Never fails.
+emu_stop() {
+  local pid
+  for pid in ${EMU_PIDS:-}; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in ${EMU_PIDS:-}; do
+    wait "$pid" 2>/dev/null || true
+  done
+  EMU_PIDS=""
+  if [ -n "${EMU_RUN:-}" ] && [ -d "$EMU_RUN" ]; then rm -rf "$EMU_RUN"; fi
+  return 0
+}
