@@ -53,7 +53,7 @@ func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 			a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: "x" + a.Path, Cardinality: 1 + rng.Int64N(recs)}
 		}
 		if clustered && rng.IntN(2) == 0 {
-			liquid := ClusteringProviderLQ
+			liquid := ClusteringProviderLiquid
 			a.ClusteringProvider = &liquid
 			by := `["k","s"]`
 			if rng.IntN(8) == 0 {
@@ -162,7 +162,7 @@ func TestPlanInvariantsHoldOnRandomTables(t *testing.T) {
 			}
 			switch j.Strategy {
 			case StrategyZCube:
-				if j.Sort == nil || j.ClusteringProvider != ClusteringProviderLQ || j.Tags[TagZCubeID] == "" || j.Tags[TagZCubeZOrderBy] != `["k","s"]` {
+				if j.Sort == nil || j.ClusteringProvider != ClusteringProviderLiquid || j.Tags[TagZCubeID] == "" || j.Tags[TagZCubeZOrderBy] != `["k","s"]` {
 					t.Fatalf("%s: zcube job %s lacks sort or tags: %+v", name, j.ID, j)
 				}
 			default:

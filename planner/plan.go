@@ -18,11 +18,12 @@ const (
 	CurveZOrder  = "zorder"
 )
 
-// Tag keys and values liquid clustering writes on its outputs.
+// Tag keys and the clustering provider liquid clustering writes on its
+// outputs (rules digest sec. 4).
 const (
-	TagZCubeID           = "ZCUBE_ID"
-	TagZCubeZOrderBy     = "ZCUBE_ZORDER_BY"
-	ClusteringProviderLQ = "liquid"
+	TagZCubeID               = "ZCUBE_ID"
+	TagZCubeZOrderBy         = "ZCUBE_ZORDER_BY"
+	ClusteringProviderLiquid = "liquid"
 )
 
 // SortSpec asks the writer to order rows along a space-filling curve.

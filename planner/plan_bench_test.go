@@ -22,7 +22,7 @@ func bigClusteredSnapshot(n int) *delta.Snapshot {
 		{Name: "key", Type: &delta.DataType{Name: "long"}},
 	}}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	liquid := ClusteringProviderLQ
+	liquid := ClusteringProviderLiquid
 	for i := 0; i < n; i++ {
 		recs := int64(1000)
 		t0 := base.Add(time.Duration(i) * time.Minute)

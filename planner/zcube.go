@@ -30,7 +30,7 @@ func (st *state) zcube() {
 		cubes := map[string]*cubeUnit{}
 		for _, f := range part {
 			if !full {
-				if f.provider != "" && f.provider != ClusteringProviderLQ {
+				if f.provider != "" && f.provider != ClusteringProviderLiquid {
 					st.skip(SkipOtherProvider, f)
 					continue
 				}
@@ -114,7 +114,7 @@ func (st *state) zcube() {
 				curve = CurveZOrder
 			}
 			j.Sort = &SortSpec{Columns: physical, Curve: curve}
-			j.ClusteringProvider = ClusteringProviderLQ
+			j.ClusteringProvider = ClusteringProviderLiquid
 			by, _ := json.Marshal(names) // a []string always marshals
 			h := sha256.New()
 			fmt.Fprintf(h, "zcube-id\x00%d\x00", st.snap.Version)
