@@ -45,6 +45,9 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 			err = fmt.Errorf("%w: %v", ErrCorruptDV, err)
 		}
 	case "u", "p":
+		if t == nil || t.Bucket == nil {
+			return nil, fmt.Errorf("read deletion vector %q: no table bucket", dv.PathOrInlineDv)
+		}
 		data, where, err = readDVFromFile(ctx, t, dv)
 	default:
 		return nil, fmt.Errorf("table %s: deletion vector storage type %q is not supported", tableName(t), dv.StorageType)
@@ -99,6 +102,12 @@ func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, 
 	r, err := bucket.NewRangeReader(ctx, key, start, length, nil)
 	if err != nil {
 		return nil, where, fmt.Errorf("open: %w", err)
+	}
+	if size := r.Size(); size >= 0 && start+length > size {
+		// Checked before allocating: a corrupt sizeInBytes must not make
+		// us allocate gigabytes.
+		_ = r.Close()
+		return nil, where, fmt.Errorf("%w: truncated: need bytes %d..%d, file has %d", ErrCorruptDV, start, start+length, size)
 	}
 	buf := make([]byte, length)
 	n, err := io.ReadFull(r, buf)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -561,5 +562,29 @@ func TestDVRowIndexCheck(t *testing.T) {
 				t.Fatalf("err = %v", err)
 			}
 		})
+	}
+}
+
+func TestReadDVHugeSizeIsRefusedWithoutAllocating(t *testing.T) {
+	ctx := context.Background()
+	tb := openTestTable(t, t.TempDir())
+	dvs, err := WriteDV(ctx, tb, "", []*roaring64.Bitmap{roaring64.BitmapOf(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := *dvs[0]
+	d.SizeInBytes = 1<<31 - 1
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	bm, err := ReadDV(ctx, tb, &d)
+	runtime.ReadMemStats(&after)
+	if err == nil || bm != nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("got %v, %v", bm, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Fatalf("allocated %d bytes for a corrupt size", grew)
+	}
+	if _, err := ReadDV(ctx, nil, dvs[0]); err == nil {
+		t.Fatal("nil table accepted")
 	}
 }
