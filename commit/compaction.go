@@ -482,8 +482,9 @@ func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, r
 	return rm, nil
 }
 
-// markWide rewrites a stats JSON string with tightBounds=false, keeping every
-// other field as it was.
+// markWide rewrites a stats JSON string with tightBounds=false, keeping
+// every other field and the key order (delta.MarkStatsWide); stats that do
+// not parse are an error rather than silently left tight.
 func markWide(stats string) (string, error) {
 	if stats == "" {
 		return "", nil
@@ -492,12 +493,7 @@ func markWide(stats string) (string, error) {
 	if err := json.Unmarshal([]byte(stats), &m); err != nil {
 		return "", fmt.Errorf("parse stats: %w", err)
 	}
-	m["tightBounds"] = json.RawMessage("false")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return delta.MarkStatsWide(stats), nil
 }
 
 // metrics returns DBR-style operationMetrics for the surviving jobs.
