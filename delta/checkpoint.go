@@ -218,7 +218,11 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) ([]Action, err
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var all []Action
+	total := 0
+	for _, acts := range results {
+		total += len(acts)
+	}
+	all := make([]Action, 0, total)
 	var sidecars []*Sidecar
 	for _, acts := range results {
 		for _, a := range acts {

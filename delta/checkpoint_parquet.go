@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -339,8 +341,15 @@ func decimalNumber(unscaled *big.Int, scale int) json.Number {
 }
 
 // parseCheckpointParquet reads every action row of a checkpoint or sidecar
-// parquet file.
-func parseCheckpointParquet(data []byte) (actions []Action, err error) {
+// parquet file. Large row groups are split into row ranges read
+// concurrently (one checkpoint file usually holds a single row group).
+func parseCheckpointParquet(data []byte) ([]Action, error) {
+	return parseCheckpointChunks(data, 32<<10)
+}
+
+// parseCheckpointChunks is parseCheckpointParquet with chunks of at most
+// chunkRows rows.
+func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err error) {
 	defer func() {
 		// parquet-go may panic on malformed input; turn it into an error.
 		if r := recover(); r != nil {
@@ -356,88 +365,462 @@ func parseCheckpointParquet(data []byte) (actions []Action, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tops := map[string]*pqNode{}
-	for _, c := range root.fields {
-		tops[c.name] = c
-	}
-	if tops[kindAdd] == nil && tops[kindRemove] == nil && tops[kindMetadata] == nil && tops[kindProtocol] == nil && tops[kindSidecar] == nil {
+	cs := compileCheckpoint(root)
+	if cs.add == nil && cs.remove == nil && cs.tops[kindMetadata] == nil && cs.tops[kindProtocol] == nil && cs.tops[kindSidecar] == nil {
 		return nil, errors.New("not a checkpoint: no add, remove, metaData, protocol or sidecar column")
 	}
-	actions = make([]Action, 0, f.NumRows())
+	type chunk struct {
+		rg         int
+		start, end int64
+	}
+	var chunks []chunk
+	for gi, rg := range f.RowGroups() {
+		n := rg.NumRows()
+		for lo := int64(0); lo < n; lo += chunkRows {
+			chunks = append(chunks, chunk{gi, lo, min(lo+chunkRows, n)})
+		}
+	}
+	out := make([][]Action, len(chunks))
+	errs := make([]error, len(chunks))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i, c := range chunks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("corrupt parquet: %v", r)
+				}
+			}()
+			out[i], errs[i] = readRowRange(f.RowGroups()[c.rg], c.start, c.end, ncols, cs)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		total += len(out[i])
+	}
+	if len(out) == 1 {
+		return out[0], nil
+	}
+	actions = make([]Action, 0, total)
+	for _, o := range out {
+		actions = append(actions, o...)
+	}
+	return actions, nil
+}
+
+// readRowRange converts rows [start, end) of one row group.
+func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema) ([]Action, error) {
+	rows := rg.Rows()
+	defer rows.Close()
+	if start > 0 {
+		if err := rows.SeekToRow(start); err != nil {
+			return nil, err
+		}
+	}
+	actions := make([]Action, 0, end-start)
 	var rv rowView
 	buf := make([]parquet.Row, 256)
-	for gi, rg := range f.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, rerr := rows.ReadRows(buf)
-			for i := 0; i < n; i++ {
-				if err := rv.index(buf[i], ncols); err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("row group %d: %w", gi, err)
-				}
-				a, ok, err := rowAction(&rv, root)
-				if err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("row group %d: %w", gi, err)
-				}
-				if ok {
-					actions = append(actions, a)
-				}
+	for pos := start; pos < end; {
+		want := min(int64(len(buf)), end-pos)
+		n, rerr := rows.ReadRows(buf[:want])
+		for i := 0; i < n; i++ {
+			if err := rv.index(buf[i], ncols); err != nil {
+				return nil, err
 			}
-			if rerr == io.EOF {
-				break
+			a, ok, err := cs.rowAction(&rv)
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", pos+int64(i), err)
 			}
-			if rerr != nil {
-				rows.Close()
-				return nil, fmt.Errorf("row group %d: %w", gi, rerr)
+			if ok {
+				actions = append(actions, a)
 			}
 		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("row group %d: %w", gi, err)
+		pos += int64(n)
+		if rerr == io.EOF {
+			if pos < end {
+				return nil, fmt.Errorf("row group ends at row %d, metadata says %d", pos, end)
+			}
+			break
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+		if n == 0 {
+			return nil, errors.New("no progress reading rows")
 		}
 	}
 	return actions, nil
 }
 
+// checkpointSchema is the compiled schema of one checkpoint file.
+type checkpointSchema struct {
+	root        *pqNode
+	tops        map[string]*pqNode
+	add, remove *fileNodes
+}
+
+// fileNodes are the columns of an add or remove struct, resolved once per
+// file so that the (many) file actions are read without intermediate maps.
+type fileNodes struct {
+	node                                                       *pqNode
+	path, size, modTime, dataChange, stats, clusteringProvider *pqNode
+	baseRowID, defaultRCV, deletionTimestamp, extendedMeta     *pqNode
+	pv, tags, pvParsed, statsParsed                            *pqNode
+	dv                                                         *pqNode
+	dvStorage, dvPath, dvOffset, dvSize, dvCard                *pqNode
+	dvOther, other                                             []*pqNode
+}
+
+func compileCheckpoint(root *pqNode) *checkpointSchema {
+	cs := &checkpointSchema{root: root, tops: map[string]*pqNode{}}
+	for _, c := range root.fields {
+		cs.tops[c.name] = c
+	}
+	if n := cs.tops[kindAdd]; n != nil && !n.leaf && n.repeated == nil {
+		cs.add = compileFileNodes(n)
+	}
+	if n := cs.tops[kindRemove]; n != nil && !n.leaf && n.repeated == nil {
+		cs.remove = compileFileNodes(n)
+	}
+	return cs
+}
+
+func compileFileNodes(n *pqNode) *fileNodes {
+	fn := &fileNodes{node: n}
+	for _, c := range n.fields {
+		slot := map[string]**pqNode{
+			"path": &fn.path, "size": &fn.size, "modificationTime": &fn.modTime, "dataChange": &fn.dataChange,
+			"stats": &fn.stats, "clusteringProvider": &fn.clusteringProvider, "baseRowId": &fn.baseRowID,
+			"defaultRowCommitVersion": &fn.defaultRCV, "deletionTimestamp": &fn.deletionTimestamp,
+			"extendedFileMetadata": &fn.extendedMeta, "partitionValues": &fn.pv, "tags": &fn.tags,
+			"partitionValues_parsed": &fn.pvParsed, "stats_parsed": &fn.statsParsed, "deletionVector": &fn.dv,
+		}[c.name]
+		if slot == nil {
+			fn.other = append(fn.other, c)
+			continue
+		}
+		*slot = c
+	}
+	if fn.dv != nil {
+		for _, c := range fn.dv.fields {
+			slot := map[string]**pqNode{"storageType": &fn.dvStorage, "pathOrInlineDv": &fn.dvPath, "offset": &fn.dvOffset,
+				"sizeInBytes": &fn.dvSize, "cardinality": &fn.dvCard}[c.name]
+			if slot == nil {
+				fn.dvOther = append(fn.dvOther, c)
+				continue
+			}
+			*slot = c
+		}
+	}
+	return fn
+}
+
 // rowAction converts the one non-null top-level action column of a row.
-func rowAction(rv *rowView, root *pqNode) (Action, bool, error) {
+func (cs *checkpointSchema) rowAction(rv *rowView) (Action, bool, error) {
 	var a Action
-	for _, top := range root.fields {
-		if top.leaf || top.repeated != nil || !rv.present(top) {
+	found := ""
+	for _, top := range cs.root.fields {
+		if top.leaf || top.repeated != nil || top.skip || !rv.present(top) {
 			continue
 		}
-		v, err := rv.assemble(top)
-		if err != nil {
-			return a, false, err
+		if top.name == kindCommitInfo {
+			continue // never in checkpoints; ignore if a writer put it there
 		}
-		m, _ := v.(map[string]any)
-		if m == nil {
-			continue
+		if found != "" {
+			return a, false, fmt.Errorf("row holds two actions (%s and %s)", found, top.name)
 		}
-		if a.Kind() != "" || a.Unknown != nil {
-			return a, false, fmt.Errorf("row holds two actions (%s and %s)", a.Kind(), top.name)
-		}
+		found = top.name
+		var err error
 		switch top.name {
 		case kindAdd:
-			a.Add, err = addFromMap(m)
+			a.Add, err = cs.add.readAdd(rv)
 		case kindRemove:
-			a.Remove, err = removeFromMap(m)
-		case kindMetadata, kindProtocol, kindTxn, kindDomainMetadata, kindCheckpointMetadata, kindSidecar, kindCDC:
-			a, err = actionViaJSON(top.name, m)
-		case kindCommitInfo:
-			continue // never in checkpoints; ignore if a writer put it there
+			a.Remove, err = cs.remove.readRemove(rv)
 		default:
-			b, jerr := json.Marshal(map[string]any{top.name: m})
-			if jerr != nil {
-				return a, false, fmt.Errorf("%s: %w", top.name, jerr)
+			var v any
+			if v, err = rv.assemble(top); err != nil {
+				break
 			}
-			a.Unknown = b
+			m, _ := v.(map[string]any)
+			switch top.name {
+			case kindMetadata, kindProtocol, kindTxn, kindDomainMetadata, kindCheckpointMetadata, kindSidecar, kindCDC:
+				a, err = actionViaJSON(top.name, m)
+			default:
+				var b []byte
+				if b, err = json.Marshal(map[string]any{top.name: m}); err == nil {
+					a.Unknown = b
+				}
+			}
 		}
 		if err != nil {
 			return Action{}, false, fmt.Errorf("%s: %w", top.name, err)
 		}
 	}
-	return a, a.Kind() != "" || a.Unknown != nil, nil
+	return a, found != "", nil
+}
+
+// Typed leaf readers: ok is false when the node is absent or null.
+
+func (r *rowView) leaf(n *pqNode) (parquet.Value, bool) {
+	if n == nil || !n.leaf {
+		return parquet.Value{}, false
+	}
+	v := r.values(n.col)[0]
+	return v, v.DefinitionLevel() >= n.def
+}
+
+func (r *rowView) str(n *pqNode) (string, bool, error) {
+	v, ok := r.leaf(n)
+	if !ok {
+		return "", false, nil
+	}
+	if k := v.Kind(); k != parquet.ByteArray && k != parquet.FixedLenByteArray {
+		return "", false, fmt.Errorf("%s: want a string column, got %v", n.name, k)
+	}
+	return string(v.ByteArray()), true, nil
+}
+
+func (r *rowView) int64(n *pqNode) (*int64, error) {
+	v, ok := r.leaf(n)
+	if !ok {
+		return nil, nil
+	}
+	var i int64
+	switch v.Kind() {
+	case parquet.Int64:
+		i = v.Int64()
+	case parquet.Int32:
+		i = int64(v.Int32())
+	default:
+		return nil, fmt.Errorf("%s: want an integer column, got %v", n.name, v.Kind())
+	}
+	return &i, nil
+}
+
+func (r *rowView) bool(n *pqNode) (*bool, error) {
+	v, ok := r.leaf(n)
+	if !ok {
+		return nil, nil
+	}
+	if v.Kind() != parquet.Boolean {
+		return nil, fmt.Errorf("%s: want a boolean column, got %v", n.name, v.Kind())
+	}
+	b := v.Boolean()
+	return &b, nil
+}
+
+// stringMap reads a MAP<string,string> column; nil when null.
+func (r *rowView) stringMap(n *pqNode) (map[string]*string, error) {
+	if n == nil || !n.isMap {
+		if n != nil {
+			return nil, fmt.Errorf("%s: want a map column", n.name)
+		}
+		return nil, nil
+	}
+	keys := r.values(n.key.col)
+	if keys[0].DefinitionLevel() < n.def {
+		return nil, nil
+	}
+	out := make(map[string]*string, len(keys))
+	if keys[0].DefinitionLevel() < n.repeated.def {
+		return out, nil
+	}
+	vals := r.values(n.elem.col)
+	if len(vals) != len(keys) {
+		return nil, fmt.Errorf("%s: %d map keys but %d values", n.name, len(keys), len(vals))
+	}
+	for i, k := range keys {
+		if vals[i].DefinitionLevel() < n.elem.def {
+			out[string(k.ByteArray())] = nil
+			continue
+		}
+		s := string(vals[i].ByteArray())
+		out[string(k.ByteArray())] = &s
+	}
+	return out, nil
+}
+
+// common reads the fields add and remove share.
+func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
+	var f fileFields
+	var err error
+	var ok bool
+	if f.path, ok, err = rv.str(fn.path); err != nil {
+		return f, err
+	} else if !ok || f.path == "" {
+		return f, errors.New("file action without path")
+	}
+	if f.pv, err = rv.stringMap(fn.pv); err != nil {
+		return f, err
+	}
+	if f.pv == nil && fn.pvParsed != nil {
+		v, err := rv.assemble(fn.pvParsed)
+		if err != nil {
+			return f, err
+		}
+		if pp, ok := v.(map[string]any); ok {
+			f.pv = partitionStrings(pp)
+		}
+	}
+	if f.size, err = rv.int64(fn.size); err != nil {
+		return f, err
+	}
+	if f.stats, _, err = rv.str(fn.stats); err != nil {
+		return f, err
+	}
+	tags, err := rv.stringMap(fn.tags)
+	if err != nil {
+		return f, err
+	}
+	if tags != nil {
+		f.tags = make(map[string]string, len(tags))
+		for k, v := range tags {
+			if v != nil {
+				f.tags[k] = *v
+			}
+		}
+	}
+	if fn.dv != nil && rv.present(fn.dv) {
+		if f.dv, err = fn.readDV(rv); err != nil {
+			return f, fmt.Errorf("deletionVector: %w", err)
+		}
+	}
+	if f.baseRowID, err = rv.int64(fn.baseRowID); err != nil {
+		return f, err
+	}
+	if f.defaultRCV, err = rv.int64(fn.defaultRCV); err != nil {
+		return f, err
+	}
+	f.extra, err = extraFrom(rv, fn.other)
+	return f, err
+}
+
+// extraFrom assembles the non-null unknown columns as JSON fields.
+func extraFrom(rv *rowView, nodes []*pqNode) (Extra, error) {
+	var extra Extra
+	for _, n := range nodes {
+		v, err := rv.assemble(n)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.name, err)
+		}
+		if extra == nil {
+			extra = Extra{}
+		}
+		extra[n.name] = b
+	}
+	return extra, nil
+}
+
+func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
+	var dv DeletionVector
+	var err error
+	var ok bool
+	if dv.StorageType, ok, err = rv.str(fn.dvStorage); err != nil || !ok {
+		return nil, errors.Join(err, errors.New("descriptor without storageType"))
+	}
+	if dv.PathOrInlineDv, _, err = rv.str(fn.dvPath); err != nil {
+		return nil, err
+	}
+	off, err := rv.int64(fn.dvOffset)
+	if err != nil {
+		return nil, err
+	}
+	if off != nil {
+		o := int32(*off)
+		dv.Offset = &o
+	}
+	size, err := rv.int64(fn.dvSize)
+	if err != nil {
+		return nil, err
+	}
+	card, err := rv.int64(fn.dvCard)
+	if err != nil {
+		return nil, err
+	}
+	if size == nil || card == nil {
+		return nil, errors.New("descriptor lacks sizeInBytes or cardinality")
+	}
+	dv.SizeInBytes, dv.Cardinality = int32(*size), *card
+	if dv.Extra, err = extraFrom(rv, fn.dvOther); err != nil {
+		return nil, err
+	}
+	return &dv, nil
+}
+
+func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
+	f, err := fn.common(rv)
+	if err != nil {
+		return nil, err
+	}
+	a := &Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
+	if f.size != nil {
+		a.Size = *f.size
+	}
+	if mt, err := rv.int64(fn.modTime); err != nil {
+		return nil, err
+	} else if mt != nil {
+		a.ModificationTime = *mt
+	}
+	if dc, err := rv.bool(fn.dataChange); err != nil {
+		return nil, err
+	} else if dc != nil {
+		a.DataChange = *dc
+	}
+	if cp, ok, err := rv.str(fn.clusteringProvider); err != nil {
+		return nil, err
+	} else if ok {
+		a.ClusteringProvider = &cp
+	}
+	if a.Stats == "" && fn.statsParsed != nil {
+		v, err := rv.assemble(fn.statsParsed)
+		if err != nil {
+			return nil, err
+		}
+		if sp, ok := v.(map[string]any); ok {
+			a.ParsedStats = statsFromParsed(sp)
+		}
+	}
+	return a, nil
+}
+
+func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
+	f, err := fn.common(rv)
+	if err != nil {
+		return nil, err
+	}
+	r := &Remove{Path: f.path, PartitionValues: f.pv, Size: f.size, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
+	if r.DeletionTimestamp, err = rv.int64(fn.deletionTimestamp); err != nil {
+		return nil, err
+	}
+	if dc, err := rv.bool(fn.dataChange); err != nil {
+		return nil, err
+	} else if dc != nil {
+		r.DataChange = *dc
+	}
+	if r.ExtendedFileMetadata, err = rv.bool(fn.extendedMeta); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // actionViaJSON converts the rare non-file actions through their JSON
@@ -448,76 +831,6 @@ func actionViaJSON(kind string, m map[string]any) (Action, error) {
 		return Action{}, err
 	}
 	return ParseAction(b)
-}
-
-func mString(m map[string]any, k string) (string, error) {
-	switch v := m[k].(type) {
-	case nil:
-		return "", nil
-	case string:
-		return v, nil
-	default:
-		return "", fmt.Errorf("%s: want string, got %T", k, v)
-	}
-}
-
-func mInt64(m map[string]any, k string) (*int64, error) {
-	switch v := m[k].(type) {
-	case nil:
-		return nil, nil
-	case int64:
-		return &v, nil
-	default:
-		return nil, fmt.Errorf("%s: want integer, got %T", k, v)
-	}
-}
-
-func mBool(m map[string]any, k string) (*bool, error) {
-	switch v := m[k].(type) {
-	case nil:
-		return nil, nil
-	case bool:
-		return &v, nil
-	default:
-		return nil, fmt.Errorf("%s: want boolean, got %T", k, v)
-	}
-}
-
-func mStringMap(m map[string]any, k string) (map[string]*string, error) {
-	v, ok := m[k]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	mm, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want map, got %T", k, v)
-	}
-	out := make(map[string]*string, len(mm))
-	for key, e := range mm {
-		switch s := e.(type) {
-		case nil:
-			out[key] = nil
-		case string:
-			out[key] = &s
-		default:
-			return nil, fmt.Errorf("%s[%s]: want string, got %T", k, key, e)
-		}
-	}
-	return out, nil
-}
-
-func mTags(m map[string]any, k string) (map[string]string, error) {
-	sm, err := mStringMap(m, k)
-	if err != nil || sm == nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(sm))
-	for key, v := range sm {
-		if v != nil {
-			out[key] = *v
-		}
-	}
-	return out, nil
 }
 
 // fileFields are the fields common to add and remove read from a row.
@@ -531,59 +844,6 @@ type fileFields struct {
 	baseRowID  *int64
 	defaultRCV *int64
 	extra      Extra
-}
-
-func readFileFields(m map[string]any, known map[string]bool) (fileFields, error) {
-	var f fileFields
-	var err error
-	if f.path, err = mString(m, "path"); err != nil {
-		return f, err
-	}
-	if f.path == "" {
-		return f, errors.New("file action without path")
-	}
-	if f.pv, err = mStringMap(m, "partitionValues"); err != nil {
-		return f, err
-	}
-	if f.pv == nil {
-		if pp, ok := m["partitionValues_parsed"].(map[string]any); ok {
-			f.pv = partitionStrings(pp)
-		}
-	}
-	if f.size, err = mInt64(m, "size"); err != nil {
-		return f, err
-	}
-	if f.stats, err = mString(m, "stats"); err != nil {
-		return f, err
-	}
-	if f.tags, err = mTags(m, "tags"); err != nil {
-		return f, err
-	}
-	if dvm, ok := m["deletionVector"].(map[string]any); ok {
-		if f.dv, err = dvFromMap(dvm); err != nil {
-			return f, fmt.Errorf("deletionVector: %w", err)
-		}
-	}
-	if f.baseRowID, err = mInt64(m, "baseRowId"); err != nil {
-		return f, err
-	}
-	if f.defaultRCV, err = mInt64(m, "defaultRowCommitVersion"); err != nil {
-		return f, err
-	}
-	for k, v := range m {
-		if known[k] || v == nil {
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return f, fmt.Errorf("%s: %w", k, err)
-		}
-		if f.extra == nil {
-			f.extra = Extra{}
-		}
-		f.extra[k] = b
-	}
-	return f, nil
 }
 
 // partitionStrings renders typed partitionValues_parsed values in the
@@ -606,119 +866,6 @@ func partitionStrings(pp map[string]any) map[string]*string {
 		out[k] = &s
 	}
 	return out
-}
-
-func dvFromMap(m map[string]any) (*DeletionVector, error) {
-	var dv DeletionVector
-	var err error
-	if dv.StorageType, err = mString(m, "storageType"); err != nil {
-		return nil, err
-	}
-	if dv.PathOrInlineDv, err = mString(m, "pathOrInlineDv"); err != nil {
-		return nil, err
-	}
-	if off, err := mInt64(m, "offset"); err != nil {
-		return nil, err
-	} else if off != nil {
-		o := int32(*off)
-		dv.Offset = &o
-	}
-	size, err := mInt64(m, "sizeInBytes")
-	if err != nil {
-		return nil, err
-	}
-	card, err := mInt64(m, "cardinality")
-	if err != nil {
-		return nil, err
-	}
-	if size == nil || card == nil || dv.StorageType == "" {
-		return nil, errors.New("descriptor lacks storageType, sizeInBytes or cardinality")
-	}
-	dv.SizeInBytes, dv.Cardinality = int32(*size), *card
-	for k, v := range m {
-		switch k {
-		case "storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality":
-			continue
-		}
-		if v == nil {
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		if dv.Extra == nil {
-			dv.Extra = Extra{}
-		}
-		dv.Extra[k] = b
-	}
-	return &dv, nil
-}
-
-func knownSet(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-func addFromMap(m map[string]any) (*Add, error) {
-	known := knownSet("path", "partitionValues", "size", "modificationTime", "dataChange", "stats", "tags",
-		"deletionVector", "baseRowId", "defaultRowCommitVersion", "clusteringProvider", "stats_parsed", "partitionValues_parsed")
-	f, err := readFileFields(m, known)
-	if err != nil {
-		return nil, err
-	}
-	a := &Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
-		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
-	if f.size != nil {
-		a.Size = *f.size
-	}
-	if mt, err := mInt64(m, "modificationTime"); err != nil {
-		return nil, err
-	} else if mt != nil {
-		a.ModificationTime = *mt
-	}
-	if dc, err := mBool(m, "dataChange"); err != nil {
-		return nil, err
-	} else if dc != nil {
-		a.DataChange = *dc
-	}
-	if cp, err := mString(m, "clusteringProvider"); err != nil {
-		return nil, err
-	} else if cp != "" {
-		a.ClusteringProvider = &cp
-	}
-	if a.Stats == "" {
-		if sp, ok := m["stats_parsed"].(map[string]any); ok {
-			a.ParsedStats = statsFromParsed(sp)
-		}
-	}
-	return a, nil
-}
-
-func removeFromMap(m map[string]any) (*Remove, error) {
-	known := knownSet("path", "deletionTimestamp", "dataChange", "extendedFileMetadata", "partitionValues", "size",
-		"stats", "tags", "deletionVector", "baseRowId", "defaultRowCommitVersion", "stats_parsed", "partitionValues_parsed")
-	f, err := readFileFields(m, known)
-	if err != nil {
-		return nil, err
-	}
-	r := &Remove{Path: f.path, PartitionValues: f.pv, Size: f.size, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
-		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
-	if r.DeletionTimestamp, err = mInt64(m, "deletionTimestamp"); err != nil {
-		return nil, err
-	}
-	if dc, err := mBool(m, "dataChange"); err != nil {
-		return nil, err
-	} else if dc != nil {
-		r.DataChange = *dc
-	}
-	if r.ExtendedFileMetadata, err = mBool(m, "extendedFileMetadata"); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // statsFromParsed converts a checkpoint's stats_parsed struct to Stats,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -93,7 +94,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		return nil, err
 	}
 
-	r := newReplay()
+	r := newReplay(len(cpActions))
 	if cp != nil {
 		if err := r.apply(cpActions, true); err != nil {
 			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].key, err)
@@ -124,12 +125,12 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	for _, a := range r.adds {
 		snap.Files = append(snap.Files, a)
 	}
-	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
+	slices.SortFunc(snap.Files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
 	snap.Tombstones = make([]*Remove, 0, len(r.removes))
 	for _, rm := range r.removes {
 		snap.Tombstones = append(snap.Tombstones, rm)
 	}
-	sort.Slice(snap.Tombstones, func(i, j int) bool { return snap.Tombstones[i].Path < snap.Tombstones[j].Path })
+	slices.SortFunc(snap.Tombstones, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
 	if err := parseAllStats(snap.Files); err != nil {
 		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
 	}
@@ -203,9 +204,9 @@ type replay struct {
 	domains  map[string]DomainMetadata
 }
 
-func newReplay() *replay {
+func newReplay(sizeHint int) *replay {
 	return &replay{
-		adds:    map[fileKey]*Add{},
+		adds:    make(map[fileKey]*Add, sizeHint),
 		removes: map[fileKey]*Remove{},
 		txns:    map[string]Txn{},
 		domains: map[string]DomainMetadata{},

@@ -1,27 +1,61 @@
 package delta
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // ParseStats parses an add.stats JSON string. Numbers are kept as
 // json.Number so that longs and decimals keep their exact text; dates,
-// timestamps and strings stay strings. An empty string yields (nil, nil):
-// missing stats mean "unknown", never "empty".
+// timestamps and strings stay strings; nested structs are nested maps. An
+// empty string yields (nil, nil): missing stats mean "unknown", never
+// "empty".
+//
+// Snapshots parse the stats of every live file, so this is a small
+// dedicated JSON parser: keys, numbers and escape-free strings share the
+// memory of s instead of being copied.
 func ParseStats(s string) (*Stats, error) {
 	if s == "" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
+	p := statsParser{s: s}
 	var st Stats
-	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("parse stats: %w", err)
+	p.ws()
+	if !p.eat('{') {
+		return nil, p.fail("want an object")
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("parse stats: trailing data after the stats object")
+	p.ws()
+	if !p.eat('}') {
+		for {
+			key, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if !p.eat(':') {
+				return nil, p.fail("want ':'")
+			}
+			p.ws()
+			if err := p.field(&st, key); err != nil {
+				return nil, err
+			}
+			p.ws()
+			if p.eat(',') {
+				p.ws()
+				continue
+			}
+			if p.eat('}') {
+				break
+			}
+			return nil, p.fail("want ',' or '}'")
+		}
+	}
+	p.ws()
+	if p.i != len(p.s) {
+		return nil, p.fail("trailing data after the stats object")
 	}
 	return &st, nil
 }
@@ -33,4 +67,268 @@ func (a *Add) LiveRows() (int64, bool) {
 		return 0, false
 	}
 	return *a.ParsedStats.NumRecords - a.NumDeleted(), true
+}
+
+type statsParser struct {
+	s string
+	i int
+}
+
+func (p *statsParser) fail(msg string) error {
+	return fmt.Errorf("parse stats: offset %d: %s", p.i, msg)
+}
+
+func (p *statsParser) ws() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *statsParser) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *statsParser) field(st *Stats, key string) error {
+	switch key {
+	case "numRecords":
+		v, err := p.value(0)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return nil
+		}
+		num, ok := v.(json.Number)
+		if !ok {
+			return p.fail("numRecords is not a number")
+		}
+		n, err := strconv.ParseInt(string(num), 10, 64)
+		if err != nil {
+			return p.fail("numRecords: " + err.Error())
+		}
+		st.NumRecords = &n
+	case "tightBounds":
+		v, err := p.value(0)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return nil
+		}
+		b, ok := v.(bool)
+		if !ok {
+			return p.fail("tightBounds is not a boolean")
+		}
+		st.TightBounds = &b
+	case "minValues", "maxValues", "nullCount":
+		v, err := p.value(0)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return p.fail(key + " is not an object")
+		}
+		dst := &st.NullCount
+		switch key {
+		case "minValues":
+			dst = &st.MinValues
+		case "maxValues":
+			dst = &st.MaxValues
+		}
+		if *dst == nil {
+			*dst = m
+		} else {
+			// A repeated key merges, as encoding/json does for map fields.
+			for k, v := range m {
+				(*dst)[k] = v
+			}
+		}
+	default:
+		// Unknown statistics are skipped (validated, not kept).
+		if _, err := p.value(0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const maxStatsDepth = 64
+
+// value parses any JSON value: objects as map[string]any, arrays as
+// []any, numbers as json.Number, strings, booleans and nil.
+func (p *statsParser) value(depth int) (any, error) {
+	if depth > maxStatsDepth {
+		return nil, p.fail("nesting too deep")
+	}
+	if p.i >= len(p.s) {
+		return nil, p.fail("unexpected end")
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		p.i++
+		m := map[string]any{}
+		p.ws()
+		if p.eat('}') {
+			return m, nil
+		}
+		for {
+			p.ws()
+			k, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if !p.eat(':') {
+				return nil, p.fail("want ':'")
+			}
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if p.eat('}') {
+				return m, nil
+			}
+			return nil, p.fail("want ',' or '}'")
+		}
+	case c == '[':
+		p.i++
+		var a []any
+		p.ws()
+		if p.eat(']') {
+			return []any{}, nil
+		}
+		for {
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if p.eat(']') {
+				return a, nil
+			}
+			return nil, p.fail("want ',' or ']'")
+		}
+	case c == '"':
+		return p.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	default:
+		for _, lit := range []struct {
+			text string
+			v    any
+		}{{"true", true}, {"false", false}, {"null", nil}} {
+			if len(p.s)-p.i >= len(lit.text) && p.s[p.i:p.i+len(lit.text)] == lit.text {
+				p.i += len(lit.text)
+				return lit.v, nil
+			}
+		}
+		return nil, p.fail(fmt.Sprintf("unexpected character %q", c))
+	}
+}
+
+// number scans a JSON number per RFC 8259.
+func (p *statsParser) number() (json.Number, error) {
+	start := p.i
+	p.eat('-')
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.eat('0') {
+		// no leading zeros
+	} else if digits() == 0 {
+		return "", p.fail("malformed number")
+	}
+	if p.eat('.') && digits() == 0 {
+		return "", p.fail("malformed number")
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if !p.eat('+') {
+			p.eat('-')
+		}
+		if digits() == 0 {
+			return "", p.fail("malformed number")
+		}
+	}
+	return json.Number(p.s[start:p.i]), nil
+}
+
+// str scans a JSON string; escape-free strings are substrings of the input.
+func (p *statsParser) str() (string, error) {
+	if !p.eat('"') {
+		return "", p.fail("want a string")
+	}
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			out := p.s[start:p.i]
+			p.i++
+			if !utf8.ValidString(out) {
+				// encoding/json semantics: invalid bytes become U+FFFD.
+				var fixed string
+				if err := json.Unmarshal([]byte(p.s[start-1:p.i]), &fixed); err != nil {
+					return "", p.fail(err.Error())
+				}
+				return fixed, nil
+			}
+			return out, nil
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return "", p.fail("control character in string")
+		}
+		p.i++
+	}
+	return "", p.fail("unterminated string")
+}
+
+// escapedStr finishes a string with escapes via encoding/json.
+func (p *statsParser) escapedStr(start int) (string, error) {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case '\\':
+			p.i += 2
+			continue
+		case '"':
+			var out string
+			if err := json.Unmarshal([]byte(p.s[start-1:p.i+1]), &out); err != nil {
+				return "", p.fail(err.Error())
+			}
+			p.i++
+			return out, nil
+		}
+		p.i++
+	}
+	return "", errors.New("parse stats: unterminated string")
 }
