@@ -23,7 +23,7 @@ EMU_S3_ACCESS_KEY=compactord-test
 EMU_S3_SECRET_KEY=compactord-test-secret
 # Azurite's documented, public development account key.
 EMU_AZURE_ACCOUNT=devstoreaccount1
-EMU_AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UKCb/v0LZQ7CaaS3sgWsJu/jrd+6ixAr7HQ=='
+EMU_AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 
 emu_log() { echo "emulators: $*" >&2; }
 
