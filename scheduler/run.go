@@ -120,7 +120,7 @@ func loadWritable(ctx context.Context, t *delta.Table, version int64, opts RunOp
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", t.URL, err)
 	}
-	if err := writable(snap); err != nil {
+	if err := delta.Writable(snap); err != nil {
 		return nil, commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
 	}
 	return snap, nil
@@ -297,27 +297,4 @@ func abort(ctx context.Context, results []*writer.Result, log hclog.Logger) {
 			log.Warn("abort rewrite outputs", "error", err)
 		}
 	}
-}
-
-// writable is the table-feature gate applied before planning: compactord
-// rewrites files only on tables whose every feature it honours. It refuses,
-// naming the feature, anything else. (delta.Writable will replace this
-// stopgap once it lands.)
-func writable(snap *delta.Snapshot) error {
-	p := snap.Protocol
-	if p.MinReaderVersion > 3 || p.MinWriterVersion > 7 {
-		return fmt.Errorf("protocol (%d, %d) is newer than this build supports", p.MinReaderVersion, p.MinWriterVersion)
-	}
-	ok := map[string]bool{
-		"appendOnly": true, "invariants": true, "checkConstraints": true, "changeDataFeed": true,
-		"generatedColumns": true, "allowColumnDefaults": true, "identityColumns": true,
-		"deletionVectors": true, "domainMetadata": true, "inCommitTimestamp": true,
-		"columnMapping": true, "timestampNtz": true, "v2Checkpoint": true, "vacuumProtocolCheck": true,
-	}
-	for _, f := range append(append([]string{}, p.ReaderFeatures...), p.WriterFeatures...) {
-		if !ok[f] {
-			return fmt.Errorf("table feature %q is not supported by compactord's writer", f)
-		}
-	}
-	return nil
 }

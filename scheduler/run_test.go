@@ -570,3 +570,19 @@ func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 	}
 	wantIDs(t, tbl, func() map[int64]bool { m := idSet(files...); delete(m, 5); delete(m, 6); return m }())
 }
+
+func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
+	ctx := context.Background()
+	tbl := newTestTable(t, "file://"+t.TempDir(), idRange(0, 10), idRange(10, 10))
+	p := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","domainMetadata","rowTracking"]}}`
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(p+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Compact(ctx, tbl, binpackOpts())
+	if err == nil || !strings.Contains(err.Error(), "rowTracking") || commit.Class(err) != commit.Halt {
+		t.Fatalf("err %v (class %v), want a halt naming rowTracking", err, commit.Class(err))
+	}
+	if latest(t, tbl).Version != 1 {
+		t.Fatal("table written")
+	}
+}
