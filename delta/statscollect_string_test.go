@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"math/big"
 	"strings"
 	"testing"
 
@@ -146,4 +147,78 @@ func BenchmarkStatsCollectorObserve(b *testing.B) {
 		c.ObserveRows(rows)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+}
+
+func TestStatsWideDecimalFromFixedLenBytes(t *testing.T) {
+	const schemaJSON = `{"type":"struct","fields":[{"name":"d","type":"decimal(20,2)","nullable":true,"metadata":{}}]}`
+	schema, err := ParseSchema(schemaJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq := parquet.NewSchema("spark_schema", parquet.Group{
+		"d": parquet.Optional(parquet.Decimal(2, 20, parquet.FixedLenByteArrayType(9))),
+	})
+	meta := &Metadata{SchemaString: schemaJSON}
+	c, err := NewStatsCollector(meta, schema, pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twos := func(v string) []byte {
+		n, _ := new(big.Int).SetString(v, 10)
+		if n.Sign() < 0 {
+			n.Add(n, new(big.Int).Lsh(big.NewInt(1), 72))
+		}
+		b := make([]byte, 9)
+		return n.FillBytes(b)
+	}
+	for _, unscaled := range []string{"5", "-1234567", "99999999999999999999", "-3"} {
+		c.Observe(parquet.Row{parquet.FixedLenByteArrayValue(twos(unscaled)).Level(0, 1, 0)})
+	}
+	c.Observe(parquet.Row{parquet.NullValue().Level(0, 0, 0)})
+	got, _ := c.Finish()
+	want := `{"numRecords":5,"minValues":{"d":-12345.67},"maxValues":{"d":999999999999999999.99},"nullCount":{"d":1}}`
+	if got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
+	const schemaJSON = `{"type":"struct","fields":[
+ {"name":"a_ms","type":"timestamp","nullable":true,"metadata":{}},
+ {"name":"b_ns","type":"timestamp","nullable":true,"metadata":{}},
+ {"name":"c_ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},
+ {"name":"d_day","type":"date","nullable":true,"metadata":{}}]}`
+	schema, err := ParseSchema(schemaJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// parquet.Group orders fields by name, so the names sort in schema order.
+	pq := parquet.NewSchema("spark_schema", parquet.Group{
+		"a_ms":  parquet.Optional(parquet.Timestamp(parquet.Millisecond)),
+		"b_ns":  parquet.Optional(parquet.Timestamp(parquet.Nanosecond)),
+		"c_ntz": parquet.Optional(parquet.TimestampAdjusted(parquet.Microsecond, false)),
+		"d_day": parquet.Optional(parquet.Date()),
+	})
+	c, err := NewStatsCollector(&Metadata{SchemaString: schemaJSON}, schema, pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(ms, ns, us int64, day int32) parquet.Row {
+		return parquet.Row{
+			parquet.Int64Value(ms).Level(0, 1, 0),
+			parquet.Int64Value(ns).Level(0, 1, 1),
+			parquet.Int64Value(us).Level(0, 1, 2),
+			parquet.Int32Value(day).Level(0, 1, 3),
+		}
+	}
+	c.Observe(row(1500, 4_000_500_000, 1_999_999, 0))
+	c.Observe(row(-1, -1, -1, -1)) // just before the epoch: truncation floors
+	got, _ := c.Finish()
+	want := `{"numRecords":2,` +
+		`"minValues":{"a_ms":"1969-12-31T23:59:59.999Z","b_ns":"1969-12-31T23:59:59.999Z","c_ntz":"1969-12-31T23:59:59.999","d_day":"1969-12-31"},` +
+		`"maxValues":{"a_ms":"1970-01-01T00:00:01.500Z","b_ns":"1970-01-01T00:00:04.000Z","c_ntz":"1970-01-01T00:00:01.999","d_day":"1970-01-01"},` +
+		`"nullCount":{"a_ms":0,"b_ns":0,"c_ntz":0,"d_day":0}}`
+	if got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
 }
