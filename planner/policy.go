@@ -55,7 +55,7 @@ const (
 	// DefaultMinCubeSize is Delta's minCubeSize threshold (100 GiB): cubes at
 	// least this large are not merged by incremental clustering.
 	DefaultMinCubeSize int64 = 100 << 30
-	// DefaultCubeMergeRatio is DefaultPolicy's CubeMergeRatio. Measured with
+	// DefaultCubeMergeRatio is the CubeMergeRatio used when it is 0. Measured with
 	// bench/clustering.sh (auto, Delta's size ratios scaled down): 2 cut the
 	// bytes rewritten by ~31% against merging every partial cube (ratio 0)
 	// with the same pruning; 1 cut ~37% but pruning got 7% worse; 0.5 cut
@@ -125,8 +125,9 @@ type Policy struct {
 	// Z-cubes are taken smallest first, each only while its logical size is
 	// at most CubeMergeRatio x the bytes already in the job (the new
 	// unclustered data plus the cubes taken so far), so a little new data no
-	// longer rewrites every partial cube. 0 means Delta's behaviour: every
-	// partial cube is merged on every clustering run.
+	// longer rewrites every partial cube. 0 means DefaultCubeMergeRatio; a
+	// negative value means Delta's behaviour: every partial cube is merged
+	// on every clustering run.
 	CubeMergeRatio float64
 	// Full re-clusters every file (OPTIMIZE FULL). Only with auto or zcube.
 	Full bool
@@ -197,8 +198,8 @@ func (p Policy) Validate() error {
 	if math.IsNaN(p.MaxRelativeFileRange) || p.MaxRelativeFileRange < 0 || p.MaxRelativeFileRange > 1 {
 		return bad("max relative file range %v is outside [0, 1]", p.MaxRelativeFileRange)
 	}
-	if math.IsNaN(p.CubeMergeRatio) || p.CubeMergeRatio < 0 {
-		return bad("cube merge ratio %v is negative", p.CubeMergeRatio)
+	if math.IsNaN(p.CubeMergeRatio) {
+		return bad("cube merge ratio is NaN")
 	}
 	if p.Full && p.Strategy != "" && p.Strategy != StrategyAuto && p.Strategy != StrategyZCube {
 		return bad("full clustering needs strategy auto or zcube, not %s", p.Strategy)
@@ -241,7 +242,7 @@ func validPath(path []string) error {
 type settings struct {
 	Policy
 	target, minSize, maxUnclustered, minCube int64
-	maxDeletedRatio, maxRelRange             float64
+	maxDeletedRatio, maxRelRange, cubeRatio  float64
 }
 
 func resolve(p Policy, tableConfig map[string]string) (settings, error) {
@@ -269,6 +270,10 @@ func resolve(p Policy, tableConfig map[string]string) (settings, error) {
 	s.maxDeletedRatio = p.MaxDeletedRowsRatio
 	if s.maxDeletedRatio == 0 {
 		s.maxDeletedRatio = DefaultMaxDeletedRowsRatio
+	}
+	s.cubeRatio = p.CubeMergeRatio
+	if s.cubeRatio == 0 {
+		s.cubeRatio = DefaultCubeMergeRatio
 	}
 	s.maxRelRange = p.MaxRelativeFileRange
 	if s.maxRelRange == 0 {

@@ -79,7 +79,7 @@ func (st *state) zcube() {
 			}
 			partials = append(partials, u)
 		}
-		if !full && st.s.CubeMergeRatio > 0 {
+		if !full && st.s.cubeRatio > 0 {
 			partials = st.tier(units, partials)
 		}
 		units = append(units, partials...)
@@ -166,7 +166,7 @@ func (st *state) tier(uncl, partials []*cubeUnit) []*cubeUnit {
 	}
 	take := map[*cubeUnit]bool{}
 	for i, u := range bySize {
-		if (i == 0 && acc == 0) || float64(u.size) <= st.s.CubeMergeRatio*float64(acc) {
+		if (i == 0 && acc == 0) || float64(u.size) <= st.s.cubeRatio*float64(acc) {
 			take[u] = true
 			acc += u.size
 			continue

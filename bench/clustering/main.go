@@ -356,7 +356,7 @@ func main() {
 	flag.IntVar(&cfg.rangeBuckets, "range-buckets", 1000, "range ids per column (Delta: rangeId.max 1000)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
-	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (0 = Delta: merge every partial cube)")
+	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (negative = Delta: merge every partial cube)")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
