@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,18 @@ const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nulla
 // newTestTable creates a DV-enabled table at url whose version 0 holds one
 // file per ids slice.
 func newTestTable(t testing.TB, url string, files ...[]int64) *delta.Table {
+	return newTableWith(t, url, tableSpec{}, files...)
+}
+
+// tableSpec adds features and properties to a generated table.
+type tableSpec struct {
+	writerFeatures []string
+	config         map[string]string
+	// ict, when set, is version 0's inCommitTimestamp.
+	ict int64
+}
+
+func newTableWith(t testing.TB, url string, spec tableSpec, files ...[]int64) *delta.Table {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := delta.OpenTable(ctx, url)
@@ -39,10 +52,20 @@ func newTestTable(t testing.TB, url string, files ...[]int64) *delta.Table {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
+	wf, _ := json.Marshal(append([]string{"deletionVectors"}, spec.writerFeatures...))
+	conf := map[string]string{"delta.enableDeletionVectors": "true"}
+	for k, v := range spec.config {
+		conf[k] = v
+	}
+	cj, _ := json.Marshal(conf)
+	ci := `{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`
+	if spec.ict != 0 {
+		ci = fmt.Sprintf(`{"commitInfo":{"inCommitTimestamp":%d,"timestamp":%d,"operation":"CREATE TABLE","txnId":"create"}}`, spec.ict, spec.ict)
+	}
 	lines := []string{
-		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
-		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
-		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.enableDeletionVectors":"true"},"createdTime":1}}`, uuid.NewString(), testSchema),
+		ci,
+		fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":%s}}`, wf),
+		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), testSchema, cj),
 	}
 	for _, ids := range files {
 		a := writeDataFile(t, tbl, ids)
@@ -585,4 +608,28 @@ func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 	if latest(t, tbl).Version != 1 {
 		t.Fatal("table written")
 	}
+}
+
+func TestCompactWritesMonotonicInCommitTimestamps(t *testing.T) {
+	ctx := context.Background()
+	future := int64(4_000_000_000_000) // far ahead of the wall clock
+	tbl := newTableWith(t, "file://"+t.TempDir(), tableSpec{writerFeatures: []string{"inCommitTimestamp"},
+		config: map[string]string{"delta.enableInCommitTimestamps": "true"}, ict: future}, idRange(0, 10), idRange(10, 10))
+	opts := binpackOpts()
+	// Lose one race to a DELETE (which itself must follow the ICT rule).
+	opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 3) })
+	res, err := Compact(ctx, tbl, opts)
+	if err != nil || res.CommittedVersion != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	prev := future
+	for v := int64(1); v <= 2; v++ {
+		acts := committed(t, tbl, v)
+		ict, ok := acts[0].CommitInfo.InCommitTimestamp()
+		if !ok || ict != prev+1 {
+			t.Fatalf("version %d inCommitTimestamp %d (present %v), want %d", v, ict, ok, prev+1)
+		}
+		prev = ict
+	}
+	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 20)); delete(m, 3); return m }())
 }
