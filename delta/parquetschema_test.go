@@ -183,7 +183,7 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 			}
 			var before, after []string
 			for i, a := range snap.Files {
-				s, err := OpenFileScan(context.Background(), src, snap, a, ScanOptions{})
+				s, err := OpenFileScan(context.Background(), src, snap, a, ScanOptions{ReuseRows: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -222,9 +222,12 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				re := &Add{Path: out, PartitionValues: a.PartitionValues, Size: int64(buf.Len())}
-				s2, err := OpenFileScan(context.Background(), dst, snap, re, ScanOptions{})
+				s2, err := OpenFileScan(context.Background(), dst, snap, re, ScanOptions{ReuseRows: true})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if !s2.fast {
+					t.Errorf("a file written with DataSchema is not read on the identity path")
 				}
 				for {
 					n, err := s2.ReadRows(rows, nil)

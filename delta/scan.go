@@ -43,6 +43,16 @@ type FileScan struct {
 	srcBuf   []parquet.Row
 	colStart []int
 	done     bool
+	ra       *blobReaderAt
+
+	// slab and arena hold the values and bytes of returned rows.
+	slab  []parquet.Value
+	arena arena
+	// reuse recycles slab and arena on every ReadRows call.
+	reuse bool
+	// fast is set when the file's schema is the data schema itself (same
+	// columns, levels and types): rows are copied value by value.
+	fast bool
 }
 
 // ScanOptions tune a FileScan.
@@ -51,6 +61,11 @@ type ScanOptions struct {
 	// per column chunk (default DefaultReadBufferSize, lowered for wide
 	// tables so that one scan buffers at most 64 MiB).
 	ReadBufferSize int
+	// ReuseRows makes the rows returned by ReadRows valid only until the
+	// next ReadRows call, which then recycles their storage. Streaming
+	// callers that consume rows immediately (a parquet writer copies what it
+	// is given) avoid allocating per batch.
+	ReuseRows bool
 	// DV, when non-nil, is used as the file's deleted rows instead of
 	// reading add.DeletionVector (callers that already loaded it).
 	DV *roaring64.Bitmap
@@ -102,6 +117,9 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		schema: ds.schema, shape: ds, key: name, plans: plans,
 		file: f, rowGroups: f.RowGroups(), numRows: f.NumRows(),
 		colStart: make([]int, len(f.Schema().Columns())+1),
+		ra:       ra,
+		reuse:    opts.ReuseRows,
+		fast:     isIdentityPlan(plans, len(f.Schema().Columns())),
 	}
 	var total int64
 	for _, rg := range s.rowGroups {
@@ -190,8 +208,11 @@ func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err err
 	if len(s.srcBuf) < len(rows) {
 		s.srcBuf = make([]parquet.Row, len(rows))
 	}
-	var out []parquet.Value
-	a := &arena{}
+	if s.reuse {
+		// Rows of the previous call are dead: recycle their storage.
+		s.slab = s.slab[:0]
+		s.arena.reset()
+	}
 	for n < len(rows) {
 		if s.done {
 			return n, io.EOF
@@ -208,25 +229,32 @@ func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err err
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return n, fmt.Errorf("data file %s: row group %d: %w", s.key, s.rg, rerr)
 		}
-		if out == nil && m > 0 {
-			size := 0
-			for _, r := range s.srcBuf[:m] {
-				size += len(r)
-			}
-			out = make([]parquet.Value, 0, size*want/m+len(s.plans))
-		}
 		for i := 0; i < m; i++ {
 			idx := s.next
 			s.next++
 			if s.dv != nil && s.dv.Contains(uint64(idx)) {
 				continue
 			}
-			start := len(out)
-			out, err = s.convertRow(out, s.srcBuf[i], a)
-			if err != nil {
-				return n, fmt.Errorf("data file %s: row %d: %w", s.key, idx, err)
+			src := s.srcBuf[i]
+			if need := len(src) + len(s.plans); cap(s.slab)-len(s.slab) < need {
+				if s.reuse && len(s.slab) == 0 {
+					s.slab = make([]parquet.Value, 0, max(need*want, 4096))
+				} else if !s.reuse {
+					// Earlier rows keep the old slab; never write it again.
+					s.slab = make([]parquet.Value, 0, max(need*(want-n), slabValues))
+				}
 			}
-			rows[n] = out[start:len(out):len(out)]
+			start := len(s.slab)
+			var err error
+			if s.fast {
+				s.slab = s.copyRow(s.slab, src)
+			} else {
+				s.slab, err = s.convertRow(s.slab, src)
+				if err != nil {
+					return n, fmt.Errorf("data file %s: row %d: %w", s.key, idx, err)
+				}
+			}
+			rows[n] = s.slab[start:len(s.slab):len(s.slab)]
 			if physIdx != nil {
 				physIdx[n] = idx
 			}
@@ -243,8 +271,31 @@ func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err err
 	return n, nil
 }
 
+// slabValues is the minimum size of a value slab (about 1.5 MiB).
+const slabValues = 64 << 10
+
+// copyRow copies a row whose file schema is the data schema itself: only
+// byte arrays need copying out of the file's buffers.
+func (s *FileScan) copyRow(out []parquet.Value, row parquet.Row) []parquet.Value {
+	for _, v := range row {
+		switch v.Kind() {
+		case parquet.ByteArray:
+			if !v.IsNull() {
+				v = parquet.ByteArrayValue(s.arena.copy(v.ByteArray())).Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+			}
+		case parquet.FixedLenByteArray:
+			if !v.IsNull() {
+				v = parquet.FixedLenByteArrayValue(s.arena.copy(v.ByteArray())).Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // convertRow appends the target values of one file row to out.
-func (s *FileScan) convertRow(out []parquet.Value, row parquet.Row, a *arena) ([]parquet.Value, error) {
+func (s *FileScan) convertRow(out []parquet.Value, row parquet.Row) ([]parquet.Value, error) {
+	a := &s.arena
 	// Values of a row are grouped by column in column order.
 	cs := s.colStart
 	for i := range cs {
@@ -270,6 +321,14 @@ func (s *FileScan) convertRow(out []parquet.Value, row parquet.Row, a *arena) ([
 		i := cs[lp.srcCol]
 		if i < 0 {
 			return out, fmt.Errorf("column %s has no values", lp.tgt.path)
+		}
+		if lp.direct {
+			j := i
+			for j < len(row) && row[j].Column() == lp.srcCol {
+				j++
+			}
+			out = s.copyRow(out, row[i:j])
+			continue
 		}
 		for ; i < len(row) && row[i].Column() == lp.srcCol; i++ {
 			v := row[i]
@@ -312,6 +371,8 @@ type blobReaderAt struct {
 	bucket *blob.Bucket
 	key    string
 	size   int64
+	// reads counts range reads (GETs), for benchmarks.
+	reads int
 }
 
 func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
@@ -322,6 +383,7 @@ func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if off+length > r.size {
 		length = r.size - off
 	}
+	r.reads++
 	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, length, nil)
 	if err != nil {
 		return 0, err

@@ -21,6 +21,9 @@ type arena struct{ buf []byte }
 
 const arenaChunk = 256 << 10
 
+// reset recycles the current chunk (only when no returned row still uses it).
+func (a *arena) reset() { a.buf = a.buf[:0] }
+
 func (a *arena) copy(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte{}
@@ -282,4 +285,43 @@ func decimalToBytes(u *big.Int, width int) []byte {
 	t.Add(t, u)
 	t.FillBytes(out)
 	return out
+}
+
+// sameLeafType reports whether file values of srcNode are already values of
+// the target type as compactord writes it (same physical type, same
+// decimal scale and width, timestamps in microseconds).
+func sameLeafType(srcNode parquet.Node, dt *DataType) bool {
+	si := describeSrc(srcNode)
+	switch dt.Name {
+	case "boolean":
+		return si.kind == parquet.Boolean
+	case "byte", "short", "integer", "date":
+		return si.kind == parquet.Int32 && si.decimal == nil
+	case "long":
+		return si.kind == parquet.Int64 && si.decimal == nil && si.ts == nil
+	case "float":
+		return si.kind == parquet.Float
+	case "double":
+		return si.kind == parquet.Double
+	case "string", "binary":
+		return si.kind == parquet.ByteArray
+	case "timestamp", "timestamp_ntz":
+		if si.kind != parquet.Int64 || si.ts == nil {
+			return false
+		}
+		_, micros := si.ts.Unit.Value.(*format.MicroSeconds)
+		return micros
+	case "decimal":
+		if si.decimal == nil || int(si.decimal.Scale) != dt.Scale {
+			return false
+		}
+		switch {
+		case dt.Precision <= 9:
+			return si.kind == parquet.Int32
+		case dt.Precision <= 18:
+			return si.kind == parquet.Int64
+		}
+		return si.kind == parquet.FixedLenByteArray && srcNode.Type().Length() == decimalBytes(dt.Precision)
+	}
+	return false
 }

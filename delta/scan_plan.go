@@ -43,6 +43,12 @@ type leafPlan struct {
 	repMap    []int
 	tgtMaxDef int
 	conv      valueConv
+	// sameType is set when the file value needs no conversion (byte
+	// arrays are still copied).
+	sameType bool
+	// direct is set when values are copied unchanged (same type, levels
+	// and column index).
+	direct bool
 	// nullStepPath names the required step a -1 defMap entry violates.
 	nullStepPath []string
 }
@@ -345,6 +351,8 @@ func (p *scanPlanner) finishLeaf(tn *shapeNode, src parquet.Node, srcPath []stri
 			return fmt.Errorf("data file %s: column %s: %w", p.file, tn.path, err)
 		}
 		lp.conv = conv
+		lp.sameType = sameLeafType(lc.Node, tn.dt)
+		lp.direct = lp.sameType && lp.srcCol == tn.col && identityLevels(lp)
 	}
 	p.plans = append(p.plans, lp)
 	return nil
@@ -366,4 +374,33 @@ func nodeAt(s *parquet.Schema, path []string) parquet.Node {
 		n = next
 	}
 	return n
+}
+
+// isIdentityPlan reports whether a file with srcCols columns converts to the
+// data schema without any change: every target leaf is the file column of
+// the same index, with the same levels and type.
+func isIdentityPlan(plans []*leafPlan, srcCols int) bool {
+	if len(plans) != srcCols {
+		return false
+	}
+	for i, lp := range plans {
+		if !lp.direct || lp.srcCol != i {
+			return false
+		}
+	}
+	return true
+}
+
+func identityLevels(lp *leafPlan) bool {
+	for d, td := range lp.defMap {
+		if td != d {
+			return false
+		}
+	}
+	for r, tr := range lp.repMap {
+		if tr != r {
+			return false
+		}
+	}
+	return true
 }
