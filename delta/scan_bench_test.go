@@ -64,8 +64,8 @@ func benchScanFile(b *testing.B, snap *Snapshot) (dir, name string, size, rows i
 			parquet.Int64Value(int64(i)).Level(0, 1, 0),
 			parquet.Int32Value(rng.Int31()).Level(0, 1, 1),
 			parquet.DoubleValue(rng.Float64()).Level(0, 1, 2),
-			parquet.ByteArrayValue(str(24 + rng.Intn(24))).Level(0, 1, 3),
-			parquet.Int64Value(1_700_000_000_000_000 + int64(i)*1000).Level(0, 1, 4),
+			parquet.ByteArrayValue(str(24+rng.Intn(24))).Level(0, 1, 3),
+			parquet.Int64Value(1_700_000_000_000_000+int64(i)*1000).Level(0, 1, 4),
 			parquet.Int64Value(rng.Int63()).Level(0, 2, 5),
 			parquet.ByteArrayValue(str(8)).Level(0, 2, 6),
 		})
