@@ -5,6 +5,21 @@
 // the jobs that truly conflict), bounded retries and in-commit timestamps.
 // It also holds a deletion-vector DELETE writer used by tests and the demo.
 //
+// A compaction (CommitCompaction) commits only commitInfo, remove
+// (dataChange=false) and add (dataChange=false) actions, so Delta checks it at
+// snapshot isolation. Each winner after the read version is classified once:
+// protocol/metadata change -> the attempt is abandoned (ErrMetadataChanged);
+// a source removed and re-added at the same path with a new DV -> the new
+// deletions are remapped onto the output (RemapForward) and our tombstone is
+// re-pointed at the winner's post-image; a source removed otherwise -> only
+// its job is dropped; anything else -> no conflict.
+//
+// Tombstones carry Databricks' compactedInto/compactionInfo tags so other
+// engines can reconcile against our rewrite, except on re-pointed tombstones:
+// their DV is the winner's, not the one the run offsets were computed with,
+// so a reader using the tag would misplace rows. Without the tag such a
+// reader falls back to a conflict, which is safe.
+//
 // It must not plan or rewrite data: jobs arrive already written by package
 // writer, and this package only decides what can be committed and how.
 package commit
