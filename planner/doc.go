@@ -15,7 +15,9 @@
 //     clustering column before packing, no sort, outputs stay unclustered;
 //   - zcube: Hilbert (or Z-order for one column) clustering of unclustered
 //     files and of Z-cubes smaller than the minimum cube size (all files
-//     with Full), outputs tagged as liquid clustering tags them;
+//     with Full), outputs tagged as liquid clustering tags them; partial
+//     cubes are merged size-tiered (Policy.CubeMergeRatio) unless the
+//     policy asks for Delta's merge-everything behaviour;
 //   - auto: picks one of the above from the table's shape.
 //
 // The package must not open files, read the log or know about scheduling.

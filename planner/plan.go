@@ -464,7 +464,7 @@ func (st *state) newJob(strategy Strategy, reason string, fs []*fileInfo) *Job {
 			if f.records < 0 {
 				j.LiveRows = -1
 			} else {
-				j.LiveRows += f.records - f.deleted
+				j.LiveRows += max(0, f.records-f.deleted)
 			}
 		}
 		if i == 0 || f.add.ModificationTime < j.OldestModificationTime {
