@@ -16,6 +16,8 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/scheduler"
 )
 
 // copyTable copies a shared test table into a temp dir (tests never write
@@ -217,5 +219,91 @@ func TestPlanUsageErrors(t *testing.T) {
 		if code := mainExit(context.Background(), args, &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())
 		}
+	}
+}
+
+// TestCompactPartitionedSparkTableWithRacingDelete compacts a copy of a
+// Spark-written partitioned DV table (checkpoint at v10) while a DV DELETE
+// wins the race on one of the planned sources.
+func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
+	ctx := context.Background()
+	url := "file://" + copyTable(t, "dv-partitioned-with-checkpoint")
+	snap0, before := scanTable(t, url)
+	if len(before) != 35 || sum(before) != 1015 {
+		t.Fatalf("fixture: %d rows, sum %d", len(before), sum(before))
+	}
+	tbl, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	pol := planner.DefaultPolicy()
+	pol.Strategy = planner.StrategyBinpack
+	pol.SettleWindow = 0
+	pl, _, err := scheduler.PlanTable(ctx, tbl, scheduler.RunOptions{Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Jobs) == 0 {
+		t.Fatal("nothing planned")
+	}
+	planned := map[string]bool{}
+	for _, j := range pl.Jobs {
+		for _, s := range j.SourcePaths {
+			planned[s] = true
+		}
+	}
+	var victim *liveRow
+	for i := range before {
+		if planned[before[i].file] {
+			victim = &before[i]
+			break
+		}
+	}
+	opts := scheduler.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
+	fired := false
+	opts.Commit.BeforePut = func(ctx context.Context, v int64) error {
+		if fired {
+			return nil
+		}
+		fired = true
+		snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+		if err != nil {
+			return err
+		}
+		_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
+		return err
+	}
+	res, err := scheduler.RunPlan(ctx, tbl, pl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CommittedVersion != snap0.Version+2 || res.JobsDropped != 0 || len(res.Reconciled) != 1 || res.Reconciled[0].Source != victim.file {
+		t.Fatalf("result %+v", res)
+	}
+	snap2, after := scanTable(t, url)
+	if len(after) != 34 || sum(after) != 1015-victim.val {
+		t.Fatalf("after: %d rows, sum %d; want 34, %d", len(after), sum(after), 1015-victim.val)
+	}
+	// Tombstones keep each source's partition values.
+	srcPV := map[string]map[string]*string{}
+	for _, f := range snap0.Files {
+		srcPV[f.Path] = f.PartitionValues
+	}
+	acts, err := delta.ReadCommit(ctx, tbl, res.CommittedVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acts {
+		if a.Remove == nil {
+			continue
+		}
+		want, got := srcPV[a.Remove.Path], a.Remove.PartitionValues
+		if len(want) != 1 || want["part"] == nil || got["part"] == nil || *got["part"] != *want["part"] {
+			t.Errorf("remove %s partitionValues %v, source had %v", a.Remove.Path, got, want)
+		}
+	}
+	if len(snap2.Files) >= len(snap0.Files) {
+		t.Errorf("%d files after, %d before", len(snap2.Files), len(snap0.Files))
 	}
 }
