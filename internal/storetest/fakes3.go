@@ -34,6 +34,7 @@ type FakeS3 struct {
 
 	mu        sync.Mutex
 	gets      map[string]int
+	ranges    map[string][]string
 	opts      FakeS3Options
 	lost      int
 	failed    int
@@ -49,7 +50,7 @@ func NewFakeS3(t testing.TB, opts FakeS3Options) *FakeS3 {
 		t.Fatal(err)
 	}
 	inner := gofakes3.New(backend).Server()
-	f := &FakeS3{gets: map[string]int{}, opts: opts}
+	f := &FakeS3{gets: map[string]int{}, ranges: map[string][]string{}, opts: opts}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.serve(inner, w, r)
 	}))
@@ -73,12 +74,21 @@ func (f *FakeS3) GETs() map[string]int {
 	return out
 }
 
+// Ranges returns the Range header of every GET of key so far ("" for a
+// whole-object GET).
+func (f *FakeS3) Ranges(key string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ranges[key]...)
+}
+
 func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/"+Bucket), "/")
 	isLogPut := r.Method == http.MethodPut && strings.Contains(key, "_delta_log/")
 	f.mu.Lock()
 	if r.Method == http.MethodGet && key != "" {
 		f.gets[key]++
+		f.ranges[key] = append(f.ranges[key], r.Header.Get("Range"))
 	}
 	if f.opts.IgnoreIfNoneMatch {
 		r.Header.Del("If-None-Match")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gocloud.dev/blob"
+
 	"github.com/compactord/compactord/delta"
 )
 
@@ -73,4 +75,41 @@ func TestFakeS3LogStore(t *testing.T) {
 			t.Fatalf("stored %q, %v", got, err)
 		}
 	})
+}
+
+// TestAzureConflictReturnsAnError proves the commit path on Azure returns
+// an error, not a panic, when the object exists: gocloud's azureblob
+// v0.47.0 panics in Writer.Close after a failed upload, so the log store
+// writes through Bucket.Upload.
+func TestAzureConflictReturnsAnError(t *testing.T) {
+	ctx := context.Background()
+	tbl := Open(t, AzureTable(t))
+	key := delta.CommitKey(0)
+	if err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"a"}}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"b"}}`+"\n"))
+	if !errors.Is(err, delta.ErrCommitExists) {
+		t.Fatalf("conflicting PutIfAbsent on Azure = %v, want ErrCommitExists", err)
+	}
+	cs, err := tbl.Conditional()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CreateIfAbsent(ctx, key, []byte("x")); !errors.Is(err, delta.ErrPreconditionFailed) {
+		t.Fatalf("conflicting CreateIfAbsent on Azure = %v, want ErrPreconditionFailed", err)
+	}
+
+	// Record (not assert) whether the gocloud bug is still there.
+	panicked := func() (p bool) {
+		defer func() { p = recover() != nil }()
+		w, err := tbl.Bucket.NewWriter(ctx, key, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+		if err != nil {
+			return false
+		}
+		_, _ = w.Write([]byte("y"))
+		_ = w.Close()
+		return false
+	}()
+	t.Logf("gocloud azureblob Writer.Close panics on an IfNotExist conflict: %v", panicked)
 }
