@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -399,3 +400,90 @@ func TestDecimalBytesAndEncoding(t *testing.T) {
 }
 
 func bigOf(v int64) *big.Int { return big.NewInt(v) }
+
+// legacyList is a LIST-annotated group with a caller-chosen repeated child,
+// to write the legacy list encodings older writers produce.
+type legacyList struct {
+	parquet.Node // parquet.List(...): provides the LIST annotation
+	fields       []parquet.Field
+}
+
+func (l *legacyList) Fields() []parquet.Field { return l.fields }
+
+// TestScanLegacyListEncodings reads 2-level lists (repeated primitive named
+// "array", repeated group with two fields) and a 3-level list with Hive-era
+// names ("bag"/"array"), as older parquet writers produce them.
+func TestScanLegacyListEncodings(t *testing.T) {
+	twoLevel := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
+		namedField{Node: parquet.Repeated(parquet.Int(32)), name: "array"}}}
+	structElem := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
+		namedField{Node: parquet.Repeated(&orderedGroup{fields: []parquet.Field{
+			namedField{Node: parquet.Optional(parquet.Int(32)), name: "a"},
+			namedField{Node: parquet.Optional(parquet.String()), name: "b"},
+		}}), name: "l2_tuple"}}}
+	bag := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
+		namedField{Node: parquet.Repeated(&orderedGroup{fields: []parquet.Field{
+			namedField{Node: parquet.Optional(parquet.Int(32)), name: "array"},
+		}}), name: "bag"}}}
+	schema := parquet.NewSchema("hive", &orderedGroup{fields: []parquet.Field{
+		namedField{Node: parquet.Optional(parquet.Int(64)), name: "id"},
+		namedField{Node: parquet.Optional(twoLevel), name: "l"},
+		namedField{Node: parquet.Optional(structElem), name: "l2"},
+		namedField{Node: parquet.Optional(bag), name: "l3"},
+	}})
+	// Columns: 0 id, 1 l.array (def 2, rep 1), 2 l2.l2_tuple.a (def 3),
+	// 3 l2.l2_tuple.b (def 3), 4 l3.bag.array (def 3).
+	rows := []parquet.Row{
+		{parquet.Int64Value(1).Level(0, 1, 0),
+			parquet.Int32Value(1).Level(0, 2, 1), parquet.Int32Value(2).Level(1, 2, 1),
+			parquet.Int32Value(5).Level(0, 3, 2), parquet.Value{}.Level(1, 2, 2),
+			parquet.ByteArrayValue([]byte("x")).Level(0, 3, 3), parquet.ByteArrayValue([]byte("y")).Level(1, 3, 3),
+			parquet.Int32Value(7).Level(0, 3, 4), parquet.Value{}.Level(1, 2, 4)},
+		{parquet.Int64Value(2).Level(0, 1, 0),
+			parquet.Value{}.Level(0, 0, 1),
+			parquet.Value{}.Level(0, 1, 2), parquet.Value{}.Level(0, 1, 3),
+			parquet.Value{}.Level(0, 0, 4)},
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema)
+	if _, err := w.WriteRows(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", openParquetBytes(t, buf.Bytes()).Schema())
+	if err := os.WriteFile(filepath.Join(dir, "hive.parquet"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds := `{"type":"struct","fields":[
+	 {"name":"id","type":"long","nullable":true,"metadata":{}},
+	 {"name":"l","type":{"type":"array","elementType":"integer","containsNull":false},"nullable":true,"metadata":{}},
+	 {"name":"l2","type":{"type":"array","elementType":{"type":"struct","fields":[
+	   {"name":"a","type":"integer","nullable":true,"metadata":{}},
+	   {"name":"b","type":"string","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},
+	 {"name":"l3","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]}`
+	st, err := ParseSchema(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "hive.parquet"})
+	want := []string{
+		`{"id":1,"l":[1,2],"l2":[{"a":5,"b":"x"},{"a":null,"b":"y"}],"l3":[7,null]}`,
+		`{"id":2,"l":null,"l2":[],"l3":null}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func openParquetBytes(t *testing.T, b []byte) *parquet.File {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
