@@ -30,11 +30,11 @@ func TestOverlapMeasureOnValueRanks(t *testing.T) {
 		{"single values", kindString, [][2]any{{"a", "a"}, {"b", "b"}, {"c", "c"}}, 0, 0},
 		{"missing stats count as the whole range", kindNumber, [][2]any{{num("1"), num("2")}, {num("3"), num("4")}, {nil, nil}}, 5.0 / 9, 1},
 		{"min above max is unusable", kindNumber, [][2]any{{num("5"), num("1")}, {num("1"), num("2")}, {num("3"), num("4")}}, 5.0 / 9, 1},
-		// 10:00+02:00 is 08:00Z: the two files are disjoint in time even
-		// though their strings interleave.
+		// 10:00+02:00 is 08:00Z: the files overlap in time (2/3 each),
+		// although as strings they would look disjoint (1/3 each).
 		{"instants compare across zones", kindInstant, [][2]any{
 			{"2026-01-01T10:00:00.000+02:00", "2026-01-01T10:30:00.000+02:00"},
-			{"2026-01-01T09:00:00.000Z", "2026-01-01T09:30:00.000Z"}}, 1.0 / 3, 0},
+			{"2026-01-01T08:15:00.000Z", "2026-01-01T09:00:00.000Z"}}, 2.0 / 3, 0},
 		{"strings compare bytewise", kindString, [][2]any{{"B", "a"}, {"b", "c"}}, 1.0 / 3, 0},
 		{"a number where a string belongs is unusable", kindString, [][2]any{{num("1"), num("2")}, {"a", "b"}, {"c", "d"}}, 5.0 / 9, 1},
 		{"decimals written as strings", kindNumber, [][2]any{{"10.5", "10.75"}, {"9.25", "10.25"}}, 1.0 / 3, 0},
