@@ -160,12 +160,12 @@ func unsupported(name, kind string) *UnsupportedFeatureError {
 // unsupported reader feature (or reader version above 3).
 func Readable(s *Snapshot) error {
 	p := s.Protocol
+	var errs []error
 	if p.MinReaderVersion > 3 || p.MinReaderVersion < 1 {
-		return &UnsupportedFeatureError{Feature: "minReaderVersion=" + strconv.Itoa(p.MinReaderVersion), Kind: KindReader,
-			Reason: "this build reads protocol reader versions 1 to 3"}
+		errs = append(errs, &UnsupportedFeatureError{Feature: "minReaderVersion=" + strconv.Itoa(p.MinReaderVersion), Kind: KindReader,
+			Reason: "this build reads protocol reader versions 1 to 3"})
 	}
 	ok := readableFeatures()
-	var errs []error
 	for _, f := range p.EffectiveReaderFeatures() {
 		if !ok[f] {
 			errs = append(errs, unsupported(f, KindReader))

@@ -2,10 +2,385 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/compactord/compactord/delta"
 )
 
+// inspectReport is what `compactord inspect` prints (--json: this struct).
+type inspectReport struct {
+	Table     string `json:"table"`
+	Version   int64  `json:"version"`
+	Timestamp int64  `json:"timestamp"`
+	NumFiles  int    `json:"numFiles"`
+	SizeBytes int64  `json:"sizeBytes"`
+	// NumRecords is the live row count: stats numRecords minus DV
+	// cardinality, summed over the files that have numRecords.
+	NumRecords         int64 `json:"numRecords"`
+	NumPhysicalRecords int64 `json:"numPhysicalRecords"`
+	NumDeletedRows     int64 `json:"numDeletedRows"`
+	// FilesWithoutStats counts files without numRecords: their rows are
+	// not in the counts above.
+	FilesWithoutStats int `json:"filesWithoutStats"`
+
+	SizeHistogram      []sizeBucket `json:"sizeHistogram"`
+	SmallFileThreshold int64        `json:"smallFileThresholdBytes"`
+	SmallFiles         int          `json:"smallFiles"`
+	SmallFilesBytes    int64        `json:"smallFilesBytes"`
+
+	FilesWithDVs int `json:"filesWithDeletionVectors"`
+	// DeletedRowRatio is numDeletedRows / numPhysicalRecords.
+	DeletedRowRatio float64 `json:"deletedRowRatio"`
+
+	PartitionColumns  []string           `json:"partitionColumns"`
+	NumPartitions     int                `json:"numPartitions"`
+	Partitions        []partitionSummary `json:"partitions"`
+	ClusteringColumns [][]string         `json:"clusteringColumns"`
+
+	Protocol              protocolReport    `json:"protocol"`
+	ImpliedReaderFeatures []string          `json:"impliedReaderFeatures,omitempty"`
+	ImpliedWriterFeatures []string          `json:"impliedWriterFeatures,omitempty"`
+	Properties            map[string]string `json:"properties"`
+
+	Rewritable bool            `json:"rewritable"`
+	Refusal    string          `json:"refusal"`
+	Refusals   []refusalReport `json:"refusals"`
+}
+
+type protocolReport struct {
+	MinReaderVersion int      `json:"minReaderVersion"`
+	MinWriterVersion int      `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures"`
+	WriterFeatures   []string `json:"writerFeatures"`
+}
+
+type refusalReport struct {
+	Feature string `json:"feature"`
+	Kind    string `json:"kind"`
+	Reason  string `json:"reason"`
+}
+
+type sizeBucket struct {
+	// Label is the range, e.g. "1MiB-8MiB"; Lower <= size < Upper
+	// (Upper 0 = unbounded).
+	Label string `json:"label"`
+	Lower int64  `json:"lowerBytes"`
+	Upper int64  `json:"upperBytes"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+}
+
+type partitionSummary struct {
+	Values       map[string]*string `json:"values"`
+	Files        int                `json:"files"`
+	Bytes        int64              `json:"bytes"`
+	SmallFiles   int                `json:"smallFiles"`
+	FilesWithDVs int                `json:"filesWithDeletionVectors"`
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// histogramBounds are the upper bounds of the size histogram buckets.
+var histogramBounds = []int64{1 * mib, 8 * mib, 32 * mib, 128 * mib, 512 * mib, 1 * gib}
+
+// runInspect describes a table: `compactord inspect URL [--version N]
+// [--json] [--small-file-size SIZE]`.
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	version := fs.Int64("version", -1, "table version to inspect (default: latest)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	small := fs.String("small-file-size", "32MiB", "files below this size count as small (bytes, or with KiB/MiB/GiB/KB/MB/GB)")
+	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: compactord inspect URL|PATH [--version N] [--json] [--small-file-size SIZE]")
+		fs.PrintDefaults()
+	}
+	url, err := parseWithPositional(fs, args)
+	if err != nil {
+		return err
+	}
+	threshold, err := parseSize(*small)
+	if err != nil {
+		return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
+	}
+	t, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	snap, err := delta.LoadSnapshot(ctx, t, *version)
+	if err != nil {
+		return err
+	}
+	rep, err := buildInspectReport(t.URL, snap, threshold)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeInspectText(stdout, rep, *maxParts)
+}
+
+// parseSize parses "1048576", "32MiB", "64MB", "1.5GiB".
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", kib}, {"MiB", mib}, {"GiB", gib}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return int64(f * mult), nil
+}
+
+func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) (*inspectReport, error) {
+	rep := &inspectReport{
+		Table:              url,
+		Version:            snap.Version,
+		Timestamp:          snap.Timestamp,
+		NumFiles:           len(snap.Files),
+		SmallFileThreshold: smallThreshold,
+		PartitionColumns:   append([]string{}, snap.Metadata.PartitionColumns...),
+		Properties:         snap.Metadata.Configuration,
+		Protocol: protocolReport{
+			MinReaderVersion: snap.Protocol.MinReaderVersion,
+			MinWriterVersion: snap.Protocol.MinWriterVersion,
+			ReaderFeatures:   append([]string{}, snap.Protocol.ReaderFeatures...),
+			WriterFeatures:   append([]string{}, snap.Protocol.WriterFeatures...),
+		},
+		Refusals: []refusalReport{},
+	}
+	if rep.Properties == nil {
+		rep.Properties = map[string]string{}
+	}
+	if snap.Protocol.MinReaderVersion < 3 {
+		rep.ImpliedReaderFeatures = snap.Protocol.EffectiveReaderFeatures()
+	}
+	if snap.Protocol.MinWriterVersion < 7 {
+		rep.ImpliedWriterFeatures = snap.Protocol.EffectiveWriterFeatures()
+	}
+	lower := int64(0)
+	for _, ub := range histogramBounds {
+		rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: inspectSize(lower) + "-" + inspectSize(ub), Lower: lower, Upper: ub})
+		lower = ub
+	}
+	rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: ">=" + inspectSize(lower), Lower: lower})
+
+	parts := map[string]*partitionSummary{}
+	for _, f := range snap.Files {
+		rep.SizeBytes += f.Size
+		b := sort.Search(len(histogramBounds), func(i int) bool { return f.Size < histogramBounds[i] })
+		rep.SizeHistogram[b].Files++
+		rep.SizeHistogram[b].Bytes += f.Size
+		isSmall := f.Size < smallThreshold
+		if isSmall {
+			rep.SmallFiles++
+			rep.SmallFilesBytes += f.Size
+		}
+		if f.DeletionVector != nil {
+			rep.FilesWithDVs++
+		}
+		if live, ok := f.LiveRows(); ok {
+			rep.NumRecords += live
+			rep.NumPhysicalRecords += *f.ParsedStats.NumRecords
+			rep.NumDeletedRows += f.NumDeleted()
+		} else {
+			rep.FilesWithoutStats++
+		}
+		if len(snap.Metadata.PartitionColumns) > 0 {
+			key := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)
+			p := parts[key]
+			if p == nil {
+				p = &partitionSummary{Values: map[string]*string{}}
+				for _, c := range snap.Metadata.PartitionColumns {
+					p.Values[c] = f.PartitionValues[c]
+				}
+				parts[key] = p
+			}
+			p.Files++
+			p.Bytes += f.Size
+			if isSmall {
+				p.SmallFiles++
+			}
+			if f.DeletionVector != nil {
+				p.FilesWithDVs++
+			}
+		}
+	}
+	if rep.NumPhysicalRecords > 0 {
+		rep.DeletedRowRatio = float64(rep.NumDeletedRows) / float64(rep.NumPhysicalRecords)
+	}
+	keys := make([]string, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rep.Partitions = make([]partitionSummary, 0, len(keys))
+	for _, k := range keys {
+		rep.Partitions = append(rep.Partitions, *parts[k])
+	}
+	rep.NumPartitions = len(rep.Partitions)
+
+	cols, err := delta.ClusteringColumns(snap)
+	if err != nil {
+		return nil, err
+	}
+	rep.ClusteringColumns = cols
+	if rep.ClusteringColumns == nil {
+		rep.ClusteringColumns = [][]string{}
+	}
+
+	werr := delta.Writable(snap)
+	rep.Rewritable = werr == nil
+	if werr != nil {
+		rep.Refusal = werr.Error()
+		for _, e := range flattenErrors(werr) {
+			var ufe *delta.UnsupportedFeatureError
+			if errors.As(e, &ufe) {
+				rep.Refusals = append(rep.Refusals, refusalReport{Feature: ufe.Feature, Kind: ufe.Kind, Reason: ufe.Reason})
+			}
+		}
+	}
+	return rep, nil
+}
+
+// flattenErrors unwraps errors.Join trees into their leaves.
+func flattenErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flattenErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// partitionKey is a stable key of a file's partition values (null differs
+// from every string, including "null").
+func partitionKey(cols []string, pv map[string]*string) string {
+	var sb strings.Builder
+	for _, c := range cols {
+		if v := pv[c]; v != nil {
+			sb.WriteString(strconv.Quote(*v))
+		} else {
+			sb.WriteString("<null>")
+		}
+		sb.WriteByte(0)
+	}
+	return sb.String()
+}
+
+func inspectSize(n int64) string {
+	switch {
+	case n >= gib && n%gib == 0:
+		return fmt.Sprintf("%dGiB", n/gib)
+	case n >= gib:
+		return fmt.Sprintf("%.1fGiB", float64(n)/gib)
+	case n >= mib && n%mib == 0:
+		return fmt.Sprintf("%dMiB", n/mib)
+	case n >= mib:
+		return fmt.Sprintf("%.1fMiB", float64(n)/mib)
+	case n >= kib:
+		return fmt.Sprintf("%.1fKiB", float64(n)/kib)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
+	p("table\t%s\n", r.Table)
+	p("version\t%d (%s)\n", r.Version, time.UnixMilli(r.Timestamp).UTC().Format(time.RFC3339Nano))
+	p("files\t%d (%s)\n", r.NumFiles, inspectSize(r.SizeBytes))
+	p("rows\t%d live, %d physical, %d deleted by DVs", r.NumRecords, r.NumPhysicalRecords, r.NumDeletedRows)
+	if r.FilesWithoutStats > 0 {
+		p(" (%d files without numRecords not counted)", r.FilesWithoutStats)
+	}
+	p("\n")
+	p("small files\t%d below %s (%s)\n", r.SmallFiles, inspectSize(r.SmallFileThreshold), inspectSize(r.SmallFilesBytes))
+	p("deletion vectors\t%d files, deleted-row ratio %.4f\n", r.FilesWithDVs, r.DeletedRowRatio)
+	p("file sizes\n")
+	for _, b := range r.SizeHistogram {
+		p("  %s\t%d files\t%s\n", b.Label, b.Files, inspectSize(b.Bytes))
+	}
+	if len(r.PartitionColumns) > 0 {
+		p("partitions\t%d by %s\n", r.NumPartitions, strings.Join(r.PartitionColumns, ", "))
+		for i, part := range r.Partitions {
+			if i == maxParts {
+				p("  ...\t%d more\n", len(r.Partitions)-maxParts)
+				break
+			}
+			var vals []string
+			for _, c := range r.PartitionColumns {
+				if v := part.Values[c]; v != nil {
+					vals = append(vals, c+"="+*v)
+				} else {
+					vals = append(vals, c+"=null")
+				}
+			}
+			p("  %s\t%d files\t%s\t%d small\t%d with DVs\n", strings.Join(vals, "/"), part.Files, inspectSize(part.Bytes), part.SmallFiles, part.FilesWithDVs)
+		}
+	} else {
+		p("partitions\tnone\n")
+	}
+	if len(r.ClusteringColumns) > 0 {
+		var cols []string
+		for _, c := range r.ClusteringColumns {
+			cols = append(cols, strings.Join(c, "."))
+		}
+		p("clustering\t%s\n", strings.Join(cols, ", "))
+	} else {
+		p("clustering\tnone\n")
+	}
+	p("protocol\treader %d, writer %d\n", r.Protocol.MinReaderVersion, r.Protocol.MinWriterVersion)
+	rf := append(append([]string{}, r.Protocol.ReaderFeatures...), r.ImpliedReaderFeatures...)
+	wf := append(append([]string{}, r.Protocol.WriterFeatures...), r.ImpliedWriterFeatures...)
+	p("reader features\t%s\n", listOrNone(rf))
+	p("writer features\t%s\n", listOrNone(wf))
+	if r.Rewritable {
+		p("rewritable\tyes\n")
+	} else {
+		p("rewritable\tno\n")
+		for _, x := range r.Refusals {
+			p("  %s (%s)\t%s\n", x.Feature, x.Kind, x.Reason)
+		}
+		if len(r.Refusals) == 0 {
+			p("  %s\n", r.Refusal)
+		}
+	}
+	return tw.Flush()
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

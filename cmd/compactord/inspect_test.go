@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// inspectJSON runs `inspect --json` and decodes the report.
+func inspectJSON(t *testing.T, args ...string) (*inspectReport, map[string]any) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), append(args, "--json"), &out, &errOut); err != nil {
+		t.Fatalf("inspect %v: %v (%s)", args, err, errOut.String())
+	}
+	var rep inspectReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	return &rep, raw
+}
+
+func TestInspectEveryTestTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp map[string]struct {
+		Version    int64 `json:"version"`
+		LiveFiles  int   `json:"liveFiles"`
+		LiveRows   int64 `json:"liveRows"`
+		LogOnly    bool  `json:"logOnly"`
+		MustRefuse bool  `json:"mustRefuse"`
+	}
+	if err := json.Unmarshal(data, &exp); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(exp))
+	for n := range exp {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		want := exp[name]
+		t.Run(name, func(t *testing.T) {
+			rep, raw := inspectJSON(t, "file://"+testutil.DeltaTable(t, name))
+			for _, k := range []string{"version", "numFiles", "sizeBytes", "numRecords", "numDeletedRows", "protocol", "rewritable", "refusal"} {
+				if _, ok := raw[k]; !ok {
+					t.Errorf("JSON lacks %q", k)
+				}
+			}
+			proto := raw["protocol"].(map[string]any)
+			for _, k := range []string{"minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"} {
+				if _, ok := proto[k]; !ok {
+					t.Errorf("protocol lacks %q", k)
+				}
+			}
+			if rep.Version != want.Version || rep.NumFiles != want.LiveFiles {
+				t.Errorf("version %d files %d, want %d and %d", rep.Version, rep.NumFiles, want.Version, want.LiveFiles)
+			}
+			if !want.LogOnly && rep.FilesWithoutStats == 0 && rep.NumRecords != want.LiveRows {
+				t.Errorf("numRecords %d, want %d", rep.NumRecords, want.LiveRows)
+			}
+			if rep.NumPhysicalRecords-rep.NumDeletedRows != rep.NumRecords {
+				t.Errorf("physical %d - deleted %d != live %d", rep.NumPhysicalRecords, rep.NumDeletedRows, rep.NumRecords)
+			}
+			files := 0
+			var bytes int64
+			for _, b := range rep.SizeHistogram {
+				files += b.Files
+				bytes += b.Bytes
+			}
+			if files != rep.NumFiles || bytes != rep.SizeBytes {
+				t.Errorf("histogram holds %d files / %d bytes, report %d / %d", files, bytes, rep.NumFiles, rep.SizeBytes)
+			}
+			if want.MustRefuse && (rep.Rewritable || rep.Refusal == "" || len(rep.Refusals) == 0) {
+				t.Errorf("must be refused: rewritable=%v refusal=%q", rep.Rewritable, rep.Refusal)
+			}
+			if rep.Rewritable != (rep.Refusal == "") {
+				t.Errorf("rewritable=%v but refusal=%q", rep.Rewritable, rep.Refusal)
+			}
+		})
+	}
+}
+
+func TestInspectDetails(t *testing.T) {
+	// DVs: dv-basic-with-checkpoint has 46 deleted rows of 500 in 2 files.
+	rep, _ := inspectJSON(t, "file://"+testutil.DeltaTable(t, "dv-basic-with-checkpoint"))
+	if rep.NumDeletedRows != 46 || rep.FilesWithDVs == 0 || rep.NumRecords != 454 || rep.DeletedRowRatio <= 0 {
+		t.Errorf("dv-basic-with-checkpoint: deleted %d, DV files %d, live %d, ratio %v", rep.NumDeletedRows, rep.FilesWithDVs, rep.NumRecords, rep.DeletedRowRatio)
+	}
+	// Partitions: part-null has one null and one non-null partition; plain
+	// local paths are accepted.
+	rep, _ = inspectJSON(t, testutil.DeltaTable(t, "part-null"))
+	nulls := 0
+	for _, p := range rep.Partitions {
+		for _, v := range p.Values {
+			if v == nil {
+				nulls++
+			}
+		}
+	}
+	if rep.NumPartitions != 2 || nulls != 1 {
+		t.Errorf("part-null: %d partitions, %d null values: %+v", rep.NumPartitions, nulls, rep.Partitions)
+	}
+	// Clustering: DBR paths and legacy liquid.
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"))
+	if len(rep.ClusteringColumns) != 1 || strings.Join(rep.ClusteringColumns[0], ".") != "department" {
+		t.Errorf("clustering columns %v", rep.ClusteringColumns)
+	}
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "liquid-legacy-rowtracking"))
+	if len(rep.ClusteringColumns) != 1 || rep.ClusteringColumns[0][0] != "id" || rep.Rewritable {
+		t.Errorf("liquid: clustering %v rewritable %v", rep.ClusteringColumns, rep.Rewritable)
+	}
+	// Refusal names the features.
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "many-table-features"))
+	if !strings.Contains(rep.Refusal, "minReaderVersion=5") || !strings.Contains(rep.Refusal, `"blahabl"`) {
+		t.Errorf("refusal %q", rep.Refusal)
+	}
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "catalog-managed-ict-staged"))
+	if len(rep.Refusals) == 0 || rep.Refusals[0].Feature != "catalogManaged" {
+		t.Errorf("refusals %+v", rep.Refusals)
+	}
+	// Small-file threshold flag and time travel.
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "dv-inline-cdf"), "--small-file-size", "1B", "--version", "1")
+	if rep.SmallFiles != 0 || rep.Version != 1 || rep.NumRecords != 8 {
+		t.Errorf("dv-inline-cdf@1: small %d version %d live %d", rep.SmallFiles, rep.Version, rep.NumRecords)
+	}
+	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "dv-inline-cdf"), "--small-file-size", "1MiB")
+	if rep.SmallFiles != rep.NumFiles {
+		t.Errorf("all files are below 1MiB: %d of %d small", rep.SmallFiles, rep.NumFiles)
+	}
+}
+
+func TestInspectTextAndErrors(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), []string{"file://" + testutil.DeltaTable(t, "dv-partitioned-with-checkpoint")}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"version", "15", "deletion vectors", "partitions", "part=", "rewritable", "yes"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, tc := range []struct {
+		args  []string
+		want  string
+		usage bool
+	}{
+		{nil, "missing table URL", true},
+		{[]string{"file://" + testutil.DeltaTable(t, "dv-small"), "--small-file-size", "big"}, "--small-file-size", true},
+		{[]string{"file://" + testutil.DeltaTable(t, "dv-small"), "--version", "9"}, "version 9", false},
+		{[]string{"file://" + t.TempDir()}, "no commits", false},
+	} {
+		err := runInspect(context.Background(), tc.args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
+			t.Errorf("inspect %v: err = %v, want %q (usage %v)", tc.args, err, tc.want, tc.usage)
+		}
+	}
+}
