@@ -149,8 +149,11 @@ type stressCounts struct {
 // dropped compaction job must have lost a source to a copy-on-write rewrite.
 func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 	deletesPerDeleter := 400
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		deletesPerDeleter = 40
+	case raceEnabled:
+		deletesPerDeleter = 150
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

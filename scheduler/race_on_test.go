@@ -1,0 +1,7 @@
+//go:build race
+
+package scheduler
+
+// raceEnabled is true when the race detector instruments the tests, which
+// makes the stress test several times slower: it then runs fewer operations.
+const raceEnabled = true
