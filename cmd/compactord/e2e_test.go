@@ -1,0 +1,592 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/scheduler"
+)
+
+// The end-to-end test runs the real binary against file:// tables while this
+// process plays the ingestion job (an appender) and a DML job (a DV
+// deleter). Every wait below is for a state the daemon reports; none is a
+// timing assertion except the 10 s SIGTERM bound the acceptance names.
+
+// binary builds compactord once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "compactord")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// logLines collects the daemon's JSON log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []map[string]any
+	raw   []string
+}
+
+func (l *logLines) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		line := sc.Text()
+		_ = json.Unmarshal([]byte(line), &m)
+		l.mu.Lock()
+		l.raw = append(l.raw, line)
+		if m != nil {
+			l.lines = append(l.lines, m)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// find returns the first line at or after from whose message and fields match.
+func (l *logLines) find(from int, msg string, fields map[string]string) (int, map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := from; i < len(l.lines); i++ {
+		m := l.lines[i]
+		if m["@message"] != msg {
+			continue
+		}
+		ok := true
+		for k, v := range fields {
+			if fmt.Sprint(m[k]) != v {
+				ok = false
+			}
+		}
+		if ok {
+			return i, m
+		}
+	}
+	return -1, nil
+}
+
+func (l *logLines) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines)
+}
+
+func (l *logLines) dump() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.raw, "\n")
+}
+
+// writers is the ingestion side: appends and DV deletes on one table,
+// recording exactly which ids were committed and which deletions landed.
+type writers struct {
+	t        *delta.Table
+	mu       sync.Mutex
+	nextID   int64
+	deleted  map[int64]bool
+	appends  int
+	deletes  int
+	failures int
+	err      error
+}
+
+func (w *writers) append(ctx context.Context, files int, rows int64) error {
+	w.mu.Lock()
+	first := w.nextID
+	w.mu.Unlock()
+	if _, err := appendDemo(ctx, w.t, files, rows, first, time.Now()); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.nextID = first + int64(files)*rows
+	w.appends++
+	w.mu.Unlock()
+	return nil
+}
+
+// deleteSome deletes live rows with id % 13 == k; a delete that loses to a
+// compaction (its file was rewritten) fails and is simply not recorded.
+func (w *writers) deleteSome(ctx context.Context, k int64) {
+	var matched []int64
+	res, err := deleteDemo(ctx, w.t, nil, func(id int64) bool {
+		if id%13 == k {
+			matched = append(matched, id)
+			return true
+		}
+		return false
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failures++
+		return
+	}
+	if res.DeletedRows != int64(len(matched)) {
+		w.err = fmt.Errorf("delete reported %d rows, matched %d", res.DeletedRows, len(matched))
+	}
+	for _, id := range matched {
+		w.deleted[id] = true
+	}
+	w.deletes++
+}
+
+func (w *writers) expected() []int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ids []int64
+	for id := int64(0); id < w.nextID; id++ {
+		if !w.deleted[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func newTable(t *testing.T, dir string, commits, files int, rows int64) (*writers, string) {
+	t.Helper()
+	ctx := context.Background()
+	url := "file://" + dir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	if err := createDemoTable(ctx, tb, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w := &writers{t: tb, deleted: map[int64]bool{}}
+	for i := 0; i < commits; i++ {
+		if err := w.append(ctx, files, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, url
+}
+
+func policyHCL(name, url string, extra string) string {
+	return fmt.Sprintf("table %q {\n  url           = %q\n  strategy      = \"auto\"\n  settle_window = \"0s\"\n%s\n  triggers {\n    small_files = 4\n  }\n}\n", name, url, extra)
+}
+
+// treeDigest hashes every file under dir (paths and contents).
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// orphans lists data and DV files under a table dir that no commit in its
+// log mentions: files an abandoned attempt failed to clean up.
+func orphans(t *testing.T, dir string) []string {
+	t.Helper()
+	known := map[string]bool{}
+	logs, _ := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
+	for _, lf := range logs {
+		b, err := os.ReadFile(lf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			a, err := delta.ParseAction([]byte(line))
+			if err != nil {
+				t.Fatalf("%s: %v", lf, err)
+			}
+			var path string
+			var dv *delta.DeletionVector
+			switch {
+			case a.Add != nil:
+				path, dv = a.Add.Path, a.Add.DeletionVector
+			case a.Remove != nil:
+				path, dv = a.Remove.Path, a.Remove.DeletionVector
+			default:
+				continue
+			}
+			if k, err := delta.DecodePath(path); err == nil {
+				known[k] = true
+			}
+			if dv != nil && dv.StorageType == "u" {
+				if k, err := delta.DVFileKey(dv.PathOrInlineDv); err == nil {
+					known[k] = true
+				}
+			}
+		}
+	}
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == "_delta_log" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if !known[filepath.ToSlash(rel)] {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func getStatus(t *testing.T, base string) statusPage {
+	t.Helper()
+	resp, err := http.Get(base + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page statusPage
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+func tableStatus(p statusPage, name string) *scheduler.TableStatus {
+	for i := range p.Tables {
+		if p.Tables[i].Name == name {
+			return &p.Tables[i]
+		}
+	}
+	return nil
+}
+
+func metricsText(t *testing.T, base string) string {
+	_, body := get(t, base+"/metrics")
+	return body
+}
+
+func wait(t *testing.T, what string, d time.Duration, logs *logLines, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s\ndaemon log:\n%s", what, logs.dump())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestEndToEndTheRealBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ctx := context.Background()
+	start := time.Now()
+	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
+	bin := buildBinary(t)
+	step("built")
+	root := t.TempDir()
+	pol := filepath.Join(root, "policies")
+	if err := os.MkdirAll(pol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	// Tables: events (live writers), old (removed by SIGHUP), broken (a
+	// corrupt data file), features (a protocol compactord cannot write),
+	// big (long enough runs to catch one in flight at SIGTERM); orders is
+	// added by SIGHUP.
+	events, eventsURL := newTable(t, filepath.Join(root, "events"), 3, 2, 50)
+	_, oldURL := newTable(t, filepath.Join(root, "old"), 2, 3, 20)
+	broken, brokenURL := newTable(t, filepath.Join(root, "broken"), 4, 2, 30)
+	orders, ordersURL := newTable(t, filepath.Join(root, "orders"), 3, 3, 20)
+	big, bigURL := newTable(t, filepath.Join(root, "big"), 40, 10, 400)
+
+	step("tables written")
+	// Corrupt one data file of broken: same size, garbage bytes.
+	snap, err := delta.LoadSnapshot(ctx, broken.t, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := snap.Files[3].Path
+	corruptFile := filepath.Join(root, "broken", corrupt)
+	st, err := os.Stat(corruptFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := make([]byte, st.Size())
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range garbage {
+		garbage[i] = byte(r.IntN(256))
+	}
+	if err := os.WriteFile(corruptFile, garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// A copy of a table whose protocol this build refuses.
+	featDir := filepath.Join(root, "features")
+	if err := os.CopyFS(featDir, os.DirFS(testutil.DeltaTable(t, "many-table-features"))); err != nil {
+		t.Fatal(err)
+	}
+	featDigest := treeDigest(t, featDir)
+
+	writePolicy(t, pol, "events.hcl", policyHCL("events", eventsURL, ""))
+	writePolicy(t, pol, "old.hcl", policyHCL("old", oldURL, ""))
+	writePolicy(t, pol, "broken.hcl", policyHCL("broken", brokenURL, ""))
+	writePolicy(t, pol, "features.hcl", policyHCL("features", "file://"+featDir, ""))
+	// big runs only on demand: its trigger is out of reach.
+	writePolicy(t, pol, "big.hcl", strings.Replace(policyHCL("big", bigURL, ""), "small_files = 4", "small_files = 100000", 1))
+
+	cmd := exec.Command(bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
+		"--log-format", "json", "--log-level", "debug", "--shutdown-timeout", "3s", "--workers", "2")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logLines{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readDone := make(chan struct{})
+	go func() { logs.read(stderr); close(readDone) }()
+	exited := make(chan error, 1)
+	go func() { <-readDone; exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	}()
+
+	var base string
+	wait(t, "http address", 20*time.Second, logs, func() bool {
+		_, m := logs.find(0, "http listening", nil)
+		if m != nil {
+			base = "http://" + fmt.Sprint(m["addr"])
+		}
+		return m != nil
+	})
+
+	// The writers run for the whole test.
+	wctx, stopWriters := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for wctx.Err() == nil {
+			if err := events.append(wctx, 2, 50); err != nil && wctx.Err() == nil {
+				t.Errorf("append: %v", err)
+				return
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for k := int64(0); wctx.Err() == nil; k = (k + 1) % 13 {
+			events.deleteSome(wctx, k)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+
+	step("daemon up")
+	// 1. A poll trigger compacts events (and the unwritable table halts).
+	wait(t, "a poll-triggered compaction of events", 60*time.Second, logs, func() bool {
+		i, m := logs.find(0, "run starting", map[string]string{"@module": "compactord.scheduler.events"})
+		if m == nil || !strings.HasPrefix(fmt.Sprint(m["reason"]), "poll:") {
+			return false
+		}
+		_, done := logs.find(i, "run finished", map[string]string{"@module": "compactord.scheduler.events", "result": "committed"})
+		return done != nil
+	})
+	page := getStatus(t, base)
+	ev := tableStatus(page, "events")
+	if ev == nil || ev.Counters.Runs[scheduler.ResultCommitted] < 1 || ev.Backlog == nil || ev.LastVersion < 3 {
+		t.Fatalf("events status after the poll run: %+v", ev)
+	}
+	m := metricsText(t, base)
+	if !strings.Contains(m, `compactord_runs_total{table="events",result="committed"} `) ||
+		strings.Contains(m, `compactord_runs_total{table="events",result="committed"} 0`) {
+		t.Fatalf("metrics do not show the committed run:\n%s", m)
+	}
+
+	step("poll run seen")
+	wait(t, "features halted", 30*time.Second, logs, func() bool {
+		f := tableStatus(getStatus(t, base), "features")
+		return f != nil && f.Halted
+	})
+	f := tableStatus(getStatus(t, base), "features")
+	if !strings.Contains(f.HaltReason, "cannot be compacted") || !strings.Contains(metricsText(t, base), `compactord_table_halted{table="features"} 1`) {
+		t.Fatalf("features: %+v", f)
+	}
+
+	step("features halted")
+	// 2. The corrupt file is quarantined and the rest of broken compacts.
+	wait(t, "broken quarantined then compacted", 60*time.Second, logs, func() bool {
+		b := tableStatus(getStatus(t, base), "broken")
+		return b != nil && len(b.Quarantined) == 1 && b.Counters.Runs[scheduler.ResultCommitted] >= 1
+	})
+	b := tableStatus(getStatus(t, base), "broken")
+	if b.Quarantined[0] != corrupt || b.Counters.Runs[scheduler.ResultQuarantine] < 1 || b.Halted {
+		t.Fatalf("broken: %+v", b)
+	}
+	if !strings.Contains(metricsText(t, base), `compactord_quarantined_files{table="broken"} 1`) {
+		t.Fatalf("metrics lack the quarantined file")
+	}
+	bsnap, err := delta.LoadSnapshot(ctx, broken.t, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bsnap.Files) != 2 { // the compacted output + the quarantined file
+		t.Fatalf("broken has %d files after compaction, want 2", len(bsnap.Files))
+	}
+
+	step("broken quarantined")
+	// 3. SIGUSR1 runs every enabled table at once.
+	from := logs.len()
+	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, "signal runs", 30*time.Second, logs, func() bool {
+		_, a := logs.find(from, "run starting", map[string]string{"@module": "compactord.scheduler.events", "reason": "signal"})
+		_, o := logs.find(from, "run starting", map[string]string{"@module": "compactord.scheduler.old", "reason": "signal"})
+		return a != nil && o != nil
+	})
+	if _, hf := logs.find(from, "run starting", map[string]string{"@module": "compactord.scheduler.features"}); hf != nil {
+		t.Fatalf("the halted table ran on SIGUSR1")
+	}
+	wait(t, "big's signal run to end", 60*time.Second, logs, func() bool {
+		_, m := logs.find(from, "run finished", map[string]string{"@module": "compactord.scheduler.big"})
+		return m != nil
+	})
+
+	step("signal runs seen")
+	// 4. SIGHUP: old removed, orders added.
+	if err := os.Remove(filepath.Join(pol, "old.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	writePolicy(t, pol, "orders.hcl", policyHCL("orders", ordersURL, ""))
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, "reload", 30*time.Second, logs, func() bool {
+		p := getStatus(t, base)
+		o := tableStatus(p, "orders")
+		return tableStatus(p, "old") == nil && o != nil && o.Counters.Runs[scheduler.ResultCommitted] >= 1
+	})
+	m = metricsText(t, base)
+	if strings.Contains(m, `table="old"`) || !strings.Contains(m, `compactord_policy_reloads_total{result="success"} 1`) ||
+		!strings.Contains(m, `compactord_backlog_small_files{table="orders"}`) {
+		t.Fatalf("metrics after reload:\n%s", m)
+	}
+	osnap, err := delta.LoadSnapshot(ctx, orders.t, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(osnap.Files) != 1 {
+		t.Fatalf("orders has %d files after its compaction", len(osnap.Files))
+	}
+
+	step("reload seen")
+	// 5. More data for big, then SIGTERM while its run is in flight.
+	for i := 0; i < 20; i++ {
+		if err := big.append(ctx, 10, 400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step("big grown")
+	from = logs.len()
+	if code := post(t, base+"/tables/big/run"); code != http.StatusAccepted {
+		t.Fatalf("POST /tables/big/run: %d", code)
+	}
+	wait(t, "big running", 30*time.Second, logs, func() bool {
+		_, m := logs.find(from, "run starting", map[string]string{"@module": "compactord.scheduler.big", "reason": "api"})
+		return m != nil
+	})
+	termAt := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("daemon exit: %v\n%s", err, logs.dump())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("daemon still running 10 s after SIGTERM\n%s", logs.dump())
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(termAt).Round(time.Millisecond))
+	if _, m := logs.find(from, "run finished", map[string]string{"@module": "compactord.scheduler.big"}); m != nil {
+		t.Logf("big's in-flight run finished within the shutdown timeout: %v", m["result"])
+	} else if _, c := logs.find(from, "run cancelled by shutdown or removal", map[string]string{"@module": "compactord.scheduler.big"}); c != nil {
+		t.Logf("big's in-flight run was cancelled at the shutdown deadline")
+	} else {
+		t.Fatalf("big's in-flight run neither finished nor was cancelled:\n%s", logs.dump())
+	}
+	stopWriters()
+	wg.Wait()
+
+	step("stopped")
+	// 6. No uncommitted files anywhere; content is what the writers wrote.
+	for _, name := range []string{"events", "broken", "orders", "big", "old"} {
+		if o := orphans(t, filepath.Join(root, name)); len(o) > 0 {
+			t.Fatalf("%s has files no commit mentions: %v", name, o)
+		}
+	}
+	for name, w := range map[string]*writers{"events": events, "orders": orders, "big": big} {
+		_, ids, err := summarize(ctx, w.t)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := sameIDs(w.expected(), ids); err != nil {
+			t.Fatalf("%s content: %v", name, err)
+		}
+	}
+	if got := treeDigest(t, featDir); got != featDigest {
+		t.Fatalf("the unwritable table was modified")
+	}
+	events.mu.Lock()
+	if events.err != nil {
+		t.Fatal(events.err)
+	}
+	t.Logf("events: %d appends, %d deletes committed, %d deletes lost to compaction", events.appends, events.deletes, events.failures)
+	events.mu.Unlock()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatal("unreachable")
+	}
+}
