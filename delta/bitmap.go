@@ -31,9 +31,12 @@ var ErrCorruptBitmap = errors.New("corrupt deletion vector bitmap")
 // buckets below the highest one.
 var emptyRoaring32 = []byte{0x3a, 0x30, 0, 0, 0, 0, 0, 0}
 
-// maxBucketKey bounds the high 32 bits of a row index: Spark's
-// RoaringBitmapArray cannot hold keys >= Int.MaxValue.
-const maxBucketKey = 1<<31 - 2
+// maxBucketKey bounds the high 32 bits of a row index. Spark's
+// RoaringBitmapArray cannot hold keys >= Int.MaxValue, and because the
+// portable layout spells out every bucket below the highest one, a huge key
+// would make an encoding of millions of empty buckets. No parquet file has
+// 2^48 rows, so keys above 2^16 are refused as corrupt.
+const maxBucketKey = 1 << 16
 
 // EncodeBitmap serializes row indexes as a portable RoaringBitmapArray,
 // byte-identical to what Spark/Databricks write: containers are
@@ -47,7 +50,7 @@ func EncodeBitmap(bm *roaring64.Bitmap) ([]byte, error) {
 		return head, nil
 	}
 	if hi := bm.Maximum() >> 32; hi > maxBucketKey {
-		return nil, fmt.Errorf("encode deletion vector: row index %d is too large for a RoaringBitmapArray", bm.Maximum())
+		return nil, fmt.Errorf("encode deletion vector: row index %d is beyond any data file (limit 2^48)", bm.Maximum())
 	}
 	c := bm.Clone()
 	c.RunOptimize()
@@ -136,7 +139,7 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 		}
 		key := binary.LittleEndian.Uint32(b)
 		if key > maxBucketKey {
-			return nil, fmt.Errorf("%w: bucket key %d out of range", ErrCorruptBitmap, key)
+			return nil, fmt.Errorf("%w: bucket key %d out of range (row indexes beyond 2^48)", ErrCorruptBitmap, key)
 		}
 		if int64(key) <= prev {
 			return nil, fmt.Errorf("%w: bucket keys not ascending (%d after %d)", ErrCorruptBitmap, key, prev)

@@ -311,6 +311,15 @@ func rangeRows(from, to uint64) []uint64 {
 	return out
 }
 
+func TestEncodeBitmapRefusesAbsurdRowIndexes(t *testing.T) {
+	if _, err := EncodeBitmap(roaring64.BitmapOf(1 << 50)); err == nil {
+		t.Fatal("row 2^50 encoded (it would spell out 2^18 empty buckets)")
+	}
+	if _, err := EncodeBitmap(roaring64.BitmapOf(1<<48 | 5)); err != nil {
+		t.Fatalf("row 2^48+5: %v", err)
+	}
+}
+
 func TestDecodeLegacyNativeLayout(t *testing.T) {
 	// Native layout: LE magic 1681511376, int32 count, then per bitmap an
 	// int32 length and a standard 32-bit Roaring bitmap; index = key.
@@ -365,6 +374,7 @@ func TestDecodeBitmapRejectsBadInput(t *testing.T) {
 			return b
 		})},
 		{"negative key", mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 1<<31); return b })},
+		{"key beyond any data file", mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 0xcf0000); return b })},
 		{"bad roaring cookie", mut(func(b []byte) []byte { b[16] = 0x11; return b })},
 	}
 	for _, tc := range tests {
