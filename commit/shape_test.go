@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,5 +164,96 @@ func TestCompactionCommitMatchesDatabricksShape(t *testing.T) {
 				t.Errorf("unreconciled output carries a DV")
 			}
 		}
+	}
+}
+
+// TestCompositionTagsMatchEveryDatabricksOptimize rebuilds the source layout
+// of each of the eight DBR OPTIMIZE commits in dbr-optimize-dv-cdc-logcompaction
+// (physical rows and read-time DV cardinality per source, in DBR's write
+// order) and checks that compactord writes byte-identical compactionInfo
+// tags and an output of the same row count.
+func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
+	logDir := filepath.Join(testutil.DeltaTable(t, "dbr-optimize-dv-cdc-logcompaction"), "_delta_log")
+	n := 0
+	for v := 0; v <= 25; v++ {
+		data, err := os.ReadFile(filepath.Join(logDir, fmt.Sprintf("%020d.json", v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var removes []*delta.Remove
+		var outRows int64
+		optimize := false
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			a, err := delta.ParseAction(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case a.CommitInfo != nil:
+				optimize = a.CommitInfo.Operation() == "OPTIMIZE"
+			case a.Remove != nil:
+				removes = append(removes, a.Remove)
+			case a.Add != nil:
+				st, err := delta.ParseStats(a.Add.Stats)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outRows = *st.NumRecords
+			}
+		}
+		if !optimize {
+			continue
+		}
+		n++
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			type src struct {
+				rm   *delta.Remove
+				off  int64
+				phys int64
+			}
+			var srcs []src
+			for _, r := range removes {
+				var info []struct {
+					RowOffsetInTarget        int64 `json:"rowOffsetInTarget"`
+					SourceNumPhysicalRecords int64 `json:"sourceNumPhysicalRecords"`
+				}
+				if err := json.Unmarshal([]byte(r.Tags[TagCompactionInfo]), &info); err != nil || len(info) != 1 {
+					t.Fatalf("DBR tag %q: %v", r.Tags[TagCompactionInfo], err)
+				}
+				srcs = append(srcs, src{r, info[0].RowOffsetInTarget, info[0].SourceNumPhysicalRecords})
+			}
+			sort.Slice(srcs, func(i, j int) bool { return srcs[i].off < srcs[j].off })
+			d := newMemDVs()
+			var adds []*delta.Add
+			for _, s := range srcs {
+				var dv *delta.DeletionVector
+				if s.rm.DeletionVector != nil {
+					bm := roaring64.New()
+					bm.AddRange(0, uint64(s.rm.DeletionVector.Cardinality))
+					dv = d.put(bm)
+				}
+				adds = append(adds, file(s.rm.Path, s.phys, dv))
+			}
+			res := binpack("j", "target.parquet", adds...)
+			if res.Outputs[0].NumRecords != outRows {
+				t.Fatalf("output rows %d, DBR %d", res.Outputs[0].NumRecords, outRows)
+			}
+			c, err := newCompaction(dvSnap(adds...), []*writer.Result{res}, d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours, _, _, err := c.attemptActions(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range ours {
+				if got, want := r.Tags[TagCompactionInfo], srcs[i].rm.Tags[TagCompactionInfo]; got != want {
+					t.Errorf("%s: compactionInfo %s, DBR %s", r.Path, got, want)
+				}
+			}
+		})
+	}
+	if n != 8 {
+		t.Fatalf("found %d OPTIMIZE commits, want 8", n)
 	}
 }
