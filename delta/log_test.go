@@ -1,0 +1,122 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+func TestParseLogName(t *testing.T) {
+	tests := []struct {
+		name    string
+		ok      bool
+		kind    logFileKind
+		version int64
+		part    int
+		parts   int
+		start   int64
+	}{
+		{"00000000000000000007.json", true, fileCommit, 7, 0, 0, 0},
+		{"00000000000000000010.checkpoint.parquet", true, fileCheckpoint, 10, 0, 0, 0},
+		{"00000000000000000005.checkpoint.0000000002.0000000003.parquet", true, fileMultiPart, 5, 2, 3, 0},
+		{"00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json", true, fileV2Checkpoint, 2, 0, 0, 0},
+		{"00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet", true, fileV2Checkpoint, 2, 0, 0, 0},
+		{"00000000000000000006.00000000000000000015.compacted.json", true, fileCompaction, 15, 0, 0, 6},
+		{"00000000000000000005.checkpoint.0000000004.0000000003.parquet", false, 0, 0, 0, 0, 0},
+		{"00000000000000000016.00000000000000000015.compacted.json", false, 0, 0, 0, 0, 0},
+		{"00000000000000000007.crc", false, 0, 0, 0, 0, 0},
+		{"_last_checkpoint", false, 0, 0, 0, 0, 0},
+		{"0000000000000000007.json", false, 0, 0, 0, 0, 0},
+		{".00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
+		{"00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		f, ok := parseLogName(tt.name)
+		if ok != tt.ok {
+			t.Errorf("%s: ok = %v, want %v", tt.name, ok, tt.ok)
+			continue
+		}
+		if ok && (f.kind != tt.kind || f.version != tt.version || f.part != tt.part || f.parts != tt.parts || f.start != tt.start) {
+			t.Errorf("%s: got %+v", tt.name, f)
+		}
+	}
+	if got := CommitKey(42); got != "_delta_log/00000000000000000042.json" {
+		t.Errorf("CommitKey(42) = %q", got)
+	}
+}
+
+func TestReadCommitLatestVersionHasNewer(t *testing.T) {
+	ctx := context.Background()
+	tbl := openDir(t, testutil.DeltaTable(t, "dv-inline-cdf"))
+	acts, err := ReadCommit(ctx, tbl, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) != 2 || acts[0].Remove == nil || acts[1].Add == nil || acts[1].Add.DeletionVector.Cardinality != 1 {
+		t.Fatalf("commit 5 = %+v", acts)
+	}
+	if _, err := ReadCommit(ctx, tbl, 99); !errors.Is(err, ErrVersionNotFound) {
+		t.Fatalf("ReadCommit(99) err = %v, want ErrVersionNotFound", err)
+	}
+	v, err := LatestVersion(ctx, tbl)
+	if err != nil || v != 6 {
+		t.Fatalf("LatestVersion = %d, %v; want 6", v, err)
+	}
+	for _, tt := range []struct {
+		v    int64
+		want bool
+	}{{5, true}, {6, false}, {-1, true}} {
+		got, err := HasNewer(ctx, tbl, tt.v)
+		if err != nil || got != tt.want {
+			t.Errorf("HasNewer(%d) = %v, %v; want %v", tt.v, got, err, tt.want)
+		}
+	}
+	// A table whose log holds only checkpoints at the latest version.
+	root := copyTableDir(t, testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"), nil)
+	v, err = LatestVersion(ctx, openDir(t, root))
+	if err != nil || v != 108 {
+		t.Fatalf("LatestVersion(checkpoint only) = %d, %v", v, err)
+	}
+	if _, err := LatestVersion(ctx, openDir(t, t.TempDir())); !errors.Is(err, ErrVersionNotFound) {
+		t.Fatalf("LatestVersion(empty) err = %v", err)
+	}
+}
+
+// Log compaction files are ignored: removing the commits they summarize
+// must not let replay silently use them, and their presence must not
+// change the state.
+func TestLogCompactionFilesAreIgnored(t *testing.T) {
+	ctx := context.Background()
+	src := testutil.DeltaTable(t, "dbr-optimize-dv-cdc-logcompaction")
+	with, err := LoadSnapshot(ctx, openDir(t, src), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := copyTableDir(t, src, func(rel string) bool { return filepath.Ext(rel) == ".json" && len(filepath.Base(rel)) > 30 })
+	without, err := LoadSnapshot(ctx, openDir(t, root), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareSnapshots(t, with, without)
+	// With a summarized commit gone the table is broken, not silently read
+	// from the compaction file.
+	os.Remove(filepath.Join(root, "_delta_log", logName(3)))
+	os.WriteFile(filepath.Join(root, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json"),
+		mustRead(t, filepath.Join(src, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json")), 0o644)
+	if _, err := LoadSnapshot(ctx, openDir(t, root), -1); !errors.Is(err, ErrVersionNotFound) {
+		t.Fatalf("err = %v, want a missing-commit error", err)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
