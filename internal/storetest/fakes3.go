@@ -23,6 +23,11 @@ type FakeS3Options struct {
 	// FailPutsBeforeStore makes the first N PUTs of keys under
 	// "_delta_log/" answer 500 without reaching the store.
 	FailPutsBeforeStore int
+	// EarlyPreconditionReply answers a conditional PUT of an existing key
+	// with 412 before reading the body and closes the connection, as some
+	// S3 servers do; with a large body the client may then see a broken
+	// pipe instead of the 412.
+	EarlyPreconditionReply bool
 }
 
 // FakeS3 is gofakes3 on a loopback httptest server with request counting.
@@ -31,6 +36,8 @@ type FakeS3Options struct {
 type FakeS3 struct {
 	// Endpoint is the server's base URL (http://127.0.0.1:port).
 	Endpoint string
+
+	backend gofakes3.Backend
 
 	mu        sync.Mutex
 	gets      map[string]int
@@ -50,7 +57,7 @@ func NewFakeS3(t testing.TB, opts FakeS3Options) *FakeS3 {
 		t.Fatal(err)
 	}
 	inner := gofakes3.New(backend).Server()
-	f := &FakeS3{gets: map[string]int{}, ranges: map[string][]string{}, opts: opts}
+	f := &FakeS3{backend: backend, gets: map[string]int{}, ranges: map[string][]string{}, opts: opts}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.serve(inner, w, r)
 	}))
@@ -105,6 +112,15 @@ func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Reques
 		}
 	}
 	f.mu.Unlock()
+	if f.opts.EarlyPreconditionReply && r.Method == http.MethodPut && r.Header.Get("If-None-Match") == "*" {
+		if _, err := f.backend.HeadObject(Bucket, key); err == nil {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusPreconditionFailed)
+			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`))
+			return
+		}
+	}
 	switch {
 	case fail:
 		http.Error(w, "injected failure before store", http.StatusInternalServerError)

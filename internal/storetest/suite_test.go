@@ -1,12 +1,14 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
 )
@@ -61,6 +63,24 @@ func TestFakeS3LogStore(t *testing.T) {
 		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), other); !errors.Is(err, delta.ErrCommitExists) {
 			t.Fatalf("a different writer's PutIfAbsent = %v, want ErrCommitExists", err)
 		}
+	})
+
+	t.Run("an early 412 to a large losing commit is a lost race, not a failure", func(t *testing.T) {
+		f := NewFakeS3(t, FakeS3Options{EarlyPreconditionReply: true})
+		tbl := Open(t, f.URL("early"))
+		big := func(id string) []byte {
+			line := `{"commitInfo":{"txnId":"` + id + `"}}` + "\n"
+			return []byte(strings.Repeat(line, (8<<20)/len(line)))
+		}
+		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), big("first")); err != nil {
+			t.Fatal(err)
+		}
+		err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), big("second"))
+		if !errors.Is(err, delta.ErrCommitExists) {
+			t.Fatalf("losing 8 MiB commit = %v, want ErrCommitExists", err)
+		}
+		raw := tbl.Bucket.Upload(ctx, delta.CommitKey(0), bytes.NewReader(big("third")), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+		t.Logf("what the client itself reports for the early 412: code %v: %v", gcerrors.Code(raw), raw)
 	})
 
 	t.Run("failures before the store are retried", func(t *testing.T) {
