@@ -28,8 +28,9 @@ func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 	return delta.DataSchema(snap)
 }
 
-func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, opts Options) (rowSource, error) {
-	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: opts.ReadBufferSize})
+func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
+	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
+	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf})
 	if err != nil {
 		return nil, err
 	}

@@ -33,14 +33,27 @@ type directSource struct {
 	buf       []parquet.Row
 }
 
-// sourceBufferSize is the per-column read buffer for a file with n leaf
-// columns.
-func sourceBufferSize(opts Options, n int) int {
+// sourceBufferSize is the per-column read buffer for a file of fileSize
+// bytes with n leaf columns: at most opts.ReadBufferSize, at most
+// maxSourceBufferBytes for all columns together, and no more than an average
+// column chunk (at least 64 KiB) so small files hold small buffers.
+func sourceBufferSize(opts Options, n int, fileSize int64) int {
 	size := opts.ReadBufferSize
-	if n > 0 && size*n > maxSourceBufferBytes {
-		size = max(maxSourceBufferBytes/n, 256<<10)
+	if n > 0 {
+		if size*n > maxSourceBufferBytes {
+			size = max(maxSourceBufferBytes/n, 256<<10)
+		}
+		if fileSize > 0 {
+			size = min(size, max(int(fileSize/int64(n)), 64<<10))
+		}
 	}
-	return size
+	// parquet-go pools read buffers per distinct size: round down to a
+	// power of two so that a few pools serve every file.
+	p := 64 << 10
+	for p*2 <= size {
+		p *= 2
+	}
+	return p
 }
 
 // openDirect opens src for direct reading when its schema is the data
@@ -50,7 +63,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 	if err != nil {
 		return nil, err
 	}
-	f, err := openParquet(ctx, t.Bucket, key, src.Size, sourceBufferSize(opts, len(schema.Columns())))
+	f, err := openParquet(ctx, t.Bucket, key, src.Size, sourceBufferSize(opts, len(schema.Columns()), src.Size))
 	if err != nil {
 		return nil, err
 	}

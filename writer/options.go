@@ -3,6 +3,7 @@ package writer
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -30,8 +31,9 @@ const (
 	DefaultReadBufferSize = 4 << 20
 	// DefaultBatchRows is how many rows move from a source to an output per call.
 	DefaultBatchRows = 1024
-	// DefaultPageBufferSize is the uncompressed size of one parquet page.
-	DefaultPageBufferSize = 1 << 20
+	// DefaultPageBufferSize is the uncompressed size of one parquet page
+	// (per column, buffered unencoded in memory for every open output).
+	DefaultPageBufferSize = 512 << 10
 )
 
 // Compression names accepted in Options.Compression.
@@ -62,7 +64,10 @@ type Options struct {
 	PageBufferSize int
 	// Compression is "zstd" (default), "snappy", "gzip" or "none".
 	Compression string
-	// ReadBufferSize is the size of ranged reads on sources. 0: DefaultReadBufferSize.
+	// ReadBufferSize is the largest ranged read on a source, per column
+	// chunk being read; a source gets min(ReadBufferSize, its size divided
+	// by its column count, at least 64 KiB), so small files do not hold
+	// large buffers. 0: DefaultReadBufferSize.
 	ReadBufferSize int
 	// BatchRows is the number of rows copied per read/write call. 0: DefaultBatchRows.
 	BatchRows int
@@ -73,6 +78,14 @@ type Options struct {
 	// DV-free, schema-identical sources copied without decoding). Used to
 	// benchmark and to cross-check the two paths.
 	DisableCopyPath bool
+	// SpillDir is where the compressed pages of the row group being built
+	// wait (one temp file per column chunk, deleted when the row group is
+	// written), so that an output's memory is its unencoded page buffers
+	// only, whatever RowGroupBytes is. "": os.TempDir().
+	SpillDir string
+	// InMemoryPages keeps those pages on the heap instead (faster on a
+	// slow disk; memory then grows with RowGroupBytes per open output).
+	InMemoryPages bool
 	// Logger receives progress and cleanup messages. nil: a null logger.
 	Logger hclog.Logger
 
@@ -123,6 +136,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
+	if o.SpillDir == "" {
+		o.SpillDir = os.TempDir()
+	}
 	return o
 }
 
@@ -156,7 +172,7 @@ func (o Options) Validate() error {
 func codecFor(name string) (compress.Codec, string, error) {
 	switch strings.ToLower(name) {
 	case CompressionZstd, "":
-		return &parquet.Zstd, ".zstd", nil
+		return newZstdCodec(DefaultPageBufferSize), ".zstd", nil
 	case CompressionSnappy:
 		return &parquet.Snappy, ".snappy", nil
 	case CompressionGzip:

@@ -116,6 +116,9 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := codec.(*zstdCodec); ok {
+		codec = newZstdCodec(opts.PageBufferSize)
+	}
 	target, err := targetFileSize(opts, &snap.Metadata)
 	if err != nil {
 		return nil, err
@@ -191,7 +194,7 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 		}
 	}
 	if scan == nil {
-		s, err := openSource(ctx, jw.t, jw.snap, src, jw.opts)
+		s, err := openSource(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
 		if err != nil {
 			return fmt.Errorf("open scan: %w", err)
 		}
@@ -345,12 +348,16 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
 	cw := &countingWriter{w: bw}
-	pw := parquet.NewWriter(cw, schema,
+	wopts := []parquet.WriterOption{
 		parquet.Compression(codec),
 		parquet.PageBufferSize(opts.PageBufferSize),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("compactord", "dev", ""),
-	)
+	}
+	if !opts.InMemoryPages {
+		wopts = append(wopts, parquet.ColumnPageBuffers(parquet.NewFileBufferPool(opts.SpillDir, "compactord-pages-*")))
+	}
+	pw := parquet.NewWriter(cw, append([]parquet.WriterOption{schema}, wopts...)...)
 	return &output{key: key, cancel: cancel, bw: bw, cw: cw, pw: pw, stats: stats, opts: opts}, nil
 }
 

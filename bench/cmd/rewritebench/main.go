@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -50,11 +51,18 @@ func main() {
 	target := flag.Int64("target", 0, "target file size in bytes (0: default)")
 	jobs := flag.Int("jobs", 0, "max concurrent jobs (0: default)")
 	noCopy := flag.Bool("nocopy", false, "disable the page-copy fast path")
+	rowGroup := flag.Int64("rowgroup", 0, "row group bytes (0: default)")
+	readBuf := flag.Int("readbuf", 0, "read buffer bytes per column (0: default)")
+	spill := flag.String("spill", "", "spill row-group pages to this directory")
 	keep := flag.Bool("keep", false, "keep compactord outputs (print their keys on stderr)")
 	verbose := flag.Bool("v", false, "log at debug level")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
 	memProfile := flag.String("memprofile", "", "write an allocation profile here")
+	heapProfile := flag.String("heapprofile", "", "write the in-use heap profile at the peak heap size seen here")
 	flag.Parse()
+	if *heapProfile != "" {
+		go watchHeap(*heapProfile)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -75,7 +83,23 @@ func main() {
 	var err error
 	switch *mode {
 	case "compactord":
-		r, err = runCompactord(ctx, *table, *target, *jobs, *noCopy, *keep, *verbose)
+		opts := writer.DefaultOptions()
+		opts.TargetFileSize = *target
+		if *jobs > 0 {
+			opts.MaxConcurrentJobs = *jobs
+		}
+		if *rowGroup > 0 {
+			opts.RowGroupBytes = *rowGroup
+		}
+		if *readBuf > 0 {
+			opts.ReadBufferSize = *readBuf
+		}
+		opts.DisableCopyPath = *noCopy
+		opts.SpillDir = *spill
+		if *verbose {
+			opts.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+		}
+		r, err = runCompactord(ctx, *table, opts, *keep)
 	case "parquetgo":
 		r, err = runParquetGo(*table, *out, *target)
 	default:
@@ -106,7 +130,7 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
-func runCompactord(ctx context.Context, dir string, target int64, jobs int, noCopy, keep, verbose bool) (report, error) {
+func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bool) (report, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return report{}, err
@@ -120,16 +144,7 @@ func runCompactord(ctx context.Context, dir string, target int64, jobs int, noCo
 	if err != nil {
 		return report{}, err
 	}
-	opts := writer.DefaultOptions()
-	opts.TargetFileSize = target
-	if jobs > 0 {
-		opts.MaxConcurrentJobs = jobs
-	}
-	opts.DisableCopyPath = noCopy
-	if verbose {
-		opts.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
-	}
-	binSize := target
+	binSize := opts.TargetFileSize
 	if binSize == 0 {
 		binSize = writer.DefaultTargetFileSize
 	}
@@ -259,4 +274,22 @@ func runParquetGo(dir, out string, target int64) (report, error) {
 	err = closeOut()
 	r.Seconds = time.Since(start).Seconds()
 	return r, err
+}
+
+// watchHeap writes an in-use heap profile each time the heap reaches a new
+// peak (diagnosis of peak RSS).
+func watchHeap(path string) {
+	var peak uint64
+	var ms runtime.MemStats
+	for range time.Tick(100 * time.Millisecond) {
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > peak+8<<20 {
+			peak = ms.HeapInuse
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				_ = f.Close()
+			}
+			fmt.Fprintf(os.Stderr, "heap in use %d MiB, sys %d MiB\n", ms.HeapInuse>>20, ms.Sys>>20)
+		}
+	}
 }
