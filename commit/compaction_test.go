@@ -318,3 +318,62 @@ func TestCompactionRemoveShape(t *testing.T) {
 		t.Errorf("removes must carry their read-time DVs")
 	}
 }
+
+func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
+	ctx := context.Background()
+	d := newMemDVs()
+	a := file("a.parquet", 10, nil)
+	b := file("b.parquet", 10, d.put(roaring64.BitmapOf(0)))
+	c := file("c.parquet", 10, nil)
+	// a and b land in output 0 (rows 0..18), c in output 1 (rows 0..9).
+	res := &writer.Result{Job: &writer.Job{ID: "j", Sources: []*delta.Add{a, b, c}},
+		Composition: []writer.SourceRun{
+			{Source: a, Output: 0, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
+			{Source: b, Output: 0, RowOffsetInTarget: 10, SourceNumPhysicalRecords: 10, LiveRows: 9},
+			{Source: c, Output: 1, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
+		},
+		Outputs: []writer.Output{
+			{Add: &delta.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, NumRecords: 19},
+			{Add: &delta.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, NumRecords: 10},
+		}}
+	comp, err := newCompaction(dvSnap(a, b, c), []*writer.Result{res}, d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, ab, _ := dvUpdate(d, b, 9)
+	rc, ac, _ := dvUpdate(d, c, 0)
+	if err := comp.observe(ctx, 6, []delta.Action{rb, ab, rc, ac}); err != nil {
+		t.Fatal(err)
+	}
+	_, adds, _, err := comp.attemptActions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]uint64{"o0.parquet": {18}, "o1.parquet": {0}}
+	for _, add := range adds {
+		bm, err := d.readDV(ctx, add.DeletionVector)
+		if err != nil || !slices.Equal(bm.ToArray(), want[add.Path]) {
+			t.Errorf("%s DV %v (%v), want %v", add.Path, bm.ToArray(), err, want[add.Path])
+		}
+	}
+}
+
+func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
+	a := file("a.parquet", 10, nil)
+	b := file("b.parquet", 10, nil)
+	bad := binpack("bad", "o.parquet", a, b)
+	bad.Composition[1].RowOffsetInTarget = 9 // overlaps a's run
+	good := binpack("good", "o2.parquet", file("c.parquet", 5, nil), file("e.parquet", 5, nil))
+	snap := dvSnap(append(append([]*delta.Add{}, bad.Job.Sources...), good.Job.Sources...)...)
+	comp, err := newCompaction(snap, []*writer.Result{bad, good}, newMemDVs(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removes, adds, _, err := comp.attemptActions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.jobs[0].dropped == nil || comp.jobs[0].dropped.Kind != KindInvalidComposition || len(removes) != 2 || len(adds) != 1 || adds[0].Path != "o2.parquet" {
+		t.Fatalf("dropped %+v, %d removes, %d adds", comp.jobs[0].dropped, len(removes), len(adds))
+	}
+}

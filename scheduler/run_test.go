@@ -633,3 +633,20 @@ func TestCompactWritesMonotonicInCommitTimestamps(t *testing.T) {
 	}
 	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 20)); delete(m, 3); return m }())
 }
+
+func TestReconciledOutputDVInlineWhenTiny(t *testing.T) {
+	ctx := context.Background()
+	tbl := newTestTable(t, "file://"+t.TempDir(), idRange(0, 30), idRange(30, 30))
+	opts := binpackOpts()
+	opts.Commit.InlineDVMaxRows = 8
+	opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 7, 31) })
+	res, err := Compact(ctx, tbl, opts)
+	if err != nil || res.CommittedVersion != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	_, adds := checkCompactionCommit(t, committed(t, tbl, 2))
+	if len(adds) != 1 || adds[0].DeletionVector == nil || adds[0].DeletionVector.StorageType != "i" || adds[0].DeletionVector.Cardinality != 2 {
+		t.Fatalf("output DV %+v, want inline with 2 rows", adds[0].DeletionVector)
+	}
+	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 60)); delete(m, 7); delete(m, 31); return m }())
+}
