@@ -1,19 +1,25 @@
 package delta
 
-// Snapshot is the state of a table at one version.
+// Snapshot is the state of a table at one version, as LoadSnapshot
+// replays it. Treat it as read-only (copy an *Add before changing it):
+// one Snapshot is usually shared by the planner, writer and committer.
 type Snapshot struct {
 	// Version is the table version this snapshot describes.
 	Version int64
 	// Timestamp is the commit timestamp of Version in ms (in-commit
 	// timestamp when enabled, else the commit file's modification time).
 	Timestamp int64
-	Protocol  Protocol
-	Metadata  Metadata
+	// Protocol is the latest protocol action at Version.
+	Protocol Protocol
+	// Metadata is the latest metaData action at Version.
+	Metadata Metadata
 	// Schema is Metadata.SchemaString parsed.
 	Schema *StructType
 	// Files are the live add actions, sorted by Path.
 	Files []*Add
-	// Tombstones are the unexpired remove actions known to this snapshot.
+	// Tombstones are the remove actions known to this snapshot (those of
+	// its checkpoint and of the commits after it; this build does not
+	// expire them), sorted by Path.
 	Tombstones []*Remove
 	// Txns holds the latest txn per appId.
 	Txns map[string]Txn
