@@ -1,0 +1,282 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// listKeys returns every object key under the table root.
+func listKeys(t *testing.T, tbl *delta.Table) []string {
+	t.Helper()
+	var keys []string
+	it := tbl.Bucket.List(nil)
+	for {
+		o, err := it.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, o.Key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func loadCopy(t *testing.T, name string) (*delta.Table, *delta.Snapshot) {
+	t.Helper()
+	tbl, _ := copyTable(t, name)
+	snap, err := loadLatest(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, snap
+}
+
+func cloneAdd(a *delta.Add) *delta.Add {
+	c := *a
+	c.ParsedStats = nil
+	return &c
+}
+
+func TestFailedRewriteLeavesNoObjects(t *testing.T) {
+	missing := func(snap *delta.Snapshot) []*delta.Add {
+		gone := cloneAdd(snap.Files[2])
+		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
+		return []*delta.Add{snap.Files[0], snap.Files[1], gone, snap.Files[3]}
+	}
+	wrongCount := func(snap *delta.Snapshot) []*delta.Add {
+		bad := cloneAdd(snap.Files[2])
+		bad.Stats = `{"numRecords":999999}`
+		return []*delta.Add{snap.Files[0], snap.Files[1], bad}
+	}
+	tests := []struct {
+		name    string
+		sources func(*delta.Snapshot) []*delta.Add
+		ctx     func() context.Context
+		want    string
+	}{
+		{name: "a missing source after two outputs were written", sources: missing, want: "does-not-exist"},
+		{name: "stats numRecords that disagree with the footer", sources: wrongCount, want: "numRecords 999999"},
+		{
+			name: "a canceled context", sources: func(s *delta.Snapshot) []*delta.Add { return s.Files[:4] },
+			ctx: func() context.Context {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return ctx
+			},
+			want: "context canceled",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
+			before := listKeys(t, tbl)
+			ctx := context.Background()
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			}
+			opts := DefaultOptions()
+			opts.TargetFileSize = 1 // one output per source: several objects exist before the failure
+			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: tt.sources(snap)}, opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Rewrite = %v, %v; want an error mentioning %q", res, err, tt.want)
+			}
+			if !strings.Contains(err.Error(), "job j") {
+				t.Errorf("error %q does not name the job", err)
+			}
+			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+				t.Errorf("objects changed by a failed rewrite:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+func TestRewriteRejectsBadJobs(t *testing.T) {
+	tbl, snap := loadCopy(t, "dv-partitioned-with-checkpoint")
+	var other *delta.Add
+	for _, f := range snap.Files {
+		if !samePartition(f.PartitionValues, snap.Files[0].PartitionValues) {
+			other = f
+			break
+		}
+	}
+	if other == nil {
+		t.Fatal("fixture has a single partition")
+	}
+	tests := []struct {
+		name string
+		job  *Job
+		is   error
+		want string
+	}{
+		{name: "sources of two partitions", job: &Job{ID: "p", Sources: []*delta.Add{snap.Files[0], other}}, want: "not in the job's partition"},
+		{name: "a sorted job", job: &Job{ID: "s", Sources: snap.Files[:1], Sort: &SortSpec{Curve: "hilbert"}}, is: ErrSortNotImplemented},
+		{name: "no sources", job: &Job{ID: "e"}, want: "no sources"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := listKeys(t, tbl)
+			_, err := Rewrite(context.Background(), tbl, snap, tt.job, DefaultOptions())
+			if err == nil {
+				t.Fatal("Rewrite succeeded")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err = %v, want errors.Is %v", err, tt.is)
+			}
+			if tt.want != "" && !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			}
+			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+				t.Errorf("objects changed: %v -> %v", before, after)
+			}
+		})
+	}
+}
+
+func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
+	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
+	gone := cloneAdd(snap.Files[5])
+	gone.Path = "missing.parquet"
+	jobs := []*Job{
+		{ID: "ok-1", Sources: snap.Files[0:3]},
+		{ID: "bad", Sources: []*delta.Add{snap.Files[3], gone}},
+		{ID: "ok-2", Sources: snap.Files[6:9]},
+	}
+	results, err := RewriteAll(context.Background(), tbl, snap, jobs, DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "job bad") {
+		t.Fatalf("err = %v, want the failure of job bad", err)
+	}
+	if results[0] == nil || results[1] != nil || results[2] == nil {
+		t.Fatalf("results = %v, want ok, nil, ok", results)
+	}
+	for _, r := range []*Result{results[0], results[2]} {
+		if len(r.Outputs) != 1 {
+			t.Fatalf("job %s: %d outputs", r.Job.ID, len(r.Outputs))
+		}
+		if _, err := tbl.Bucket.Attributes(context.Background(), r.Outputs[0].Key); err != nil {
+			t.Errorf("job %s output missing: %v", r.Job.ID, err)
+		}
+		if err := r.Abort(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Abort(context.Background()); err != nil {
+			t.Errorf("second Abort: %v", err)
+		}
+	}
+	var nilResult *Result
+	if err := nilResult.Abort(context.Background()); err != nil {
+		t.Errorf("Abort on nil: %v", err)
+	}
+}
+
+func TestCompressionAndRowGroupOptionsReachTheFile(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      func(*Options)
+		codec     format.CompressionCodec
+		suffix    string
+		maxRGRows int64
+		minRGs    int
+	}{
+		{name: "zstd by default", opts: func(*Options) {}, codec: format.Zstd, suffix: ".c000.zstd.parquet", minRGs: 1},
+		{name: "snappy", opts: func(o *Options) { o.Compression = "snappy" }, codec: format.Snappy, suffix: ".c000.snappy.parquet", minRGs: 1},
+		{name: "gzip", opts: func(o *Options) { o.Compression = "gzip" }, codec: format.Gzip, suffix: ".c000.gz.parquet", minRGs: 1},
+		{name: "none", opts: func(o *Options) { o.Compression = "none" }, codec: format.Uncompressed, suffix: ".c000.parquet", minRGs: 1},
+		{name: "row-group row cap", opts: func(o *Options) { o.RowGroupRows = 100 }, codec: format.Zstd, suffix: ".zstd.parquet", maxRGRows: 100, minRGs: 5},
+		{name: "row-group byte bound", opts: func(o *Options) { o.RowGroupBytes = 1 << 10; o.BatchRows = 16 }, codec: format.Zstd, suffix: ".zstd.parquet", minRGs: 4},
+		{name: "pages kept in memory", opts: func(o *Options) { o.InMemoryPages = true; o.RowGroupRows = 300 }, codec: format.Zstd, suffix: ".zstd.parquet", maxRGRows: 300, minRGs: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tbl, dir := copyTable(t, "dv-basic-with-checkpoint")
+			snap, err := loadLatest(context.Background(), tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := DefaultOptions()
+			tt.opts(&opts)
+			res, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "c", Sources: snap.Files}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Outputs) != 1 || res.Outputs[0].NumRecords != 454 {
+				t.Fatalf("outputs %+v, want one with 454 rows", res.Outputs)
+			}
+			o := res.Outputs[0]
+			if !strings.HasSuffix(o.Key, tt.suffix) {
+				t.Errorf("key %q, want suffix %q", o.Key, tt.suffix)
+			}
+			f, err := os.Open(filepath.Join(dir, o.Key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			pf, err := parquet.OpenFile(f, o.Add.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rgs := pf.Metadata().RowGroups
+			if len(rgs) < tt.minRGs {
+				t.Errorf("%d row groups, want at least %d", len(rgs), tt.minRGs)
+			}
+			for _, rg := range rgs {
+				if tt.maxRGRows > 0 && rg.NumRows > tt.maxRGRows {
+					t.Errorf("row group of %d rows, cap %d", rg.NumRows, tt.maxRGRows)
+				}
+				for _, c := range rg.Columns {
+					if c.MetaData.Codec != tt.codec {
+						t.Errorf("column %v codec %v, want %v", c.MetaData.PathInSchema, c.MetaData.Codec, tt.codec)
+					}
+				}
+			}
+			if !parquet.EqualNodes(pf.Schema(), mustDataSchema(t, snap)) {
+				t.Errorf("file schema\n%v\nis not the data schema\n%v", pf.Schema(), mustDataSchema(t, snap))
+			}
+		})
+	}
+}
+
+func mustDataSchema(t *testing.T, snap *delta.Snapshot) *parquet.Schema {
+	t.Helper()
+	s, err := delta.DataSchema(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestOutputsCarryJobTagsAndProvider(t *testing.T) {
+	tbl, snap := loadCopy(t, "dv-partitioned-with-checkpoint")
+	job := partitionJobs(snap)[0]
+	job.Tags = map[string]string{"ZCUBE_ID": "abc"}
+	job.ClusteringProvider = "liquid"
+	res, err := Rewrite(context.Background(), tbl, snap, job, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Abort(context.Background())
+	a := res.Outputs[0].Add
+	if a.Tags["ZCUBE_ID"] != "abc" || a.ClusteringProvider == nil || *a.ClusteringProvider != "liquid" {
+		t.Errorf("tags %v provider %v", a.Tags, a.ClusteringProvider)
+	}
+	job.Tags["ZCUBE_ID"] = "changed"
+	if a.Tags["ZCUBE_ID"] != "abc" {
+		t.Error("output tags alias the job's map")
+	}
+	if !strings.HasPrefix(res.Outputs[0].Key, "part=") {
+		t.Errorf("key %q is not under the partition directory", res.Outputs[0].Key)
+	}
+}
