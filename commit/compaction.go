@@ -466,6 +466,9 @@ func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, r
 	for k, v := range src.Tags {
 		tags[k] = v
 	}
+	// Never carry a composition that is not ours (or no longer right).
+	delete(tags, TagCompactedInto)
+	delete(tags, TagCompactionInfo)
 	if run != nil {
 		target := res.Outputs[run.Output].Add.Path
 		into, err := json.Marshal([]string{target})
