@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/policies"
+)
+
+// Docker does not run here; these tests keep the Dockerfile and
+// docker-compose.yml consistent with the binary and the examples.
+
+func TestTheDockerfileCommandIsAValidRunCommandLine(t *testing.T) {
+	b, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CMD (\[.*\])$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("Dockerfile has no exec-form CMD")
+	}
+	var args []string
+	if err := json.Unmarshal(m[1], &args); err != nil {
+		t.Fatal(err)
+	}
+	if len(args) == 0 || args[0] != "run" {
+		t.Fatalf("CMD = %v", args)
+	}
+	o, err := parseDaemonFlags(args[1:], io.Discard)
+	if err != nil {
+		t.Fatalf("CMD %v: %v", args, err)
+	}
+	if o.PolicyDir != "/etc/compactord/policies" || o.HTTP != "0.0.0.0:9464" {
+		t.Fatalf("options = %+v", o)
+	}
+	if !strings.Contains(string(b), "./cmd/compactord") {
+		t.Fatal("Dockerfile does not build ./cmd/compactord")
+	}
+}
+
+func TestComposeMountsValidPoliciesWhereTheImageReadsThem(t *testing.T) {
+	b, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "./examples/compose/policies:/etc/compactord/policies:ro") {
+		t.Fatal("compose does not mount examples/compose/policies at /etc/compactord/policies")
+	}
+	set, err := policies.LoadDir("../../examples/compose/policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range set.Tables {
+		if !strings.Contains(p.URL, "endpoint=http://s3:7070") {
+			t.Errorf("table %s does not use the compose S3 service: %s", p.Name, p.URL)
+		}
+	}
+	if set.Daemon.HTTP != "0.0.0.0:9464" || !strings.Contains(string(b), `"9464:9464"`) {
+		t.Errorf("daemon http %q is not the published port", set.Daemon.HTTP)
+	}
+}
