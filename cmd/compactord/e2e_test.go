@@ -374,7 +374,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	writePolicy(t, pol, "big.hcl", strings.Replace(policyHCL("big", bigURL, ""), "small_files = 4", "small_files = 100000", 1))
 
 	cmd := exec.Command(bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
-		"--log-format", "json", "--log-level", "debug", "--shutdown-timeout", "3s", "--workers", "2")
+		"--log-format", "json", "--log-level", "debug", "--shutdown-timeout", "200ms", "--workers", "2")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
