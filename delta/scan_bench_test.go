@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -100,9 +101,21 @@ func BenchmarkScan(b *testing.B) {
 	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: benchScanSchema}}
 	dir, name, size, nrows := benchScanFile(b, snap)
 	tb := openScanTable(b, dir)
-	for _, c := range []struct{ withDV, reuse bool }{{false, false}, {false, true}, {true, true}} {
+	// The widened table reads k (INT32 in the file) as long: the per-value
+	// conversion path instead of the identity path.
+	widenedSchema := strings.Replace(benchScanSchema, `"k","type":"integer"`, `"k","type":"long"`, 1)
+	wst, err := ParseSchema(widenedSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	widened := &Snapshot{Schema: wst, Metadata: Metadata{SchemaString: widenedSchema}}
+	for _, c := range []struct{ withDV, reuse, widen bool }{{false, false, false}, {false, true, false}, {true, true, false}, {false, true, true}} {
 		withDV := c.withDV
-		b.Run(fmt.Sprintf("dv=%v/reuse=%v", c.withDV, c.reuse), func(b *testing.B) {
+		snap := snap
+		if c.widen {
+			snap = widened
+		}
+		b.Run(fmt.Sprintf("dv=%v/reuse=%v/widen=%v", c.withDV, c.reuse, c.widen), func(b *testing.B) {
 			var dv *roaring64.Bitmap
 			want := nrows
 			if withDV {

@@ -487,3 +487,83 @@ func openParquetBytes(t *testing.T, b []byte) *parquet.File {
 	}
 	return f
 }
+
+// TestScanDVAcrossRowGroups: physical indexes continue across row groups
+// and batches, and the DV removes exactly its rows (the id column equals
+// the physical index in this file).
+func TestScanDVAcrossRowGroups(t *testing.T) {
+	ds := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}]}`
+	st, err := ParseSchema(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
+	schema, err := DataSchema(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema, parquet.MaxRowsPerRowGroup(97))
+	for i := 0; i < n; i++ {
+		s := parquet.Value{}.Level(0, 0, 1)
+		if i%3 != 0 {
+			s = parquet.ByteArrayValue([]byte(fmt.Sprintf("row-%d", i))).Level(0, 1, 1)
+		}
+		if _, err := w.WriteRows([]parquet.Row{{parquet.Int64Value(int64(i)).Level(0, 0, 0), s}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f.parquet"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(openParquetBytes(t, buf.Bytes()).RowGroups()); got < 10 {
+		t.Fatalf("%d row groups, want many", got)
+	}
+	dv := roaring64.New()
+	for i := uint64(0); i < n; i += 7 {
+		dv.Add(i)
+	}
+	dv.AddRange(96, 200) // a range spanning a row group boundary
+	dv.Add(n - 1)
+	for _, batch := range []int{1, 13, 97, 4096} {
+		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "f.parquet", Size: int64(buf.Len())}, ScanOptions{DV: dv, ReuseRows: batch == 13})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]parquet.Row, batch)
+		idx := make([]int64, batch)
+		next := int64(0)
+		count := 0
+		for {
+			k, err := s.ReadRows(rows, idx)
+			for i := 0; i < k; i++ {
+				for dv.Contains(uint64(next)) {
+					next++
+				}
+				if idx[i] != next || rows[i][0].Int64() != next {
+					t.Fatalf("batch %d: row %d has index %d and id %d, want %d", batch, count, idx[i], rows[i][0].Int64(), next)
+				}
+				if want := fmt.Sprintf("row-%d", next); next%3 != 0 && string(rows[i][1].ByteArray()) != want {
+					t.Fatalf("batch %d: row %d string %q, want %q", batch, next, rows[i][1].ByteArray(), want)
+				}
+				next++
+				count++
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		if want := n - int(dv.GetCardinality()); count != want {
+			t.Fatalf("batch %d: %d rows, want %d", batch, count, want)
+		}
+	}
+}

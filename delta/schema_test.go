@@ -17,6 +17,11 @@ import (
 // commits of a test table (read independently of the log replay code).
 func schemaStringsInLog(t *testing.T, root string) []string {
 	t.Helper()
+	return schemaStringsInLogTB(t, root)
+}
+
+func schemaStringsInLogTB(t testing.TB, root string) []string {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
 	sort.Strings(files)
 	var out []string
