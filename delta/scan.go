@@ -99,10 +99,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	}
 	bufSize := opts.ReadBufferSize
 	if bufSize <= 0 {
-		bufSize = DefaultReadBufferSize
-		if n := len(ds.leaves); n > 0 && bufSize*n > maxScanBufferBytes {
-			bufSize = max(maxScanBufferBytes/n, 256<<10)
-		}
+		bufSize = defaultBufferSize(len(ds.leaves), size)
 	}
 	ra := &blobReaderAt{ctx: ctx, bucket: t.Bucket, key: key, size: size}
 	f, err := openParquet(ra, size, bufSize)
@@ -145,6 +142,28 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		s.dv = dv
 	}
 	return s, nil
+}
+
+// defaultBufferSize is the per-column read buffer for a file of fileSize
+// bytes with n columns: DefaultReadBufferSize, less for wide tables (at most
+// maxScanBufferBytes in all) and for small files (no more than an average
+// column chunk, at least 64 KiB), rounded down to a power of two because
+// parquet-go pools its buffers per size.
+func defaultBufferSize(n int, fileSize int64) int {
+	size := DefaultReadBufferSize
+	if n > 0 {
+		if size*n > maxScanBufferBytes {
+			size = max(maxScanBufferBytes/n, 256<<10)
+		}
+		if fileSize > 0 {
+			size = min(size, max(int(fileSize/int64(n)), 64<<10))
+		}
+	}
+	p := 64 << 10
+	for p*2 <= size {
+		p *= 2
+	}
+	return p
 }
 
 func dataFileError(name string, err error) error {

@@ -42,48 +42,21 @@ func readScanExpected(t *testing.T) map[string]scanExpected {
 // partition values were written in (INDEX.md notes).
 var partitionZone = map[string]string{"part-values-all-types": "America/Los_Angeles"}
 
-// scanLogicalRows returns the table's live rows as canonical JSON lines.
+// scanLogicalRows returns the table's live rows as canonical JSON lines,
+// through ScanLogicalRows (the code path of `compactord cat`).
 func scanLogicalRows(t *testing.T, tb *Table, snap *Snapshot, loc *time.Location) []string {
 	t.Helper()
-	dec, err := NewRowDecoder(snap, loc)
+	var out []string
+	n, err := ScanLogicalRows(context.Background(), tb, snap, LogicalScanOptions{Location: loc, Scan: ScanOptions{ReuseRows: true}},
+		func(_ *Add, row *LogicalStruct) error {
+			out = append(out, string(AppendJSON(nil, row)))
+			return nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	rows := make([]parquet.Row, 5) // small batches cross row and batch boundaries
-	for _, a := range snap.Files {
-		s, err := OpenFileScan(context.Background(), tb, snap, a, ScanOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pv, err := dec.PartitionValues(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fileRows int64
-		for {
-			n, err := s.ReadRows(rows, nil)
-			for _, r := range rows[:n] {
-				lr, err := dec.Decode(r, pv)
-				if err != nil {
-					t.Fatalf("%s: %v", a.Path, err)
-				}
-				out = append(out, string(AppendJSON(nil, lr)))
-			}
-			fileRows += int64(n)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if want := s.NumPhysicalRows() - s.NumDeleted(); fileRows != want {
-			t.Errorf("%s: scanned %d rows, file has %d physical - %d deleted", a.Path, fileRows, s.NumPhysicalRows(), s.NumDeleted())
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+	if int(n) != len(out) {
+		t.Fatalf("ScanLogicalRows counted %d rows, delivered %d", n, len(out))
 	}
 	return out
 }

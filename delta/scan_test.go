@@ -226,7 +226,7 @@ func TestScanRowsAreOwnedByCaller(t *testing.T) {
 // TestScanSchemaEvolution reads a file written before columns were added
 // (also inside a struct), with required columns in the file and nullable
 // ones in the table: absent columns read as null exactly where their
-// parent exists.
+// parent exists; columns the table does not have are dropped.
 func TestScanSchemaEvolution(t *testing.T) {
 	type inner struct {
 		A int32 `parquet:"a"`
@@ -234,6 +234,8 @@ func TestScanSchemaEvolution(t *testing.T) {
 	type oldRow struct {
 		ID int64  `parquet:"id"`
 		S  *inner `parquet:"s,optional"`
+		// CDF writers may leave _change_type in data files: dropped.
+		ChangeType string `parquet:"_change_type"`
 	}
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "old.parquet"))
@@ -241,7 +243,7 @@ func TestScanSchemaEvolution(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := parquet.NewGenericWriter[oldRow](f)
-	if _, err := w.Write([]oldRow{{ID: 1, S: &inner{A: 7}}, {ID: 2}}); err != nil {
+	if _, err := w.Write([]oldRow{{ID: 1, S: &inner{A: 7}, ChangeType: "insert"}, {ID: 2, ChangeType: "update_postimage"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -564,6 +566,24 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 		s.Close()
 		if want := n - int(dv.GetCardinality()); count != want {
 			t.Fatalf("batch %d: %d rows, want %d", batch, count, want)
+		}
+	}
+}
+
+func TestDefaultBufferSize(t *testing.T) {
+	for _, tc := range []struct {
+		cols int
+		size int64
+		want int
+	}{
+		{cols: 7, size: 100 << 20, want: 4 << 20},
+		{cols: 100, size: 1 << 30, want: 512 << 10},
+		{cols: 10, size: 1 << 20, want: 64 << 10},
+		{cols: 4, size: 3 << 20, want: 512 << 10},
+		{cols: 3, size: 0, want: 4 << 20},
+	} {
+		if got := defaultBufferSize(tc.cols, tc.size); got != tc.want {
+			t.Errorf("defaultBufferSize(%d, %d) = %d, want %d", tc.cols, tc.size, got, tc.want)
 		}
 	}
 }
