@@ -17,6 +17,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/memblob"
 )
 
 // copyDataFile copies one data file of a test table into dir and returns
@@ -585,5 +587,47 @@ func TestDefaultBufferSize(t *testing.T) {
 		if got := defaultBufferSize(tc.cols, tc.size); got != tc.want {
 			t.Errorf("defaultBufferSize(%d, %d) = %d, want %d", tc.cols, tc.size, got, tc.want)
 		}
+	}
+}
+
+// TestScanThroughMemBucket reads a data file through another blob driver
+// (mem://): the scan only uses ranged reads of the bucket.
+func TestScanThroughMemBucket(t *testing.T) {
+	ctx := context.Background()
+	root := testutil.DeltaTable(t, "dv-small")
+	snap := loadTestSnapshot(t, root)
+	src := openScanTable(t, root)
+	bucket, err := blob.OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	mem := &Table{URL: "mem://", Bucket: bucket}
+	for _, a := range snap.Files {
+		key, _ := a.Key()
+		b, err := src.Bucket.ReadAll(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bucket.WriteAll(ctx, key, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		if a.DeletionVector != nil && a.DeletionVector.StorageType == "u" {
+			dvs, _ := src.Bucket.List(&blob.ListOptions{Prefix: "deletion_vector_"}).Next(ctx)
+			if dvs != nil {
+				d, err := src.Bucket.ReadAll(ctx, dvs.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := bucket.WriteAll(ctx, dvs.Key, d, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	got := scanLogicalRows(t, mem, snap, time.UTC)
+	want := scanLogicalRows(t, src, snap, time.UTC)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) != 8 {
+		t.Fatalf("mem:// scan gave %v, file:// gave %v", got, want)
 	}
 }
