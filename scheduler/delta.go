@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -78,7 +79,27 @@ type DeltaBackend struct {
 	// Options is the template of every run's options; Policy, Exclude and
 	// Logger are filled per run. Tests and the demo set commit hooks here.
 	Options RunOptions
+
+	mu        sync.Mutex
+	polled    map[string]*pollState // by policy name + URL (one poller each)
+	fullLoads atomic.Int64
 }
+
+// pollState is what the poll knows of a table: the live files at version,
+// kept current by replaying only the commits after it.
+type pollState struct {
+	version int64
+	base    *delta.Snapshot // protocol, metadata, schema at the last full load
+	files   map[string]*delta.Add
+}
+
+// maxIncrementalCommits bounds how many commits a poll replays one by one
+// before it prefers a full snapshot load (checkpoint + tail).
+const maxIncrementalCommits = 100
+
+// FullLoads counts polls that loaded a whole snapshot instead of replaying
+// only the new commits.
+func (b *DeltaBackend) FullLoads() int64 { return b.fullLoads.Load() }
 
 func (b *DeltaBackend) now() time.Time {
 	if b.Now != nil {
@@ -206,10 +227,12 @@ func readAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *del
 	}
 }
 
-// Poll is a PollFunc: when lastSeen >= 0 it costs one existence check of
-// the next commit; only when the log moved is the snapshot loaded and the
-// backlog recomputed. A table compactord cannot write is reported as a
-// Halt error, so the scheduler never runs it.
+// Poll is a PollFunc. When lastSeen >= 0 an idle table costs one existence
+// check of the next commit; when the log moved, only the commits after
+// lastSeen are read and applied to the files the poll already knows (a
+// protocol or metadata change, a gap, or a long tail falls back to a full
+// snapshot load). A table compactord cannot write is reported as a Halt
+// error, so the scheduler never runs it.
 func (b *DeltaBackend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
@@ -223,7 +246,21 @@ func (b *DeltaBackend) Poll(ctx context.Context, p policies.Policy, lastSeen int
 		if !newer {
 			return PollResult{Version: lastSeen}, nil
 		}
+		b.mu.Lock()
+		st := b.polled[pollKey(p)]
+		b.mu.Unlock()
+		if st != nil && st.version == lastSeen {
+			ok, err := b.replay(ctx, t, st)
+			if err != nil {
+				return PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
+			}
+			if ok {
+				bl := ComputeBacklog(st.view(), p, b.now())
+				return PollResult{Version: st.version, Changed: st.version > lastSeen, Backlog: &bl}, nil
+			}
+		}
 	}
+	b.fullLoads.Add(1)
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
@@ -232,8 +269,67 @@ func (b *DeltaBackend) Poll(ctx context.Context, p policies.Policy, lastSeen int
 		return PollResult{Version: snap.Version}, commit.WithClass(commit.Halt,
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
+	st := &pollState{version: snap.Version, base: snap, files: make(map[string]*delta.Add, len(snap.Files))}
+	for _, f := range snap.Files {
+		st.files[f.FileKey()] = f
+	}
+	b.mu.Lock()
+	if b.polled == nil {
+		b.polled = map[string]*pollState{}
+	}
+	b.polled[pollKey(p)] = st
+	b.mu.Unlock()
 	bl := ComputeBacklog(snap, p, b.now())
 	return PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
+}
+
+func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }
+
+// replay applies the commits after st.version to st. It returns false (and
+// leaves st alone) when a full load is needed instead.
+func (b *DeltaBackend) replay(ctx context.Context, t *delta.Table, st *pollState) (bool, error) {
+	files := make(map[string]*delta.Add, len(st.files))
+	for k, f := range st.files {
+		files[k] = f
+	}
+	v := st.version + 1
+	for ; v <= st.version+maxIncrementalCommits; v++ {
+		actions, err := delta.ReadCommit(ctx, t, v)
+		if errors.Is(err, delta.ErrVersionNotFound) {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, a := range actions {
+			switch {
+			case a.Protocol != nil, a.Metadata != nil, a.Unknown != nil:
+				return false, nil
+			case a.Remove != nil:
+				delete(files, a.Remove.FileKey())
+			case a.Add != nil:
+				files[a.Add.FileKey()] = a.Add
+			}
+		}
+	}
+	if v > st.version+maxIncrementalCommits {
+		return false, nil
+	}
+	st.version = v - 1
+	st.files = files
+	return true, nil
+}
+
+// view returns a snapshot whose Files are the poll's live files.
+func (st *pollState) view() *delta.Snapshot {
+	s := *st.base
+	s.Version = st.version
+	s.Files = make([]*delta.Add, 0, len(st.files))
+	for _, f := range st.files {
+		s.Files = append(s.Files, f)
+	}
+	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].Path < s.Files[j].Path })
+	return &s
 }
 
 // Plan is a dry run with the same planner and options a run would use.

@@ -2,9 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
@@ -65,4 +68,57 @@ func TestTheSettleWindowKeepsFreshFilesOutOfTheBacklog(t *testing.T) {
 		t.Fatalf("backlog = %+v", res.Backlog)
 	}
 	_ = policies.DefaultPolicy
+}
+
+func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "dv")
+	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-basic-with-checkpoint"))); err != nil {
+		t.Fatal(err)
+	}
+	b := &DeltaBackend{Tables: NewTables()}
+	defer b.Tables.Close()
+	p := testPolicy("dv")
+	p.URL = "file://" + dir
+	p.SettleWindow = 0
+	first, err := b.Poll(ctx, p, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.Tables.Get(ctx, p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two DV DELETEs: each commit removes a file with its old DV and adds it back with a new one.
+	for _, rows := range [][]int64{{1, 2, 3}, {4, 5}} {
+		snap, err := delta.LoadSnapshot(ctx, tb, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := commit.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: rows}, commit.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := b.Poll(ctx, p, first.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.FullLoads() != 1 {
+		t.Fatalf("full loads = %d, want 1 (the second poll must replay only new commits)", b.FullLoads())
+	}
+	full, err := delta.LoadSnapshot(ctx, tb, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ComputeBacklog(full, p, b.now())
+	if !res.Changed || res.Version != first.Version+2 || *res.Backlog != want {
+		t.Fatalf("incremental poll = %+v %+v, full = %+v", res, res.Backlog, want)
+	}
+	if want.DeletedRowsRatio != (46.0+5)/500 {
+		t.Fatalf("deleted rows ratio = %v", want.DeletedRowsRatio)
+	}
+	// A poll from a version the backend did not follow loads in full.
+	if _, err := b.Poll(ctx, p, first.Version); err != nil || b.FullLoads() != 2 {
+		t.Fatalf("poll from an old version: %v, full loads %d", err, b.FullLoads())
+	}
 }

@@ -124,8 +124,11 @@ func TestTheWorkerLimitBoundsRunsAcrossTables(t *testing.T) {
 	})
 	close(run.block)
 	eventually(t, "all ran", func() bool { return run.count() == 5 })
-	if run.maxRun != 2 {
-		t.Fatalf("max concurrent runs = %d, want 2", run.maxRun)
+	run.mu.Lock()
+	maxRun := run.maxRun
+	run.mu.Unlock()
+	if maxRun != 2 {
+		t.Fatalf("max concurrent runs = %d, want 2", maxRun)
 	}
 }
 
@@ -294,7 +297,10 @@ func TestShutdownWaitsForAnInFlightRunThenCancelsItAtTheDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if run.cancels != 1 {
+	run.mu.Lock()
+	cancels := run.cancels
+	run.mu.Unlock()
+	if cancels != 1 {
 		t.Fatalf("run was not cancelled")
 	}
 	if st := statusOf(s, "t"); st.LastRun == nil || st.LastRun.Result != ResultCancelled {

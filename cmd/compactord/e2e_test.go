@@ -387,8 +387,9 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	go func() { logs.read(stderr); close(readDone) }()
 	exited := make(chan error, 1)
 	go func() { <-readDone; exited <- cmd.Wait() }()
+	stopped := false
 	defer func() {
-		if cmd.ProcessState == nil {
+		if !stopped {
 			_ = cmd.Process.Kill()
 		}
 	}()
@@ -544,6 +545,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 	select {
 	case err := <-exited:
+		stopped = true
 		if err != nil {
 			t.Fatalf("daemon exit: %v\n%s", err, logs.dump())
 		}
