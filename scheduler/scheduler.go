@@ -35,6 +35,10 @@ type Config struct {
 	Rand func() float64
 	// Logger receives the scheduler's logs (default a null logger).
 	Logger hclog.Logger
+	// CancelGrace bounds how long Shutdown waits, after cancelling runs at
+	// its deadline, for them to return (they delete their uncommitted files
+	// on the way out). Default 5s.
+	CancelGrace time.Duration
 }
 
 // Errors returned by Trigger.
@@ -78,6 +82,9 @@ func New(cfg Config) *Scheduler {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
+	}
+	if cfg.CancelGrace <= 0 {
+		cfg.CancelGrace = 5 * time.Second
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -206,10 +213,15 @@ func (s *Scheduler) Status() []TableStatus {
 	return out
 }
 
+// ErrRunsStuck is returned by Shutdown when cancelled runs did not return
+// within Config.CancelGrace.
+var ErrRunsStuck = errors.New("cancelled runs did not return in time")
+
 // Shutdown stops taking work and waits for in-flight runs to finish. When ctx
 // ends first, the runs are cancelled (they abandon their attempt and delete
-// what they wrote) and Shutdown waits for them to return. It returns
-// ctx.Err() when runs had to be cancelled.
+// what they wrote) and Shutdown waits up to Config.CancelGrace for them to return.
+// It returns ctx.Err() when runs had to be cancelled, joined with
+// ErrRunsStuck when they did not return.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stopping) })
 	done := make(chan struct{})
@@ -222,8 +234,14 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	}
 	s.log.Warn("shutdown deadline reached; cancelling in-flight runs")
 	s.cancelRuns()
-	<-done
-	return ctx.Err()
+	grace := time.NewTimer(s.cfg.CancelGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return ctx.Err()
+	case <-grace.C:
+		return errors.Join(ctx.Err(), ErrRunsStuck)
+	}
 }
 
 func (s *Scheduler) startTable(p policies.Policy) *table {

@@ -384,3 +384,25 @@ func TestEvaluateFiresTheFirstCrossedTrigger(t *testing.T) {
 		})
 	}
 }
+
+func TestShutdownGivesUpOnARunThatIgnoresCancellation(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	s := New(Config{
+		Run: func(ctx context.Context, req RunRequest) (RunReport, error) {
+			close(started)
+			<-release // ignores ctx
+			return RunReport{}, nil
+		},
+		Poll: (&scriptedPoll{}).poll, Clock: newFakeClock(), CancelGrace: 20 * time.Millisecond,
+	})
+	s.Apply([]policies.Policy{testPolicy("t")})
+	_ = s.Trigger("t", ReasonAPI)
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, ErrRunsStuck) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v", err)
+	}
+}

@@ -276,7 +276,9 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	d.log.Info("shutting down: no new runs; waiting for in-flight runs", "timeout", d.daemon.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), d.daemon.ShutdownTimeout)
 	defer cancel()
-	if err := d.sched.Shutdown(sctx); err != nil {
+	if err := d.sched.Shutdown(sctx); errors.Is(err, scheduler.ErrRunsStuck) {
+		d.log.Error("cancelled runs did not return; exiting anyway (files they wrote are orphans a later run may clean)", "error", err)
+	} else if err != nil {
 		d.log.Warn("in-flight runs were cancelled at the shutdown deadline; their uncommitted files were deleted", "error", err)
 	}
 	if srv != nil {
