@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
 // ParseStats parses an add.stats JSON string. Numbers are kept as
 // json.Number so that longs and decimals keep their exact text; dates,
 // timestamps and strings stay strings; nested structs are nested maps. An
-// empty string yields (nil, nil): missing stats mean "unknown", never
-// "empty".
+// empty string or a JSON null yields (nil, nil): missing stats mean
+// "unknown", never "empty".
 //
 // Snapshots parse the stats of every live file, so this is a small
 // dedicated JSON parser: keys, numbers and escape-free strings share the
@@ -24,6 +25,15 @@ func ParseStats(s string) (*Stats, error) {
 	p := statsParser{s: s}
 	var st Stats
 	p.ws()
+	if strings.HasPrefix(s[p.i:], "null") {
+		// A JSON null is "no statistics", like an absent stats field.
+		p.i += 4
+		p.ws()
+		if p.i != len(p.s) {
+			return nil, p.fail("trailing data after null")
+		}
+		return nil, nil
+	}
 	if !p.eat('{') {
 		return nil, p.fail("want an object")
 	}
@@ -98,6 +108,12 @@ func (p *statsParser) eat(c byte) bool {
 }
 
 func (p *statsParser) field(st *Stats, key string) error {
+	// Field names match case-insensitively, as with encoding/json.
+	for _, k := range [...]string{"numRecords", "tightBounds", "minValues", "maxValues", "nullCount"} {
+		if key != k && strings.EqualFold(key, k) {
+			key = k
+		}
+	}
 	switch key {
 	case "numRecords":
 		v, err := p.value(0)
