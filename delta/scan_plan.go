@@ -135,7 +135,13 @@ func (p *scanPlanner) walk(tn *shapeNode, src parquet.Node, srcPath []string, sr
 	if src != nil && name != "" {
 		srcPath = appendPath(srcPath, name)
 	}
-	legacyRepeated := src != nil && src.Repeated() && (tn.kind == shapeList)
+	// A repeated node whose repetition no parent step has consumed is an
+	// unannotated list (srcDefInc is 0 for 2-level list elements, whose
+	// repetition is the list's).
+	legacyRepeated := src != nil && src.Repeated() && srcDefInc == 1
+	if legacyRepeated && tn.kind != shapeList {
+		return fmt.Errorf("data file %s: column %s is repeated in the file but a %s in the table", p.file, tn.path, tn.dt.String())
+	}
 	if legacyRepeated {
 		// An unannotated repeated field is a list whose container is
 		// implicit: the container step adds nothing on the file side.

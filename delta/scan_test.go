@@ -631,3 +631,43 @@ func TestScanThroughMemBucket(t *testing.T) {
 		t.Fatalf("mem:// scan gave %v, file:// gave %v", got, want)
 	}
 }
+
+// TestScanUnannotatedRepeatedField reads a bare repeated field (protobuf
+// style, no LIST annotation) as an array, and refuses it as a scalar.
+func TestScanUnannotatedRepeatedField(t *testing.T) {
+	schema := parquet.NewSchema("pb", &orderedGroup{fields: []parquet.Field{
+		namedField{Node: parquet.Required(parquet.Int(64)), name: "id"},
+		namedField{Node: parquet.Repeated(parquet.Int(32)), name: "r"},
+	}})
+	rows := []parquet.Row{
+		{parquet.Int64Value(1).Level(0, 0, 0), parquet.Int32Value(4).Level(0, 1, 1), parquet.Int32Value(5).Level(1, 1, 1)},
+		{parquet.Int64Value(2).Level(0, 0, 0), parquet.Value{}.Level(0, 0, 1)},
+	}
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema)
+	if _, err := w.WriteRows(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pb.parquet"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},
+	 {"name":"r","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]}`
+	st, err := ParseSchema(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "pb.parquet"})
+	if want := `{"id":1,"r":[4,5]}` + "\n" + `{"id":2,"r":[]}`; strings.Join(got, "\n") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+	st.Fields[1].Type = &DataType{Name: "integer"}
+	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "pb.parquet"}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "repeated in the file") {
+		t.Fatalf("err = %v", err)
+	}
+}
