@@ -22,7 +22,10 @@ func Run(t *testing.T, newTable func(t *testing.T) string) {
 		}
 	})
 	t.Run("concurrent commits have exactly one winner per version", func(t *testing.T) {
-		CommitRace(t, newTable(t), 6, 8)
+		CommitRace(t, newTable(t), 8, 12)
+	})
+	t.Run("concurrent transactions each commit exactly once", func(t *testing.T) {
+		TxnRace(t, newTable(t), 4, 5)
 	})
 	t.Run("racing lease acquirers have exactly one holder per round", func(t *testing.T) {
 		LeaseRace(t, newTable(t), 5, 6)
