@@ -179,3 +179,25 @@ func (d *directSource) Close() error {
 	}
 	return nil
 }
+
+// copyable reports whether every row group of the source can be handed to
+// the parquet writer whole (the page-copy fast path): no deletion vector and
+// row groups of at least minBytes, so that copying them keeps the output's
+// row groups large.
+func (d *directSource) copyable(minBytes int64) bool {
+	if d.dv != nil || len(d.rowGroups) == 0 {
+		return false
+	}
+	for _, rg := range d.file.Metadata().RowGroups {
+		size := rg.TotalCompressedSize
+		if size == 0 {
+			for _, c := range rg.Columns {
+				size += c.MetaData.TotalCompressedSize
+			}
+		}
+		if size < minBytes {
+			return false
+		}
+	}
+	return true
+}

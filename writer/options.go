@@ -86,12 +86,18 @@ type Options struct {
 	// InMemoryPages keeps those pages on the heap instead (faster on a
 	// slow disk; memory then grows with RowGroupBytes per open output).
 	InMemoryPages bool
+	// Sort tunes sorted (clustering) rewrites: memory bound of the
+	// external sort and of the origin map, buckets, sample (sort.go).
+	Sort SortOptions
 	// Logger receives progress and cleanup messages. nil: a null logger.
 	Logger hclog.Logger
 
 	// forceScan sends every source through the Delta core's FileScan, even
 	// those whose schema allows direct reading (tests cross-check the paths).
 	forceScan bool
+	// copyMinBytes overrides the smallest source row group the copy path
+	// takes (RowGroupBytes/2); tests use it on tiny fixtures.
+	copyMinBytes int64
 }
 
 // DefaultOptions returns Options with every default spelled out. The target

@@ -123,7 +123,7 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 		want string
 	}{
 		{name: "sources of two partitions", job: &Job{ID: "p", Sources: []*delta.Add{snap.Files[0], other}}, want: "not in the job's partition"},
-		{name: "a sorted job", job: &Job{ID: "s", Sources: snap.Files[:1], Sort: &SortSpec{Curve: "hilbert"}}, is: ErrSortNotImplemented},
+		{name: "a sorted job without columns", job: &Job{ID: "s", Sources: snap.Files[:1], Sort: &SortSpec{Curve: "hilbert"}}, want: "no clustering columns"},
 		{name: "no sources", job: &Job{ID: "e"}, want: "no sources"},
 	}
 	for _, tt := range tests {

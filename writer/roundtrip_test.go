@@ -142,20 +142,22 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 	}
 	sort.Strings(names)
 	targets := []struct {
-		name      string
-		target    int64
-		forceScan bool
+		name          string
+		target        int64
+		forceScan     bool
+		rowGroupBytes int64
 	}{
-		{"one output per partition", 0, false},
-		{"an output per source (1-byte target)", 1, false},
-		{"every source through the Delta scan", 1, true},
+		{"one output per partition", 0, false, 0},
+		{"an output per source (1-byte target)", 1, false, 0},
+		{"every source through the Delta scan", 1, true, 0},
+		{"page-copy fast path (every row group counts as large)", 0, false, 1 << 10},
 	}
-	direct := 0
+	direct, copied := 0, 0
 	defer func() {
-		if direct == 0 {
-			t.Errorf("no source of any table took the direct (no conversion) path")
+		if direct == 0 || copied == 0 {
+			t.Errorf("direct path taken by %d sources, copy path by %d row groups: want both used", direct, copied)
 		}
-		t.Logf("%d sources read directly", direct)
+		t.Logf("%d sources read directly, %d row groups copied", direct, copied)
 	}()
 	for _, name := range names {
 		exp := tables[name]
@@ -171,6 +173,10 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				opts.TargetFileSize = tg.target
 				opts.BatchRows = 3 // many batches even on tiny tables
 				opts.forceScan = tg.forceScan
+				if tg.rowGroupBytes > 0 {
+					opts.RowGroupBytes = tg.rowGroupBytes
+					opts.copyMinBytes = 1
+				}
 				jobs := partitionJobs(snap)
 				results, err := RewriteAll(ctx, tbl, snap, jobs, opts)
 				if want, ok := rewriteRefusals[name]; ok {
@@ -189,6 +195,10 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 						t.Errorf("job %s read %d sources directly despite forceScan", res.Job.ID, res.DirectSources)
 					}
 					direct += res.DirectSources
+					copied += res.CopiedRowGroups
+					if tg.rowGroupBytes == 0 && res.CopiedRowGroups != 0 {
+						t.Errorf("job %s copied %d small row groups", res.Job.ID, res.CopiedRowGroups)
+					}
 				}
 				if total != exp.LiveRows {
 					t.Errorf("rewrote %d live rows, expected.json says %d", total, exp.LiveRows)

@@ -84,6 +84,8 @@ type Result struct {
 	Composition []SourceRun
 	// Origins maps each output row back to its source for sorted jobs.
 	Origins *OriginMap
+	// Sort describes the external sort of a sorted job (nil otherwise).
+	Sort *SortStats
 	// BytesRead is the total size of the source objects.
 	BytesRead int64
 	// BytesWritten is the total size of the outputs.
@@ -100,10 +102,14 @@ type Result struct {
 	written *tracker
 }
 
-// Abort deletes every object the job wrote. It is safe to call more than
-// once and on a nil Result.
+// Abort deletes every object the job wrote (and releases the origin map of
+// a sorted job). It is safe to call more than once and on a nil Result.
 func (r *Result) Abort(ctx context.Context) error {
-	if r == nil || r.written == nil || r.table == nil {
+	if r == nil {
+		return nil
+	}
+	_ = r.Origins.Close() // sorted jobs: the row permutation is no longer needed
+	if r.written == nil || r.table == nil {
 		return nil
 	}
 	if err := r.written.deleteAll(ctx, r.table.Bucket); err != nil {
@@ -112,9 +118,4 @@ func (r *Result) Abort(ctx context.Context) error {
 	return nil
 }
 
-// OriginMap maps each output row (output index, row index) to its source
-// (index into Job.Sources) and that source's physical row index. Large maps
-// spill to a temp file.
-type OriginMap struct {
-	// filled in by the sorted-rewrite change
-}
+// OriginMap is defined in origin.go (sorted rewrites).

@@ -1,0 +1,372 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/curve"
+)
+
+// Defaults of SortOptions.
+const (
+	// DefaultSortMemory bounds the rows a sorted rewrite buffers in memory
+	// (encoded, plus per-row sort overhead) before spilling to temp files.
+	DefaultSortMemory = 64 << 20
+	// DefaultSortBuckets is the number of range buckets per clustering
+	// column (Spark's range_partition_id(col, 1000)).
+	DefaultSortBuckets = 1000
+	// DefaultSortSample is the number of values sampled per clustering
+	// column to draw the bucket boundaries from.
+	DefaultSortSample = 20000
+)
+
+// SortOptions tune sorted (clustering) rewrites. Zero fields mean the
+// defaults.
+type SortOptions struct {
+	// MemoryBytes bounds the rows buffered in memory by the external sort;
+	// beyond it sorted runs spill to temp files in Options.SpillDir.
+	// 0: DefaultSortMemory.
+	MemoryBytes int
+	// OriginMemoryBytes bounds the in-memory part of the origin map (12
+	// bytes per output row); the rest goes to a temp file.
+	// 0: DefaultOriginMemory.
+	OriginMemoryBytes int
+	// Buckets is the number of range buckets per column. 0: DefaultSortBuckets.
+	Buckets int
+	// SampleSize is the reservoir size per column. 0: DefaultSortSample.
+	SampleSize int
+	// Seed seeds the reservoirs (fixed for reproducible layouts).
+	Seed uint64
+}
+
+func (o SortOptions) withDefaults() SortOptions {
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = DefaultSortMemory
+	}
+	if o.OriginMemoryBytes <= 0 {
+		o.OriginMemoryBytes = DefaultOriginMemory
+	}
+	if o.Buckets <= 0 {
+		o.Buckets = DefaultSortBuckets
+	}
+	if o.SampleSize <= 0 {
+		o.SampleSize = DefaultSortSample
+	}
+	return o
+}
+
+// SortStats describe the external sort of one sorted job.
+type SortStats struct {
+	// Rows sorted, chunk spills, sorted runs written to disk and
+	// intermediate merge passes.
+	Rows                  int64
+	Spills, Runs, Passes  int
+	OriginSpilled         bool
+	BucketsPerColumn      []int
+	Curve                 string
+	KeyBytes, MemoryBound int
+}
+
+// sortColumn is one clustering column of the data schema.
+type sortColumn struct {
+	name   string
+	dim    int // position in the SortSpec (curve dimension)
+	index  int // leaf column index in the data schema
+	cmp    func(a, b parquet.Value) int
+	sample *curve.Reservoir[parquet.Value]
+	bucket *curve.Bucketizer[parquet.Value]
+}
+
+// runSorted is Rewrite for jobs with a SortSpec: all live rows of the
+// sources go through an external sort by (curve key, source, physical row)
+// and are written in that order, outputs split at the target size.
+func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
+	so := jw.opts.Sort.withDefaults()
+	cols, err := jw.sortColumns(so)
+	if err != nil {
+		return err
+	}
+	enc, err := sortEncoder(jw.job.Sort.Curve, len(cols), so.Buckets)
+	if err != nil {
+		return err
+	}
+	s := newExtSorter(jw.opts.SpillDir, so.MemoryBytes)
+	defer func() {
+		if cerr := s.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("sort: %w", cerr)
+		}
+	}()
+	jw.res.Origins = newOriginMap(jw.opts.SpillDir, so.OriginMemoryBytes)
+	defer func() {
+		if err != nil {
+			_ = jw.res.Origins.Close()
+			jw.res.Origins = nil
+		}
+		if jw.cur != nil {
+			jw.cur.abandon()
+			jw.cur = nil
+		}
+	}()
+
+	// Phase 1: collect every live row, sampling the clustering columns.
+	byIndex := make([]*sortColumn, len(jw.schema.Columns()))
+	for _, c := range cols {
+		byIndex[c.index] = c
+	}
+	for i, src := range jw.job.Sources {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := jw.collectSource(ctx, i, src, s, byIndex); err != nil {
+			return fmt.Errorf("source %s: %w", src.Path, err)
+		}
+		jw.res.BytesRead += src.Size
+	}
+	for _, c := range cols {
+		c.bucket = curve.NewBucketizer(c.sample.Sample(), so.Buckets, c.cmp)
+		c.sample = nil
+	}
+
+	// Phase 2: key, sort, merge, write.
+	coords := make([]uint32, len(cols))
+	var vals parquet.Row
+	key := func(dst, rec []byte) ([]byte, error) {
+		_, _, enc2 := recordOrigin(rec)
+		var err error
+		if vals, err = decodeRow(vals, enc2); err != nil {
+			return dst, err
+		}
+		for k := range coords {
+			coords[k] = curve.NullBucket
+		}
+		for _, v := range vals {
+			if col := v.Column(); col < len(byIndex) && byIndex[col] != nil && !v.IsNull() {
+				coords[byIndex[col].dim] = byIndex[col].bucket.Bucket(v)
+			}
+		}
+		return enc.AppendKey(dst, coords)
+	}
+	next, err := s.sorted(ctx, enc.KeyLen(), key)
+	if err != nil {
+		return err
+	}
+	if err := jw.writeSorted(ctx, next); err != nil {
+		return err
+	}
+	if jw.res.Origins.NumRows() != s.Rows {
+		return fmt.Errorf("sort: %d rows in, %d rows out", s.Rows, jw.res.Origins.NumRows())
+	}
+	jw.res.Sort = &SortStats{Rows: s.Rows, Spills: s.Spills, Runs: s.Runs, Passes: s.Passes,
+		OriginSpilled: jw.res.Origins.Spilled(), Curve: string(enc.Curve()), KeyBytes: enc.KeyLen(), MemoryBound: so.MemoryBytes}
+	for _, c := range cols {
+		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.bucket.NumBuckets())
+	}
+	jw.log.Debug("sorted rewrite done", "rows", s.Rows, "spills", s.Spills, "runs", s.Runs, "passes", s.Passes, "outputs", len(jw.res.Outputs))
+	return nil
+}
+
+// sortColumns resolves the SortSpec's physical paths in the data schema.
+func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
+	spec := jw.job.Sort
+	if len(spec.Columns) == 0 {
+		return nil, fmt.Errorf("sort: no clustering columns")
+	}
+	if len(spec.Columns) > curve.MaxDims {
+		return nil, fmt.Errorf("sort: %d clustering columns (at most %d)", len(spec.Columns), curve.MaxDims)
+	}
+	var cols []*sortColumn
+	seen := map[int]bool{}
+	for k, path := range spec.Columns {
+		name := strings.Join(path, ".")
+		leaf, ok := jw.schema.Lookup(path...)
+		if !ok || leaf.Node == nil || !leaf.Node.Leaf() {
+			return nil, fmt.Errorf("sort: clustering column %q is not a leaf column of the data schema", name)
+		}
+		if leaf.MaxRepetitionLevel > 0 {
+			return nil, fmt.Errorf("sort: clustering column %q is repeated", name)
+		}
+		if seen[leaf.ColumnIndex] {
+			return nil, fmt.Errorf("sort: clustering column %q listed twice", name)
+		}
+		seen[leaf.ColumnIndex] = true
+		typ := leaf.Node.Type()
+		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare,
+			sample: curve.NewReservoir[parquet.Value](so.SampleSize, so.Seed+uint64(k))})
+	}
+	return cols, nil
+}
+
+// sortEncoder picks the curve: Z-order when asked or for one column (where
+// it is the range id itself), Hilbert otherwise.
+func sortEncoder(name string, dims, buckets int) (*curve.Encoder, error) {
+	c := curve.Hilbert
+	switch strings.ToLower(name) {
+	case "", string(curve.Hilbert):
+	case string(curve.ZOrder):
+		c = curve.ZOrder
+	default:
+		return nil, fmt.Errorf("sort: unknown curve %q (want hilbert or zorder)", name)
+	}
+	if dims == 1 {
+		c = curve.ZOrder
+	}
+	e, err := curve.NewEncoder(c, dims, curve.BitsFor(buckets-1))
+	if err != nil {
+		return nil, fmt.Errorf("sort: %w", err)
+	}
+	return e, nil
+}
+
+// openRowSource opens src the way the unsorted path does: directly when its
+// schema is the data schema, else through the Delta core's FileScan.
+func (jw *jobWriter) openRowSource(ctx context.Context, src *delta.Add) (rowSource, error) {
+	if !jw.opts.forceScan {
+		d, err := openDirect(ctx, jw.t, src, jw.schema, jw.opts)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			jw.res.DirectSources++
+			return d, nil
+		}
+	}
+	s, err := openSource(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
+	if err != nil {
+		return nil, fmt.Errorf("open scan: %w", err)
+	}
+	return s, nil
+}
+
+// collectSource feeds the live rows of source i to the sorter and samples
+// its clustering values; it checks the live row count like the unsorted path.
+func (jw *jobWriter) collectSource(ctx context.Context, i int, src *delta.Add, s *extSorter, cols []*sortColumn) error {
+	scan, err := jw.openRowSource(ctx, src)
+	if err != nil {
+		return err
+	}
+	defer scan.Close()
+	physical, err := physicalRecords(src, scan.NumPhysicalRows())
+	if err != nil {
+		return err
+	}
+	var live int64
+	for {
+		n, rerr := scan.ReadRows(jw.rows, jw.phys)
+		for k := 0; k < n; k++ {
+			row := jw.rows[k]
+			for _, v := range row {
+				if col := v.Column(); col < len(cols) && cols[col] != nil && !v.IsNull() {
+					cols[col].sample.Add(v.Clone())
+				}
+			}
+			if err := s.add(i, jw.phys[k], row); err != nil {
+				return err
+			}
+		}
+		live += int64(n)
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("read rows: %w", rerr)
+		}
+		if n == 0 {
+			return fmt.Errorf("read rows: scan returned no rows and no error")
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := scan.Close(); err != nil {
+		return fmt.Errorf("close scan: %w", err)
+	}
+	if want := physical - src.NumDeleted(); live != want {
+		return fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, live, physical, src.NumDeleted(), want)
+	}
+	return nil
+}
+
+// writeSorted writes the sorted records to outputs (D's output code),
+// recording each row's origin and closing an output once it reaches the
+// target size.
+func (jw *jobWriter) writeSorted(ctx context.Context, next func() (key, rec []byte, err error)) error {
+	batch := jw.rows[:0]
+	var arena []byte
+	var origins [][2]int64
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if jw.cur == nil {
+			if err := jw.openOutput(ctx); err != nil {
+				return err
+			}
+		}
+		if err := jw.cur.write(batch); err != nil {
+			return err
+		}
+		for _, o := range origins {
+			if err := jw.res.Origins.add(int(o[0]), o[1]); err != nil {
+				return err
+			}
+		}
+		batch, arena, origins = batch[:0], arena[:0], origins[:0]
+		if jw.cur.size() >= jw.target {
+			return jw.closeSortedOutput(ctx)
+		}
+		return ctx.Err()
+	}
+	for {
+		_, rec, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		src, phys, enc := recordOrigin(rec)
+		if src < 0 || src >= len(jw.job.Sources) {
+			return fmt.Errorf("sort: record names source %d of %d", src, len(jw.job.Sources))
+		}
+		// The merge reuses its buffers: keep this batch's bytes in arena.
+		// Rows decoded before a reallocation keep the old backing array.
+		start := len(arena)
+		arena = append(arena, enc...)
+		k := len(batch)
+		if k < cap(batch) {
+			batch = batch[:k+1]
+		} else {
+			batch = append(batch, nil)
+		}
+		if batch[k], err = decodeRow(batch[k][:0], arena[start:]); err != nil {
+			return err
+		}
+		origins = append(origins, [2]int64{int64(src), phys})
+		if len(batch) >= jw.opts.BatchRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if jw.cur != nil {
+		return jw.closeSortedOutput(ctx)
+	}
+	return nil
+}
+
+func (jw *jobWriter) closeSortedOutput(ctx context.Context) error {
+	rows := jw.cur.rows
+	if err := jw.closeOutput(ctx); err != nil {
+		return err
+	}
+	return jw.res.Origins.endOutput(rows)
+}
