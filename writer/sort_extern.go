@@ -48,7 +48,7 @@ const originPrefix = 12
 type extSorter struct {
 	dir     string
 	mem     int
-	runBuf  int // buffer of one run file
+	runBuf  int    // buffer of one run file
 	data    []byte // records of the current chunk: uvarint length + record
 	n       int    // records in data
 	scratch []byte

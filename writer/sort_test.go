@@ -18,7 +18,7 @@ func TestRowCodecRoundTripsEveryKind(t *testing.T) {
 	row := parquet.Row{
 		parquet.BooleanValue(true).Level(0, 1, 0),
 		parquet.Int32Value(-7).Level(0, 1, 1),
-		parquet.Int64Value(1 << 40).Level(0, 1, 2),
+		parquet.Int64Value(1<<40).Level(0, 1, 2),
 		parquet.Int96Value(deprecated.Int96{1, 2, 3}).Level(0, 1, 3),
 		parquet.FloatValue(1.5).Level(0, 1, 4),
 		parquet.DoubleValue(-2.25).Level(0, 1, 5),
