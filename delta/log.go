@@ -166,14 +166,30 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 }
 
 // HasNewer reports whether the table has a version newer than v. Versions
-// are contiguous, so this is a single existence check of commit v+1 (one
-// HEAD request on object stores), cheap enough for pollers.
+// are contiguous, so this is an existence check of commit v+1 (one HEAD
+// request on object stores), cheap enough for pollers. When neither v+1 nor
+// v exists (log cleanup removed them since the caller saw v), it falls back
+// to listing the log.
 func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 	ok, err := t.Bucket.Exists(ctx, CommitKey(v+1))
 	if err != nil {
 		return false, fmt.Errorf("table %s: check %s: %w", t.URL, CommitKey(v+1), err)
 	}
-	return ok, nil
+	if ok || v < 0 {
+		return ok, nil
+	}
+	ok, err = t.Bucket.Exists(ctx, CommitKey(v))
+	if err != nil {
+		return false, fmt.Errorf("table %s: check %s: %w", t.URL, CommitKey(v), err)
+	}
+	if ok {
+		return false, nil
+	}
+	latest, err := LatestVersion(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	return latest > v, nil
 }
 
 // ReadCommit reads and parses the commit file of version v. When the file

@@ -75,6 +75,16 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 			t.Errorf("HasNewer(%d) = %v, %v; want %v", tt.v, got, err, tt.want)
 		}
 	}
+	// Cleaned-up history: the caller's version and the next are gone.
+	cleaned := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), func(rel string) bool {
+		return rel == "_delta_log/"+logName(3) || rel == "_delta_log/"+logName(4)
+	})
+	if got, err := HasNewer(ctx, openDir(t, cleaned), 3); err != nil || !got {
+		t.Errorf("HasNewer(3) after cleanup = %v, %v; want true", got, err)
+	}
+	if got, err := HasNewer(ctx, openDir(t, cleaned), 46); err != nil || got {
+		t.Errorf("HasNewer(46) = %v, %v; want false", got, err)
+	}
 	// A table whose log holds only checkpoints at the latest version.
 	root := copyTableDir(t, testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"), nil)
 	v, err = LatestVersion(ctx, openDir(t, root))
