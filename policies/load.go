@@ -183,6 +183,7 @@ func Parse(files map[string][]byte) (*Set, error) {
 
 	// Pass 2: tables layered over the defaults.
 	seen := map[string]hcl.Range{}
+	seenURL := map[string]string{}
 	for _, tb := range tables {
 		b := tb.block
 		name := b.Labels[0]
@@ -214,6 +215,16 @@ func Parse(files map[string][]byte) (*Set, error) {
 			where["url"] = b.LabelRanges[0]
 		}
 		diags = append(diags, validationDiags(p.Validate(), where, b.TypeRange)...)
+		if other, dup := seenURL[p.URL]; dup && p.URL != "" {
+			// Two policies on one table would defeat one-run-per-table.
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate table url",
+				Detail:   fmt.Sprintf("Table %q has the same url as table %q; one table, one policy.", name, other),
+				Subject:  where["url"].Ptr(),
+			})
+		}
+		seenURL[p.URL] = name
 		set.Tables = append(set.Tables, p)
 	}
 	if diags.HasErrors() {

@@ -199,6 +199,16 @@ func TestDuplicateTablesAcrossFilesAreAnError(t *testing.T) {
 	}
 }
 
+func TestTwoPoliciesOnOneTableAreAnError(t *testing.T) {
+	_, err := Parse(map[string][]byte{
+		"a.hcl": []byte("table \"a\" {\n  url = \"mem://x\"\n}\n"),
+		"b.hcl": []byte("table \"b\" {\n  url = \"mem://x\"\n}\n"),
+	})
+	if err == nil || !strings.Contains(err.Error(), `b.hcl:2:3: Duplicate table url; Table "b" has the same url as table "a"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestEveryProblemInADirectoryIsReportedAtOnce(t *testing.T) {
 	_, err := Parse(map[string][]byte{
 		"a.hcl": []byte("table \"a\" {\n  url = \"mem://a\"\n  strategy = \"x\"\n}\n"),

@@ -447,6 +447,10 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 
 	step("poll run seen")
+	// The plan preview uses the same planner on the live table.
+	if code, body := get(t, base+"/tables/events/plan"); code != 200 || !strings.Contains(body, `"readVersion"`) {
+		t.Fatalf("plan of events: %d %s", code, body)
+	}
 	wait(t, "features halted", 30*time.Second, logs, func() bool {
 		f := tableStatus(getStatus(t, base), "features")
 		return f != nil && f.Halted
@@ -457,6 +461,9 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 
 	step("features halted")
+	if code, body := get(t, base+"/tables/features/plan"); code != 500 || !strings.Contains(body, "blahabl") {
+		t.Fatalf("plan of the unwritable table: %d %s", code, body)
+	}
 	// 2. The corrupt file is quarantined and the rest of broken compacts.
 	wait(t, "broken quarantined then compacted", 60*time.Second, logs, func() bool {
 		b := tableStatus(getStatus(t, base), "broken")
