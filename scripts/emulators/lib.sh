@@ -49,14 +49,15 @@ _emu_go_install() {
 _emu_npm_install() {
   local dir=$EMU_CACHE/npm/azurite-$EMU_AZURITE_VERSION
   [ -x "$dir/node_modules/.bin/azurite-blob" ] && return 0
-  local start=$SECONDS
+  local start=$SECONDS tmp
   emu_log "installing azurite@$EMU_AZURITE_VERSION with npm"
-  rm -rf "$dir.tmp"; mkdir -p "$dir.tmp"
-  if ! npm install --prefix "$dir.tmp" --no-audit --no-fund --no-save "azurite@$EMU_AZURITE_VERSION" >"$EMU_CACHE/logs/azurite-install.log" 2>&1; then
+  tmp=$(mktemp -d "$dir.XXXXXX")
+  if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save "azurite@$EMU_AZURITE_VERSION" >"$EMU_CACHE/logs/azurite-install.log" 2>&1; then
     emu_log "npm install azurite failed:"; tail -n 20 "$EMU_CACHE/logs/azurite-install.log" >&2
-    rm -rf "$dir.tmp"; return 1
+    rm -rf "$tmp"; return 1
   fi
-  rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  # Another run may have finished first; keep its copy.
+  if [ -x "$dir/node_modules/.bin/azurite-blob" ]; then rm -rf "$tmp"; else rm -rf "$dir"; mv "$tmp" "$dir"; fi
   emu_log "installed azurite $EMU_AZURITE_VERSION in $((SECONDS - start))s"
 }
 
