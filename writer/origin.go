@@ -40,9 +40,10 @@ type OriginMap struct {
 	closed bool
 }
 
-// newOriginMap returns an empty map that spills to a temp file in dir once
-// it holds more than memBytes of entries (0: DefaultOriginMemory).
-func newOriginMap(dir string, memBytes int) *OriginMap {
+// NewOriginMap returns an empty map that spills to a temp file in dir once
+// it holds more than memBytes of entries (0: DefaultOriginMemory). The
+// writer builds one per sorted job; tests build them to simulate one.
+func NewOriginMap(dir string, memBytes int) *OriginMap {
 	if memBytes <= 0 {
 		memBytes = DefaultOriginMemory
 	}
@@ -52,8 +53,8 @@ func newOriginMap(dir string, memBytes int) *OriginMap {
 	return &OriginMap{limit: memBytes, dir: dir}
 }
 
-// add appends the origin of the next output row.
-func (m *OriginMap) add(source int, phys int64) error {
+// Add appends the origin of the next output row (of the current output).
+func (m *OriginMap) Add(source int, phys int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -94,8 +95,9 @@ func (m *OriginMap) spillLocked() error {
 	return nil
 }
 
-// endOutput closes the current output, which must hold rows entries.
-func (m *OriginMap) endOutput(rows int64) error {
+// EndOutput closes the current output, which must hold rows entries; the
+// next Add starts the next output.
+func (m *OriginMap) EndOutput(rows int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var sum int64

@@ -43,17 +43,17 @@ func TestOriginMapLocatesRowsInMemoryAndSpilled(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			m := newOriginMap(dir, tt.mem)
+			m := NewOriginMap(dir, tt.mem)
 			defer m.Close()
 			i := 0
 			for _, c := range counts {
 				for k := int64(0); k < c; k++ {
-					if err := m.add(all[i].src, all[i].phys); err != nil {
+					if err := m.Add(all[i].src, all[i].phys); err != nil {
 						t.Fatal(err)
 					}
 					i++
 				}
-				if err := m.endOutput(c); err != nil {
+				if err := m.EndOutput(c); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -108,14 +108,14 @@ func TestOriginMapLocatesRowsInMemoryAndSpilled(t *testing.T) {
 }
 
 func TestOriginMapRefusesMismatchedOutputCounts(t *testing.T) {
-	m := newOriginMap(os.TempDir(), 0)
+	m := NewOriginMap(os.TempDir(), 0)
 	defer m.Close()
 	for p := int64(0); p < 5; p++ {
-		if err := m.add(0, p); err != nil {
+		if err := m.Add(0, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.endOutput(4); err == nil {
+	if err := m.EndOutput(4); err == nil {
 		t.Fatal("endOutput accepted 4 rows for 5 origins")
 	}
 	if _, err := m.Locate(0, roaring64.BitmapOf(1)); err == nil {

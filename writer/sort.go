@@ -101,7 +101,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 			err = fmt.Errorf("sort: %w", cerr)
 		}
 	}()
-	jw.res.Origins = newOriginMap(jw.opts.SpillDir, so.OriginMemoryBytes)
+	jw.res.Origins = NewOriginMap(jw.opts.SpillDir, so.OriginMemoryBytes)
 	defer func() {
 		if err != nil {
 			_ = jw.res.Origins.Close()
@@ -312,7 +312,7 @@ func (jw *jobWriter) writeSorted(ctx context.Context, next func() (key, rec []by
 			return err
 		}
 		for _, o := range origins {
-			if err := jw.res.Origins.add(int(o[0]), o[1]); err != nil {
+			if err := jw.res.Origins.Add(int(o[0]), o[1]); err != nil {
 				return err
 			}
 		}
@@ -368,5 +368,5 @@ func (jw *jobWriter) closeSortedOutput(ctx context.Context) error {
 	if err := jw.closeOutput(ctx); err != nil {
 		return err
 	}
-	return jw.res.Origins.endOutput(rows)
+	return jw.res.Origins.EndOutput(rows)
 }
