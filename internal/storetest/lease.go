@@ -2,11 +2,13 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/scheduler/lease"
 )
 
@@ -66,4 +68,51 @@ func LeaseRace(t *testing.T, url string, n, rounds int) {
 		}
 	}
 	t.Logf("%d rounds, %d replicas each: exactly one holder per round", rounds, n)
+}
+
+// StaleCAS checks the store's compare-and-swap directly: a create of an
+// existing key and a replace with a version that is no longer current must
+// both be refused, and a replace with the current version must succeed.
+func StaleCAS(t *testing.T, url string) {
+	ctx := context.Background()
+	tbls := OpenN(t, url, 2)
+	const key = "_compactord/cas-check"
+	a, err := tbls[0].Conditional()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tbls[1].Conditional()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateIfAbsent(ctx, key, []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateIfAbsent(ctx, key, []byte(`{"n":2}`)); !errors.Is(err, delta.ErrPreconditionFailed) {
+		t.Fatalf("create of an existing key = %v, want ErrPreconditionFailed", err)
+	}
+	_, v1, err := a.ReadVersioned(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v1b, err := b.ReadVersioned(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 != v1b {
+		t.Fatalf("two readers of one version got tokens %q and %q", v1, v1b)
+	}
+	if err := a.ReplaceIfMatch(ctx, key, []byte(`{"n":3}`), v1); err != nil {
+		t.Fatalf("replace with the current version: %v", err)
+	}
+	if err := b.ReplaceIfMatch(ctx, key, []byte(`{"n":4}`), v1b); !errors.Is(err, delta.ErrPreconditionFailed) {
+		t.Fatalf("replace with a stale version = %v, want ErrPreconditionFailed", err)
+	}
+	got, v2, err := b.ReadVersioned(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"n":3}` || v2 == v1 {
+		t.Fatalf("after the refused replace: %s (version %q, was %q); want the first replace's body under a new version", got, v2, v1)
+	}
 }

@@ -27,6 +27,9 @@ func Run(t *testing.T, newTable func(t *testing.T) string) {
 	t.Run("concurrent transactions each commit exactly once", func(t *testing.T) {
 		TxnRace(t, newTable(t), 4, 5)
 	})
+	t.Run("compare-and-swap refuses a stale version", func(t *testing.T) {
+		StaleCAS(t, newTable(t))
+	})
 	t.Run("racing lease acquirers have exactly one holder per round", func(t *testing.T) {
 		LeaseRace(t, newTable(t), 5, 6)
 	})
