@@ -376,7 +376,7 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		parquet.CreatedBy("compactord", "dev", ""),
 	}
 	if !opts.InMemoryPages {
-		wopts = append(wopts, parquet.ColumnPageBuffers(parquet.NewFileBufferPool(opts.SpillDir, "compactord-pages-*")))
+		wopts = append(wopts, parquet.ColumnPageBuffers(spillPool{dir: opts.SpillDir}))
 	}
 	pw := parquet.NewWriter(cw, append([]parquet.WriterOption{schema}, wopts...)...)
 	return &output{key: key, cancel: cancel, bw: bw, cw: cw, pw: pw, stats: stats, opts: opts}, nil

@@ -90,7 +90,11 @@ func TestFailedRewriteLeavesNoObjects(t *testing.T) {
 			}
 			opts := DefaultOptions()
 			opts.TargetFileSize = 1 // one output per source: several objects exist before the failure
+			opts.SpillDir = t.TempDir()
 			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: tt.sources(snap)}, opts)
+			if left, _ := os.ReadDir(opts.SpillDir); len(left) != 0 {
+				t.Errorf("%d page spill files left behind", len(left))
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Rewrite = %v, %v; want an error mentioning %q", res, err, tt.want)
 			}
