@@ -21,6 +21,9 @@ type daemonCounters struct {
 	SignalRuns    int64
 }
 
+var tableStates = []string{scheduler.StateIdle, scheduler.StateQueued, scheduler.StateRunning,
+	scheduler.StateBackoff, scheduler.StateHalted, scheduler.StateDisabled}
+
 // expo accumulates metric families in a fixed order.
 type expo struct {
 	b strings.Builder
@@ -146,6 +149,12 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		func(t scheduler.TableStatus) float64 { return float64(t.LastVersion) })
 	e.perTable("compactord_table_halted", "gauge", "1 when the table is halted (an invariant would break; operator action needed).", ts,
 		func(t scheduler.TableStatus) float64 { return b2f(t.Halted) })
+	e.family("compactord_table_state", "gauge", "1 for the table's current state (idle, queued, running, backoff, halted, disabled).")
+	for _, t := range ts {
+		for _, st := range tableStates {
+			e.sample("compactord_table_state", []string{"table", t.Name, "state", st}, b2f(t.State == st))
+		}
+	}
 	e.perTable("compactord_table_enabled", "gauge", "1 when the table's policy is enabled.", ts,
 		func(t scheduler.TableStatus) float64 { return b2f(t.Enabled) })
 	e.perTable("compactord_quarantined_files", "gauge", "Data files quarantined (skipped) after being found corrupt.", ts,
