@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -404,5 +405,25 @@ func TestShutdownGivesUpOnARunThatIgnoresCancellation(t *testing.T) {
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, ErrRunsStuck) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestAPollThatFindsAnUnwritableTableHaltsItWithoutARun(t *testing.T) {
+	clock, run := newFakeClock(), &recordingRun{}
+	poll := &scriptedPoll{err: commit.WithClass(commit.Halt, errors.New("writer feature rowTracking is not supported"))}
+	s := newTestScheduler(t, run, poll, clock, 1)
+	s.Apply([]policies.Policy{testPolicy("t")})
+	eventually(t, "halt", func() bool { return statusOf(s, "t").Halted })
+	st := statusOf(s, "t")
+	if st.State != StateHalted || st.Counters.PollErrors != 1 || !strings.Contains(st.HaltReason, "rowTracking") || run.count() != 0 {
+		t.Fatalf("status = %+v, runs %d", st, run.count())
+	}
+	// A transient poll error is only reported.
+	poll2 := &scriptedPoll{err: errors.New("connection reset")}
+	s2 := newTestScheduler(t, &recordingRun{}, poll2, newFakeClock(), 1)
+	s2.Apply([]policies.Policy{testPolicy("u")})
+	eventually(t, "poll error", func() bool { return statusOf(s2, "u").PollError != "" })
+	if st := statusOf(s2, "u"); st.Halted || st.PollError != "connection reset" {
+		t.Fatalf("status = %+v", st)
 	}
 }
