@@ -19,7 +19,8 @@ const (
 	// deletions were remapped onto our output.
 	KindReconciled = "dvUpdateReconciled"
 	// KindDVUpdateDropped: a winner rewrote a source's DV in place but the
-	// job could not be reconciled (DVs disabled, sorted job, remap refused).
+	// job could not be reconciled (DVs disabled, sorted job without an
+	// origin map, remap refused).
 	KindDVUpdateDropped = "dvUpdateDropped"
 	// KindCopyOnWrite: a winner removed a source without re-adding it
 	// (copy-on-write DML, another OPTIMIZE): the job was dropped.
@@ -66,15 +67,17 @@ type dvIO interface {
 // sourceState follows one source of a job through the winners.
 type sourceState struct {
 	job  *jobState
+	idx  int        // index in Job.Sources (the origin map's source id)
 	read *delta.Add // as the writer read it (read-time DV)
-	run  *Run       // nil when the job cannot be remapped (sorted)
+	run  *Run       // the source's run (unsorted jobs); nil otherwise
 	out  int        // output index holding the run
 	// current is the file's live post-image as of the last checked winner:
 	// read, or the add of the latest winner that rewrote its DV in place.
 	current *delta.Add
 	readDV  *roaring64.Bitmap // lazily loaded
 	lastDV  *roaring64.Bitmap // DV of current (loaded when reconciled)
-	remap   *roaring64.Bitmap // output positions deleted by winners
+	// remap holds, per output index, the output rows deleted by winners.
+	remap map[int]*roaring64.Bitmap
 	// reconciled is set once a winner's DV was remapped.
 	reconciled bool
 }
@@ -84,7 +87,7 @@ type jobState struct {
 	res      *writer.Result
 	sources  []*sourceState
 	dropped  *DroppedJob
-	sortable bool // rows were permuted: no offset remap
+	sortable bool // rows were permuted: no offset remap (origin map if any)
 }
 
 // compaction is the state of one compaction transaction.
@@ -146,8 +149,8 @@ func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, del
 		for _, r := range res.Composition {
 			runs[r.Source.Path] = r
 		}
-		for _, src := range res.Job.Sources {
-			ss := &sourceState{job: j, read: src, current: src}
+		for k, src := range res.Job.Sources {
+			ss := &sourceState{job: j, idx: k, read: src, current: src}
 			if r, ok := runs[src.Path]; ok && !j.sortable && r.Output >= 0 {
 				ss.run = &Run{RowOffsetInTarget: r.RowOffsetInTarget, SourceNumPhysicalRecords: r.SourceNumPhysicalRecords, LiveRows: r.LiveRows}
 				ss.out = r.Output
@@ -182,6 +185,16 @@ func validateComposition(res *writer.Result) error {
 	if len(res.Composition) == 0 {
 		if res.Job.Sort == nil && len(res.Job.Sources) > 0 && res.Origins == nil {
 			return fmt.Errorf("job %s: unsorted result without a composition", res.Job.ID)
+		}
+		if res.Origins != nil {
+			var rows int64
+			for _, o := range res.Outputs {
+				rows += o.NumRecords
+			}
+			if res.Origins.NumOutputs() != len(res.Outputs) || res.Origins.NumRows() != rows {
+				return fmt.Errorf("job %s: origin map covers %d outputs and %d rows, the job wrote %d and %d",
+					res.Job.ID, res.Origins.NumOutputs(), res.Origins.NumRows(), len(res.Outputs), rows)
+			}
 		}
 		return nil
 	}
@@ -305,8 +318,10 @@ func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.
 	switch {
 	case !c.dvAllowed:
 		return fmt.Sprintf("winner rewrote the DV of %s but the table does not allow deletion vectors", ss.read.Path)
-	case ss.job.sortable || ss.run == nil:
-		return fmt.Sprintf("winner rewrote the DV of %s in a sorted job (rows permuted; no remap yet)", ss.read.Path)
+	case ss.job.sortable && ss.job.res.Origins == nil:
+		return fmt.Sprintf("winner rewrote the DV of %s in a sorted job without an origin map", ss.read.Path)
+	case !ss.job.sortable && ss.run == nil:
+		return fmt.Sprintf("winner rewrote the DV of %s, which has no run in any output", ss.read.Path)
 	}
 	if ss.readDV == nil {
 		r, err := c.dvs.readDV(ctx, ss.read.DeletionVector)
@@ -323,20 +338,34 @@ func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.
 	if miss := roaring64.AndNot(ss.lastDV, w); !miss.IsEmpty() {
 		return fmt.Sprintf("winner DV of %s at version %d drops %d earlier deletions", ss.read.Path, version, miss.GetCardinality())
 	}
-	m, err := RemapForward(ss.readDV, w, *ss.run)
-	if err != nil {
-		return fmt.Sprintf("remap %s at version %d: %v", ss.read.Path, version, err)
+	var m map[int]*roaring64.Bitmap
+	if ss.job.sortable {
+		m, err = RemapSorted(ss.job.res.Origins, ss.idx, ss.readDV, w)
+		if err != nil {
+			return fmt.Sprintf("remap %s at version %d through the origin map: %v", ss.read.Path, version, err)
+		}
+	} else {
+		bm, err := RemapForward(ss.readDV, w, *ss.run)
+		if err != nil {
+			return fmt.Sprintf("remap %s at version %d: %v", ss.read.Path, version, err)
+		}
+		m = map[int]*roaring64.Bitmap{ss.out: bm}
 	}
-	before := uint64(0)
-	if ss.remap != nil {
-		before = ss.remap.GetCardinality()
-	}
+	before, after := cardinality(ss.remap), cardinality(m)
 	ss.remap = m
 	ss.lastDV = w
 	ss.current = add
 	ss.reconciled = true
-	c.reconciled = append(c.reconciled, Reconciliation{WinnerVersion: version, Source: ss.read.Path, RowsRemapped: int64(m.GetCardinality() - before)})
+	c.reconciled = append(c.reconciled, Reconciliation{WinnerVersion: version, Source: ss.read.Path, RowsRemapped: int64(after - before)})
 	return ""
+}
+
+func cardinality(m map[int]*roaring64.Bitmap) uint64 {
+	var n uint64
+	for _, b := range m {
+		n += b.GetCardinality()
+	}
+	return n
 }
 
 // attemptActions builds the remove and add actions of the surviving jobs.
@@ -356,13 +385,18 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 		}
 		dels := make([]*roaring64.Bitmap, len(j.res.Outputs))
 		for _, ss := range j.sources {
-			if ss.remap == nil || ss.remap.IsEmpty() {
-				continue
+			for o, bm := range ss.remap {
+				if bm.IsEmpty() {
+					continue
+				}
+				if o < 0 || o >= len(dels) {
+					return nil, nil, nil, fmt.Errorf("job %s: remapped rows name output %d of %d", j.res.Job.ID, o, len(dels))
+				}
+				if dels[o] == nil {
+					dels[o] = roaring64.New()
+				}
+				dels[o].Or(bm)
 			}
-			if dels[ss.out] == nil {
-				dels[ss.out] = roaring64.New()
-			}
-			dels[ss.out].Or(ss.remap)
 		}
 		outDel[j] = dels
 		for i, d := range dels {

@@ -12,7 +12,9 @@
 // a source removed and re-added at the same path with a new DV -> the new
 // deletions are remapped onto the output (RemapForward) and our tombstone is
 // re-pointed at the winner's post-image; a source removed otherwise -> only
-// its job is dropped; anything else -> no conflict.
+// its job is dropped; anything else -> no conflict. Sorted (clustering) jobs
+// permute rows, so their deletions are located through the writer's origin
+// map instead of the offset formula; without a map such a job is dropped.
 //
 // Tombstones carry Databricks' compactedInto/compactionInfo tags so other
 // engines can reconcile against our rewrite, except on re-pointed tombstones:

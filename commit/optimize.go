@@ -57,6 +57,14 @@ type Outcome struct {
 func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot, results []*writer.Result, opts CompactionOptions) (*Outcome, error) {
 	o := opts.Options.withDefaults()
 	out := &Outcome{ReadVersion: snap.Version, Version: -1}
+	// Sorted jobs' origin maps are only needed while committing.
+	defer func() {
+		for _, r := range results {
+			if r != nil {
+				_ = r.Origins.Close()
+			}
+		}
+	}()
 	inlineMax := uint64(0)
 	if opts.InlineDVMaxRows > 0 {
 		inlineMax = uint64(opts.InlineDVMaxRows)

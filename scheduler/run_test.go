@@ -650,3 +650,53 @@ func TestReconciledOutputDVInlineWhenTiny(t *testing.T) {
 	}
 	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 60)); delete(m, 7); delete(m, 31); return m }())
 }
+
+// TestRaceSortedJobReconciledThroughTheOriginMap races a DV DELETE against
+// a sorted (z-order on id) rewrite of two files whose ids interleave, so the
+// output permutes rows across sources: the deletions are remapped through
+// the writer's origin map.
+func TestRaceSortedJobReconciledThroughTheOriginMap(t *testing.T) {
+	ctx := context.Background()
+	var even, odd []int64
+	for i := int64(0); i < 200; i += 2 {
+		even = append(even, i)
+		odd = append(odd, i+1)
+	}
+	// Shuffle within files so that sorting really moves rows.
+	slices.Reverse(odd)
+	tbl := newTestTable(t, "file://"+t.TempDir(), even, odd)
+	deleteIDs(t, tbl, 10, 11) // read-time DVs on both sources
+	snap := latest(t, tbl)
+	pl := &planner.CompactionPlan{ReadVersion: snap.Version, Strategy: planner.StrategyZCube,
+		OperationParameters: map[string]any{"clusterBy": `["id"]`},
+		Jobs: []*planner.Job{{ID: "zcube-test", Strategy: planner.StrategyZCube, PartitionValues: map[string]*string{},
+			SourcePaths: []string{snap.Files[0].Path, snap.Files[1].Path},
+			Sort:        &planner.SortSpec{Columns: [][]string{{"id"}}, Curve: planner.CurveZOrder}}}}
+	opts := binpackOpts()
+	opts.Commit.BeforePut = once(func(int64) {
+		deleteIDs(t, tbl, 0, 13, 150)
+		deleteIDs(t, tbl, 199, 100)
+	})
+	res, err := RunPlan(ctx, tbl, pl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var remapped int64
+	for _, r := range res.Reconciled {
+		remapped += r.RowsRemapped
+	}
+	if res.CommittedVersion != snap.Version+3 || res.JobsCommitted != 1 || remapped != 5 {
+		t.Fatalf("result %+v", res)
+	}
+	want := idSet(even, odd)
+	for _, id := range []int64{10, 11, 0, 13, 150, 199, 100} {
+		delete(want, id)
+	}
+	wantIDs(t, tbl, want)
+	// The output really is permuted (sorted by id), not concatenated.
+	after := latest(t, tbl)
+	ids := fileIDs(t, tbl, after.Files[0])
+	if len(after.Files) != 1 || !slices.IsSorted(ids) {
+		t.Fatalf("output not sorted by id: %v", ids[:10])
+	}
+}
