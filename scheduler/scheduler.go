@@ -152,8 +152,8 @@ func samePolicy(a, b policies.Policy) bool {
 }
 
 // Trigger asks for a run of one table now. Triggers coalesce: while a run is
-// queued, more triggers add nothing; while one is running, at most one more
-// follows it. A manual trigger skips any backoff wait.
+// queued, more triggers add nothing (the run reads the table when it starts);
+// while one is running, at most one more follows it. A manual trigger skips any backoff wait.
 func (s *Scheduler) Trigger(name, reason string) error {
 	select {
 	case <-s.stopping:
@@ -499,6 +499,16 @@ func (t *table) attempt(reason string, manual bool) {
 		return
 	}
 	defer func() { <-t.s.sem }()
+
+	// A trigger that arrived while this run was queued is satisfied by it:
+	// the run reads the table as it is now.
+	select {
+	case <-t.trig:
+		t.mu.Lock()
+		t.counters.Coalesced++
+		t.mu.Unlock()
+	default:
+	}
 
 	t.mu.Lock()
 	t.state = StateRunning

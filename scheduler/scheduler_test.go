@@ -427,3 +427,25 @@ func TestAPollThatFindsAnUnwritableTableHaltsItWithoutARun(t *testing.T) {
 		t.Fatalf("status = %+v", st)
 	}
 }
+
+func TestTriggersWhileARunIsQueuedAreSatisfiedByThatRun(t *testing.T) {
+	clock, run := newFakeClock(), &recordingRun{block: make(chan struct{})}
+	s := newTestScheduler(t, run, &scriptedPoll{}, clock, 1)
+	s.Apply([]policies.Policy{testPolicy("a"), testPolicy("b")})
+	_ = s.Trigger("a", ReasonAPI)
+	eventually(t, "a running", func() bool { return run.count() == 1 })
+	_ = s.Trigger("b", ReasonAPI)
+	eventually(t, "b queued", func() bool { return statusOf(s, "b").State == StateQueued })
+	for i := 0; i < 3; i++ {
+		_ = s.Trigger("b", ReasonSignal)
+	}
+	close(run.block)
+	eventually(t, "b ran", func() bool { return run.count() == 2 && statusOf(s, "b").LastRun != nil })
+	eventually(t, "idle", func() bool { return statusOf(s, "b").State == StateIdle && clock.pending() == 2 })
+	if run.count() != 2 {
+		t.Fatalf("runs = %d: triggers sent while b was queued caused another run", run.count())
+	}
+	if got := statusOf(s, "b").Counters.Coalesced; got != 3 {
+		t.Fatalf("coalesced = %d, want 3", got)
+	}
+}
