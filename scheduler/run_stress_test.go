@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
 )
 
 // snapCache keeps a table's latest snapshot, reading only new commits (the
@@ -147,14 +148,23 @@ type stressCounts struct {
 // now and then) and one appender on a file:// table, then reads the table
 // back: no deleted row may come back, no live row may be lost, and every
 // dropped compaction job must have lost a source to a copy-on-write rewrite.
+//
+// It runs twice: with binpack compaction (offset remap) on a plain table,
+// and with z-cube clustering (rows permuted, remap through the origin map)
+// on a table clustered by id.
 func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
-	deletesPerDeleter := 400
+	scale := 1.0
 	switch {
 	case testing.Short():
-		deletesPerDeleter = 40
+		scale = 0.1
 	case raceEnabled:
-		deletesPerDeleter = 150
+		scale = 0.35
 	}
+	t.Run("binpack", func(t *testing.T) { stress(t, planner.StrategyBinpack, int(400*scale)) })
+	t.Run("zcube", func(t *testing.T) { stress(t, planner.StrategyZCube, int(150*scale)) })
+}
+
+func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	tr := &truth{live: map[int64]bool{}, deleted: map[int64]bool{}}
@@ -164,7 +174,12 @@ func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 		tr.add(ids)
 		files = append(files, ids)
 	}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	spec := tableSpec{}
+	if strategy == planner.StrategyZCube {
+		spec = tableSpec{writerFeatures: []string{"clustering", "domainMetadata"},
+			extra: []string{`{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"id\"]]}","removed":false}}`}}
+	}
+	tbl := newTableWith(t, "file://"+t.TempDir(), spec, files...)
 	cache := newSnapCache(t, tbl)
 	cnt := &stressCounts{drops: map[string]int{}}
 
@@ -310,6 +325,7 @@ func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 			default:
 			}
 			opts := binpackOpts()
+			opts.Policy.Strategy = strategy
 			opts.Policy.TargetFileSize = 4 << 10 // several jobs per run
 			opts.Snapshots = cache.load
 			opts.Commit.MaxAttempts = 100
@@ -366,7 +382,9 @@ func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One last compaction with nobody racing, then read everything back.
-	if _, err := Compact(context.Background(), tbl, RunOptions{Policy: binpackOpts().Policy, Snapshots: cache.load}); err != nil {
+	final := binpackOpts().Policy
+	final.Strategy = strategy
+	if _, err := Compact(context.Background(), tbl, RunOptions{Policy: final, Snapshots: cache.load}); err != nil {
 		t.Fatal(err)
 	}
 	wantIDs(t, tbl, tr.live)
@@ -376,9 +394,18 @@ func TestStressCompactionAgainstConcurrentDML(t *testing.T) {
 			t.Fatalf("deleted id %d resurrected", id)
 		}
 	}
-	t.Logf("stress: %d versions; DV deletes %d, copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
-		snap.Version, cnt.dvDeletes, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
+	t.Logf("stress %s: %d versions; DV deletes %d, copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
+		strategy, snap.Version, cnt.dvDeletes, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
 		cnt.reconciled, cnt.rowsRemapped, cnt.drops, cnt.gaveUp, len(tr.live), len(snap.Files))
+	if strategy == planner.StrategyZCube {
+		cubed := false
+		for _, f := range snap.Files {
+			cubed = cubed || f.Tags[planner.TagZCubeID] != ""
+		}
+		if !cubed {
+			t.Errorf("zcube runs left no z-cube tagged file: the sorted path was not exercised")
+		}
+	}
 	if cnt.reconciled == 0 && !testing.Short() {
 		t.Errorf("no reconciliation happened: the race was not exercised")
 	}

@@ -42,6 +42,8 @@ type tableSpec struct {
 	config         map[string]string
 	// ict, when set, is version 0's inCommitTimestamp.
 	ict int64
+	// extra are more action lines for version 0 (e.g. domainMetadata).
+	extra []string
 }
 
 func newTableWith(t testing.TB, url string, spec tableSpec, files ...[]int64) *delta.Table {
@@ -67,6 +69,7 @@ func newTableWith(t testing.TB, url string, spec tableSpec, files ...[]int64) *d
 		fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":%s}}`, wf),
 		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), testSchema, cj),
 	}
+	lines = append(lines, spec.extra...)
 	for _, ids := range files {
 		a := writeDataFile(t, tbl, ids)
 		b, err := delta.MarshalAction(delta.Action{Add: a})
