@@ -78,6 +78,8 @@ var daemonAttrs = map[string]daemonSetter{
 	"shutdown_timeout": func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.ShutdownTimeout) },
 	"backoff_base":     func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.BackoffBase) },
 	"backoff_max":      func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.BackoffMax) },
+	"replica":          func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &d.Replica) },
+	"lease_ttl":        func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.LeaseTTL) },
 }
 
 // ranges remembers where each attribute of a policy was set, keyed by the

@@ -48,6 +48,8 @@ func WriteHCL(w io.Writer, s *Set) error {
 	fmt.Fprintf(&b, "  shutdown_timeout = %q\n", FormatDuration(d.ShutdownTimeout))
 	fmt.Fprintf(&b, "  backoff_base     = %q\n", FormatDuration(d.BackoffBase))
 	fmt.Fprintf(&b, "  backoff_max      = %q\n", FormatDuration(d.BackoffMax))
+	fmt.Fprintf(&b, "  replica          = %q\n", d.Replica)
+	fmt.Fprintf(&b, "  lease_ttl        = %q\n", FormatDuration(d.LeaseTTL))
 	fmt.Fprintf(&b, "}\n")
 	for _, p := range s.Tables {
 		fmt.Fprintf(&b, "\n# %s\ntable %q {\n", p.Source, p.Name)

@@ -103,6 +103,7 @@ func TestTableAttributesLayerOverDaemonDefaults(t *testing.T) {
 daemon {
   poll    = "15s"
   workers = 3
+  replica = "pod-a"
 }
 defaults {
   target_file_size = "64MiB"
@@ -127,7 +128,8 @@ defaults {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set.Daemon.Poll != 15*time.Second || set.Daemon.Workers != 3 || set.Daemon.HTTP != DefaultDaemon().HTTP {
+	if set.Daemon.Poll != 15*time.Second || set.Daemon.Workers != 3 || set.Daemon.HTTP != DefaultDaemon().HTTP ||
+		set.Daemon.Replica != "pod-a" || set.Daemon.LeaseTTL != time.Minute {
 		t.Fatalf("daemon = %+v", set.Daemon)
 	}
 	a, _ := set.Table("a")

@@ -135,6 +135,11 @@ type Daemon struct {
 	// BackoffBase and BackoffMax bound the exponential backoff after failures.
 	BackoffBase time.Duration `json:"backoff_base"`
 	BackoffMax  time.Duration `json:"backoff_max"`
+	// Replica names this process for per-table leases between replicas;
+	// empty (the default) means a single replica and no leases.
+	Replica string `json:"replica,omitempty"`
+	// LeaseTTL is how long a table lease holds without renewal.
+	LeaseTTL time.Duration `json:"lease_ttl"`
 }
 
 // Sizes used by the defaults.
@@ -211,6 +216,7 @@ func DefaultDaemon() Daemon {
 		ShutdownTimeout: 30 * time.Second,
 		BackoffBase:     5 * time.Second,
 		BackoffMax:      10 * time.Minute,
+		LeaseTTL:        time.Minute,
 	}
 }
 
@@ -347,6 +353,9 @@ func (d *Daemon) Validate() error {
 	}
 	if d.BackoffBase <= 0 || d.BackoffMax < d.BackoffBase {
 		errs = append(errs, &AttrError{Attr: "backoff_max", Err: fmt.Errorf("%w: base %v, max %v (want 0 < base <= max)", ErrOutOfRange, d.BackoffBase, d.BackoffMax)})
+	}
+	if d.LeaseTTL < 3*time.Second {
+		errs = append(errs, &AttrError{Attr: "lease_ttl", Err: fmt.Errorf("%w: %v (want >= 3s)", ErrOutOfRange, d.LeaseTTL)})
 	}
 	return errors.Join(errs...)
 }

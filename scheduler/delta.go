@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler/lease"
 )
 
 // Tables keeps one open delta.Table per URL for the daemon's polls and runs
@@ -79,6 +80,14 @@ type DeltaBackend struct {
 	// Options is the template of every run's options; Policy, Exclude and
 	// Logger are filled per run. Tests and the demo set commit hooks here.
 	Options RunOptions
+	// LeaseHolder, when set, makes every run hold the table's lease
+	// (scheduler/lease) under this replica name: a table whose lease another
+	// replica holds is skipped, and a run whose lease is lost is cancelled.
+	// Empty: a single replica, no lease.
+	LeaseHolder string
+	// LeaseTTL is the lease duration (default 60s); it is renewed every
+	// third of it while the run lasts.
+	LeaseTTL time.Duration
 
 	mu        sync.Mutex
 	polled    map[string]*pollState // by policy name + URL (one poller each)
@@ -148,6 +157,16 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 	if err != nil {
 		return RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
 	}
+	if b.LeaseHolder != "" {
+		hl, skip, err := b.holdLease(ctx, t, req.Table)
+		if err != nil || skip != "" {
+			return RunReport{Skipped: skip != "", SkipReason: skip}, err
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer func() { cancel(); hl.release(ctx, b.logger(), req.Table) }()
+		go hl.renew(ctx, cancel, b.logger(), req.Table)
+	}
 	opts := b.options(req.Policy, req.Exclude)
 	res, err := Compact(ctx, t, opts)
 	var rep RunReport
@@ -169,6 +188,67 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 	}
 	rep.Quarantined = bad
 	return rep, commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: quarantined %d unreadable data file(s) %v: %w", req.Table, len(bad), bad, err))
+}
+
+// holdLease takes the table's lease for one run. It returns the held
+// lease, or a skip reason when another replica holds it.
+func (b *DeltaBackend) holdLease(ctx context.Context, t *delta.Table, name string) (*heldLease, string, error) {
+	ttl := b.LeaseTTL
+	if ttl <= 0 {
+		ttl = 60 * time.Second
+	}
+	l, err := lease.New(t, b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
+	if err != nil {
+		return nil, "", commit.WithClass(commit.Halt, fmt.Errorf("table %s: %w", name, err))
+	}
+	held, err := l.Acquire(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("table %s: %w", name, err)
+	}
+	if !held {
+		return nil, "another replica holds the table's lease", nil
+	}
+	return &heldLease{l: l, ttl: ttl}, "", nil
+}
+
+// heldLease is a lease held for one run; mu serializes renewals and the
+// release (a lease.Lease is not safe for concurrent use).
+type heldLease struct {
+	mu  sync.Mutex
+	l   *lease.Lease
+	ttl time.Duration
+}
+
+// renew renews the lease every third of its TTL until ctx ends; losing it
+// cancels the run, which then abandons its attempt.
+func (h *heldLease) renew(ctx context.Context, cancel context.CancelFunc, log hclog.Logger, name string) {
+	tick := time.NewTicker(h.ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		h.mu.Lock()
+		err := h.l.Renew(ctx)
+		h.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			log.Error("table lease lost; abandoning the run", "table", name, "error", err)
+			cancel()
+			return
+		}
+	}
+}
+
+// release gives the lease up so another replica may take it at once (a
+// renewal racing it finds the lease no longer held and writes nothing).
+func (h *heldLease) release(ctx context.Context, log hclog.Logger, name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.l.Release(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("releasing the table lease", "table", name, "error", err)
+	}
 }
 
 // findUnreadable plans again (same planner, same exclusions) and reads every

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler/lease"
 )
 
 func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
@@ -120,5 +122,48 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 	// A poll from a version the backend did not follow loads in full.
 	if _, err := b.Poll(ctx, p, first.Version); err != nil || b.FullLoads() != 2 {
 		t.Fatalf("poll from an old version: %v, full loads %d", err, b.FullLoads())
+	}
+}
+
+func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "dv")
+	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-basic-with-checkpoint"))); err != nil {
+		t.Fatal(err)
+	}
+	b := &DeltaBackend{Tables: NewTables(), LeaseHolder: "replica-a", LeaseTTL: time.Minute}
+	defer b.Tables.Close()
+	p := testPolicy("dv")
+	p.URL = "file://" + dir
+	p.SettleWindow = 0
+	tb, err := b.Tables.Get(ctx, p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := lease.New(tb, "replica-b", lease.Options{TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := other.Acquire(ctx); err != nil || !held {
+		t.Fatalf("replica-b acquire: %v %v", held, err)
+	}
+	rep, err := b.Run(ctx, RunRequest{Table: "dv", Policy: p})
+	if err != nil || !rep.Skipped || rep.Committed {
+		t.Fatalf("run while replica-b holds the lease: %+v, %v", rep, err)
+	}
+	if v, _ := delta.LatestVersion(ctx, tb); v != 46 {
+		t.Fatalf("the skipped run changed the table: version %d", v)
+	}
+	if err := other.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = b.Run(ctx, RunRequest{Table: "dv", Policy: p})
+	if err != nil || rep.Skipped || !rep.Committed {
+		t.Fatalf("run with the lease free: %+v, %v", rep, err)
+	}
+	// The run released its lease: another replica takes it at once.
+	again, _ := lease.New(tb, "replica-b", lease.Options{TTL: time.Hour})
+	if held, err := again.Acquire(ctx); err != nil || !held {
+		t.Fatalf("lease not released after the run: %v %v", held, err)
 	}
 }

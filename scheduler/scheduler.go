@@ -537,8 +537,11 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, err e
 	}
 	if err == nil {
 		rec.Result = ResultNoop
-		if rep.Committed {
+		switch {
+		case rep.Committed:
 			rec.Result = ResultCommitted
+		case rep.Skipped:
+			rec.Result = ResultSkipped
 		}
 		t.counters.Runs[rec.Result]++
 		t.failures = 0

@@ -23,10 +23,11 @@ const (
 	ResultQuarantine = "quarantine"
 	ResultHalt       = "halt"
 	ResultCancelled  = "cancelled"
+	ResultSkipped    = "skipped"
 )
 
 // Results lists every run result, in exposition order.
-var Results = []string{ResultCommitted, ResultNoop, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
+var Results = []string{ResultCommitted, ResultNoop, ResultSkipped, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
 
 // DurationBuckets are the upper bounds (seconds) of the run duration histogram.
 var DurationBuckets = []float64{0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600}

@@ -40,6 +40,10 @@ type RunRequest struct {
 
 // RunReport is what one run did. Zero values mean "nothing".
 type RunReport struct {
+	// Skipped is set when the run did not touch the table on purpose (for
+	// example another replica holds the table's lease); SkipReason says why.
+	Skipped    bool   `json:"skipped,omitempty"`
+	SkipReason string `json:"skip_reason,omitempty"`
 	// Committed is true when the run committed a version.
 	Committed bool `json:"committed"`
 	// Version is the committed version (valid when Committed).

@@ -12,11 +12,14 @@ import (
 // newDeltaBackend wires the daemon to Delta tables: polls and runs go
 // through scheduler.DeltaBackend (the same Compact and PlanTable the CLI
 // uses).
-func newDeltaBackend(log hclog.Logger) backend {
+// With a replica name, every run holds the table's lease.
+func newDeltaBackend(log hclog.Logger, dc policies.Daemon) backend {
 	return deltaBackend(&scheduler.DeltaBackend{
-		Tables:     scheduler.NewTables(),
-		Logger:     log.Named("run"),
-		EngineInfo: "compactord/" + version,
+		Tables:      scheduler.NewTables(),
+		Logger:      log.Named("run"),
+		EngineInfo:  "compactord/" + version,
+		LeaseHolder: dc.Replica,
+		LeaseTTL:    dc.LeaseTTL,
 	})
 }
 

@@ -59,6 +59,7 @@ type daemonOptions struct {
 	Poll            time.Duration
 	Workers         int
 	ShutdownTimeout time.Duration
+	Replica         string
 	LogFormat       string
 	LogLevel        string
 
@@ -75,6 +76,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (daemonOptions, error) {
 	fs.DurationVar(&o.Poll, "poll", 0, "log poll interval per table (default from the daemon block, else 1m)")
 	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs (default from the daemon block, else 30s)")
+	fs.StringVar(&o.Replica, "replica", "", "replica name: hold a per-table lease for every run, so several daemons can watch the same tables (default from the daemon block; empty: single replica, no leases)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +113,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := newDaemon(o, log, newDeltaBackend(log))
+	d, err := newDaemon(o, log, func(dc policies.Daemon) backend { return newDeltaBackend(log, dc) })
 	if err != nil {
 		return err
 	}
@@ -152,8 +154,8 @@ type daemon struct {
 }
 
 // newDaemon loads the policies once (an error here fails startup) and
-// creates the scheduler with the daemon settings.
-func newDaemon(o daemonOptions, log hclog.Logger, be backend) (*daemon, error) {
+// creates the backend and the scheduler with the daemon settings.
+func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon) backend) (*daemon, error) {
 	set, err := policies.LoadDir(o.PolicyDir)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
@@ -171,6 +173,10 @@ func newDaemon(o daemonOptions, log hclog.Logger, be backend) (*daemon, error) {
 	if o.ShutdownTimeout > 0 {
 		dc.ShutdownTimeout = o.ShutdownTimeout
 	}
+	if o.Replica != "" {
+		dc.Replica = o.Replica
+	}
+	be := mkBackend(dc)
 	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now()}
 	d.sched = scheduler.New(scheduler.Config{
 		Run:          be.Run,
@@ -195,7 +201,7 @@ func (d *daemon) start() {
 	}
 	added, _, _ := d.sched.Apply(ps)
 	d.log.Info("daemon started", "policies", d.opts.PolicyDir, "tables", len(ps), "added", added,
-		"workers", d.daemon.Workers, "poll", d.daemon.Poll)
+		"workers", d.daemon.Workers, "poll", d.daemon.Poll, "replica", d.daemon.Replica)
 }
 
 // reload re-reads the policy directory. A bad directory keeps the previous
@@ -214,7 +220,7 @@ func (d *daemon) reload() error {
 	d.loadErr = ""
 	d.reloaded = time.Now()
 	if set.Daemon != d.set.Daemon {
-		d.log.Warn("daemon block changed; poll, workers, http and backoff settings apply at the next restart")
+		d.log.Warn("daemon block changed; its settings apply at the next restart")
 	}
 	d.set = set
 	d.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -152,7 +153,8 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 	})
 
 	// 3. The daemon loop, in-process, with the example policy.
-	d, err := newDaemon(daemonOptions{PolicyDir: policyDir, HTTP: "off", Poll: time.Second}, log, be)
+	d, err := newDaemon(daemonOptions{PolicyDir: policyDir, HTTP: "off", Poll: time.Second}, log,
+		func(policies.Daemon) backend { return be })
 	if err != nil {
 		return err
 	}

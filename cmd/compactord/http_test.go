@@ -127,7 +127,7 @@ func startTestDaemon(t *testing.T, dir string) *testDaemon {
 	t.Helper()
 	fb := &fakeBackend{runs: map[string]int{}}
 	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}},
-		hclog.NewNullLogger(), fb.backend())
+		hclog.NewNullLogger(), func(policies.Daemon) backend { return fb.backend() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +179,7 @@ compactord_policy_reloads_total{result="failure"} 0
 # TYPE compactord_runs_total counter
 compactord_runs_total{table="a",result="committed"} 1
 compactord_runs_total{table="a",result="noop"} 0
+compactord_runs_total{table="a",result="skipped"} 0
 compactord_runs_total{table="a",result="retry"} 0
 compactord_runs_total{table="a",result="quarantine"} 0
 compactord_runs_total{table="a",result="halt"} 0

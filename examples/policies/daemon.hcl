@@ -21,6 +21,14 @@ daemon {
   # Exponential backoff with jitter after a failed run.
   backoff_base = "5s"
   backoff_max  = "10m"
+
+  # Several daemons may watch the same tables: give each a distinct replica
+  # name (or --replica) and every run first takes the table's lease
+  # (<table>/_compactord/lease, compare-and-swap on the store). A table whose
+  # lease another replica holds is skipped (result "skipped"); a run that
+  # loses its lease is abandoned. Empty: a single replica, no leases.
+  replica   = ""
+  lease_ttl = "1m"
 }
 
 # Every table starts from these values; a table block overrides them one
