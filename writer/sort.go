@@ -136,17 +136,20 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	coords := make([]uint32, len(cols))
 	var vals parquet.Row
 	key := func(dst, rec []byte) ([]byte, error) {
-		_, _, enc2 := recordOrigin(rec)
-		var err error
-		if vals, err = decodeRow(vals, enc2); err != nil {
+		_, _, sv, _, err := recordOrigin(rec)
+		if err != nil {
 			return dst, err
 		}
-		for k := range coords {
-			coords[k] = curve.NullBucket
+		if vals, err = decodeRow(vals, sv); err != nil {
+			return dst, err
 		}
-		for _, v := range vals {
-			if col := v.Column(); col < len(byIndex) && byIndex[col] != nil && !v.IsNull() {
-				coords[byIndex[col].dim] = byIndex[col].bucket.Bucket(v)
+		if len(vals) != len(cols) {
+			return dst, fmt.Errorf("sort: record holds %d sort values, want %d", len(vals), len(cols))
+		}
+		for k, v := range vals {
+			coords[k] = curve.NullBucket
+			if !v.IsNull() {
+				coords[k] = cols[k].bucket.Bucket(v)
 			}
 		}
 		return enc.AppendKey(dst, coords)
@@ -255,16 +258,22 @@ func (jw *jobWriter) collectSource(ctx context.Context, i int, src *delta.Add, s
 		return err
 	}
 	var live int64
+	sortVals := make(parquet.Row, len(jw.job.Sort.Columns))
 	for {
 		n, rerr := scan.ReadRows(jw.rows, jw.phys)
 		for k := 0; k < n; k++ {
 			row := jw.rows[k]
+			for d := range sortVals {
+				sortVals[d] = parquet.NullValue().Level(0, 0, d)
+			}
 			for _, v := range row {
 				if col := v.Column(); col < len(cols) && cols[col] != nil && !v.IsNull() {
-					cols[col].sample.Add(v.Clone())
+					c := cols[col]
+					sortVals[c.dim] = v.Level(0, 1, c.dim)
+					c.sample.Add(v.Clone())
 				}
 			}
-			if err := s.add(i, jw.phys[k], row); err != nil {
+			if err := s.add(i, jw.phys[k], sortVals, row); err != nil {
 				return err
 			}
 		}
@@ -330,7 +339,10 @@ func (jw *jobWriter) writeSorted(ctx context.Context, next func() (key, rec []by
 		if err != nil {
 			return err
 		}
-		src, phys, enc := recordOrigin(rec)
+		src, phys, _, enc, err := recordOrigin(rec)
+		if err != nil {
+			return err
+		}
 		if src < 0 || src >= len(jw.job.Sources) {
 			return fmt.Errorf("sort: record names source %d of %d", src, len(jw.job.Sources))
 		}

@@ -15,7 +15,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// The external sort of a sorted rewrite. Rows arrive before their sort keys
+// The external sort of a sorted rewrite. A record is [source 4][physical
+// row 8][uvarint n][sort values, n bytes][row] (encodings of sort_codec.go). Rows arrive before their sort keys
 // can be computed (the range boundaries come from a sample of all rows), so
 // it works in two phases:
 //
@@ -52,6 +53,7 @@ type extSorter struct {
 	data    []byte // records of the current chunk: uvarint length + record
 	n       int    // records in data
 	scratch []byte
+	cv      []byte
 
 	chunks []spillFile // unsorted spilled chunks
 	runs   []spillFile // sorted runs
@@ -73,10 +75,17 @@ func newExtSorter(dir string, mem int) *extSorter {
 	return &extSorter{dir: dir, mem: mem, runBuf: min(sortRunBufferSize, max(4<<10, mem/16))}
 }
 
-// add appends one row with its origin.
-func (s *extSorter) add(src int, phys int64, row parquet.Row) error {
+// add appends one row with its origin and its sort values (the values the
+// key is computed from, kept apart so that keying does not decode the row).
+func (s *extSorter) add(src int, phys int64, sortVals, row parquet.Row) error {
 	var err error
-	s.scratch, err = appendRow(s.scratch[:0], row)
+	s.cv, err = appendRow(s.cv[:0], sortVals)
+	if err != nil {
+		return err
+	}
+	s.scratch = binary.AppendUvarint(s.scratch[:0], uint64(len(s.cv)))
+	s.scratch = append(s.scratch, s.cv...)
+	s.scratch, err = appendRow(s.scratch, row)
 	if err != nil {
 		return err
 	}
@@ -86,6 +95,7 @@ func (s *extSorter) add(src int, phys int64, row parquet.Row) error {
 			return err
 		}
 	}
+	s.grow(binary.MaxVarintLen64 + recLen)
 	s.data = binary.AppendUvarint(s.data, uint64(recLen))
 	s.data = binary.BigEndian.AppendUint32(s.data, uint32(src))
 	s.data = binary.BigEndian.AppendUint64(s.data, uint64(phys))
@@ -93,6 +103,18 @@ func (s *extSorter) add(src int, phys int64, row parquet.Row) error {
 	s.n++
 	s.Rows++
 	return nil
+}
+
+// grow makes room for n more bytes in the chunk buffer without letting
+// append's doubling overshoot the memory bound.
+func (s *extSorter) grow(n int) {
+	if len(s.data)+n <= cap(s.data) {
+		return
+	}
+	c := max(len(s.data)+n, min(2*cap(s.data), s.mem), 64<<10)
+	d := make([]byte, len(s.data), c)
+	copy(d, s.data)
+	s.data = d
 }
 
 func (s *extSorter) newFile(pattern string) (*os.File, error) {
@@ -424,8 +446,15 @@ func (s *extSorter) close() error {
 	return errors.Join(errs...)
 }
 
-// recordOrigin splits a record into its source index, physical row and row
-// encoding.
-func recordOrigin(rec []byte) (src int, phys int64, row []byte) {
-	return int(binary.BigEndian.Uint32(rec[:4])), int64(binary.BigEndian.Uint64(rec[4:originPrefix])), rec[originPrefix:]
+// recordOrigin splits a record ([src][phys][uvarint n][n bytes of sort
+// values][row]) into its source index, physical row, sort values and row
+// encodings.
+func recordOrigin(rec []byte) (src int, phys int64, sortVals, row []byte, err error) {
+	src, phys = int(binary.BigEndian.Uint32(rec[:4])), int64(binary.BigEndian.Uint64(rec[4:originPrefix]))
+	rest := rec[originPrefix:]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)-k) {
+		return 0, 0, nil, nil, errBadRowEncoding
+	}
+	return src, phys, rest[k : k+int(n)], rest[k+int(n):], nil
 }

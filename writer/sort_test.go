@@ -75,8 +75,11 @@ func sortTestRows(n, sources int, seed uint64) (rows []parquet.Row, src []int, p
 
 // int64Key orders records by their first column as a signed int64.
 func int64Key(dst, rec []byte) ([]byte, error) {
-	_, _, enc := recordOrigin(rec)
-	row, err := decodeRow(nil, enc)
+	_, _, sv, _, err := recordOrigin(rec)
+	if err != nil {
+		return dst, err
+	}
+	row, err := decodeRow(nil, sv)
 	if err != nil {
 		return dst, err
 	}
@@ -102,7 +105,7 @@ func TestExternalSortOrdersEveryRowUnderAMemoryBound(t *testing.T) {
 			s := newExtSorter(dir, tt.mem)
 			defer s.close()
 			for i, r := range rows {
-				if err := s.add(src[i], phys[i], r); err != nil {
+				if err := s.add(src[i], phys[i], r[:1], r); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -135,6 +138,9 @@ func TestExternalSortOrdersEveryRowUnderAMemoryBound(t *testing.T) {
 			for i, r := range rows {
 				rec := binary.BigEndian.AppendUint32(nil, uint32(src[i]))
 				rec = binary.BigEndian.AppendUint64(rec, uint64(phys[i]))
+				sv, _ := appendRow(nil, r[:1])
+				rec = binary.AppendUvarint(rec, uint64(len(sv)))
+				rec = append(rec, sv...)
 				rec, _ = appendRow(rec, r)
 				want = append(want, rec)
 			}

@@ -1,0 +1,132 @@
+package writer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/bench/gen"
+	"github.com/compactord/compactord/delta"
+)
+
+// heapPeak samples the live heap as of the last GC (runtime/metrics
+// /gc/heap/live:bytes, garbage excluded) every few milliseconds until
+// stopped and returns the largest value seen.
+func heapPeak() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak.Load()
+	}
+}
+
+// vmHWM is the process's peak resident set (Linux), 0 elsewhere.
+func vmHWM() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// BenchmarkSortedRewrite clusters 64 MiB of generated small files (10 mixed
+// columns, 1-4 MiB snappy files) on (user_id, event_time) with a Hilbert
+// curve at default options (64 MiB sort bound, so the run spills), and, for
+// reference, rewrites the same files unsorted. It reports input MB/s, the
+// peak live heap during the run and the process's peak RSS.
+//
+// Run with: go test ./writer -run '^$' -bench SortedRewrite -benchtime 2x
+func BenchmarkSortedRewrite(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "t")
+	if err := gen.Generate(dir, 64<<20, 1<<20, 4<<20, 7, nil); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, "file://"+dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var in int64
+	for _, f := range snap.Files {
+		in += f.Size
+	}
+	for _, c := range []struct {
+		name string
+		sort *SortSpec
+	}{
+		{"hilbert-2-columns", &SortSpec{Columns: [][]string{{"user_id"}, {"event_time"}}, Curve: "hilbert"}},
+		{"unsorted-baseline", nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			job := &Job{ID: "all", Sources: snap.Files, Sort: c.sort}
+			opts := DefaultOptions()
+			b.SetBytes(in)
+			runtime.GC()
+			stop := heapPeak()
+			b.ResetTimer()
+			var spills, runs int
+			for i := 0; i < b.N; i++ {
+				res, err := Rewrite(ctx, tbl, snap, job, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if res.Sort != nil {
+					spills, runs = res.Sort.Spills, res.Sort.Runs
+				}
+				if err := res.Abort(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.StopTimer()
+			peak := stop()
+			b.ReportMetric(float64(peak)/(1<<20), "peak-live-heap-MiB")
+			b.ReportMetric(float64(vmHWM())/(1<<20), "peak-rss-MiB")
+			if c.sort != nil {
+				b.ReportMetric(float64(spills), "spills")
+				b.ReportMetric(float64(runs), "runs")
+			}
+		})
+	}
+}
