@@ -3,8 +3,13 @@ package writer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"slices"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -173,4 +178,91 @@ func checkSorted(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		t.Fatalf("wrote %d rows, sources hold %d live", written, live)
 	}
 	return written
+}
+
+// countdownCtx reports cancellation once Err has been called n times, so a
+// rewrite fails at a chosen point deep inside the sort or the writing.
+type countdownCtx struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
+	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
+	cols := sortableColumns(mustDataSchema(t, snap))
+	before := listKeys(t, tbl)
+	check := func(t *testing.T, spill string, err error, want string) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Rewrite err = %v, want one mentioning %q", err, want)
+		}
+		if left, _ := os.ReadDir(spill); len(left) != 0 {
+			t.Errorf("%d spill files left behind", len(left))
+		}
+		if after := listKeys(t, tbl); !slices.Equal(before, after) {
+			t.Errorf("objects changed by a failed rewrite:\nbefore %v\nafter  %v", before, after)
+		}
+	}
+	opts := DefaultOptions()
+	opts.TargetFileSize = 1 // an output per batch
+	opts.BatchRows = 2
+	opts.Sort = SortOptions{MemoryBytes: 4 << 10, OriginMemoryBytes: originEntrySize}
+	t.Run("a missing source", func(t *testing.T) {
+		gone := cloneAdd(snap.Files[2])
+		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
+		opts.SpillDir = t.TempDir()
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, opts)
+		check(t, opts.SpillDir, err, "does-not-exist")
+	})
+	t.Run("an unknown clustering column", func(t *testing.T) {
+		opts.SpillDir = t.TempDir()
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, opts)
+		check(t, opts.SpillDir, err, `"no_such_col"`)
+	})
+	// Count the checks of a whole run, then cancel at points through it.
+	probe := &countdownCtx{Context: context.Background()}
+	probe.n.Store(1 << 40)
+	opts.SpillDir = t.TempDir()
+	res, err := Rewrite(probe, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outputs) < 3 {
+		t.Fatalf("%d outputs, want several", len(res.Outputs))
+	}
+	if err := res.Abort(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	total := 1<<40 - probe.n.Load()
+	failed, succeeded := 0, 0
+	for _, n := range []int64{0, total / 10, total / 3, total / 2, total * 9 / 10, total - 1, total} {
+		t.Run(fmt.Sprintf("canceled after %d checks", n), func(t *testing.T) {
+			opts.SpillDir = t.TempDir()
+			ctx := &countdownCtx{Context: context.Background()}
+			ctx.n.Store(n)
+			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, opts)
+			if err == nil {
+				succeeded++
+				if err := res.Abort(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if after := listKeys(t, tbl); !slices.Equal(before, after) {
+					t.Errorf("objects left after Abort")
+				}
+				return
+			}
+			failed++
+			check(t, opts.SpillDir, err, "context canceled")
+		})
+	}
+	if failed != 6 || succeeded != 1 {
+		t.Errorf("%d runs canceled, %d completed: the countdowns do not cover the run", failed, succeeded)
+	}
 }
