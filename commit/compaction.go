@@ -147,7 +147,9 @@ func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, del
 		}
 		runs := map[string]writer.SourceRun{}
 		for _, r := range res.Composition {
-			runs[r.Source.Path] = r
+			if r.Source != nil {
+				runs[r.Source.Path] = r
+			}
 		}
 		for k, src := range res.Job.Sources {
 			ss := &sourceState{job: j, idx: k, read: src, current: src}
@@ -378,7 +380,6 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 	}
 	var needDV []outRef
 	var bitmaps []*roaring64.Bitmap
-	outDel := map[*jobState][]*roaring64.Bitmap{}
 	for _, j := range c.jobs {
 		if j.dropped != nil {
 			continue
@@ -398,7 +399,6 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 				dels[o].Or(bm)
 			}
 		}
-		outDel[j] = dels
 		for i, d := range dels {
 			if d != nil && !d.IsEmpty() {
 				needDV = append(needDV, outRef{j, i})
