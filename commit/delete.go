@@ -168,7 +168,9 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	v, err := tx.Commit(ctx)
 	if err != nil {
 		if !errors.Is(err, delta.ErrAmbiguous) {
-			_ = deleteKeys(ctx, t, []string{dvKey})
+			cctx, cancel := cleanupContext(ctx)
+			_ = deleteKeys(cctx, t, []string{dvKey})
+			cancel()
 		}
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/writer"
@@ -171,6 +172,8 @@ func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[
 	}
 	removes, adds, dvKeys, err := p.c.attemptActions(ctx)
 	cleanup := func(ctx context.Context) {
+		ctx, cancel := cleanupContext(ctx)
+		defer cancel()
 		if err := deleteKeys(ctx, p.t, dvKeys); err != nil {
 			p.o.Logger.Warn("cleanup of reconciled DV files failed", "error", err)
 		}
@@ -189,8 +192,16 @@ func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[
 	return acts, p.c.metrics(removes, adds), cleanup, nil
 }
 
+// cleanupContext detaches cleanup from the caller's cancellation (which may
+// be why we are cleaning up) but still bounds it.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+}
+
 // abortResult deletes a result's outputs (never committed).
 func abortResult(ctx context.Context, t *delta.Table, res *writer.Result, o Options) {
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
 	if err := res.Abort(ctx); err != nil {
 		o.Logger.Warn("abort job outputs", "error", err)
 	}

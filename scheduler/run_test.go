@@ -703,3 +703,23 @@ func TestRaceSortedJobReconciledThroughTheOriginMap(t *testing.T) {
 		t.Fatalf("output not sorted by id: %v", ids[:10])
 	}
 }
+
+func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	files := [][]int64{idRange(0, 20), idRange(20, 20)}
+	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	opts := binpackOpts()
+	opts.Commit.BeforePut = func(ctx context.Context, v int64) error {
+		cancel() // the run is interrupted right before its put
+		return ctx.Err()
+	}
+	if _, err := Compact(ctx, tbl, opts); !errors.Is(err, context.Canceled) || commit.Class(err) != commit.Retry {
+		t.Fatalf("err %v, want a retryable cancellation", err)
+	}
+	if v := latest(t, tbl).Version; v != 0 {
+		t.Fatalf("table at version %d, want untouched", v)
+	}
+	assertNoOrphanParquet(t, tbl)
+	wantIDs(t, tbl, idSet(files...))
+}
