@@ -61,9 +61,10 @@ type Scheduler struct {
 	stopOnce   sync.Once
 	started    time.Time
 
-	mu     sync.Mutex
-	tables map[string]*table
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	tables  map[string]*table
+	stopped []*table // stopped by Apply, until WaitStopped sees them exit
+	wg      sync.WaitGroup
 }
 
 // New returns a scheduler with no tables; add them with Apply.
@@ -126,10 +127,12 @@ func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []strin
 		switch {
 		case !ok:
 			t.stop()
+			s.stopped = append(s.stopped, t)
 			delete(s.tables, name)
 			removed = append(removed, name)
 		case !samePolicy(t.policy, p):
 			t.stop()
+			s.stopped = append(s.stopped, t)
 			s.tables[name] = s.startTable(p)
 			changed = append(changed, name)
 		}
@@ -149,6 +152,27 @@ func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []strin
 func samePolicy(a, b policies.Policy) bool {
 	a.Source, b.Source = "", ""
 	return reflect.DeepEqual(a, b)
+}
+
+// WaitStopped waits until the loops of the tables that Apply stopped have
+// returned (their cancelled runs have cleaned up), so the caller may close
+// what those runs used.
+func (s *Scheduler) WaitStopped(ctx context.Context) error {
+	s.mu.Lock()
+	ts := s.stopped
+	s.stopped = nil
+	s.mu.Unlock()
+	for i, t := range ts {
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.stopped = append(s.stopped, ts[i:]...)
+			s.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Trigger asks for a run of one table now. Triggers coalesce: while a run is
@@ -252,6 +276,7 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 		log:       s.log.Named(p.Name),
 		trig:      make(chan string, 1),
 		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
 		runCtx:    ctx,
 		cancelRun: cancel,
 		lastSeen:  -1,
@@ -273,6 +298,7 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(t.done)
 		t.loop()
 	}()
 	return t
@@ -287,6 +313,7 @@ type table struct {
 	sched     cron.Schedule
 	trig      chan string
 	quit      chan struct{}
+	done      chan struct{} // closed when loop returns
 	quitOnce  sync.Once
 	runCtx    context.Context
 	cancelRun context.CancelFunc

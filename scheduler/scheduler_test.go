@@ -449,3 +449,21 @@ func TestTriggersWhileARunIsQueuedAreSatisfiedByThatRun(t *testing.T) {
 		t.Fatalf("coalesced = %d, want 3", got)
 	}
 }
+
+func TestWaitStoppedReturnsOnceARemovedTablesRunHasReturned(t *testing.T) {
+	clock, run := newFakeClock(), &recordingRun{block: make(chan struct{})}
+	s := newTestScheduler(t, run, &scriptedPoll{}, clock, 1)
+	s.Apply([]policies.Policy{testPolicy("a")})
+	_ = s.Trigger("a", ReasonAPI)
+	eventually(t, "a running", func() bool { return run.count() == 1 })
+	s.Apply(nil)
+	if err := s.WaitStopped(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run.mu.Lock()
+	cancels := run.cancels
+	run.mu.Unlock()
+	if cancels != 1 {
+		t.Fatalf("WaitStopped returned before the removed table's run ended")
+	}
+}

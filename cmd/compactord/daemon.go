@@ -225,10 +225,23 @@ func (d *daemon) reload() error {
 	d.set = set
 	d.mu.Unlock()
 	added, removed, changed := d.sched.Apply(set.Tables)
-	if d.be.Retain != nil {
-		d.be.Retain(set.Tables)
-	}
 	d.log.Info("policies reloaded", "added", added, "removed", removed, "changed", changed)
+	if d.be.Retain != nil && len(removed)+len(changed) > 0 {
+		// Close the handles of tables that went away only once their
+		// cancelled runs have cleaned up through them.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := d.sched.WaitStopped(ctx); err != nil {
+				d.log.Warn("runs of removed tables still cleaning up; keeping their table handles", "error", err)
+				return
+			}
+			d.mu.Lock()
+			ps := d.set.Tables
+			d.mu.Unlock()
+			d.be.Retain(ps)
+		}()
+	}
 	return nil
 }
 
