@@ -723,3 +723,60 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 	assertNoOrphanParquet(t, tbl)
 	wantIDs(t, tbl, idSet(files...))
 }
+
+// ambiguousLog answers put number at with an unknown outcome, after
+// landing it or not.
+type ambiguousLog struct {
+	inner delta.LogStore
+	land  bool
+	at    int32
+	puts  atomic.Int32
+}
+
+func (a *ambiguousLog) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if a.puts.Add(1) != a.at {
+		return a.inner.PutIfAbsent(ctx, key, data)
+	}
+	if a.land {
+		if err := a.inner.PutIfAbsent(ctx, key, data); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("connection reset after sending: %w", delta.ErrAmbiguous)
+}
+
+func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
+	for _, land := range []bool{true, false} {
+		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
+			ctx := context.Background()
+			files := [][]int64{idRange(0, 20), idRange(20, 20)}
+			tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+			deleteIDs(t, tbl, 5)
+			// Put 1 is the racing DELETE's (v2), put 2 the compaction's
+			// losing one (v2), put 3 its retry at v3: that one is ambiguous.
+			al := &ambiguousLog{inner: tbl.Log, land: land, at: 3}
+			tbl.Log = al
+			opts := binpackOpts()
+			opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 6, 33) })
+			res, err := Compact(ctx, tbl, opts)
+			if err != nil || res.CommittedVersion != 3 || len(res.Reconciled) != 2 {
+				t.Fatalf("%+v %v", res, err)
+			}
+			wantPuts := int32(3)
+			if !land {
+				wantPuts = 4 // the re-read found nothing: the compaction put again
+			}
+			if al.puts.Load() != wantPuts {
+				t.Fatalf("%d puts, want %d", al.puts.Load(), wantPuts)
+			}
+			wantIDs(t, tbl, func() map[int64]bool {
+				m := idSet(files...)
+				delete(m, 5)
+				delete(m, 6)
+				delete(m, 33)
+				return m
+			}())
+			assertNoOrphanParquet(t, tbl)
+		})
+	}
+}
