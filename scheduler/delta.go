@@ -424,7 +424,9 @@ func (b *DeltaBackend) Plan(ctx context.Context, p policies.Policy, exclude map[
 
 // ComputeBacklog counts a snapshot's compaction candidates under p: files
 // below min(min_file_size, target_file_size) and older than the settle
-// window, the deleted-rows ratio, and bytes not yet clustered.
+// window, the deleted-rows ratio, and, on clustered tables (by policy or by
+// the table's own clustering columns), the bytes of files no clustering
+// wrote (no clusteringProvider).
 func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Backlog {
 	target := p.TargetFileSize
 	if target <= 0 {
@@ -435,6 +437,11 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Back
 		small = target
 	}
 	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
+	if !clustered {
+		if cols, err := delta.ClusteringColumns(snap); err == nil && len(cols) > 0 {
+			clustered = true
+		}
+	}
 	settledBefore := now.Add(-p.SettleWindow).UnixMilli()
 	var b Backlog
 	var rows, deleted int64

@@ -167,3 +167,28 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 		t.Fatalf("lease not released after the run: %v %v", held, err)
 	}
 }
+
+func TestTheBacklogOfATableClusteredByItsOwnMetadataCountsUnclusteredBytes(t *testing.T) {
+	ctx := context.Background()
+	tb, err := delta.OpenTable(ctx, "file://"+testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := delta.LoadSnapshot(ctx, tb, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPolicy("c") // auto, no clustering columns in the policy
+	p.SettleWindow = 0
+	bl := ComputeBacklog(snap, p, time.Now())
+	var unclustered int64
+	for _, f := range snap.Files {
+		if f.ClusteringProvider == nil {
+			unclustered += f.Size
+		}
+	}
+	if bl.Files != 109 || bl.UnclusteredBytes != unclustered || unclustered == 0 {
+		t.Fatalf("backlog = %+v, unclustered by hand = %d", bl, unclustered)
+	}
+}
