@@ -26,7 +26,9 @@ const (
 )
 
 // SortOptions tune sorted (clustering) rewrites. Zero fields mean the
-// defaults.
+// defaults. The bounds are per job: RewriteAll runs up to
+// MaxConcurrentJobs sorted jobs at once, each with its own bounds. The
+// per-column samples (SampleSize values each) come on top.
 type SortOptions struct {
 	// MemoryBytes bounds the rows buffered in memory by the external sort;
 	// beyond it sorted runs spill to temp files in Options.SpillDir.
@@ -62,13 +64,20 @@ func (o SortOptions) withDefaults() SortOptions {
 
 // SortStats describe the external sort of one sorted job.
 type SortStats struct {
-	// Rows sorted, chunk spills, sorted runs written to disk and
-	// intermediate merge passes.
-	Rows                  int64
-	Spills, Runs, Passes  int
-	OriginSpilled         bool
-	BucketsPerColumn      []int
-	Curve                 string
+	// Rows is the number of rows sorted.
+	Rows int64
+	// Spills counts chunks spilled to temp files, Runs the sorted runs
+	// written to disk and Passes the intermediate merge passes (0 when the
+	// runs fit one merge).
+	Spills, Runs, Passes int
+	// OriginSpilled is set when the origin map went to a temp file.
+	OriginSpilled bool
+	// BucketsPerColumn is the number of range buckets drawn for each
+	// clustering column (fewer than asked when values repeat).
+	BucketsPerColumn []int
+	// Curve is the curve used ("hilbert", or "zorder" for one column).
+	Curve string
+	// KeyBytes is the length of a curve key; MemoryBound the sort bound.
 	KeyBytes, MemoryBound int
 }
 
