@@ -36,6 +36,7 @@ type Error struct {
 	Diags hcl.Diagnostics
 }
 
+// Error lists every diagnostic, one per line.
 func (e *Error) Error() string {
 	lines := make([]string, 0, len(e.Diags))
 	for _, d := range e.Diags {

@@ -368,6 +368,7 @@ type AttrError struct {
 	Err error
 }
 
+// Error names the attribute and the problem.
 func (e *AttrError) Error() string { return e.Attr + ": " + e.Err.Error() }
 
 // Unwrap returns the wrapped error.
