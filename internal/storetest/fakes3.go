@@ -3,6 +3,7 @@ package storetest
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,8 @@ type FakeS3Options struct {
 	// pipe instead of the 412.
 	EarlyPreconditionReply bool
 }
+
+const preconditionXML = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`
 
 // FakeS3 is gofakes3 on a loopback httptest server with request counting.
 // gofakes3 honours If-None-Match on single PUTs but not on multipart
@@ -114,10 +117,21 @@ func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Reques
 	f.mu.Unlock()
 	if f.opts.EarlyPreconditionReply && r.Method == http.MethodPut && r.Header.Get("If-None-Match") == "*" {
 		if _, err := f.backend.HeadObject(Bucket, key); err == nil {
+			// Answer 412 on the raw connection and close it with the body
+			// unread: the kernel resets the connection under the client's
+			// upload, so the client usually sees a write error, not the 412.
+			if hj, ok := w.(http.Hijacker); ok {
+				conn, _, err := hj.Hijack()
+				if err == nil {
+					_, _ = conn.Write([]byte("HTTP/1.1 412 Precondition Failed\r\nContent-Type: application/xml\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(preconditionXML)) + "\r\n\r\n" + preconditionXML))
+					_ = conn.Close()
+					return
+				}
+			}
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusPreconditionFailed)
-			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`))
+			_, _ = w.Write([]byte(preconditionXML))
 			return
 		}
 	}

@@ -65,7 +65,7 @@ func TestFakeS3LogStore(t *testing.T) {
 		}
 	})
 
-	t.Run("an early 412 to a large losing commit is a lost race, not a failure", func(t *testing.T) {
+	t.Run("an early 412 with the connection closed under a large losing commit is a lost race", func(t *testing.T) {
 		f := NewFakeS3(t, FakeS3Options{EarlyPreconditionReply: true})
 		tbl := Open(t, f.URL("early"))
 		big := func(id string) []byte {
