@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-
 	"sync"
 	"time"
 
@@ -21,8 +20,8 @@ import (
 // overwrite each other. compactord refuses to commit to such a store.
 var ErrNoPutIfAbsent = errors.New("store does not honour put-if-absent")
 
-// maxLogPutAttempts bounds how often PutIfAbsent re-sends a commit whose
-// first outcome was unknown and which, when re-read, had not landed.
+// maxLogPutAttempts bounds how often PutIfAbsent sends a commit whose
+// earlier sends had unknown outcomes and which, re-read, had not landed.
 const maxLogPutAttempts = 3
 
 // blobLogStore writes log entries with the bucket's own conditional create
@@ -53,8 +52,9 @@ func newBlobLogStore(b *blob.Bucket, scheme, store string, probe bool) *blobLogS
 }
 
 // PutIfAbsent implements LogStore. The data must be unique to this writer
-// (a commit carries its txnId): when the store's answer is unknown, the key
-// is re-read and a byte-identical object counts as this writer's own.
+// (a commit carries its txnId): when the store refuses the write or its
+// answer is unknown, the key is re-read and a byte-identical object counts
+// as this writer's own.
 func (s *blobLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	if err := s.checkProbe(ctx); err != nil {
 		return err
