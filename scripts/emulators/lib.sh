@@ -108,10 +108,12 @@ emu_start() {
   local s3port gcsport azport
 
   s3port=$(_emu_free_port "${EMU_S3_PORT:-7070}")
-  mkdir -p "$EMU_RUN/s3/root" "$EMU_RUN/s3/iam"
+  # The same invocation as docker-compose.yml's s3 service (root account
+  # only, posix backend), bound to loopback.
+  mkdir -p "$EMU_RUN/s3/root"
   ROOT_ACCESS_KEY=$EMU_S3_ACCESS_KEY ROOT_SECRET_KEY=$EMU_S3_SECRET_KEY \
     "$EMU_BIN/versitygw-$EMU_VERSITYGW_VERSION" --port "127.0.0.1:$s3port" \
-    --iam-dir "$EMU_RUN/s3/iam" posix "$EMU_RUN/s3/root" >"$EMU_RUN/versitygw.log" 2>&1 &
+    posix "$EMU_RUN/s3/root" >"$EMU_RUN/versitygw.log" 2>&1 &
   EMU_PIDS="$EMU_PIDS $!"
   _emu_wait versitygw "http://127.0.0.1:$s3port/" "$!" || return 1
 
