@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -141,6 +144,7 @@ type stressCounts struct {
 	reconciled, rowsRemapped                  int64
 	drops                                     map[string]int
 	emptyRuns, gaveUp                         int
+	dmlReverse, dmlMerged                     int
 }
 
 // TestStressCompactionAgainstConcurrentDML runs one compaction loop against
@@ -252,6 +256,34 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 					tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 						ReadFiles: map[string]bool{f.Path: true}, Actions: acts, Options: copts}
 					_, err = tx.Commit(ctx)
+				} else if k >= 2 {
+					// Deleters 2 and 3 use the data-changing transaction,
+					// which reconciles in the other direction: against a
+					// winning compaction (reverse remap) and against a
+					// winning DV delete of the same file (DV merge).
+					var vals []predicate.Value
+					bm := roaring64.New()
+					for i, r := range rows {
+						vals = append(vals, predicate.Int(gone[i]))
+						bm.Add(uint64(r))
+					}
+					pred, perr := predicate.NewIn(predicate.Column{Path: []string{"id"}, Kind: predicate.KindInt}, vals...)
+					if perr != nil {
+						fail(perr)
+						return
+					}
+					dopts := copts
+					dopts.MaxAttempts = 5 // losing a race is where it reconciles
+					d := &commit.DML{Txn: &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", Options: dopts},
+						Reads: []predicate.Read{{Data: pred}}, Changes: []*commit.FileChange{{Read: f, Deleted: bm}},
+						Isolation: commit.WriteSerializable}
+					var out *commit.DMLOutcome
+					if out, err = d.Commit(ctx); err == nil {
+						cnt.mu.Lock()
+						cnt.dmlReverse += out.Conflicts[commit.KindReverseRemapped]
+						cnt.dmlMerged += out.Conflicts[commit.KindDVMerged]
+						cnt.mu.Unlock()
+					}
 				} else {
 					_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{f.Path: rows}, commit.DeleteOptions{Options: copts})
 				}
@@ -394,8 +426,8 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 			t.Fatalf("deleted id %d resurrected", id)
 		}
 	}
-	t.Logf("stress %s: %d versions; DV deletes %d, copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
-		strategy, snap.Version, cnt.dvDeletes, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
+	t.Logf("stress %s: %d versions; DV deletes %d (reverse-remapped onto a winning compaction %d, DV-merged %d), copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
+		strategy, snap.Version, cnt.dvDeletes, cnt.dmlReverse, cnt.dmlMerged, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
 		cnt.reconciled, cnt.rowsRemapped, cnt.drops, cnt.gaveUp, len(tr.live), len(snap.Files))
 	if strategy == planner.StrategyZCube {
 		cubed := false
