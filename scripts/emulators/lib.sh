@@ -81,14 +81,21 @@ _emu_free_port() {
   echo "$p"
 }
 
-# _emu_wait NAME URL PID: wait up to 60s for any HTTP answer from URL.
+# _emu_wait NAME URL PID: wait up to 60s for any HTTP answer from URL
+# (a TCP connection when curl is missing).
 _emu_wait() {
   local name=$1 url=$2 pid=$3 i
   for i in $(seq 1 600); do
     if ! kill -0 "$pid" 2>/dev/null; then
       emu_log "$name exited during startup; log:"; tail -n 30 "$EMU_RUN/$name.log" >&2; return 1
     fi
-    if curl -s -o /dev/null --max-time 1 "$url"; then return 0; fi
+    if command -v curl >/dev/null 2>&1; then
+      curl -s -o /dev/null --max-time 1 "$url" && return 0
+    else
+      # No curl: an accepted TCP connection is the best readiness signal.
+      local hostport=${url#http://}; hostport=${hostport%%/*}
+      (exec 3<>"/dev/tcp/${hostport%:*}/${hostport##*:}") 2>/dev/null && return 0
+    fi
     sleep 0.1
   done
   emu_log "$name not ready after 60s; log:"; tail -n 30 "$EMU_RUN/$name.log" >&2
