@@ -1,12 +1,14 @@
 package writer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/curve"
@@ -88,7 +90,11 @@ type sortColumn struct {
 	index  int // leaf column index in the data schema
 	cmp    func(a, b parquet.Value) int
 	sample *curve.Reservoir[parquet.Value]
-	bucket *curve.Bucketizer[parquet.Value]
+	kind   parquet.Kind
+	signed bool // integer kinds: compared as signed numbers
+	// bucket maps a non-null value to its range bucket.
+	bucket     func(parquet.Value) uint32
+	numBuckets int
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -137,7 +143,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 		jw.res.BytesRead += src.Size
 	}
 	for _, c := range cols {
-		c.bucket = curve.NewBucketizer(c.sample.Sample(), so.Buckets, c.cmp)
+		c.setBuckets(so.Buckets)
 		c.sample = nil
 	}
 
@@ -158,7 +164,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 		for k, v := range vals {
 			coords[k] = curve.NullBucket
 			if !v.IsNull() {
-				coords[k] = cols[k].bucket.Bucket(v)
+				coords[k] = cols[k].bucket(v)
 			}
 		}
 		return enc.AppendKey(dst, coords)
@@ -176,7 +182,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	jw.res.Sort = &SortStats{Rows: s.Rows, Spills: s.Spills, Runs: s.Runs, Passes: s.Passes,
 		OriginSpilled: jw.res.Origins.Spilled(), Curve: string(enc.Curve()), KeyBytes: enc.KeyLen(), MemoryBound: so.MemoryBytes}
 	for _, c := range cols {
-		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.bucket.NumBuckets())
+		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.numBuckets)
 	}
 	jw.log.Debug("sorted rewrite done", "rows", s.Rows, "spills", s.Spills, "runs", s.Runs, "passes", s.Passes, "outputs", len(jw.res.Outputs))
 	return nil
@@ -207,10 +213,43 @@ func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
 		}
 		seen[leaf.ColumnIndex] = true
 		typ := leaf.Node.Type()
-		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare,
+		signed := true
+		if lt := typ.LogicalType(); lt != nil {
+			if it, ok := lt.Value.(*format.IntType); ok && !it.IsSigned {
+				signed = false
+			}
+		}
+		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare, kind: typ.Kind(), signed: signed,
 			sample: curve.NewReservoir[parquet.Value](so.SampleSize, so.Seed+uint64(k))})
 	}
 	return cols, nil
+}
+
+// setBuckets draws the column's bucket boundaries from its sample. Signed
+// integer columns (longs, ints, dates, timestamps) search plain int64
+// bounds; other types compare parquet values with the column type's order.
+func (c *sortColumn) setBuckets(n int) {
+	sample := c.sample.Sample()
+	if c.signed && (c.kind == parquet.Int64 || c.kind == parquet.Int32) {
+		ints := make([]int64, len(sample))
+		for i, v := range sample {
+			ints[i] = asInt64(v)
+		}
+		b := curve.NewBucketizer(ints, n, cmp.Compare[int64])
+		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asInt64(v)) }
+		c.numBuckets = b.NumBuckets()
+		return
+	}
+	b := curve.NewBucketizer(sample, n, c.cmp)
+	c.bucket = b.Bucket
+	c.numBuckets = b.NumBuckets()
+}
+
+func asInt64(v parquet.Value) int64 {
+	if v.Kind() == parquet.Int32 {
+		return int64(v.Int32())
+	}
+	return v.Int64()
 }
 
 // sortEncoder picks the curve: Z-order when asked or for one column (where

@@ -1,11 +1,13 @@
 package writer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/curve"
 )
 
 // physRows reads the live rows of add with their physical indexes.
@@ -264,5 +268,118 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 	}
 	if failed != 6 || succeeded != 1 {
 		t.Errorf("%d runs canceled, %d completed: the countdowns do not cover the run", failed, succeeded)
+	}
+}
+
+// TestSortedRewriteWritesRowsInCurveOrder recomputes, independently, the
+// curve key of every output row (bucket bounds from all values, as the
+// writer draws them when its sample holds every row) and checks that the
+// outputs are in (key, source, physical row) order, across outputs too.
+func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t")
+	if err := gen.Generate(dir, 3<<19, 128<<10, 256<<10, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := mustDataSchema(t, snap)
+	tests := []struct {
+		name  string
+		cols  [][]string
+		curve curve.Curve
+	}{
+		{"one nested int column (z-order)", [][]string{{"meta", "version"}}, curve.ZOrder},
+		{"long and string (hilbert)", [][]string{{"quantity"}, {"category"}}, curve.Hilbert},
+		{"timestamp, int and double (hilbert)", [][]string{{"event_time"}, {"user_id"}, {"amount"}}, curve.Hilbert},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: tt.cols, Curve: "hilbert"}}
+			opts := DefaultOptions()
+			opts.TargetFileSize = 256 << 10
+			opts.Sort = SortOptions{MemoryBytes: 128 << 10, SampleSize: 1 << 20, Buckets: 1000}
+			res, err := Rewrite(ctx, tbl, snap, job, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Abort(ctx)
+			if res.Sort.Spills == 0 || len(res.Outputs) < 2 || res.Sort.Curve != string(tt.curve) {
+				t.Fatalf("sort stats %+v, %d outputs: want spills, several outputs, curve %s", res.Sort, len(res.Outputs), tt.curve)
+			}
+			// Bounds from every live value of each column.
+			leaves := make([]parquet.LeafColumn, len(tt.cols))
+			values := make([][]parquet.Value, len(tt.cols))
+			for d, p := range tt.cols {
+				leaf, ok := schema.Lookup(p...)
+				if !ok {
+					t.Fatalf("no column %v", p)
+				}
+				leaves[d] = leaf
+			}
+			valueOf := func(r parquet.Row, d int) parquet.Value {
+				for _, v := range r {
+					if v.Column() == leaves[d].ColumnIndex {
+						return v
+					}
+				}
+				t.Fatalf("row without column %v", tt.cols[d])
+				return parquet.Value{}
+			}
+			for _, src := range snap.Files {
+				for _, r := range physRows(t, tbl, snap, src) {
+					for d := range tt.cols {
+						if v := valueOf(r, d); !v.IsNull() {
+							values[d] = append(values[d], v.Clone())
+						}
+					}
+				}
+			}
+			buckets := make([]*curve.Bucketizer[parquet.Value], len(tt.cols))
+			for d := range tt.cols {
+				buckets[d] = curve.NewBucketizer(values[d], 1000, leaves[d].Node.Type().Compare)
+			}
+			enc, err := curve.NewEncoder(tt.curve, len(tt.cols), curve.BitsFor(999))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prevKey []byte
+			prevOrigin := [2]int64{-1, -1}
+			n := 0
+			for o, out := range res.Outputs {
+				for k, r := range liveRows(t, tbl, snap, out.Add) {
+					coords := make([]uint32, len(tt.cols))
+					for d := range tt.cols {
+						if v := valueOf(r, d); !v.IsNull() {
+							coords[d] = buckets[d].Bucket(v)
+						}
+					}
+					key, err := enc.Key(coords)
+					if err != nil {
+						t.Fatal(err)
+					}
+					si, phys, err := res.Origins.Origin(o, int64(k))
+					if err != nil {
+						t.Fatal(err)
+					}
+					origin := [2]int64{int64(si), phys}
+					if c := bytes.Compare(prevKey, key); c > 0 || (c == 0 && (origin[0] < prevOrigin[0] || (origin[0] == prevOrigin[0] && origin[1] <= prevOrigin[1]))) {
+						t.Fatalf("output %d row %d: key %x origin %v after key %x origin %v", o, k, key, origin, prevKey, prevOrigin)
+					}
+					prevKey, prevOrigin = key, origin
+					n++
+				}
+			}
+			if int64(n) != res.Sort.Rows {
+				t.Fatalf("checked %d rows, sorted %d", n, res.Sort.Rows)
+			}
+		})
 	}
 }
