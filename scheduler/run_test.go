@@ -780,3 +780,73 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 		})
 	}
 }
+
+// TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst loses two races in a
+// row: the DV written for the first retry is deleted when that retry loses
+// too, and the committed DV holds both winners' deletions.
+func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
+	ctx := context.Background()
+	files := [][]int64{idRange(0, 30), idRange(30, 30)}
+	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	opts := binpackOpts()
+	calls := 0
+	opts.Commit.BeforePut = func(_ context.Context, v int64) error {
+		calls++
+		switch calls {
+		case 1:
+			deleteIDs(t, tbl, 3)
+		case 2:
+			deleteIDs(t, tbl, 40)
+		}
+		return nil
+	}
+	res, err := Compact(ctx, tbl, opts)
+	if err != nil || res.CommittedVersion != 3 || calls != 3 || len(res.Reconciled) != 2 {
+		t.Fatalf("%+v %v (hook calls %d)", res, err, calls)
+	}
+	_, adds := checkCompactionCommit(t, committed(t, tbl, 3))
+	if adds[0].DeletionVector == nil || adds[0].DeletionVector.Cardinality != 2 {
+		t.Fatalf("output DV %+v, want both deletions", adds[0].DeletionVector)
+	}
+	wantIDs(t, tbl, func() map[int64]bool { m := idSet(files...); delete(m, 3); delete(m, 40); return m }())
+	// Every DV file on the store is referenced by some commit.
+	referenced := map[string]bool{}
+	for v := int64(0); v <= 3; v++ {
+		for _, a := range committed(t, tbl, v) {
+			var dv *delta.DeletionVector
+			switch {
+			case a.Add != nil:
+				dv = a.Add.DeletionVector
+			case a.Remove != nil:
+				dv = a.Remove.DeletionVector
+			}
+			if dv != nil && dv.StorageType == "u" {
+				k, err := delta.DVFileKey(dv.PathOrInlineDv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				referenced[k] = true
+			}
+		}
+	}
+	it := tbl.Bucket.List(nil)
+	n := 0
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(obj.Key, ".bin") {
+			n++
+			if !referenced[obj.Key] {
+				t.Errorf("orphan DV file %s", obj.Key)
+			}
+		}
+	}
+	if n != 3 { // two DELETEs and the committed output DV
+		t.Errorf("%d DV files, want 3", n)
+	}
+}
