@@ -106,6 +106,8 @@ type jobWriter struct {
 	cur  *output // the open output, nil between outputs
 	rows []parquet.Row
 	phys []int64
+	// batches carry rows from a source's reading goroutine to the writer.
+	batches []*rowBatch
 }
 
 func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, res *Result) (*jobWriter, error) {
@@ -118,7 +120,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 		return nil, err
 	}
 	if _, ok := codec.(*zstdCodec); ok {
-		codec = newZstdCodec(opts.PageBufferSize)
+		codec = newZstdCodec(opts.PageBufferSize, opts.ZstdLevel)
 	}
 	target, err := targetFileSize(opts, &snap.Metadata)
 	if err != nil {
@@ -141,8 +143,9 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 		t: t, snap: snap, job: job, opts: opts, res: res,
 		log:    opts.Logger.With("job", job.ID),
 		schema: schema, codec: codec, layout: lay, target: target, pv: pv,
-		rows: make([]parquet.Row, opts.BatchRows),
-		phys: make([]int64, opts.BatchRows),
+		rows:    make([]parquet.Row, opts.BatchRows),
+		phys:    make([]int64, opts.BatchRows),
+		batches: newBatches(opts.BatchRows),
 	}, nil
 }
 
@@ -232,28 +235,20 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 		// Mark the source consumed so the row loop below sees EOF at once.
 		direct.rg = len(direct.rowGroups)
 	}
-	for {
-		n, rerr := scan.ReadRows(jw.rows, jw.phys)
-		if n > 0 {
-			if jw.cur == nil {
-				if err := jw.openOutput(ctx); err != nil {
-					return err
-				}
-			}
-			if err := jw.cur.write(jw.rows[:n]); err != nil {
+	err = pumpRows(scan, jw.batches, func(rows []parquet.Row) error {
+		if jw.cur == nil {
+			if err := jw.openOutput(ctx); err != nil {
 				return err
 			}
-			run.LiveRows += int64(n)
 		}
-		if rerr == io.EOF {
-			break
+		if err := jw.cur.write(rows); err != nil {
+			return err
 		}
-		if rerr != nil {
-			return fmt.Errorf("read rows: %w", rerr)
-		}
-		if n == 0 {
-			return fmt.Errorf("read rows: scan returned no rows and no error")
-		}
+		run.LiveRows += int64(len(rows))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := scan.Close(); err != nil {
 		return fmt.Errorf("close scan: %w", err)

@@ -8,22 +8,26 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// zstdCodec is parquet's ZSTD codec (level 3, like DuckDB's and Spark's
-// default) with a window no larger than one page: parquet compresses each
-// page on its own, so parquet-go's default 8 MiB window only costs memory
-// (tens of MiB of history buffers across open outputs).
+// zstdCodec is parquet's ZSTD codec at a given level with a window no
+// larger than one page: parquet compresses each page on its own, so
+// parquet-go's default 8 MiB window only costs memory (tens of MiB of
+// history buffers across open outputs).
 type zstdCodec struct {
 	window   int
+	level    zstd.EncoderLevel
 	encoders sync.Pool
 	decoders sync.Pool
 }
 
-func newZstdCodec(pageSize int) *zstdCodec {
+// newZstdCodec returns a codec for pages of up to pageSize bytes at zstd
+// level (as the zstd CLI counts: 1 fastest, 3 zstd's default, up to 22;
+// the Go encoder maps them onto its four speeds).
+func newZstdCodec(pageSize, level int) *zstdCodec {
 	w := zstd.MinWindowSize
 	for w < pageSize && w < zstd.MaxWindowSize {
 		w <<= 1
 	}
-	return &zstdCodec{window: w}
+	return &zstdCodec{window: w, level: zstd.EncoderLevelFromZstd(level)}
 }
 
 func (c *zstdCodec) String() string { return "ZSTD" }
@@ -35,7 +39,7 @@ func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
 	if e == nil {
 		var err error
 		e, err = zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			zstd.WithEncoderLevel(c.level),
 			zstd.WithEncoderConcurrency(1),
 			zstd.WithWindowSize(c.window),
 			zstd.WithZeroFrames(true),
