@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +50,16 @@ func heapPeak() (stop func() uint64) {
 	}
 }
 
+// cpuTime is the process's user+system CPU time: on a shared machine it
+// varies less than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // vmHWM is the process's peak resident set (Linux), 0 elsewhere.
 func vmHWM() uint64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -71,9 +82,14 @@ func vmHWM() uint64 {
 // peak live heap during the run and the process's peak RSS.
 //
 // Run with: go test ./writer -run '^$' -bench SortedRewrite -benchtime 2x
+// (COMPACTORD_SORT_BENCH_MB=256 for a larger input).
 func BenchmarkSortedRewrite(b *testing.B) {
+	size := int64(64 << 20)
+	if mb, err := strconv.ParseInt(os.Getenv("COMPACTORD_SORT_BENCH_MB"), 10, 64); err == nil && mb > 0 {
+		size = mb << 20
+	}
 	dir := filepath.Join(b.TempDir(), "t")
-	if err := gen.Generate(dir, 64<<20, 1<<20, 4<<20, 7, nil); err != nil {
+	if err := gen.Generate(dir, size, 1<<20, 4<<20, 7, nil); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -102,9 +118,10 @@ func BenchmarkSortedRewrite(b *testing.B) {
 			opts := DefaultOptions()
 			b.SetBytes(in)
 			runtime.GC()
+			cpu0 := cpuTime()
 			stop := heapPeak()
 			b.ResetTimer()
-			var spills, runs int
+			var spills, runs, copied int
 			for i := 0; i < b.N; i++ {
 				res, err := Rewrite(ctx, tbl, snap, job, opts)
 				if err != nil {
@@ -114,6 +131,7 @@ func BenchmarkSortedRewrite(b *testing.B) {
 				if res.Sort != nil {
 					spills, runs = res.Sort.Spills, res.Sort.Runs
 				}
+				copied = res.CopiedRowGroups
 				if err := res.Abort(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -121,8 +139,10 @@ func BenchmarkSortedRewrite(b *testing.B) {
 			}
 			b.StopTimer()
 			peak := stop()
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-live-heap-MiB")
 			b.ReportMetric(float64(vmHWM())/(1<<20), "peak-rss-MiB")
+			b.ReportMetric(float64(copied), "copied-rowgroups")
 			if c.sort != nil {
 				b.ReportMetric(float64(spills), "spills")
 				b.ReportMetric(float64(runs), "runs")
