@@ -13,7 +13,8 @@ import (
 
 // Run is the integration suite body, run once per store. newTable returns
 // the URL of a fresh, empty table location on the store; every subtest
-// gets its own.
+// gets its own. The calling test binary must define TestHelperCrashChild
+// (see CrashChild).
 func Run(t *testing.T, newTable func(t *testing.T) string) {
 	t.Run("put-if-absent probe passes", func(t *testing.T) {
 		tbl := Open(t, newTable(t))
@@ -44,6 +45,9 @@ func Run(t *testing.T, newTable func(t *testing.T) string) {
 	})
 	t.Run("an abandoned compaction leaves the table and its rows untouched", func(t *testing.T) {
 		CrashAbandon(t, newTable(t))
+	})
+	t.Run("a compaction killed before its commit leaves the table valid", func(t *testing.T) {
+		HardCrash(t, newTable(t))
 	})
 }
 

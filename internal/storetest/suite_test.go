@@ -19,6 +19,10 @@ func TestEveryStore(t *testing.T) {
 	})
 }
 
+// TestHelperCrashChild is the process HardCrash kills; it does nothing in
+// a normal run.
+func TestHelperCrashChild(t *testing.T) { CrashChild(t) }
+
 func TestFakeS3LogStore(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")

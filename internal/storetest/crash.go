@@ -1,0 +1,115 @@
+package storetest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/scheduler"
+)
+
+// Env vars of the crash child process.
+const (
+	envCrashURL    = "COMPACTORD_STORETEST_CRASH_URL"
+	envCrashMarker = "COMPACTORD_STORETEST_CRASH_MARKER"
+)
+
+// CrashChild is the body of the helper test a test binary must define for
+// HardCrash:
+//
+//	func TestHelperCrashChild(t *testing.T) { storetest.CrashChild(t) }
+//
+// Outside a crash run it returns at once. Inside one it compacts the table
+// and, with the outputs written and the commit about to be put, signals
+// the parent and waits to be killed.
+func CrashChild(t *testing.T) {
+	url := os.Getenv(envCrashURL)
+	if url == "" {
+		return
+	}
+	tbl := Open(t, url)
+	opts := runOptions()
+	opts.Commit.BeforePut = func(ctx context.Context, version int64) error {
+		if err := os.WriteFile(os.Getenv(envCrashMarker), []byte("about to commit\n"), 0o644); err != nil {
+			return err
+		}
+		time.Sleep(time.Hour) // the parent kills us here
+		return nil
+	}
+	_, err := scheduler.Compact(context.Background(), tbl, opts)
+	t.Fatalf("crash child was not killed before its commit (err %v)", err)
+}
+
+// HardCrash kills (SIGKILL) a compaction process between writing its
+// outputs and committing them, then checks that the table is still valid
+// with the same version and rows, that the outputs are unreferenced
+// orphans, and that the next compaction succeeds with the rows unchanged.
+// The test binary must define TestHelperCrashChild (see CrashChild).
+func HardCrash(t *testing.T, url string) {
+	if strings.HasPrefix(url, "mem://") {
+		t.Skip("a killed process takes a mem:// table with it")
+	}
+	tbl := Open(t, url)
+	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	before, rowsBefore := LiveRows(t, tbl)
+	objectsBefore := DataObjects(t, tbl)
+
+	marker := filepath.Join(t.TempDir(), "marker")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envCrashURL+"="+url, envCrashMarker+"="+marker)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+wait:
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("crash child exited before its commit (%v):\n%s", err, out)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("crash child never reached its commit:\n%s", out)
+		case <-time.After(20 * time.Millisecond):
+			continue wait
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+
+	after, rowsAfter := LiveRows(t, tbl)
+	if after.Version != before.Version {
+		t.Fatalf("killed compaction moved %s from v%d to v%d", url, before.Version, after.Version)
+	}
+	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
+		t.Fatalf("killed compaction changed rows: lost %v, extra %v", lost, extra)
+	}
+	orphans := len(DataObjects(t, tbl)) - len(objectsBefore)
+	if orphans <= 0 {
+		t.Fatalf("the child died before writing outputs (%d new objects): the crash point was not reached", orphans)
+	}
+
+	res, err := scheduler.Compact(context.Background(), tbl, runOptions())
+	if err != nil {
+		t.Fatalf("compaction after the crash: %v", err)
+	}
+	_, rowsFinal := LiveRows(t, tbl)
+	if lost, extra := rowsFinal.Diff(rowsBefore); len(lost)+len(extra) > 0 {
+		t.Fatalf("compaction after the crash changed rows: lost %v, extra %v", lost, extra)
+	}
+	t.Logf("killed before commit: v%d unchanged, %d rows unchanged, %d orphan outputs left; next compaction committed v%d",
+		before.Version, rowsAfter.Total(), orphans, res.CommittedVersion)
+}
