@@ -2,6 +2,7 @@ package delta
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -356,9 +358,18 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 			actions, err = nil, fmt.Errorf("corrupt parquet: %v", r)
 		}
 	}()
+	if err := checkParquetFrame(data); err != nil {
+		return nil, err
+	}
+	if err := checkFooter(data); err != nil {
+		return nil, err
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("open parquet: %w", err)
+	}
+	if err := checkPageHeaders(data, f.Metadata()); err != nil {
+		return nil, err
 	}
 	ncols := len(f.Schema().Columns())
 	root, err := compileNode(f.Schema(), nil, f.Schema(), 0)
@@ -374,8 +385,16 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		start, end int64
 	}
 	var chunks []chunk
+	// Real checkpoints spend several bytes per row; a footer claiming far
+	// more rows than the file could hold is corrupt (and would make us
+	// plan billions of chunks).
+	maxRows := 64*int64(len(data)) + 1024
 	for gi, rg := range f.RowGroups() {
 		n := rg.NumRows()
+		if n < 0 || n > maxRows {
+			return nil, fmt.Errorf("corrupt parquet: row group %d claims %d rows in a %d-byte file", gi, n, len(data))
+		}
+		maxRows -= n
 		for lo := int64(0); lo < n; lo += chunkRows {
 			chunks = append(chunks, chunk{gi, lo, min(lo+chunkRows, n)})
 		}
@@ -417,6 +436,108 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		actions = append(actions, o...)
 	}
 	return actions, nil
+}
+
+// checkParquetFrame validates the magic bytes and footer length before
+// parquet-go trusts them (a corrupt length would make it allocate up to
+// 4 GiB).
+func checkParquetFrame(data []byte) error {
+	n := len(data)
+	if n < 12 || string(data[:4]) != "PAR1" || string(data[n-4:]) != "PAR1" {
+		return errors.New("not a parquet file (magic bytes missing)")
+	}
+	footer := int64(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	if footer <= 0 || footer > int64(n-12) {
+		return fmt.Errorf("corrupt parquet: footer length %d in a %d-byte file", footer, n)
+	}
+	return nil
+}
+
+// errThriftEOF is raised (as a panic, recovered by decodeThrift) when the
+// thrift decoder reads past the end of its input: parquet-go's decoder
+// ignores EOF for some field types and would loop over a corrupt list
+// length (up to 2^31 elements) instead of failing.
+var errThriftEOF = errors.New("thrift structure runs past the end of its bytes")
+
+type eofPanicReader struct{ r *bytes.Reader }
+
+func (e eofPanicReader) Read(p []byte) (int, error) {
+	if e.r.Len() == 0 && len(p) > 0 {
+		panic(errThriftEOF)
+	}
+	return e.r.Read(p)
+}
+
+// decodeThrift decodes one compact-protocol thrift struct from the start
+// of b and returns the number of bytes it used.
+func decodeThrift(b []byte, v any) (n int64, err error) {
+	r := bytes.NewReader(b)
+	defer func() {
+		if p := recover(); p != nil {
+			if p != errThriftEOF {
+				panic(p)
+			}
+			n, err = 0, errThriftEOF
+		}
+	}()
+	proto := &thrift.CompactProtocol{}
+	if err := thrift.NewDecoder(proto.NewReader(eofPanicReader{r})).Decode(v); err != nil {
+		return 0, err
+	}
+	return int64(len(b) - r.Len()), nil
+}
+
+// checkFooter decodes the file metadata with decodeThrift before
+// parquet-go does, so that a corrupt footer fails fast.
+func checkFooter(data []byte) error {
+	n := len(data)
+	footer := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	var md format.FileMetaData
+	if _, err := decodeThrift(data[n-8-footer:n-8], &md); err != nil {
+		return fmt.Errorf("corrupt parquet footer: %w", err)
+	}
+	return nil
+}
+
+// Limits on a page's uncompressed size: real checkpoint pages are about
+// 1 MiB; corrupt headers must not make parquet-go allocate gigabytes.
+const (
+	maxPageBytes = 256 << 20
+	maxPageRatio = 1024
+)
+
+// checkPageHeaders walks the page headers of every column chunk and checks
+// that each page lies inside its chunk and inside the file, and that its
+// uncompressed size is plausible.
+func checkPageHeaders(data []byte, md *format.FileMetaData) error {
+	for gi, rg := range md.RowGroups {
+		for ci, cc := range rg.Columns {
+			cm := cc.MetaData
+			start := cm.DataPageOffset
+			if cm.DictionaryPageOffset > 0 && cm.DictionaryPageOffset < start {
+				start = cm.DictionaryPageOffset
+			}
+			end := start + cm.TotalCompressedSize
+			if start < 4 || cm.TotalCompressedSize < 0 || end > int64(len(data)) || end < start {
+				return fmt.Errorf("corrupt parquet: row group %d column %d spans bytes %d..%d of a %d-byte file", gi, ci, start, end, len(data))
+			}
+			for pos := start; pos < end; {
+				var h format.PageHeader
+				hdr, err := decodeThrift(data[pos:end], &h)
+				if err != nil {
+					return fmt.Errorf("corrupt parquet: row group %d column %d: page header at byte %d: %v", gi, ci, pos, err)
+				}
+				body := int64(h.CompressedPageSize)
+				if body < 0 || h.UncompressedPageSize < 0 || pos+hdr+body > end ||
+					h.UncompressedPageSize > maxPageBytes || int64(h.UncompressedPageSize) > maxPageRatio*body+(1<<20) {
+					return fmt.Errorf("corrupt parquet: row group %d column %d: page at byte %d claims %d compressed / %d uncompressed bytes",
+						gi, ci, pos, h.CompressedPageSize, h.UncompressedPageSize)
+				}
+				pos += hdr + body
+			}
+		}
+	}
+	return nil
 }
 
 // readRowRange converts rows [start, end) of one row group.
