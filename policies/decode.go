@@ -67,6 +67,12 @@ var triggerAttrs = map[string]attrSetter{
 var retentionAttrs = map[string]attrSetter{
 	"column":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Retention.Column) },
 	"older_than": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Retention.OlderThan) },
+	"data_skipping": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		on := true
+		diags := decBool(a, &on)
+		p.Retention.NoDataSkipping = !on
+		return diags
+	},
 }
 
 type daemonSetter func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics

@@ -83,8 +83,9 @@ func WriteHCL(w io.Writer, s *Set) error {
 		fmt.Fprintf(&b, "  }\n")
 		if r := p.Retention; r != nil {
 			fmt.Fprintf(&b, "\n  retention {\n")
-			fmt.Fprintf(&b, "    column     = %q\n", r.Column)
-			fmt.Fprintf(&b, "    older_than = %q\n", FormatDuration(r.OlderThan))
+			fmt.Fprintf(&b, "    column        = %q\n", r.Column)
+			fmt.Fprintf(&b, "    older_than    = %q\n", FormatDuration(r.OlderThan))
+			fmt.Fprintf(&b, "    data_skipping = %t\n", !r.NoDataSkipping)
 			fmt.Fprintf(&b, "  }\n")
 		}
 		fmt.Fprintf(&b, "}\n")

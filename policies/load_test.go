@@ -255,6 +255,7 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
   retention {
     column = "ts"
     older_than = "36h"
+    data_skipping = false
   }
 }`,
 		"README.txt": "not a policy",

@@ -114,12 +114,17 @@ type Triggers struct {
 	MaxTimeSinceLastRun time.Duration `json:"max_time_since_last_run"`
 }
 
-// Retention is a time-based row retention rule (run by a later change).
+// Retention is a time-based row retention rule, run after each compaction
+// of the table (scheduler.Expire).
 type Retention struct {
 	// Column is a date or timestamp column.
 	Column string `json:"column"`
 	// OlderThan deletes rows whose Column is older than now minus this.
 	OlderThan time.Duration `json:"older_than"`
+	// NoDataSkipping turns conflict-time data skipping off for the
+	// retention delete (attribute data_skipping = false): concurrent added
+	// files are then matched on partitions only.
+	NoDataSkipping bool `json:"no_data_skipping,omitempty"`
 }
 
 // Daemon holds process settings from an optional `daemon {}` block.

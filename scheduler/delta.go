@@ -176,6 +176,10 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 			rep.ReconciledRows += r.RowsRemapped
 		}
 	}
+	if err == nil && req.Policy.Retention != nil {
+		err = b.expire(ctx, t, req, &rep)
+		return rep, err
+	}
 	if err == nil || ctx.Err() != nil || commit.Class(err) == commit.Halt || res == nil || res.JobsFailed == 0 {
 		return rep, err
 	}
@@ -188,6 +192,39 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 	}
 	rep.Quarantined = bad
 	return rep, commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: quarantined %d unreadable data file(s) %v: %w", req.Table, len(bad), bad, err))
+}
+
+// expire runs the table's retention delete after its compaction, on the
+// same schedule, and adds what it did to the run's report.
+func (b *DeltaBackend) expire(ctx context.Context, t *delta.Table, req RunRequest, rep *RunReport) error {
+	r := req.Policy.Retention
+	res, err := Expire(ctx, t, ExpireOptions{
+		Column:              r.Column,
+		OlderThan:           r.OlderThan,
+		Now:                 b.now(),
+		DisableDataSkipping: r.NoDataSkipping,
+		Commit:              b.Options.Commit.Options,
+		Writer:              b.options(req.Policy, req.Exclude).Writer,
+		Logger:              b.logger().Named(req.Table).Named("retention"),
+	})
+	if res != nil {
+		for k, n := range res.Conflicts {
+			if rep.Conflicts == nil {
+				rep.Conflicts = map[string]int{}
+			}
+			rep.Conflicts["retention_"+k] += n
+		}
+		if res.CommittedVersion >= 0 {
+			rep.RowsExpired = res.RowsDeleted
+			rep.RetentionVersion = res.CommittedVersion
+			rep.Committed = true
+			rep.Version = max(rep.Version, res.CommittedVersion)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("table %s: retention: %w", req.Table, err)
+	}
+	return nil
 }
 
 // holdLease takes the table's lease for one run. It returns the held

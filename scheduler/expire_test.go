@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/policies"
 )
 
 func fileURL(t testing.TB) string { return "file://" + filepath.ToSlash(t.TempDir()) }
@@ -191,8 +192,9 @@ func dayString(d int) string {
 }
 
 // newDayTable creates a DV-enabled table partitioned by a date column `day`,
-// with one file of 10 ids per day in days.
-func newDayTable(t testing.TB, days []int) *delta.Table {
+// with one file of 10 fresh ids per entry of days (file k holds ids
+// 10k..10k+9); it returns the ids written per day.
+func newDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := delta.OpenTable(ctx, fileURL(t))
@@ -205,8 +207,11 @@ func newDayTable(t testing.TB, days []int) *delta.Table {
 		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
 		fmt.Sprintf(`{"metaData":{"id":"day-table","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":["day"],"configuration":{"delta.enableDeletionVectors":"true"},"createdTime":1}}`, dayTableSchema),
 	}
-	for _, d := range days {
-		a := writeDataFile(t, tbl, idRange(int64(d)*10, 10))
+	byDay := map[int][]int64{}
+	for k, d := range days {
+		ids := idRange(int64(k)*10, 10)
+		byDay[d] = append(byDay[d], ids...)
+		a := writeDataFile(t, tbl, ids)
 		day := dayString(d)
 		a.PartitionValues = map[string]*string{"day": &day}
 		b, err := delta.MarshalAction(delta.Action{Add: a})
@@ -218,7 +223,7 @@ func newDayTable(t testing.TB, days []int) *delta.Table {
 	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
 		t.Fatal(err)
 	}
-	return tbl
+	return tbl, byDay
 }
 
 // The acceptance scenario: retention by day runs beside a MERGE-like
@@ -235,12 +240,14 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 		days = append(days, d, d) // two small files per day: work for the compactor
 	}
 	days = append(days, 100, 101, 102)
-	tbl := newDayTable(t, days)
+	tbl, byDay := newDayTable(t, days)
 	var mu sync.Mutex
-	written := map[int64]bool{}
-	for _, d := range days {
-		for _, id := range idRange(int64(d)*10, 10) {
+	written := map[int64]bool{} // id -> live unless its day expired
+	dayOf := map[int64]int{}
+	for d, ids := range byDay {
+		for _, id := range ids {
 			written[id] = true
+			dayOf[id] = d
 		}
 	}
 	stop := make(chan struct{})
@@ -279,6 +286,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 				mu.Lock()
 				for _, id := range fresh {
 					written[id] = true
+					dayOf[id] = 100 // recent: never expired
 				}
 				mu.Unlock()
 			}
@@ -299,7 +307,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 			compactions.Add(1)
 		}
 	}()
-	expiredBelow := int64(0)
+	expiredBefore := 0
 	totalConflicts := map[string]int{}
 	retried := 0
 	for i := 1; i <= rounds; i++ {
@@ -317,7 +325,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 			retried++
 			t.Errorf("round %d retried (%d attempts, conflicts %v) although the writers touch disjoint days", i, res.Attempts, res.Conflicts)
 		}
-		expiredBelow = int64(cutoff) * 10
+		expiredBefore = cutoff
 	}
 	close(stop)
 	wg.Wait()
@@ -327,7 +335,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 	}
 	want := map[int64]bool{}
 	for id := range written {
-		if id >= expiredBelow {
+		if dayOf[id] >= expiredBefore {
 			want[id] = true
 		}
 	}
@@ -345,4 +353,30 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// The daemon runs a table's retention rule after its compaction, on the
+// same schedule: expired days are gone, and the report carries the rows.
+func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
+	ctx := context.Background()
+	tbl, byDay := newDayTable(t, []int{0, 0, 1, 1, 2, 2, 30, 30})
+	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC) // day 30
+	b := &DeltaBackend{Tables: NewTables(), Now: func() time.Time { return now }}
+	defer b.Tables.Close()
+	p := testPolicy("days")
+	p.URL = tbl.URL
+	p.SettleWindow = 0
+	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
+	rep, err := b.Run(ctx, RunRequest{Table: "days", Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cutoff instant is 2026-01-02 12:00; a date expires only once all
+	// of it is older, so day 0 (2026-01-01) goes and day 1 stays: its two
+	// files (compacted into one by the run first) hold 20 rows.
+	if rep.RowsExpired != 20 || rep.RetentionVersion == 0 || rep.JobsCommitted == 0 {
+		t.Fatalf("report %+v: want a compaction and 20 rows expired", rep)
+	}
+	want := idSet(byDay[1], byDay[2], byDay[30])
+	wantIDs(t, tbl, want)
 }

@@ -53,6 +53,7 @@ type Counters struct {
 	Conflicts       map[string]int64 `json:"conflicts"`
 	Reconciliations int64            `json:"reconciliations"`
 	ReconciledRows  int64            `json:"reconciled_rows"`
+	RowsExpired     int64            `json:"rows_expired"`
 	JobsDropped     int64            `json:"jobs_dropped"`
 	Polls           int64            `json:"polls"`
 	PollErrors      int64            `json:"poll_errors"`
@@ -84,6 +85,7 @@ func (c *Counters) addReport(r RunReport, d time.Duration) {
 	}
 	c.Reconciliations += int64(r.Reconciliations)
 	c.ReconciledRows += r.ReconciledRows
+	c.RowsExpired += r.RowsExpired
 	c.JobsDropped += int64(r.JobsDropped)
 	sec := d.Seconds()
 	for i, b := range DurationBuckets {

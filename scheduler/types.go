@@ -68,6 +68,10 @@ type RunReport struct {
 	Reconciliations int `json:"reconciliations"`
 	// ReconciledRows counts the concurrently deleted rows carried over.
 	ReconciledRows int64 `json:"reconciled_rows"`
+	// RowsExpired counts rows the table's retention delete removed.
+	RowsExpired int64 `json:"rows_expired,omitempty"`
+	// RetentionVersion is the version the retention delete committed (0: none).
+	RetentionVersion int64 `json:"retention_version,omitempty"`
 	// Quarantined lists data files found corrupt during this run.
 	Quarantined []string `json:"quarantined,omitempty"`
 }

@@ -53,7 +53,7 @@ func (f *fakeBackend) backend() backend {
 			return scheduler.RunReport{
 				Committed: true, Version: 4, ReadVersion: 3, JobsPlanned: 2, JobsCommitted: 2,
 				FilesRemoved: 7, BytesRemoved: 7000, FilesAdded: 1, BytesAdded: 6500,
-				Conflicts: map[string]int{"delete_dv": 1}, Reconciliations: 2, ReconciledRows: 30,
+				Conflicts: map[string]int{"delete_dv": 1}, Reconciliations: 2, ReconciledRows: 30, RowsExpired: 12,
 			}, nil
 		},
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
@@ -205,6 +205,9 @@ compactord_reconciliations_total{table="a"} 2
 # HELP compactord_reconciled_rows_total Concurrently deleted rows carried onto compaction outputs.
 # TYPE compactord_reconciled_rows_total counter
 compactord_reconciled_rows_total{table="a"} 30
+# HELP compactord_expired_rows_total Rows removed by retention deletes.
+# TYPE compactord_expired_rows_total counter
+compactord_expired_rows_total{table="a"} 12
 # HELP compactord_dropped_jobs_total Planned jobs left out of a commit (true conflicts, failed rewrites).
 # TYPE compactord_dropped_jobs_total counter
 compactord_dropped_jobs_total{table="a"} 0

@@ -118,6 +118,8 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Reconciliations) })
 	e.perTable("compactord_reconciled_rows_total", "counter", "Concurrently deleted rows carried onto compaction outputs.", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.ReconciledRows) })
+	e.perTable("compactord_expired_rows_total", "counter", "Rows removed by retention deletes.", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.RowsExpired) })
 	e.perTable("compactord_dropped_jobs_total", "counter", "Planned jobs left out of a commit (true conflicts, failed rewrites).", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.JobsDropped) })
 	e.perTable("compactord_polls_total", "counter", "Log polls.", ts,
