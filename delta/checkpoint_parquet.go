@@ -115,6 +115,24 @@ func compileNode(schema *parquet.Schema, path []string, n parquet.Node, parentDe
 type rowView struct {
 	row    parquet.Row
 	starts []int // row[starts[2c]:starts[2c+1]] are the values of column c
+	// strs interns short map keys and values (partition values, tag
+	// names), which repeat across the many files of a checkpoint.
+	strs map[string]string
+}
+
+// intern returns b as a string, shared with earlier equal short strings.
+func (r *rowView) intern(b []byte) string {
+	if s, ok := r.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(b) <= 64 && len(r.strs) < 1<<12 {
+		if r.strs == nil {
+			r.strs = map[string]string{}
+		}
+		r.strs[s] = s
+	}
+	return s
 }
 
 func (r *rowView) index(row parquet.Row, ncols int) error {
@@ -762,12 +780,13 @@ func (r *rowView) stringMap(n *pqNode) (map[string]*string, error) {
 		return nil, fmt.Errorf("%s: %d map keys but %d values", n.name, len(keys), len(vals))
 	}
 	for i, k := range keys {
+		key := r.intern(k.ByteArray())
 		if vals[i].DefinitionLevel() < n.elem.def {
-			out[string(k.ByteArray())] = nil
+			out[key] = nil
 			continue
 		}
-		s := string(vals[i].ByteArray())
-		out[string(k.ByteArray())] = &s
+		s := r.intern(vals[i].ByteArray())
+		out[key] = &s
 	}
 	return out, nil
 }
