@@ -20,9 +20,18 @@ table "telemetry" {
     unclustered_bytes = "20GiB"
   }
 
-  # Row retention (parsed and validated; executed by `compactord expire`).
+  # Row retention: after each compaction run, rows whose ts is older than
+  # 90 days are deleted (a DELETE commit at the table's isolation level).
+  # Files whose stats prove every row expired are removed whole; partly
+  # expired files get a deletion vector (copy-on-write on tables without
+  # deletion vectors). On a partition column it is metadata-only.
+  # `compactord expire URL --column ts --older-than 90d` runs it by hand.
   retention {
     column     = "ts"
     older_than = "90d"
+    # Conflict-time data skipping: a concurrent writer's new files whose
+    # stats prove they hold no expired rows do not conflict. Turn it off
+    # to fall back to partition-only conflict checks.
+    data_skipping = true
   }
 }
