@@ -32,16 +32,17 @@ gen() { # gen SIZE -> table dir
 }
 
 # timed LABEL CMD... : runs CMD under /usr/bin/time, prints CMD's last stdout
-# line with "peakRssMiB" replaced by the measured maximum resident set size.
+# line with the measured maximum resident set size and CPU seconds added.
 timed() {
   local label=$1; shift
   local tf; tf=$(mktemp)
   local line
-  line=$(/usr/bin/time -f '%M' -o "$tf" "$@" | tail -n 1)
-  local kib; kib=$(tail -n 1 "$tf"); rm -f "$tf"
+  line=$(/usr/bin/time -f '%M %U %S' -o "$tf" "$@" | tail -n 1)
+  local usage; usage=$(tail -n 1 "$tf"); rm -f "$tf"
   node -e '
     const r = JSON.parse(process.argv[1]); r.label = process.argv[2];
-    r.peakRssMiB = Number(process.argv[3]) / 1024; console.log(JSON.stringify(r));' "$line" "$label" "$kib"
+    const [kib, user, sys] = process.argv[3].split(" ").map(Number);
+    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys; console.log(JSON.stringify(r));' "$line" "$label" "$usage"
 }
 
 TABLE=$(gen "$SIZE")
@@ -55,7 +56,7 @@ RESULTS="$WORK/results.jsonl"
 sync
 timed compactord "$WORK/bin/rewritebench" -mode compactord -table "$TABLE" >> "$RESULTS"
 sync
-timed compactord-nocopy "$WORK/bin/rewritebench" -mode compactord -nocopy -table "$TABLE" >> "$RESULTS"
+timed compactord-2jobs "$WORK/bin/rewritebench" -mode compactord -jobs 2 -table "$TABLE" >> "$RESULTS"
 rm -rf "$WORK/pq-out"; sync
 timed parquet-go "$WORK/bin/rewritebench" -mode parquetgo -table "$TABLE" -out "$WORK/pq-out" >> "$RESULTS"
 rm -rf "$WORK/pq-out" "$WORK/duck.parquet"; sync
@@ -71,11 +72,12 @@ timed "compactord-$BIG" "$WORK/bin/rewritebench" -mode compactord -table "$BIGTA
 
 node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
-  console.log("tool                    input MiB   seconds      MB/s   peak RSS MiB");
+  console.log("tool                    input MiB   seconds      MB/s   CPU s   MB per CPU s   peak RSS MiB");
   for (const r of lines) {
     console.log(r.label.padEnd(22), (r.bytesIn / 1048576).toFixed(0).padStart(10),
-      r.seconds.toFixed(2).padStart(9), r.mbps.toFixed(1).padStart(9), r.peakRssMiB.toFixed(0).padStart(14));
+      r.seconds.toFixed(2).padStart(9), r.mbps.toFixed(1).padStart(9), r.cpuSeconds.toFixed(1).padStart(7),
+      (r.bytesIn / 1048576 / r.cpuSeconds).toFixed(1).padStart(14), r.peakRssMiB.toFixed(0).padStart(14));
   }
   const c = lines.find(r => r.label === "compactord"), d = lines.find(r => r.label === "duckdb");
-  console.log(`compactord/DuckDB throughput ratio: ${(c.mbps / d.mbps).toFixed(2)}; peak RSS ratio: ${(c.peakRssMiB / d.peakRssMiB).toFixed(2)}`);
+  console.log(`compactord/DuckDB: throughput ${(c.mbps / d.mbps).toFixed(2)}, CPU efficiency ${(d.cpuSeconds / c.cpuSeconds).toFixed(2)}, peak RSS ${(c.peakRssMiB / d.peakRssMiB).toFixed(2)}`);
 ' "$RESULTS"
