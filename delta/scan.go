@@ -8,7 +8,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
-	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
 
@@ -43,7 +42,7 @@ type FileScan struct {
 	srcBuf   []parquet.Row
 	colStart []int
 	done     bool
-	ra       *blobReaderAt
+	ra       *ObjectReaderAt
 
 	// slab and arena hold the values and bytes of returned rows.
 	slab  []parquet.Value
@@ -101,7 +100,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	if bufSize <= 0 {
 		bufSize = defaultBufferSize(len(ds.leaves), size)
 	}
-	ra := &blobReaderAt{ctx: ctx, bucket: t.Bucket, key: key, size: size}
+	ra := NewObjectReaderAt(ctx, t.Bucket, key, size)
 	f, err := openParquet(ra, size, bufSize)
 	if err != nil {
 		return nil, dataFileError(name, err)
@@ -186,6 +185,9 @@ func openParquet(r io.ReaderAt, size int64, bufSize int) (f *parquet.File, err e
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
 		parquet.OptimisticRead(true),
+		// The leading magic costs a GET of 4 bytes; the footer's
+		// trailing magic is still checked.
+		parquet.SkipMagicBytes(true),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet: %w", err)
@@ -382,38 +384,4 @@ func (s *FileScan) Close() error {
 		return err
 	}
 	return nil
-}
-
-// blobReaderAt reads an object with one ranged GET per ReadAt call.
-type blobReaderAt struct {
-	ctx    context.Context
-	bucket *blob.Bucket
-	key    string
-	size   int64
-	// reads counts range reads (GETs), for benchmarks.
-	reads int
-}
-
-func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	length := int64(len(p))
-	if off+length > r.size {
-		length = r.size - off
-	}
-	r.reads++
-	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, length, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer rr.Close()
-	n, err := io.ReadFull(rr, p[:length])
-	if err == io.ErrUnexpectedEOF {
-		err = fmt.Errorf("object %s is shorter than %d bytes: %w", r.key, r.size, io.ErrUnexpectedEOF)
-	}
-	if err == nil && int64(n) < int64(len(p)) {
-		err = io.EOF
-	}
-	return n, err
 }

@@ -147,7 +147,7 @@ func BenchmarkScan(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				gets = s.ra.reads
+				gets = s.ra.GETs()
 				s.Close()
 				if n != want {
 					b.Fatalf("%d rows, want %d", n, want)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
+
+	"github.com/compactord/compactord/delta"
 	"gocloud.dev/gcerrors"
 )
 
@@ -53,38 +55,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// blobReaderAt serves ReadAt with one ranged GET per call; callers put a
-// read buffer (parquet.ReadBufferSize) in front of it.
-type blobReaderAt struct {
-	ctx  context.Context
-	b    *blob.Bucket
-	key  string
-	size int64
-}
-
-func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	n := int64(len(p))
-	if off+n > r.size {
-		n = r.size - off
-	}
-	rr, err := r.b.NewRangeReader(r.ctx, r.key, off, n, nil)
-	if err != nil {
-		return 0, fmt.Errorf("range read %s [%d,+%d): %w", r.key, off, n, err)
-	}
-	defer rr.Close()
-	m, err := io.ReadFull(rr, p[:n])
-	if err != nil {
-		return m, fmt.Errorf("range read %s [%d,+%d): %w", r.key, off, n, err)
-	}
-	if m < len(p) {
-		return m, io.EOF
-	}
-	return m, nil
-}
-
 // openParquet opens the footer of an object through ranged reads.
 func openParquet(ctx context.Context, b *blob.Bucket, key string, size int64, readBuf int) (*parquet.File, error) {
 	if size <= 0 {
@@ -94,8 +64,10 @@ func openParquet(ctx context.Context, b *blob.Bucket, key string, size int64, re
 		}
 		size = attrs.Size
 	}
-	f, err := parquet.OpenFile(&blobReaderAt{ctx: ctx, b: b, key: key, size: size}, size,
-		parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true))
+	// Small objects come whole in one GET, a large one's footer in one
+	// tail GET (delta.ObjectReaderAt); the leading magic is not fetched.
+	f, err := parquet.OpenFile(delta.NewObjectReaderAt(ctx, b, key, size), size,
+		parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true), parquet.SkipMagicBytes(true))
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
