@@ -56,7 +56,7 @@ RESULTS="$WORK/results.jsonl"
 sync
 timed compactord "$WORK/bin/rewritebench" -mode compactord -table "$TABLE" >> "$RESULTS"
 sync
-timed compactord-2jobs "$WORK/bin/rewritebench" -mode compactord -jobs 2 -table "$TABLE" >> "$RESULTS"
+timed compactord-1job "$WORK/bin/rewritebench" -mode compactord -jobs 1 -table "$TABLE" >> "$RESULTS"
 rm -rf "$WORK/pq-out"; sync
 timed parquet-go "$WORK/bin/rewritebench" -mode parquetgo -table "$TABLE" -out "$WORK/pq-out" >> "$RESULTS"
 rm -rf "$WORK/pq-out" "$WORK/duck.parquet"; sync

@@ -78,8 +78,9 @@ type Options struct {
 	// BatchRows is the number of rows copied per read/write call. 0: DefaultBatchRows.
 	BatchRows int
 	// MaxConcurrentJobs bounds how many jobs RewriteAll runs at once. Each
-	// job keeps about two cores busy (one goroutine reads and decodes, the
-	// other encodes, compresses and uploads). 0: max(1, GOMAXPROCS/2).
+	// job runs two goroutines (one reads and decodes, the other encodes,
+	// compresses and uploads, and does about three quarters of the work),
+	// so one job per core keeps the cores busy. 0: GOMAXPROCS.
 	MaxConcurrentJobs int
 	// DisableCopyPath turns off the page-copy fast path (whole row groups of
 	// DV-free, schema-identical sources copied without decoding). Used to
@@ -118,7 +119,7 @@ func DefaultOptions() Options {
 		ZstdLevel:         DefaultZstdLevel,
 		ReadBufferSize:    DefaultReadBufferSize,
 		BatchRows:         DefaultBatchRows,
-		MaxConcurrentJobs: max(1, runtime.GOMAXPROCS(0)/2),
+		MaxConcurrentJobs: runtime.GOMAXPROCS(0),
 		Logger:            hclog.NewNullLogger(),
 	}
 }
