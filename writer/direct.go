@@ -36,9 +36,15 @@ type directSource struct {
 // sourceBufferSize is the per-column read buffer for a file of fileSize
 // bytes with n leaf columns: at most opts.ReadBufferSize, at most
 // maxSourceBufferBytes for all columns together, and no more than an average
-// column chunk (at least 64 KiB) so small files hold small buffers.
+// column chunk (at least 64 KiB) so small files hold small buffers; 64 KiB
+// for objects read whole.
 func sourceBufferSize(opts Options, n int, fileSize int64) int {
 	size := opts.ReadBufferSize
+	if fileSize > 0 && fileSize <= delta.WholeObjectMax {
+		// The object is fetched whole in one GET (delta.ObjectReaderAt): a
+		// larger buffer would only copy memory into memory.
+		size = 64 << 10
+	}
 	if n > 0 {
 		if size*n > maxSourceBufferBytes {
 			size = max(maxSourceBufferBytes/n, 256<<10)
