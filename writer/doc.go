@@ -4,5 +4,20 @@
 // output, and the composition record (where every source row landed) that
 // reconciliation depends on.
 //
-// It must not commit anything: it returns what it wrote and can delete it.
+// Rewrite runs one Job; RewriteAll runs many, a bounded number at once.
+// A source is read one of three ways, all yielding the same rows:
+//   - through the Delta core's FileScan, which converts file rows to the
+//     table's data schema (narrow types, INT96, other layouts);
+//   - directly, when the file's parquet schema is the data schema: rows go
+//     to the output as read, only the deletion vector is applied;
+//   - by page copy, when such a source has no deletion vector and large row
+//     groups: whole row groups go to parquet-go's WriteRowGroup (rows are
+//     still decoded once for the statistics).
+//
+// Reading and writing of a source run on two goroutines. Memory is bounded
+// by Options (page size, read buffers, batches in flight); the pages of the
+// row group being built spill to unlinked temp files.
+//
+// It must not commit anything: it returns what it wrote and can delete it
+// (Result.Abort; every error path of Rewrite already did).
 package writer
