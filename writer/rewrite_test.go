@@ -3,6 +3,7 @@ package writer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -282,5 +283,55 @@ func TestOutputsCarryJobTagsAndProvider(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.Outputs[0].Key, "part=") {
 		t.Errorf("key %q is not under the partition directory", res.Outputs[0].Key)
+	}
+}
+
+// fieldIDs lists "path=id" for every node of a parquet schema.
+func fieldIDs(prefix string, n parquet.Node, out []string) []string {
+	for _, f := range n.Fields() {
+		p := prefix + "/" + f.Name()
+		out = append(out, fmt.Sprintf("%s=%d", p, f.ID()))
+		if !f.Leaf() {
+			out = fieldIDs(p, f, out)
+		}
+	}
+	return out
+}
+
+func TestOutputsKeepColumnMappingFieldIDs(t *testing.T) {
+	for _, name := range []string{"cm-id", "cm-name", "stats-writing-all-types", "dv-with-columnmapping", "iceberg-compat-v2"} {
+		t.Run(name, func(t *testing.T) {
+			tbl, dir := copyTable(t, name)
+			snap, err := loadLatest(context.Background(), tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Rewrite(context.Background(), tbl, snap, partitionJobs(snap)[0], DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fieldIDs("", mustDataSchema(t, snap), nil)
+			withID := 0
+			for _, s := range want {
+				if !strings.HasSuffix(s, "=0") {
+					withID++
+				}
+			}
+			if withID == 0 {
+				t.Fatalf("data schema of a column-mapped table has no field ids: %v", want)
+			}
+			f, err := os.Open(filepath.Join(dir, res.Outputs[0].Key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			pf, err := parquet.OpenFile(f, res.Outputs[0].Add.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fieldIDs("", pf.Schema(), nil); !slices.Equal(got, want) {
+				t.Errorf("output field ids\n%v\nwant\n%v", got, want)
+			}
+		})
 	}
 }
