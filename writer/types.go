@@ -62,9 +62,10 @@ type SourceRun struct {
 type Output struct {
 	// Add is the add action to commit: Path is the URL-encoded key relative
 	// to the table root, partition values copied from the sources, size and
-	// modificationTime of the object, dataChange=false, stats with
-	// tightBounds=true, the job's tags and clustering provider. Row-tracking
-	// fields are left for the committer.
+	// modificationTime of the object, dataChange=false, stats computed from
+	// the rows written (tightBounds=true when the protocol supports deletion
+	// vectors, absent otherwise, as Spark writes them), the job's tags and
+	// clustering provider. Row-tracking fields are left for the committer.
 	Add *delta.Add
 	// Key is the object key (Add.Path decoded).
 	Key string
