@@ -58,8 +58,8 @@ type Options struct {
 	// DefaultTargetFileSize.
 	TargetFileSize int64
 	// RowGroupBytes flushes a row group once the output buffers this many
-	// bytes (compressed pages plus unencoded values). It bounds memory per
-	// open output. 0: DefaultRowGroupBytes.
+	// bytes (compressed pages plus unencoded values). With InMemoryPages it
+	// also bounds the memory of each open output. 0: DefaultRowGroupBytes.
 	RowGroupBytes int64
 	// RowGroupRows caps the rows of one row group. 0: DefaultRowGroupRows.
 	RowGroupRows int64
@@ -87,9 +87,10 @@ type Options struct {
 	// benchmark and to cross-check the two paths.
 	DisableCopyPath bool
 	// SpillDir is where the compressed pages of the row group being built
-	// wait (one temp file per column chunk, deleted when the row group is
-	// written), so that an output's memory is its unencoded page buffers
-	// only, whatever RowGroupBytes is. "": os.TempDir().
+	// wait (one temp file per column chunk, unlinked as soon as it is
+	// created so nothing outlives the writer), so that an output's memory
+	// is its unencoded page buffers only, whatever RowGroupBytes is.
+	// "": os.TempDir().
 	SpillDir string
 	// InMemoryPages keeps those pages on the heap instead (faster on a
 	// slow disk; memory then grows with RowGroupBytes per open output).
