@@ -98,7 +98,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	}
 	bufSize := opts.ReadBufferSize
 	if bufSize <= 0 {
-		bufSize = defaultBufferSize(len(ds.leaves), size)
+		bufSize = ColumnBufferSize(DefaultReadBufferSize, len(ds.leaves), size)
 	}
 	ra := NewObjectReaderAt(ctx, t.Bucket, key, size)
 	f, err := openParquet(ra, size, bufSize)
@@ -143,13 +143,21 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	return s, nil
 }
 
-// defaultBufferSize is the per-column read buffer for a file of fileSize
-// bytes with n columns: DefaultReadBufferSize, less for wide tables (at most
-// maxScanBufferBytes in all) and for small files (no more than an average
-// column chunk, at least 64 KiB), rounded down to a power of two because
-// parquet-go pools its buffers per size.
-func defaultBufferSize(n int, fileSize int64) int {
-	size := DefaultReadBufferSize
+// ColumnBufferSize is the per-column read buffer for a file of fileSize
+// bytes with n leaf columns, given a per-column maximum: at most
+// maxScanBufferBytes for all columns together, no more than an average
+// column chunk (at least 64 KiB) so small files hold small buffers, and
+// 64 KiB for objects ObjectReaderAt fetches whole (a larger buffer would
+// only copy memory into memory). It is rounded down to a power of two
+// because parquet-go pools its buffers per size.
+func ColumnBufferSize(perColumn, n int, fileSize int64) int {
+	size := perColumn
+	if size <= 0 {
+		size = DefaultReadBufferSize
+	}
+	if fileSize > 0 && fileSize <= WholeObjectMax {
+		size = 64 << 10
+	}
 	if n > 0 {
 		if size*n > maxScanBufferBytes {
 			size = max(maxScanBufferBytes/n, 256<<10)

@@ -572,7 +572,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	}
 }
 
-func TestDefaultBufferSize(t *testing.T) {
+func TestColumnBufferSize(t *testing.T) {
 	for _, tc := range []struct {
 		cols int
 		size int64
@@ -581,11 +581,13 @@ func TestDefaultBufferSize(t *testing.T) {
 		{cols: 7, size: 100 << 20, want: 4 << 20},
 		{cols: 100, size: 1 << 30, want: 512 << 10},
 		{cols: 10, size: 1 << 20, want: 64 << 10},
-		{cols: 4, size: 3 << 20, want: 512 << 10},
+		{cols: 4, size: 3 << 20, want: 64 << 10}, // fetched whole: small buffers
+		{cols: 4, size: 20 << 20, want: 4 << 20},
+		{cols: 8, size: 12 << 20, want: 1 << 20},
 		{cols: 3, size: 0, want: 4 << 20},
 	} {
-		if got := defaultBufferSize(tc.cols, tc.size); got != tc.want {
-			t.Errorf("defaultBufferSize(%d, %d) = %d, want %d", tc.cols, tc.size, got, tc.want)
+		if got := ColumnBufferSize(DefaultReadBufferSize, tc.cols, tc.size); got != tc.want {
+			t.Errorf("ColumnBufferSize(%d, %d) = %d, want %d", tc.cols, tc.size, got, tc.want)
 		}
 	}
 }

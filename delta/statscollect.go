@@ -349,7 +349,7 @@ func (c *StatsCollector) appendMinMax(b []byte, nodes []*statsNode, max bool) []
 		if !first {
 			b = append(b, ',')
 		}
-		b = appendStatsString(b, n.name)
+		b = appendJSONString(b, n.name)
 		b = append(b, ':')
 		if n.leaf < 0 {
 			b = c.appendMinMax(b, n.children, max)
@@ -402,7 +402,7 @@ func (c *StatsCollector) appendBound(b []byte, l *leafStats, max bool) ([]byte, 
 		} else {
 			s = TruncateStringMin(s, c.prefixLen)
 		}
-		return appendStatsString(b, s), true
+		return appendJSONString(b, s), true
 	case catDecimal:
 		if l.decBytes {
 			return appendDecimal(b, twosComplementInt(pickB), l.scale), true
@@ -423,7 +423,7 @@ func (c *StatsCollector) appendNulls(b []byte, nodes []*statsNode) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendStatsString(b, n.name)
+		b = appendJSONString(b, n.name)
 		b = append(b, ':')
 		if n.leaf < 0 {
 			b = c.appendNulls(b, n.children)

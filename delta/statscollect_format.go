@@ -163,43 +163,6 @@ func appendJSONFloat(b []byte, f float64, is32 bool) []byte {
 	return b
 }
 
-// appendStatsString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, other characters kept as UTF-8, invalid
-// bytes replaced by U+FFFD.
-func appendStatsString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
 // utf16Units is the number of UTF-16 code units (Java chars) of r.
 func utf16Units(r rune) int {
 	if r >= 0x10000 && r <= utf8.MaxRune {
@@ -301,7 +264,7 @@ func MarkStatsWide(stats string) string {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendStatsString(b, key)
+		b = appendJSONString(b, key)
 		b = append(b, ':')
 		b = append(b, raw...)
 	}

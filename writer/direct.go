@@ -12,10 +12,6 @@ import (
 	"github.com/compactord/compactord/delta"
 )
 
-// maxSourceBufferBytes bounds the read buffers of one source (one buffer
-// per column chunk being read), like the Delta core's scan.
-const maxSourceBufferBytes = 64 << 20
-
 // directSource reads a source whose parquet schema is exactly the table's
 // data schema (same names, types, logical types and repetition), so its rows
 // need no conversion: they go from parquet-go to the output as they are, and
@@ -33,33 +29,10 @@ type directSource struct {
 	buf       []parquet.Row
 }
 
-// sourceBufferSize is the per-column read buffer for a file of fileSize
-// bytes with n leaf columns: at most opts.ReadBufferSize, at most
-// maxSourceBufferBytes for all columns together, and no more than an average
-// column chunk (at least 64 KiB) so small files hold small buffers; 64 KiB
-// for objects read whole.
+// sourceBufferSize is the per-column read buffer of a source
+// (delta.ColumnBufferSize with opts.ReadBufferSize per column).
 func sourceBufferSize(opts Options, n int, fileSize int64) int {
-	size := opts.ReadBufferSize
-	if fileSize > 0 && fileSize <= delta.WholeObjectMax {
-		// The object is fetched whole in one GET (delta.ObjectReaderAt): a
-		// larger buffer would only copy memory into memory.
-		size = 64 << 10
-	}
-	if n > 0 {
-		if size*n > maxSourceBufferBytes {
-			size = max(maxSourceBufferBytes/n, 256<<10)
-		}
-		if fileSize > 0 {
-			size = min(size, max(int(fileSize/int64(n)), 64<<10))
-		}
-	}
-	// parquet-go pools read buffers per distinct size: round down to a
-	// power of two so that a few pools serve every file.
-	p := 64 << 10
-	for p*2 <= size {
-		p *= 2
-	}
-	return p
+	return delta.ColumnBufferSize(opts.ReadBufferSize, n, fileSize)
 }
 
 // openDirect opens src for direct reading when its schema is the data
