@@ -7,9 +7,6 @@ import (
 	"gocloud.dev/blob"
 )
 
-// ErrNotImplemented marks a stub that a later change fills in.
-var ErrNotImplemented = errors.New("not implemented")
-
 // ErrCommitExists is returned by LogStore.PutIfAbsent when the key already exists.
 var ErrCommitExists = errors.New("log entry already exists")
 

@@ -18,10 +18,6 @@ import (
 	"github.com/compactord/compactord/delta"
 )
 
-// ErrSortNotImplemented is returned for jobs with a SortSpec: sorted
-// (clustering) rewrites are not implemented yet.
-var ErrSortNotImplemented = fmt.Errorf("sorted rewrite: %w", delta.ErrNotImplemented)
-
 // ErrLiveRowMismatch means a source yielded a different number of live rows
 // than its physical row count minus its deletion-vector cardinality: the
 // composition would be wrong, so the job fails.
