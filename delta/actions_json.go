@@ -236,14 +236,7 @@ func withEmptyMap(extra Extra, name string, add bool) Extra {
 // UnmarshalJSON decodes a protocol action, keeping unknown fields in Extra.
 func (p *Protocol) UnmarshalJSON(data []byte) error {
 	type plain Protocol
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*p = Protocol(v)
-	return nil
+	return decodeInto(data, (*plain)(p), &p.Extra)
 }
 
 // MarshalJSON encodes a protocol action with its Extra fields. The
@@ -287,14 +280,7 @@ func (p Protocol) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a metaData action, keeping unknown fields in Extra.
 func (m *Metadata) UnmarshalJSON(data []byte) error {
 	type plain Metadata
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*m = Metadata(v)
-	return nil
+	return decodeInto(data, (*plain)(m), &m.Extra)
 }
 
 // MarshalJSON encodes a metaData action with its Extra fields. Nil maps
@@ -337,14 +323,7 @@ func (dv DeletionVector) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes an add action, keeping unknown fields in Extra.
 func (a *Add) UnmarshalJSON(data []byte) error {
 	type plain Add
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*a = Add(v)
-	return nil
+	return decodeInto(data, (*plain)(a), &a.Extra)
 }
 
 // MarshalJSON encodes an add action with its Extra fields (ParsedStats is
@@ -361,14 +340,7 @@ func (a Add) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a remove action, keeping unknown fields in Extra.
 func (r *Remove) UnmarshalJSON(data []byte) error {
 	type plain Remove
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*r = Remove(v)
-	return nil
+	return decodeInto(data, (*plain)(r), &r.Extra)
 }
 
 // MarshalJSON encodes a remove action with its Extra fields.
@@ -382,14 +354,7 @@ func (r Remove) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a txn action, keeping unknown fields in Extra.
 func (t *Txn) UnmarshalJSON(data []byte) error {
 	type plain Txn
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*t = Txn(v)
-	return nil
+	return decodeInto(data, (*plain)(t), &t.Extra)
 }
 
 // MarshalJSON encodes a txn action with its Extra fields.
@@ -401,14 +366,7 @@ func (t Txn) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a domainMetadata action, keeping unknown fields in Extra.
 func (d *DomainMetadata) UnmarshalJSON(data []byte) error {
 	type plain DomainMetadata
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*d = DomainMetadata(v)
-	return nil
+	return decodeInto(data, (*plain)(d), &d.Extra)
 }
 
 // MarshalJSON encodes a domainMetadata action with its Extra fields.
@@ -420,14 +378,7 @@ func (d DomainMetadata) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a cdc action, keeping unknown fields in Extra.
 func (c *CDC) UnmarshalJSON(data []byte) error {
 	type plain CDC
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*c = CDC(v)
-	return nil
+	return decodeInto(data, (*plain)(c), &c.Extra)
 }
 
 // MarshalJSON encodes a cdc action with its Extra fields.
@@ -443,14 +394,7 @@ func (c CDC) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a checkpointMetadata action, keeping unknown fields in Extra.
 func (c *CheckpointMetadata) UnmarshalJSON(data []byte) error {
 	type plain CheckpointMetadata
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*c = CheckpointMetadata(v)
-	return nil
+	return decodeInto(data, (*plain)(c), &c.Extra)
 }
 
 // MarshalJSON encodes a checkpointMetadata action with its Extra fields.
@@ -462,14 +406,7 @@ func (c CheckpointMetadata) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a sidecar action, keeping unknown fields in Extra.
 func (s *Sidecar) UnmarshalJSON(data []byte) error {
 	type plain Sidecar
-	var v plain
-	extra, err := decodeWithExtra(data, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*s = Sidecar(v)
-	return nil
+	return decodeInto(data, (*plain)(s), &s.Extra)
 }
 
 // MarshalJSON encodes a sidecar action with its Extra fields.
@@ -496,4 +433,18 @@ func (c CommitInfo) Operation() string {
 	var s string
 	_ = json.Unmarshal(c["operation"], &s)
 	return s
+}
+
+// decodeInto decodes data into *v (a method-less copy of an action type,
+// so that decoding does not recurse into UnmarshalJSON) and stores the
+// fields it does not model in *extra.
+func decodeInto[P any](data []byte, v *P, extra *Extra) error {
+	var tmp P
+	e, err := decodeWithExtra(data, &tmp)
+	if err != nil {
+		return err
+	}
+	*v = tmp
+	*extra = e
+	return nil
 }
