@@ -49,6 +49,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(res)
 	}
 	if res.CommittedVersion < 0 {
