@@ -1,5 +1,3 @@
-// Command compactord keeps Delta Lake tables compact while other engines
-// write to them. See README.md.
 package main
 
 import (

@@ -1,4 +1,3 @@
-// Package testutil holds helpers shared by the tests of several packages.
 package testutil
 
 import (
