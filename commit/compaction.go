@@ -458,16 +458,7 @@ func physicalRecords(ss *sourceState) int64 {
 	if ss.run != nil {
 		return ss.run.SourceNumPhysicalRecords
 	}
-	if ss.read.ParsedStats != nil && ss.read.ParsedStats.NumRecords != nil {
-		return *ss.read.ParsedStats.NumRecords
-	}
-	var st struct {
-		NumRecords *int64 `json:"numRecords"`
-	}
-	if ss.read.Stats != "" && json.Unmarshal([]byte(ss.read.Stats), &st) == nil && st.NumRecords != nil {
-		return *st.NumRecords
-	}
-	return -1
+	return numRecords(ss.read)
 }
 
 // compactionRemove builds the tombstone of a compacted source the way DBR

@@ -75,7 +75,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		if err != nil {
 			return nil, WithClass(Quarantine, fmt.Errorf("delete on %s: %w", t.URL, err))
 		}
-		n := physicalRows(f)
+		n := numRecords(f)
 		nb := old.Clone()
 		for _, i := range rows[p] {
 			if i < 0 || (n >= 0 && i >= n) {
@@ -215,10 +215,4 @@ func DeleteWhere(ctx context.Context, t *delta.Table, snap *delta.Snapshot, file
 		return &DeleteResult{Version: -1}, nil
 	}
 	return DeleteRows(ctx, t, snap, rows, opts)
-}
-
-// physicalRows returns a file's numRecords from its stats, or -1.
-func physicalRows(f *delta.Add) int64 {
-	ss := &sourceState{read: f}
-	return physicalRecords(ss)
 }

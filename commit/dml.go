@@ -392,14 +392,8 @@ func liveRows(a *delta.Add, dv *roaring64.Bitmap) *roaring64.Bitmap {
 
 // numRecords returns a file's physical row count from its stats, or -1.
 func numRecords(a *delta.Add) int64 {
-	if a.ParsedStats != nil && a.ParsedStats.NumRecords != nil {
-		return *a.ParsedStats.NumRecords
-	}
-	var st struct {
-		NumRecords *int64 `json:"numRecords"`
-	}
-	if a.Stats != "" && json.Unmarshal([]byte(a.Stats), &st) == nil && st.NumRecords != nil {
-		return *st.NumRecords
+	if n, ok, err := a.NumRecords(); err == nil && ok {
+		return n
 	}
 	return -1
 }

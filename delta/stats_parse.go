@@ -70,6 +70,26 @@ func ParseStats(s string) (*Stats, error) {
 	return &st, nil
 }
 
+// NumRecords returns the file's physical row count from its statistics:
+// ParsedStats when set (snapshot files), else the stats JSON string
+// (actions read straight from a commit). ok is false when the file has no
+// numRecords statistic; err when its stats do not parse.
+func (a *Add) NumRecords() (n int64, ok bool, err error) {
+	st := a.ParsedStats
+	if st == nil {
+		if a.Stats == "" {
+			return 0, false, nil
+		}
+		if st, err = ParseStats(a.Stats); err != nil {
+			return 0, false, fmt.Errorf("stats of %s: %w", a.Path, err)
+		}
+	}
+	if st == nil || st.NumRecords == nil {
+		return 0, false, nil
+	}
+	return *st.NumRecords, true, nil
+}
+
 // LiveRows returns numRecords minus the DV cardinality, and false when the
 // file has no numRecords statistic.
 func (a *Add) LiveRows() (int64, bool) {

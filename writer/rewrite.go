@@ -2,7 +2,6 @@ package writer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -261,25 +260,17 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 // present, else the parquet footer's. Both must agree when both exist:
 // reconciliation indexes deletion vectors by physical row.
 func physicalRecords(src *delta.Add, footer int64) (int64, error) {
-	var stats *int64
-	if src.ParsedStats != nil && src.ParsedStats.NumRecords != nil {
-		stats = src.ParsedStats.NumRecords
-	} else if src.Stats != "" {
-		var s struct {
-			NumRecords *int64 `json:"numRecords"`
-		}
-		if err := json.Unmarshal([]byte(src.Stats), &s); err != nil {
-			return 0, fmt.Errorf("stats of the add action: %w", err)
-		}
-		stats = s.NumRecords
+	stats, ok, err := src.NumRecords()
+	if err != nil {
+		return 0, err
 	}
-	if stats == nil {
+	if !ok {
 		return footer, nil
 	}
-	if *stats != footer {
-		return 0, fmt.Errorf("stats numRecords %d but the parquet footer has %d rows", *stats, footer)
+	if stats != footer {
+		return 0, fmt.Errorf("stats numRecords %d but the parquet footer has %d rows", stats, footer)
 	}
-	return *stats, nil
+	return stats, nil
 }
 
 func (jw *jobWriter) openOutput(ctx context.Context) error {
