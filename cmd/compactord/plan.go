@@ -65,6 +65,27 @@ func (p *planFlags) policy() (planner.Policy, error) {
 	return pol, nil
 }
 
+// open parses args (flags and exactly one table URL), builds the planner
+// policy from the flags and opens the table.
+func (p *planFlags) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (planner.Policy, *delta.Table, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return planner.Policy{}, nil, err
+	}
+	if len(pos) != 1 {
+		return planner.Policy{}, nil, fmt.Errorf("%w: %s", errUsage, usage)
+	}
+	pol, err := p.policy()
+	if err != nil {
+		return planner.Policy{}, nil, err
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return planner.Policy{}, nil, err
+	}
+	return pol, t, nil
+}
+
 func cliLogger(verbose bool, stderr io.Writer) hclog.Logger {
 	if !verbose {
 		return hclog.NewNullLogger()
@@ -95,18 +116,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var pf planFlags
 	pf.register(fs)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: compactord plan URL [--strategy S] [--target-file-size N] [--min-file-size N] [--out plan.json]", errUsage)
-	}
-	pol, err := pf.policy()
-	if err != nil {
-		return err
-	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	pol, t, err := pf.open(ctx, fs, args, "compactord plan URL [--strategy S] [--target-file-size N] [--min-file-size N] [--out plan.json]")
 	if err != nil {
 		return err
 	}
@@ -115,7 +125,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(planFile{Table: pos[0], CompactionPlan: pl}, "", "  ")
+	data, err := json.MarshalIndent(planFile{Table: t.URL, CompactionPlan: pl}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
@@ -127,7 +137,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
-	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), pos[0], pl.ReadVersion, pl.Strategy, *out)
+	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.URL, pl.ReadVersion, pl.Strategy, *out)
 	return nil
 }
 
@@ -184,18 +194,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: compactord compact URL [--strategy S] [--json]", errUsage)
-	}
-	pol, err := pf.policy()
-	if err != nil {
-		return err
-	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	pol, t, err := pf.open(ctx, fs, args, "compactord compact URL [--strategy S] [--json]")
 	if err != nil {
 		return err
 	}
