@@ -453,6 +453,12 @@ func (a *assembler) decode(n *shapeNode) (any, error) {
 
 // leafLogical converts a non-null value of the data schema into its logical
 // Go value.
+// LeafValue converts one non-null value of a data-schema row (as FileScan
+// returns it) of a primitive column of type dt into its logical Go value
+// (see the table above). Callers that need a single column use it instead
+// of decoding whole rows.
+func LeafValue(v parquet.Value, dt *DataType) (any, error) { return leafLogical(v, dt) }
+
 func leafLogical(v parquet.Value, dt *DataType) (any, error) {
 	switch dt.Name {
 	case "boolean":

@@ -96,6 +96,7 @@ func Expire(ctx context.Context, t *delta.Table, opts ExpireOptions) (*ExpireRes
 type expireTarget struct {
 	logical   []string
 	col       predicate.Column // physical path
+	typ       *delta.DataType
 	partition bool
 	pred      predicate.Expr
 }
@@ -150,7 +151,7 @@ func resolveExpire(snap *delta.Snapshot, opts ExpireOptions) (*expireTarget, err
 			}
 		}
 	}
-	return &expireTarget{logical: logical, col: col, partition: partition, pred: pred}, nil
+	return &expireTarget{logical: logical, col: col, typ: field.Type, partition: partition, pred: pred}, nil
 }
 
 func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
@@ -220,7 +221,6 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 			}
 		}
 	}
-	var decoder *delta.RowDecoder
 	for _, f := range snap.Files {
 		if tgt.partition {
 			match, err := matcher.MayMatchReads([]predicate.Read{read}, false, f)
@@ -247,13 +247,8 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 			changes = append(changes, &commit.FileChange{Read: f, Whole: true})
 			continue
 		}
-		if decoder == nil {
-			if decoder, err = delta.NewRowDecoder(snap, time.UTC); err != nil {
-				return err
-			}
-		}
 		res.FilesScanned++
-		deleted, live, err := expiredRows(ctx, t, snap, f, decoder, tgt)
+		deleted, live, err := expiredRows(ctx, t, snap, f, tgt)
 		if err != nil {
 			abortRewrites()
 			return commit.WithClass(commit.Quarantine, err)
@@ -324,16 +319,17 @@ func expirePredicateText(tgt *expireTarget, opts ExpireOptions) string {
 }
 
 // expiredRows scans f's live rows and returns the physical indexes of those
-// matching the retention predicate, and the live row count.
-func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, dec *delta.RowDecoder, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
-	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+// matching the retention predicate, and the live row count. Only the
+// retention column's leaf is converted, not whole rows.
+func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
+	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{ReuseRows: true})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer scan.Close()
-	part, err := dec.PartitionValues(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("file %s: %w", f.Path, err)
+	leaf, ok := scan.Schema().Lookup(tgt.col.Path...)
+	if !ok {
+		return nil, 0, fmt.Errorf("file %s: retention column %s is not in the data schema", f.Path, tgt.col)
 	}
 	out := roaring64.New()
 	rows := make([]parquet.Row, 256)
@@ -343,18 +339,14 @@ func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *d
 		n, err := scan.ReadRows(rows, idx)
 		for i := 0; i < n; i++ {
 			live++
-			st, derr := dec.Decode(rows[i], part)
-			if derr != nil {
-				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], derr)
-			}
-			v, ok, verr := logicalValue(st, tgt.logical, tgt.col.Kind)
+			v, ok, verr := leafPredicateValue(rows[i], leaf.ColumnIndex, tgt)
 			if verr != nil {
 				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], verr)
 			}
 			if !ok {
 				continue
 			}
-			truth, eerr := predicate.EvalRow(tgt.pred, singleRow{col: tgt.col, v: v})
+			truth, eerr := predicate.EvalRow(tgt.pred, singleRow{v: v})
 			if eerr != nil {
 				return nil, 0, fmt.Errorf("file %s row %d: %w", f.Path, idx[i], eerr)
 			}
@@ -374,38 +366,34 @@ func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *d
 	}
 }
 
-type singleRow struct {
-	col predicate.Column
-	v   predicate.Value
-}
+// singleRow is a Row holding only the retention column's value.
+type singleRow struct{ v predicate.Value }
 
 func (r singleRow) Lookup(predicate.Column) (predicate.Value, bool, error) { return r.v, true, nil }
 
-// logicalValue extracts a logical column from a decoded row as a
-// predicate value; ok is false for NULL.
-func logicalValue(st *delta.LogicalStruct, path []string, kind predicate.Kind) (predicate.Value, bool, error) {
-	var cur any = st
-	for _, name := range path {
-		s, ok := cur.(*delta.LogicalStruct)
-		if !ok || s == nil {
+// leafPredicateValue reads the retention column (leaf column index col) of
+// one data-schema row as a predicate value; ok is false for NULL.
+func leafPredicateValue(row parquet.Row, col int, tgt *expireTarget) (predicate.Value, bool, error) {
+	for _, pv := range row {
+		if pv.Column() != col {
+			continue
+		}
+		if pv.IsNull() {
 			return predicate.Value{}, false, nil
 		}
-		v, found := s.Get(name)
-		if !found {
-			for i, n := range s.Names {
-				if strings.EqualFold(n, name) {
-					v, found = s.Values[i], true
-				}
-			}
+		lv, err := delta.LeafValue(pv, tgt.typ)
+		if err != nil {
+			return predicate.Value{}, false, err
 		}
-		if !found {
-			return predicate.Value{}, false, fmt.Errorf("column %s missing from decoded row", strings.Join(path, "."))
-		}
-		cur = v
+		return predicateValue(lv, tgt)
 	}
-	switch x := cur.(type) {
-	case nil:
-		return predicate.Value{}, false, nil
+	return predicate.Value{}, false, nil
+}
+
+// predicateValue converts a logical Go value (delta.LeafValue) into a
+// predicate value of the column's kind.
+func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
+	switch x := x.(type) {
 	case int64:
 		return predicate.Int(x), true, nil
 	case float32:
@@ -424,7 +412,7 @@ func logicalValue(st *delta.LogicalStruct, path []string, kind predicate.Kind) (
 		v, err := predicate.Decimal(x.String())
 		return v, err == nil, err
 	}
-	return predicate.Value{}, false, fmt.Errorf("column %s: unsupported value %T for kind %v", strings.Join(path, "."), cur, kind)
+	return predicate.Value{}, false, fmt.Errorf("column %s: unsupported value %T for kind %v", tgt.col, x, tgt.col.Kind)
 }
 
 // rewriteWithout rewrites f without the deleted rows (copy-on-write): the
