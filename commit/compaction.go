@@ -466,24 +466,8 @@ func physicalRecords(ss *sourceState) int64 {
 // source's DV and tags, reduced stats {"numRecords":N}, and (when the run is
 // known and still describes the removed file) compactedInto/compactionInfo.
 func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, res *writer.Result, deleteTime int64) (*delta.Remove, error) {
-	ext := true
-	size := src.Size
-	ts := deleteTime
-	pv := src.PartitionValues
-	if pv == nil {
-		pv = map[string]*string{}
-	}
-	rm := &delta.Remove{
-		Path:                    src.Path,
-		DeletionTimestamp:       &ts,
-		DataChange:              false,
-		ExtendedFileMetadata:    &ext,
-		PartitionValues:         pv,
-		Size:                    &size,
-		DeletionVector:          src.DeletionVector,
-		BaseRowID:               src.BaseRowID,
-		DefaultRowCommitVersion: src.DefaultRowCommitVersion,
-	}
+	rm := removeWithTimestamp(src, deleteTime, false)
+	rm.Stats, rm.Tags = "", nil // reduced stats and our own tags, below
 	if numRecords >= 0 {
 		rm.Stats = fmt.Sprintf(`{"numRecords":%d}`, numRecords)
 	}

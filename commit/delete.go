@@ -119,20 +119,11 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		} else {
 			dvUpdated++
 		}
-		ext := true
-		size := f.Size
-		ts := now
-		pv := f.PartitionValues
-		if pv == nil {
-			pv = map[string]*string{}
-		}
-		acts = append(acts, delta.Action{Remove: &delta.Remove{
-			Path: f.Path, DeletionTimestamp: &ts, DataChange: true, ExtendedFileMetadata: &ext,
-			PartitionValues: pv, Size: &size, Tags: f.Tags, Stats: stats, DeletionVector: f.DeletionVector,
-			BaseRowID: f.BaseRowID, DefaultRowCommitVersion: f.DefaultRowCommitVersion,
-		}})
+		rm := removeWithTimestamp(f, now, true)
+		rm.Stats = stats
+		acts = append(acts, delta.Action{Remove: rm})
 		na := *f
-		na.PartitionValues = pv
+		na.PartitionValues = rm.PartitionValues
 		na.DataChange = true
 		na.Stats = stats
 		na.ParsedStats = nil

@@ -429,7 +429,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 		}
 		switch {
 		case t.cow != nil:
-			acts = append(acts, delta.Action{Remove: dmlRemove(t.base, now)})
+			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)})
 			for _, a := range t.cow {
 				acts = append(acts, delta.Action{Add: a})
 			}
@@ -439,7 +439,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 			}
 			d.deleted += int64(t.ours.GetCardinality())
 		case full:
-			acts = append(acts, delta.Action{Remove: dmlRemove(t.base, now)})
+			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)})
 			removed++
 			if n >= 0 {
 				d.deleted += n - int64(t.baseDV.GetCardinality())
@@ -475,7 +475,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 				return nil, nil, nil, fmt.Errorf("file %s: %w", add.Path, err)
 			}
 			add.Stats, add.ParsedStats = wide, nil
-			acts = append(acts, delta.Action{Remove: dmlRemove(t.base, now)}, delta.Action{Add: &add})
+			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)}, delta.Action{Add: &add})
 			dvAdded++
 			if t.base.DeletionVector != nil {
 				dvRemoved++
@@ -512,8 +512,10 @@ func countAdds(acts []delta.Action) int {
 	return n
 }
 
-// dmlRemove is Spark's removeWithTimestamp for a data-changing commit.
-func dmlRemove(a *delta.Add, now int64) *delta.Remove {
+// removeWithTimestamp is Spark's AddFile.removeWithTimestamp: a tombstone
+// for a live file that copies its path, partition values (never nil), size,
+// stats, tags, DV and row-tracking fields, with extendedFileMetadata set.
+func removeWithTimestamp(a *delta.Add, now int64, dataChange bool) *delta.Remove {
 	ext := true
 	size := a.Size
 	pv := a.PartitionValues
@@ -523,7 +525,7 @@ func dmlRemove(a *delta.Add, now int64) *delta.Remove {
 	return &delta.Remove{
 		Path:                    a.Path,
 		DeletionTimestamp:       &now,
-		DataChange:              true,
+		DataChange:              dataChange,
 		ExtendedFileMetadata:    &ext,
 		PartitionValues:         pv,
 		Size:                    &size,

@@ -271,7 +271,7 @@ func TestDMLReadOnlyFiles(t *testing.T) {
 	rewrite := func(lo int64) []delta.Action {
 		return []delta.Action{
 			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": true})},
-			{Remove: dmlRemove(ro, 1)}, {Add: rangeFile("ro2.parquet", 9, lo, 60, nil)}}
+			{Remove: removeWithTimestamp(ro, 1, true)}, {Add: rangeFile("ro2.parquet", 9, lo, 60, nil)}}
 	}
 	m2 := newDML(t, d, WriteSerializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
 	m2.ReadOnly = map[string]bool{"ro.parquet": true}
