@@ -179,12 +179,9 @@ func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
 }
 
 func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *ExpireResult) error {
-	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	snap, err := loadWritable(ctx, t, -1, RunOptions{}.withDefaults())
 	if err != nil {
 		return err
-	}
-	if err := delta.Writable(snap); err != nil {
-		return commit.WithClass(commit.Halt, fmt.Errorf("table %s: %w", t.URL, err))
 	}
 	if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
 		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
