@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -592,15 +593,15 @@ func (st *state) admit() {
 	less := func(a, b *Job) int {
 		switch st.s.JobOrder {
 		case JobOrderBytesAsc:
-			return cmpInt(a.SourceBytes, b.SourceBytes)
+			return cmp.Compare(a.SourceBytes, b.SourceBytes)
 		case JobOrderBytesDesc:
-			return cmpInt(b.SourceBytes, a.SourceBytes)
+			return cmp.Compare(b.SourceBytes, a.SourceBytes)
 		case JobOrderFilesAsc:
-			return cmpInt(int64(len(a.Sources)), int64(len(b.Sources)))
+			return cmp.Compare(int64(len(a.Sources)), int64(len(b.Sources)))
 		case JobOrderFilesDesc:
-			return cmpInt(int64(len(b.Sources)), int64(len(a.Sources)))
+			return cmp.Compare(int64(len(b.Sources)), int64(len(a.Sources)))
 		case JobOrderOldestFirst:
-			return cmpInt(a.OldestModificationTime, b.OldestModificationTime)
+			return cmp.Compare(a.OldestModificationTime, b.OldestModificationTime)
 		}
 		return 0
 	}
@@ -637,14 +638,4 @@ func (st *state) admit() {
 		bytes += j.SourceBytes
 		st.plan.Jobs = append(st.plan.Jobs, j)
 	}
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package predicate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -117,7 +118,7 @@ func Compare(a, b Value) (int, error) {
 	}
 	switch a.Kind {
 	case KindInt, KindDate, KindTimestamp, KindBool:
-		return cmpInt(a.I, b.I), nil
+		return cmp.Compare(a.I, b.I), nil
 	case KindFloat:
 		an, bn := math.IsNaN(a.F), math.IsNaN(b.F)
 		switch {
@@ -139,16 +140,6 @@ func Compare(a, b Value) (int, error) {
 		return strings.Compare(a.S, b.S), nil
 	}
 	return 0, fmt.Errorf("cannot compare values of kind %v", a.Kind)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ParseStat converts a statistics value (decoded JSON: json.Number,
