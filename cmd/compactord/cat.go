@@ -34,15 +34,11 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
 	}
-	t, err := delta.OpenTable(ctx, url)
+	t, snap, err := openSnapshot(ctx, url, *version)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	snap, err := delta.LoadSnapshot(ctx, t, *version)
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte
 	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc},

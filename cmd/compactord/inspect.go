@@ -117,15 +117,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
 	}
-	t, err := delta.OpenTable(ctx, url)
+	t, snap, err := openSnapshot(ctx, url, *version)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	snap, err := delta.LoadSnapshot(ctx, t, *version)
-	if err != nil {
-		return err
-	}
 	rep, err := buildInspectReport(t.URL, snap, threshold)
 	if err != nil {
 		return err
@@ -383,4 +379,18 @@ func listOrNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// openSnapshot opens the table at url and loads version (< 0: latest).
+func openSnapshot(ctx context.Context, url string, version int64) (*delta.Table, *delta.Snapshot, error) {
+	t, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := delta.LoadSnapshot(ctx, t, version)
+	if err != nil {
+		t.Close()
+		return nil, nil, err
+	}
+	return t, snap, nil
 }
