@@ -33,7 +33,16 @@ type SortSpec struct {
 	Columns [][]string `json:"columns"`
 	// Curve is CurveHilbert (two or more columns) or CurveZOrder (one).
 	Curve string `json:"curve"`
+	// Buckets are the range buckets per column (in Columns order), at most
+	// MaxRangeBuckets: fewer on a column of which the job covers only a
+	// slice of the partition's range (see zcube.go, columnSpans.buckets).
+	Buckets []int `json:"buckets,omitempty"`
 }
+
+// MaxRangeBuckets is the number of range buckets per clustering column for
+// a job spanning a column's whole range (Delta's
+// spark.databricks.io.skipping.mdc.rangeId.max).
+const MaxRangeBuckets = 1000
 
 // Job is one rewrite: source files of one partition into one or more outputs.
 type Job struct {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -26,6 +27,7 @@ func (st *state) zcube() {
 	full := st.s.Full
 	maxBin := st.s.minCube + st.s.minCube/2 // Delta's targetCubeSize: 1.5 x minCubeSize
 	for _, part := range byPartition(st.files) {
+		spans := st.columnSpans(part)
 		var uncl []*fileInfo
 		cubes := map[string]*cubeUnit{}
 		for _, f := range part {
@@ -113,7 +115,7 @@ func (st *state) zcube() {
 			if len(physical) == 1 {
 				curve = CurveZOrder
 			}
-			j.Sort = &SortSpec{Columns: physical, Curve: curve}
+			j.Sort = &SortSpec{Columns: physical, Curve: curve, Buckets: spans.buckets(fs)}
 			j.ClusteringProvider = ClusteringProviderLiquid
 			by, _ := json.Marshal(names) // a []string always marshals
 			h := sha256.New()
@@ -126,6 +128,95 @@ func (st *state) zcube() {
 			st.jobs = append(st.jobs, j)
 		}
 	}
+}
+
+// columnSpans holds one partition's files and their (min, max) per
+// clustering column, to size a job's range buckets.
+type columnSpans struct {
+	cols   []column
+	files  []*fileInfo
+	ranges [][]span // [column][file]
+}
+
+type span struct {
+	ok     bool
+	lo, hi statValue
+}
+
+func (st *state) columnSpans(part []*fileInfo) columnSpans {
+	cs := columnSpans{cols: st.cols, files: part, ranges: make([][]span, len(st.cols))}
+	for i, c := range st.cols {
+		cs.ranges[i] = make([]span, len(part))
+		for k, f := range part {
+			lo, hi, ok := fileRange(f.add, c)
+			cs.ranges[i][k] = span{ok, lo, hi}
+		}
+	}
+	return cs
+}
+
+// buckets returns the range buckets per clustering column for a job over
+// fs. A column's share is the part of the partition's data (logical bytes)
+// in files whose [min, max] overlaps the job's [min, max] of the column
+// (files without usable stats count as overlapping); the column gets
+// MaxRangeBuckets x share buckets, rounded up, at least 1. A job covering
+// the whole partition (FULL, or a column every file spans) gets
+// MaxRangeBuckets, as Delta does. An incremental job over the newest slice
+// of a time-ordered stream holds only a small share of the table's time
+// range, so splitting it finely by time buys little for predicates that
+// select a small share of the table; its curve resolution goes to the
+// other columns instead. A job source without usable stats for a column
+// gives that column MaxRangeBuckets.
+func (cs columnSpans) buckets(fs []*fileInfo) []int {
+	in := make(map[*fileInfo]int, len(cs.files))
+	for k, f := range cs.files {
+		in[f] = k
+	}
+	out := make([]int, len(cs.cols))
+	for i := range cs.cols {
+		out[i] = MaxRangeBuckets
+		var lo, hi statValue
+		ok := true
+		for n, f := range fs {
+			k, found := in[f]
+			if !found || !cs.ranges[i][k].ok {
+				ok = false
+				break
+			}
+			r := cs.ranges[i][k]
+			if n == 0 {
+				lo, hi = r.lo, r.hi
+				continue
+			}
+			if r.lo.kind != lo.kind {
+				ok = false
+				break
+			}
+			if compareStat(r.lo, lo) < 0 {
+				lo = r.lo
+			}
+			if compareStat(r.hi, hi) > 0 {
+				hi = r.hi
+			}
+		}
+		if !ok || len(fs) == 0 {
+			continue
+		}
+		var overlap, total int64
+		for k, f := range cs.files {
+			total += f.logical
+			r := cs.ranges[i][k]
+			if !r.ok || r.lo.kind != lo.kind || (compareStat(r.lo, hi) <= 0 && compareStat(r.hi, lo) >= 0) {
+				overlap += f.logical
+			}
+		}
+		if total <= 0 {
+			continue
+		}
+		share := float64(overlap) / float64(total)
+		out[i] = max(1, min(MaxRangeBuckets, int(math.Ceil(share*MaxRangeBuckets))))
+	}
+	return out
 }
 
 // packUnits cuts units (in order) into contiguous bins of at most maxBin

@@ -209,7 +209,7 @@ func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job
 		}
 		wj := &writer.Job{ID: id, PartitionValues: pj.PartitionValues, Tags: pj.Tags, ClusteringProvider: pj.ClusteringProvider}
 		if pj.Sort != nil {
-			wj.Sort = &writer.SortSpec{Columns: pj.Sort.Columns, Curve: pj.Sort.Curve}
+			wj.Sort = &writer.SortSpec{Columns: pj.Sort.Columns, Curve: pj.Sort.Curve, Buckets: pj.Sort.Buckets}
 		}
 		for _, p := range paths {
 			f, ok := live[p]

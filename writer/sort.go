@@ -143,7 +143,11 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 		jw.res.BytesRead += src.Size
 	}
 	for _, c := range cols {
-		c.setBuckets(so.Buckets)
+		n := so.Buckets
+		if b := jw.job.Sort.Buckets; c.dim < len(b) && b[c.dim] > 0 {
+			n = min(n, b[c.dim])
+		}
+		c.setBuckets(n)
 		c.sample = nil
 	}
 
@@ -196,6 +200,9 @@ func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
 	}
 	if len(spec.Columns) > curve.MaxDims {
 		return nil, fmt.Errorf("sort: %d clustering columns (at most %d)", len(spec.Columns), curve.MaxDims)
+	}
+	if len(spec.Buckets) != 0 && len(spec.Buckets) != len(spec.Columns) {
+		return nil, fmt.Errorf("sort: %d bucket counts for %d clustering columns", len(spec.Buckets), len(spec.Columns))
 	}
 	var cols []*sortColumn
 	seen := map[int]bool{}

@@ -225,6 +225,11 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, opts)
 		check(t, opts.SpillDir, err, "does-not-exist")
 	})
+	t.Run("bucket counts not matching the columns", func(t *testing.T) {
+		opts.SpillDir = t.TempDir()
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: cols, Buckets: make([]int, len(cols)+1)}}, opts)
+		check(t, opts.SpillDir, err, "bucket counts")
+	})
 	t.Run("an unknown clustering column", func(t *testing.T) {
 		opts.SpillDir = t.TempDir()
 		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, opts)
@@ -292,17 +297,19 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 	}
 	schema := mustDataSchema(t, snap)
 	tests := []struct {
-		name  string
-		cols  [][]string
-		curve curve.Curve
+		name    string
+		cols    [][]string
+		curve   curve.Curve
+		buckets []int // SortSpec.Buckets
 	}{
-		{"one nested int column (z-order)", [][]string{{"meta", "version"}}, curve.ZOrder},
-		{"long and string (hilbert)", [][]string{{"quantity"}, {"category"}}, curve.Hilbert},
-		{"timestamp, int and double (hilbert)", [][]string{{"event_time"}, {"user_id"}, {"amount"}}, curve.Hilbert},
+		{"one nested int column (z-order)", [][]string{{"meta", "version"}}, curve.ZOrder, nil},
+		{"long and string (hilbert)", [][]string{{"quantity"}, {"category"}}, curve.Hilbert, nil},
+		{"timestamp, int and double (hilbert)", [][]string{{"event_time"}, {"user_id"}, {"amount"}}, curve.Hilbert, nil},
+		{"few event_time buckets, user_id capped, amount default", [][]string{{"event_time"}, {"user_id"}, {"amount"}}, curve.Hilbert, []int{3, 40, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: tt.cols, Curve: "hilbert"}}
+			job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: tt.cols, Curve: "hilbert", Buckets: tt.buckets}}
 			opts := DefaultOptions()
 			opts.TargetFileSize = 256 << 10
 			opts.Sort = SortOptions{MemoryBytes: 128 << 10, SampleSize: 1 << 20, Buckets: 1000}
@@ -344,7 +351,14 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 			}
 			buckets := make([]*curve.Bucketizer[parquet.Value], len(tt.cols))
 			for d := range tt.cols {
-				buckets[d] = curve.NewBucketizer(values[d], 1000, leaves[d].Node.Type().Compare)
+				n := 1000
+				if d < len(tt.buckets) && tt.buckets[d] > 0 {
+					n = tt.buckets[d]
+				}
+				buckets[d] = curve.NewBucketizer(values[d], n, leaves[d].Node.Type().Compare)
+				if got := res.Sort.BucketsPerColumn[d]; got != buckets[d].NumBuckets() || got > n {
+					t.Fatalf("column %v: writer drew %d buckets, want %d (cap %d)", tt.cols[d], got, buckets[d].NumBuckets(), n)
+				}
 			}
 			enc, err := curve.NewEncoder(tt.curve, len(tt.cols), curve.BitsFor(999))
 			if err != nil {

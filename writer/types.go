@@ -14,6 +14,10 @@ type SortSpec struct {
 	Columns [][]string
 	// Curve is "hilbert" or "zorder".
 	Curve string
+	// Buckets caps the range buckets of each column (in Columns order);
+	// nil, or an entry <= 0, means SortOptions.Buckets. The planner asks
+	// for fewer buckets on a column of which the job covers only a slice.
+	Buckets []int
 }
 
 // Job is one rewrite: a set of source files of one partition written into one

@@ -61,6 +61,7 @@ type config struct {
 	minFile                   int64
 	cubeMergeRatio            float64
 	strategies                string
+	equalBuckets              bool
 }
 
 // file is a simulated data file: its add action and its rows.
@@ -132,9 +133,10 @@ func (t *table) snapshot() *delta.Snapshot {
 }
 
 // sortByCurve orders rows as the writer does for a zcube job: each column
-// range-bucketed by boundaries from a sample of the job's values, the
-// bucket ids combined by the curve, rows sorted by the key.
-func sortByCurve(rows []row, cfg config, seed uint64) error {
+// range-bucketed by boundaries from a sample of the job's values (at most
+// the job's bucket count for the column), the bucket ids combined by the
+// curve, rows sorted by the key.
+func sortByCurve(rows []row, cfg config, seed uint64, spec *planner.SortSpec) error {
 	n := len(columnNames)
 	bks := make([]*curve.Bucketizer[int64], n)
 	for c := 0; c < n; c++ {
@@ -142,7 +144,11 @@ func sortByCurve(rows []row, cfg config, seed uint64) error {
 		for _, r := range rows {
 			res.Add(r.col(c))
 		}
-		bks[c] = curve.NewBucketizer(res.Sample(), cfg.rangeBuckets, cmp.Compare[int64])
+		nb := cfg.rangeBuckets
+		if c < len(spec.Buckets) && spec.Buckets[c] > 0 && !cfg.equalBuckets {
+			nb = min(nb, spec.Buckets[c])
+		}
+		bks[c] = curve.NewBucketizer(res.Sample(), nb, cmp.Compare[int64])
 	}
 	enc, err := curve.ForColumns(n, cfg.rangeBuckets)
 	if err != nil {
@@ -198,7 +204,7 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 			t.rewritten += int64(len(rows)) * t.cfg.rowBytes
 			continue
 		}
-		if err := sortByCurve(rows, t.cfg, uint64(t.version)); err != nil {
+		if err := sortByCurve(rows, t.cfg, uint64(t.version), j.Sort); err != nil {
 			return err
 		}
 		// Range-partition into max(1, bytes/target) outputs of equal rows.
@@ -357,6 +363,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
 	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (negative = Delta: merge every partial cube)")
+	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
