@@ -70,11 +70,24 @@ func measureColumn(cands []*fileInfo, c column) ([]rankedRange, ColumnRange) {
 // lightweight packs small unclustered files in (min, max) order of one
 // clustering column, so each output covers a narrow range of it; it never
 // sorts rows and its outputs stay unclustered.
+//
+// When auto chose the tier, a small file at least half the target size is
+// left alone (unless it has many deleted rows): every unclustered byte is
+// rewritten again by the clustering run the threshold will trigger, so
+// growing such a file now (rewriting it to append a few new batches, which
+// the column order otherwise does on every run) is write amplification
+// for nothing. Delta's auto compaction draws the same line (minFileSize =
+// maxFileSize / 2). bench/clustering.sh at its defaults: auto rewrites 8%
+// fewer bytes (254.9 -> 233.5 MiB) with the same pruning.
 func (st *state) lightweight() error {
 	var cands []*fileInfo
 	for _, f := range st.files {
 		if f.clustered {
 			st.skip(SkipClustered, f)
+			continue
+		}
+		if st.s.Strategy == StrategyAuto && !f.purge && !f.settling && f.small && 2*f.add.Size >= st.s.target {
+			st.skip(SkipHalfTarget, f)
 			continue
 		}
 		if st.compactionCandidate(f, SkipLightweightNoMore) {

@@ -121,6 +121,7 @@ const (
 	SkipByteCap           = "job over the per-run byte cap"
 	SkipJobCap            = "job over the per-run job cap"
 	SkipLightweightNoMore = "unclustered but neither small nor with many deleted rows"
+	SkipHalfTarget        = "at least half the target size: left for clustering (auto's lightweight tier)"
 )
 
 // ColumnRange is one clustering column's measured overlap for the
