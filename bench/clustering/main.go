@@ -62,6 +62,7 @@ type config struct {
 	cubeMergeRatio            float64
 	strategies                string
 	equalBuckets              bool
+	sweep                     string
 }
 
 // file is a simulated data file: its add action and its rows.
@@ -364,6 +365,7 @@ func main() {
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
 	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (negative = Delta: merge every partial cube)")
 	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
+	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval; empty: none")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
@@ -423,12 +425,54 @@ func run(cfg config, w io.Writer) error {
 	if !ok1 || !ok2 || !ok3 {
 		return nil
 	}
-	waRatio := (float64(au.rewritten) / float64(au.ingested)) / (float64(bp.rewritten) / float64(bp.ingested))
-	prRatio := avg(au.pruning) / avg(zc.pruning)
+	g := goalOf(bp, zc, au)
 	fmt.Fprintf(w, "\nprune = average fraction of files a 1%%-selectivity range predicate cannot skip (lower is better), averaged over measurements\n")
 	fmt.Fprintf(w, "goal: auto write amp <= 1.5 x binpack: %.2f x (%s); auto pruning <= 1.3 x zcube-every-run: %.2f x (%s)\n",
-		waRatio, verdict(waRatio <= 1.5), prRatio, verdict(prRatio <= 1.3))
-	return nil
+		g.wa, verdict(g.wa <= 1.5), g.prune, verdict(g.prune <= 1.3))
+	if cfg.sweep == "" {
+		return nil
+	}
+	return sweep(cfg, w)
+}
+
+// goal is auto's write amplification relative to binpack's and its pruning
+// relative to zcube-every-run's.
+type goal struct{ wa, prune float64 }
+
+func goalOf(bp, zc, au result) goal {
+	return goal{
+		wa:    (float64(au.rewritten) / float64(au.ingested)) / (float64(bp.rewritten) / float64(bp.ingested)),
+		prune: avg(au.pruning) / avg(zc.pruning),
+	}
+}
+
+// sweep reruns binpack, zcube-every-run and auto for each policy interval
+// k in cfg.sweep (batches per run), measuring pruning at the same batch
+// counts, and prints the goal for each: how often the policy runs decides
+// how much binpack rewrites, and so the write-amplification budget.
+func sweep(cfg config, w io.Writer) error {
+	fmt.Fprintf(w, "\nsweep over the policy interval (pruning measured every %d batches):\n", cfg.every*cfg.measureEvery)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "every k\tbinpack WA\tzcube WA\tzcube prune\tauto WA\tauto prune\tauto files\tWA / binpack\tprune / zcube\tgoal\t")
+	for _, f := range strings.Split(cfg.sweep, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return fmt.Errorf("sweep: bad interval %q", f)
+		}
+		c := cfg
+		c.every, c.measureEvery = k, max(1, cfg.every*cfg.measureEvery/k)
+		var rs [3]result
+		for i, st := range []planner.Strategy{planner.StrategyBinpack, planner.StrategyZCube, planner.StrategyAuto} {
+			if rs[i], err = simulate(string(st), st, c); err != nil {
+				return err
+			}
+		}
+		g := goalOf(rs[0], rs[1], rs[2])
+		wa := func(r result) float64 { return float64(r.rewritten) / float64(r.ingested) }
+		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.3f\t%d\t%.2f\t%.2f\t%s\t\n", k, wa(rs[0]), wa(rs[1]), avg(rs[1].pruning),
+			wa(rs[2]), avg(rs[2].pruning), rs[2].files, g.wa, g.prune, verdict(g.wa <= 1.5 && g.prune <= 1.3))
+	}
+	return tw.Flush()
 }
 
 func verdict(ok bool) string {
