@@ -207,7 +207,7 @@ func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job
 		if id == "" {
 			id = fmt.Sprintf("job-%d", i)
 		}
-		wj := &writer.Job{ID: id, PartitionValues: pj.PartitionValues, Tags: pj.Tags, ClusteringProvider: pj.ClusteringProvider}
+		wj := &writer.Job{ID: id, PartitionValues: pj.PartitionValues, Tags: pj.Tags, ClusteringProvider: pj.ClusteringProvider, TargetFileSize: pj.TargetFileSize}
 		if pj.Sort != nil {
 			wj.Sort = &writer.SortSpec{Columns: pj.Sort.Columns, Curve: pj.Sort.Curve, Buckets: pj.Sort.Buckets}
 		}

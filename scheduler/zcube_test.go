@@ -193,8 +193,10 @@ func zcubeOpts() RunOptions {
 	pol.SettleWindow = 0
 	opts := RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 	// Several outputs from one job, so that clustering shows in the stats
-	// and a winner's deletions land in different outputs.
-	opts.Writer.TargetFileSize = 24 << 10
+	// and a winner's deletions land in different outputs. (The plan's job
+	// target is what the writer uses.)
+	pol.TargetFileSize = 24 << 10
+	opts.Policy = pol
 	// A small sort bound so the run spills, as large jobs do.
 	opts.Writer.Sort.MemoryBytes = 64 << 10
 	opts.Writer.Sort.OriginMemoryBytes = 12 << 10

@@ -117,6 +117,9 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 	if _, ok := codec.(*zstdCodec); ok {
 		codec = newZstdCodec(opts.PageBufferSize, opts.ZstdLevel)
 	}
+	if job.TargetFileSize > 0 {
+		opts.TargetFileSize = job.TargetFileSize
+	}
 	target, err := targetFileSize(opts, &snap.Metadata)
 	if err != nil {
 		return nil, err

@@ -335,3 +335,25 @@ func TestOutputsKeepColumnMappingFieldIDs(t *testing.T) {
 		})
 	}
 }
+
+func TestJobTargetFileSizeOverridesTheOption(t *testing.T) {
+	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
+	opts := DefaultOptions()
+	opts.TargetFileSize = 1 << 30
+	outputs := func(target int64) int {
+		t.Helper()
+		job := &Job{ID: "t", Sources: snap.Files[:6], TargetFileSize: target}
+		res, err := Rewrite(context.Background(), tbl, snap, job, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Abort(context.Background())
+		return len(res.Outputs)
+	}
+	if n := outputs(0); n != 1 {
+		t.Fatalf("options' 1 GiB target: %d outputs, want 1", n)
+	}
+	if n := outputs(1); n != 6 {
+		t.Fatalf("job target of 1 byte: %d outputs, want one per source (6)", n)
+	}
+}

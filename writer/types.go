@@ -37,6 +37,9 @@ type Job struct {
 	Tags map[string]string
 	// ClusteringProvider is set on outputs when non-empty.
 	ClusteringProvider string
+	// TargetFileSize, when positive, is this job's output size: it overrides
+	// Options.TargetFileSize (a plan records one per job).
+	TargetFileSize int64
 }
 
 // SourceRun records where one source's live rows landed: one contiguous run
