@@ -12,12 +12,16 @@
 //     partition, greedily packed up to the target size, no sort;
 //   - lightweight: on clustered tables with little unclustered data, only
 //     the small unclustered files, ordered by the (min, max) stats of one
-//     clustering column before packing, no sort, outputs stay unclustered;
+//     clustering column before packing, no sort, outputs stay unclustered
+//     (under auto, files of at least half the target are left for the
+//     clustering run);
 //   - zcube: Hilbert (or Z-order for one column) clustering of unclustered
 //     files and of Z-cubes smaller than the minimum cube size (all files
 //     with Full), outputs tagged as liquid clustering tags them; partial
 //     cubes are merged size-tiered (Policy.CubeMergeRatio) unless the
-//     policy asks for Delta's merge-everything behaviour;
+//     policy asks for Delta's merge-everything behaviour; each job's range
+//     buckets per column scale with the share of the partition it covers
+//     (SortSpec.Buckets);
 //   - auto: picks one of the above from the table's shape.
 //
 // The package must not open files, read the log or know about scheduling.
