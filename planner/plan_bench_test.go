@@ -46,10 +46,15 @@ func bigClusteredSnapshot(n int) *delta.Snapshot {
 // BenchmarkPlan plans a 100k-file clustered table with each strategy.
 func BenchmarkPlan(b *testing.B) {
 	snap := bigClusteredSnapshot(100_000)
-	for _, st := range []Strategy{StrategyBinpack, StrategyLightweight, StrategyZCube} {
+	for _, st := range []Strategy{StrategyBinpack, StrategyLightweight, StrategyZCube, "zcube-full"} {
 		b.Run(string(st), func(b *testing.B) {
 			p := DefaultPolicy()
 			p.Strategy, p.Now = st, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+			if st == "zcube-full" {
+				// ~220 jobs of 150 GiB: every job sizes its buckets
+				// against all 100k files.
+				p.Strategy, p.Full = StrategyZCube, true
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Plan(snap, p); err != nil {
