@@ -80,10 +80,11 @@ type table struct {
 	ingested  int64
 	rewritten int64
 	jobs      map[planner.Strategy]int
+	bytesBy   map[planner.Strategy]int64
 }
 
 func newTable(cfg config) *table {
-	return &table{cfg: cfg, files: map[string]*file{}, jobs: map[planner.Strategy]int{}}
+	return &table{cfg: cfg, files: map[string]*file{}, jobs: map[planner.Strategy]int{}, bytesBy: map[planner.Strategy]int64{}}
 }
 
 func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provider string) {
@@ -203,6 +204,7 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 			// Compaction: one output per bin, rows in source order.
 			t.addFile(rows, now, nil, "")
 			t.rewritten += int64(len(rows)) * t.cfg.rowBytes
+			t.bytesBy[j.Strategy] += int64(len(rows)) * t.cfg.rowBytes
 			continue
 		}
 		if err := sortByCurve(rows, t.cfg, uint64(t.version), j.Sort); err != nil {
@@ -220,6 +222,7 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 			t.addFile(slices.Clone(rows[lo:hi]), now, tags, j.ClusteringProvider)
 		}
 		t.rewritten += total
+		t.bytesBy[j.Strategy] += total
 	}
 	t.version++
 	return nil
@@ -274,6 +277,7 @@ type result struct {
 	pruning        []float64 // averaged over measurements
 	final          []float64
 	jobs           map[planner.Strategy]int
+	bytesBy        map[planner.Strategy]int64
 	elapsed        time.Duration
 	largestRewrite int64
 }
@@ -334,7 +338,7 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 		}
 	}
 	res.final = t.pruning(qrng)
-	res.files, res.ingested, res.rewritten, res.jobs = len(t.files), t.ingested, t.rewritten, t.jobs
+	res.files, res.ingested, res.rewritten, res.jobs, res.bytesBy = len(t.files), t.ingested, t.rewritten, t.jobs, t.bytesBy
 	res.elapsed = time.Since(start)
 	return res, nil
 }
@@ -409,12 +413,12 @@ func run(cfg config, w io.Writer) error {
 		byName[s.key] = r
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\truns\tfiles\tingested MiB\trewritten MiB\twrite amp\tprune ts\tprune key\tprune avg\tfinal avg\tmax run MiB\tjobs\ttime\t")
+	fmt.Fprintln(tw, "strategy\truns\tfiles\tingested MiB\trewritten MiB\twrite amp\tprune ts\tprune key\tprune avg\tfinal avg\tmax run MiB\tjobs (rewritten)\ttime\t")
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%v\t%s\t\n",
 			r.name, r.runs, r.files, float64(r.ingested)/(1<<20), float64(r.rewritten)/(1<<20),
 			float64(r.rewritten)/float64(r.ingested), r.pruning[0], r.pruning[1], avg(r.pruning), avg(r.final),
-			float64(r.largestRewrite)/(1<<20), r.jobs, r.elapsed.Round(time.Millisecond))
+			float64(r.largestRewrite)/(1<<20), jobsText(r), r.elapsed.Round(time.Millisecond))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -433,6 +437,17 @@ func run(cfg config, w io.Writer) error {
 		return nil
 	}
 	return sweep(cfg, w)
+}
+
+// jobsText lists, per strategy, the jobs run and the MiB they rewrote.
+func jobsText(r result) string {
+	var parts []string
+	for _, st := range []planner.Strategy{planner.StrategyBinpack, planner.StrategyLightweight, planner.StrategyZCube} {
+		if n := r.jobs[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%.1f MiB)", st, n, float64(r.bytesBy[st])/(1<<20)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // goal is auto's write amplification relative to binpack's and its pruning
