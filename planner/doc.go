@@ -18,7 +18,7 @@
 //   - zcube: Hilbert (or Z-order for one column) clustering of unclustered
 //     files and of Z-cubes smaller than the minimum cube size (all files
 //     with Full), outputs tagged as liquid clustering tags them; partial
-//     cubes are merged size-tiered (Policy.CubeMergeRatio) unless the
+//     cubes are merged size-tiered (Policy.CubeMergeMinCubes) unless the
 //     policy asks for Delta's merge-everything behaviour; each job's range
 //     buckets per column scale with the share of the partition it covers
 //     (SortSpec.Buckets);

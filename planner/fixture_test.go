@@ -61,7 +61,7 @@ type fixturePolicy struct {
 	MaxUnclusteredBytes  int64      `json:"maxUnclusteredBytes"`
 	MaxRelativeFileRange float64    `json:"maxRelativeFileRange"`
 	MinCubeSize          int64      `json:"minCubeSize"`
-	CubeMergeRatio       float64    `json:"cubeMergeRatio"`
+	CubeMergeMinCubes    int        `json:"cubeMergeMinCubes"`
 	Full                 bool       `json:"full"`
 }
 
@@ -161,7 +161,7 @@ func (p fixturePolicy) policy(now time.Time) (Policy, error) {
 		MaxUnclusteredBytes:  p.MaxUnclusteredBytes,
 		MaxRelativeFileRange: p.MaxRelativeFileRange,
 		MinCubeSize:          p.MinCubeSize,
-		CubeMergeRatio:       p.CubeMergeRatio,
+		CubeMergeMinCubes:    p.CubeMergeMinCubes,
 		Full:                 p.Full,
 		Now:                  now,
 	}

@@ -79,7 +79,7 @@ func randomPolicy(rng *rand.Rand, clustered bool) Policy {
 		MaxUnclusteredBytes:  1 + rng.Int64N(3000),
 		MaxRelativeFileRange: []float64{0, 0.05, 1}[rng.IntN(3)],
 		MinCubeSize:          100 + rng.Int64N(1500),
-		CubeMergeRatio:       []float64{0, -1, 0.5, 2}[rng.IntN(4)],
+		CubeMergeMinCubes:    []int{0, -1, 2, 3, 4}[rng.IntN(5)],
 		Now:                  now,
 	}
 	strategies := []Strategy{StrategyAuto, StrategyBinpack}

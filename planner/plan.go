@@ -115,7 +115,7 @@ const (
 	SkipClustered         = "clustered (in a z-cube); left to zcube"
 	SkipLargeZCube        = "in a z-cube at least min cube size"
 	SkipSingleZCube       = "the only partial z-cube and no unclustered data"
-	SkipCubeTier          = "partial z-cube too large for this run's tier (cube merge ratio)"
+	SkipCubeTier          = "partial z-cube waiting for more cubes of its size tier (cube merge min cubes)"
 	SkipOtherProvider     = "clustered by another clustering provider"
 	SkipOtherColumns      = "z-cube of other clustering columns (FULL re-clusters it)"
 	SkipByteCap           = "job over the per-run byte cap"

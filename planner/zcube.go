@@ -81,11 +81,17 @@ func (st *state) zcube() {
 			}
 			partials = append(partials, u)
 		}
-		if !full && st.s.cubeRatio > 0 {
-			partials = st.tier(units, partials)
+		var groups [][]*cubeUnit
+		if !full && st.s.cubeMinCubes > 1 {
+			groups = st.similarSizeGroups(units, partials)
+		} else {
+			groups = [][]*cubeUnit{append(units, partials...)}
 		}
-		units = append(units, partials...)
-		for _, bin := range packUnits(units, maxBin) {
+		var bins [][]*cubeUnit
+		for _, g := range groups {
+			bins = append(bins, packUnits(g, maxBin)...)
+		}
+		for _, bin := range bins {
 			var fs []*fileInfo
 			nUncl, nCubes := 0, 0
 			for _, u := range bin {
@@ -239,38 +245,82 @@ func packUnits(units []*cubeUnit, maxBin int64) [][]*cubeUnit {
 	return bins
 }
 
-// tier keeps the partial cubes a size-tiered merge takes: smallest first,
-// each while its size is at most CubeMergeRatio x the bytes taken so far
-// (starting from the unclustered units, or from the smallest cube when there
-// are none). The rest are skipped; the kept cubes stay in id order.
-func (st *state) tier(uncl, partials []*cubeUnit) []*cubeUnit {
-	bySize := append([]*cubeUnit(nil), partials...)
-	sort.SliceStable(bySize, func(i, j int) bool {
-		if bySize[i].size != bySize[j].size {
-			return bySize[i].size < bySize[j].size
-		}
-		return bySize[i].id < bySize[j].id
-	})
-	var acc int64
+// similarSizeGroups is size-tiered merging as Cassandra's STCS does it:
+// partial cubes are bucketed by similar logical size (each within
+// [0.5, 1.5] x its bucket's average, smallest first), the new unclustered
+// data counting as one more member of the bucket its size falls in. A
+// bucket is merged once it holds CubeMergeMinCubes members; otherwise the
+// unclustered data becomes a cube of its own and the partial cubes wait.
+// Each byte is then rewritten about once per size tier instead of on most
+// clustering runs. Groups are returned in bucket order, the unclustered
+// units first in theirs.
+func (st *state) similarSizeGroups(uncl, partials []*cubeUnit) [][]*cubeUnit {
+	var newBytes int64
 	for _, u := range uncl {
-		acc += u.size
+		newBytes += u.size
 	}
-	take := map[*cubeUnit]bool{}
-	for i, u := range bySize {
-		if (i == 0 && acc == 0) || float64(u.size) <= st.s.cubeRatio*float64(acc) {
-			take[u] = true
-			acc += u.size
-			continue
-		}
-		for _, f := range u.files {
-			st.skip(SkipCubeTier, f)
-		}
+	type member struct {
+		u    *cubeUnit // nil: the new unclustered data
+		size int64
 	}
-	kept := partials[:0:0]
+	ms := make([]member, 0, len(partials)+1)
 	for _, u := range partials {
-		if take[u] {
-			kept = append(kept, u)
-		}
+		ms = append(ms, member{u, u.size})
 	}
-	return kept
+	if len(uncl) > 0 {
+		ms = append(ms, member{nil, newBytes})
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].size != ms[j].size {
+			return ms[i].size < ms[j].size
+		}
+		return ms[i].u != nil && (ms[j].u == nil || ms[i].u.id < ms[j].u.id)
+	})
+	var groups [][]*cubeUnit
+	var bucket []member
+	var sum int64
+	flush := func() {
+		hasNew := false
+		for _, m := range bucket {
+			hasNew = hasNew || m.u == nil
+		}
+		if len(bucket) >= st.s.cubeMinCubes {
+			var g []*cubeUnit
+			if hasNew {
+				g = append(g, uncl...)
+			}
+			for _, m := range bucket {
+				if m.u != nil {
+					g = append(g, m.u)
+				}
+			}
+			groups = append(groups, g)
+		} else {
+			if hasNew {
+				groups = append(groups, uncl)
+			}
+			for _, m := range bucket {
+				if m.u != nil {
+					for _, f := range m.u.files {
+						st.skip(SkipCubeTier, f)
+					}
+				}
+			}
+		}
+		bucket, sum = nil, 0
+	}
+	for _, m := range ms {
+		if len(bucket) > 0 {
+			avg := float64(sum) / float64(len(bucket))
+			if float64(m.size) > 1.5*avg {
+				flush()
+			}
+		}
+		bucket = append(bucket, m)
+		sum += m.size
+	}
+	if len(bucket) > 0 {
+		flush()
+	}
+	return groups
 }

@@ -49,6 +49,9 @@ var clusteringAttrs = map[string]attrSetter{
 		return decFloat(a, &p.Clustering.MaxRelativeFileRange)
 	},
 	"min_cube_size": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.Clustering.MinCubeSize) },
+	"cube_merge_min_cubes": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decInt(a, &p.Clustering.CubeMergeMinCubes)
+	},
 }
 
 var triggerAttrs = map[string]attrSetter{

@@ -73,6 +73,7 @@ func WriteHCL(w io.Writer, s *Set) error {
 		fmt.Fprintf(&b, "    max_unclustered_bytes   = %q\n", FormatSize(c.MaxUnclusteredBytes))
 		fmt.Fprintf(&b, "    max_relative_file_range = %s\n", fmtFloat(c.MaxRelativeFileRange))
 		fmt.Fprintf(&b, "    min_cube_size           = %q\n", FormatSize(c.MinCubeSize))
+		fmt.Fprintf(&b, "    cube_merge_min_cubes    = %d\n", c.CubeMergeMinCubes)
 		fmt.Fprintf(&b, "  }\n")
 		t := p.Triggers
 		fmt.Fprintf(&b, "\n  triggers {\n")

@@ -62,6 +62,7 @@ table "orders" {
     max_unclustered_bytes   = "2GiB"
     max_relative_file_range = 0.25
     min_cube_size           = "10GiB"
+    cube_merge_min_cubes    = 6
   }
   triggers {
     small_files             = 10
@@ -86,7 +87,7 @@ table "orders" {
 		TargetFileSize: 256 * MiB, MinFileSize: 64_000_000, MaxDeletedRowsRatio: 0.3,
 		SettleWindow: 10 * time.Minute, MaxBytesPerRun: GiB, MaxJobsPerRun: 7, JobOrder: "oldest-first",
 		Clustering: Clustering{Columns: []string{"customer", "ts"}, LightweightColumn: "ts",
-			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB},
+			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB, CubeMergeMinCubes: 6},
 		Triggers: Triggers{SmallFiles: 10, DeletedRowsRatio: 0.1, UnclusteredBytes: 512 * MiB,
 			MaxTimeSinceLastRun: 48 * time.Hour},
 		Retention: &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour},
@@ -166,6 +167,8 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 			`t.hcl:1:7: Invalid value for url; url: url is required`},
 		{"ratio out of range", "table \"t\" {\n  url = \"mem://t\"\n  triggers {\n    deleted_rows_ratio = 2\n  }\n}\n",
 			`t.hcl:4:5: Invalid value for triggers.deleted_rows_ratio`},
+		{"a cube merge of one cube", "table \"t\" {\n  url = \"mem://t\"\n  clustering {\n    cube_merge_min_cubes = 1\n  }\n}\n",
+			`t.hcl:4:5: Invalid value for clustering.cube_merge_min_cubes`},
 		{"zcube without columns", "table \"t\" {\n  url = \"mem://t\"\n  strategy = \"zcube\"\n}\n",
 			`t.hcl:3:3: Invalid value for strategy; strategy: strategy needs clustering columns`},
 		{"syntax error", "table \"t\" {\n  url = \n}\n", `t.hcl:2:9: `},
@@ -334,9 +337,10 @@ func TestPlannerPolicyCarriesEveryPlanningAttribute(t *testing.T) {
 	p.TargetFileSize = 64 * MiB
 	p.Clustering.Columns = []string{"a.b", "c"}
 	p.Clustering.LightweightColumn = "c"
+	p.Clustering.CubeMergeMinCubes = -1
 	now := time.Unix(1000, 0)
 	pp := p.PlannerPolicy(now)
-	if pp.Strategy != "lightweight" || pp.TargetFileSize != 64*MiB || !pp.Now.Equal(now) ||
+	if pp.Strategy != "lightweight" || pp.TargetFileSize != 64*MiB || !pp.Now.Equal(now) || pp.CubeMergeMinCubes != -1 ||
 		!reflect.DeepEqual(pp.ClusteringColumns, [][]string{{"a", "b"}, {"c"}}) ||
 		!reflect.DeepEqual(pp.LightweightColumn, []string{"c"}) ||
 		pp.SettleWindow != p.SettleWindow || pp.JobOrder != "files-desc" {

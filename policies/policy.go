@@ -99,6 +99,10 @@ type Clustering struct {
 	MaxRelativeFileRange float64 `json:"max_relative_file_range"`
 	// MinCubeSize: a zcube smaller than this stays open for more data.
 	MinCubeSize int64 `json:"min_cube_size"`
+	// CubeMergeMinCubes: partial zcubes of similar size merge once this many
+	// exist (size tiers); 0 means the planner's default (4), -1 Delta's
+	// merge of every partial cube on every clustering run.
+	CubeMergeMinCubes int `json:"cube_merge_min_cubes"`
 }
 
 // Triggers are the thresholds the poll checks after reading new log entries.
@@ -176,6 +180,7 @@ func DefaultPolicy() Policy {
 			MaxUnclusteredBytes:  pp.MaxUnclusteredBytes,
 			MaxRelativeFileRange: pp.MaxRelativeFileRange,
 			MinCubeSize:          pp.MinCubeSize,
+			CubeMergeMinCubes:    pp.CubeMergeMinCubes,
 		},
 		Triggers: Triggers{
 			SmallFiles:          50,
@@ -201,6 +206,7 @@ func (p *Policy) PlannerPolicy(now time.Time) planner.Policy {
 		MaxUnclusteredBytes:  p.Clustering.MaxUnclusteredBytes,
 		MaxRelativeFileRange: p.Clustering.MaxRelativeFileRange,
 		MinCubeSize:          p.Clustering.MinCubeSize,
+		CubeMergeMinCubes:    p.Clustering.CubeMergeMinCubes,
 		Now:                  now,
 	}
 	for _, c := range p.Clustering.Columns {
@@ -310,6 +316,9 @@ func (p *Policy) Validate() error {
 	}
 	if c.MinCubeSize < 0 {
 		add("clustering.min_cube_size", ErrOutOfRange, "%d (want >= 0)", c.MinCubeSize)
+	}
+	if c.CubeMergeMinCubes == 1 || c.CubeMergeMinCubes < -1 {
+		add("clustering.cube_merge_min_cubes", ErrOutOfRange, "%d (want 0 for the default, >= 2, or -1 for Delta's merge of every partial cube)", c.CubeMergeMinCubes)
 	}
 	if c.LightweightColumn != "" && len(c.Columns) > 0 && !contains(c.Columns, c.LightweightColumn) {
 		add("clustering.lightweight_column", ErrBadEnum, "%q is not one of columns %v", c.LightweightColumn, c.Columns)

@@ -59,10 +59,10 @@ type config struct {
 	seed                      uint64
 	rangeBuckets              int
 	minFile                   int64
-	cubeMergeRatio            float64
 	strategies                string
 	equalBuckets              bool
 	sweep                     string
+	cubeMergeMin              int
 }
 
 // file is a simulated data file: its add action and its rows.
@@ -293,7 +293,7 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 		MinFileSize:         cfg.minFile,
 		MaxUnclusteredBytes: cfg.maxUnclustered,
 		MinCubeSize:         cfg.minCube,
-		CubeMergeRatio:      cfg.cubeMergeRatio,
+		CubeMergeMinCubes:   cfg.cubeMergeMin,
 	}
 	res := result{name: name, pruning: make([]float64, len(columnNames))}
 	measured := 0
@@ -367,8 +367,8 @@ func main() {
 	flag.IntVar(&cfg.rangeBuckets, "range-buckets", 1000, "range ids per column (Delta: rangeId.max 1000)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
-	flag.Float64Var(&cfg.cubeMergeRatio, "cube-merge-ratio", planner.DefaultCubeMergeRatio, "planner CubeMergeRatio (negative = Delta: merge every partial cube)")
 	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
+	flag.IntVar(&cfg.cubeMergeMin, "cube-merge-min", planner.DefaultCubeMergeMinCubes, "planner CubeMergeMinCubes: partial cubes of a size tier merge once this many exist (negative = Delta: merge every partial cube)")
 	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval; empty: none")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
@@ -388,9 +388,9 @@ func main() {
 }
 
 func run(cfg config, w io.Writer) error {
-	fmt.Fprintf(w, "ingest: %d batches x %d rows x %d B = %d MiB; policy every %d batches; target %d KiB, min file %d KiB, max unclustered %d KiB, min cube %d KiB, cube merge ratio %g; %.0f%% rows up to %d batches late\n\n",
+	fmt.Fprintf(w, "ingest: %d batches x %d rows x %d B = %d MiB; policy every %d batches; target %d KiB, min file %d KiB, max unclustered %d KiB, min cube %d KiB, cube merge min cubes %d; %.0f%% rows up to %d batches late\n\n",
 		cfg.batches, cfg.batchRows, cfg.rowBytes, int64(cfg.batches*cfg.batchRows)*cfg.rowBytes>>20, cfg.every,
-		cfg.target>>10, cfg.minFile>>10, cfg.maxUnclustered>>10, cfg.minCube>>10, cfg.cubeMergeRatio, cfg.lateFraction*100, cfg.lateBatches)
+		cfg.target>>10, cfg.minFile>>10, cfg.maxUnclustered>>10, cfg.minCube>>10, cfg.cubeMergeMin, cfg.lateFraction*100, cfg.lateBatches)
 	var results []result
 	byName := map[string]result{}
 	for _, s := range []struct {
