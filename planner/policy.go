@@ -129,7 +129,9 @@ type Policy struct {
 	// logical size (the new unclustered data counting as one member of its
 	// tier) and a tier is merged only once it has this many members, so a
 	// little new data no longer rewrites every partial cube: it becomes a
-	// cube of its own until enough similar cubes exist. 0 means
+	// cube of its own until enough similar cubes exist. A partition without
+	// unclustered data merges all its partial cubes (it is quiet: one merge
+	// settles it). 0 means
 	// DefaultCubeMergeMinCubes (4); a negative value means Delta's
 	// behaviour: every partial cube is merged on every clustering run.
 	// 1 is invalid (a merge takes at least two cubes).

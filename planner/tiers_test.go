@@ -42,7 +42,7 @@ func TestSizeTiersMergeOnlyFullTiers(t *testing.T) {
 		{"new data completes its tier", []int64{100, 110, 120}, 90, 4, []string{"cube-00 cube-01 cube-02 new"}},
 		{"a full tier of old cubes merges beside the new data", []int64{1000, 1100, 1200, 1300, 100}, 90, 4, []string{"new", "cube-00 cube-01 cube-02 cube-03"}},
 		{"tiers split where a size exceeds 1.5x the tier's average", []int64{100, 140, 400, 500}, 120, 3, []string{"cube-00 cube-01 new"}},
-		{"no new data: a full tier still merges", []int64{300, 310, 10}, 0, 2, []string{"cube-00 cube-01"}},
+		{"no new data: the quiet partition merges every partial cube", []int64{300, 310, 10}, 0, 4, []string{"cube-00 cube-01 cube-02"}},
 		{"delta's behaviour merges everything", []int64{100, 5000}, 90, -1, []string{"cube-00 cube-01 new"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,7 +82,10 @@ func (st *state) zcube() {
 			partials = append(partials, u)
 		}
 		var groups [][]*cubeUnit
-		if !full && st.s.cubeMinCubes > 1 {
+		// Size tiers apply while new data arrives; a partition without
+		// unclustered data is quiet, and one merge of its partial cubes
+		// settles it (as Delta merges them on every run).
+		if !full && st.s.cubeMinCubes > 1 && len(units) > 0 {
 			groups = st.similarSizeGroups(units, partials)
 		} else {
 			groups = [][]*cubeUnit{append(units, partials...)}
