@@ -2,7 +2,9 @@ package delta
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"strconv"
@@ -185,114 +187,176 @@ func (c *StatsCollector) ObserveRows(rows []parquet.Row) {
 // of that schema).
 func (c *StatsCollector) Observe(row parquet.Row) {
 	c.numRecords++
-	for i := range row {
-		v := &row[i]
-		col := v.Column()
-		if col < 0 || col >= len(c.slots) {
+	c.ObserveValues(row)
+}
+
+// AddRecords counts n records whose values are observed column by column
+// (ObserveValues), not as rows.
+func (c *StatsCollector) AddRecords(n int64) { c.numRecords += n }
+
+// ObserveValues observes leaf values of any columns, each carrying its
+// column index and levels (as values read from a page do), without counting
+// records: the values of n rows observed in any order, plus AddRecords(n),
+// give the statistics of Observe on those rows.
+func (c *StatsCollector) ObserveValues(vals []parquet.Value) {
+	for i := range vals {
+		c.observe(&vals[i])
+	}
+}
+
+// ObserveRowGroup observes every row of rg column by column: only the
+// columns the statistics cover are decoded, page by page, and no row is
+// assembled. buf is scratch for the values (nil: one is allocated).
+func (c *StatsCollector) ObserveRowGroup(rg parquet.RowGroup, buf []parquet.Value) error {
+	if len(buf) == 0 {
+		buf = make([]parquet.Value, 1024)
+	}
+	for col, cc := range rg.ColumnChunks() {
+		if col >= len(c.slots) || c.slots[col] < 0 {
 			continue
 		}
-		s := c.slots[col]
-		if s < 0 {
-			continue
+		if err := c.observeChunk(cc, buf); err != nil {
+			return fmt.Errorf("stats of column %d: %w", col, err)
 		}
-		l := &c.leaves[s]
-		if l.repeated {
-			if v.RepetitionLevel() == 0 && v.DefinitionLevel() < l.nullDef {
-				l.nulls++
+	}
+	c.numRecords += rg.NumRows()
+	return nil
+}
+
+func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Value) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			c.ObserveValues(buf[:n])
+			if errors.Is(err, io.EOF) {
+				break
 			}
-			continue
+			if err != nil {
+				parquet.Release(p)
+				return err
+			}
 		}
-		if v.IsNull() {
+		parquet.Release(p)
+	}
+}
+
+// observe folds one leaf value into its column's statistics.
+func (c *StatsCollector) observe(v *parquet.Value) {
+	col := v.Column()
+	if col < 0 || col >= len(c.slots) {
+		return
+	}
+	s := c.slots[col]
+	if s < 0 {
+		return
+	}
+	l := &c.leaves[s]
+	if l.repeated {
+		if v.RepetitionLevel() == 0 && v.DefinitionLevel() < l.nullDef {
 			l.nulls++
-			continue
 		}
-		switch l.cat {
-		case catNone:
-		case catInt, catDate, catTimestamp, catTimestampNTZ:
-			var x int64
-			switch v.Kind() {
-			case parquet.Int32:
-				x = int64(v.Int32())
-			case parquet.Int64:
-				x = v.Int64()
-			case parquet.Int96:
-				x = statsInt96Micros(v.Int96())
-			default:
-				continue
-			}
-			if !l.seen {
-				l.minI, l.maxI, l.seen = x, x, true
-			} else if x < l.minI {
-				l.minI = x
-			} else if x > l.maxI {
-				l.maxI = x
-			}
-		case catFloat:
-			var x float64
-			switch v.Kind() {
-			case parquet.Float:
-				x = float64(v.Float())
-			case parquet.Double:
-				x = v.Double()
-			case parquet.Int32:
-				x = float64(v.Int32())
-			case parquet.Int64:
-				x = float64(v.Int64())
-			default:
-				continue
-			}
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				l.nonFinit = true
-				continue
-			}
-			if !l.seen {
-				l.minF, l.maxF, l.seen = x, x, true
-			} else if x < l.minF {
-				l.minF = x
-			} else if x > l.maxF {
-				l.maxF = x
-			}
-		case catString:
+		return
+	}
+	if v.IsNull() {
+		l.nulls++
+		return
+	}
+	switch l.cat {
+	case catNone:
+	case catInt, catDate, catTimestamp, catTimestampNTZ:
+		var x int64
+		switch v.Kind() {
+		case parquet.Int32:
+			x = int64(v.Int32())
+		case parquet.Int64:
+			x = v.Int64()
+		case parquet.Int96:
+			x = statsInt96Micros(v.Int96())
+		default:
+			return
+		}
+		if !l.seen {
+			l.minI, l.maxI, l.seen = x, x, true
+		} else if x < l.minI {
+			l.minI = x
+		} else if x > l.maxI {
+			l.maxI = x
+		}
+	case catFloat:
+		var x float64
+		switch v.Kind() {
+		case parquet.Float:
+			x = float64(v.Float())
+		case parquet.Double:
+			x = v.Double()
+		case parquet.Int32:
+			x = float64(v.Int32())
+		case parquet.Int64:
+			x = float64(v.Int64())
+		default:
+			return
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			l.nonFinit = true
+			return
+		}
+		if !l.seen {
+			l.minF, l.maxF, l.seen = x, x, true
+		} else if x < l.minF {
+			l.minF = x
+		} else if x > l.maxF {
+			l.maxF = x
+		}
+	case catString:
+		b := v.ByteArray()
+		if !l.seen {
+			l.minB = append(l.minB[:0], b...)
+			l.maxB = append(l.maxB[:0], b...)
+			l.seen = true
+		} else if bytes.Compare(b, l.minB) < 0 {
+			l.minB = append(l.minB[:0], b...)
+		} else if bytes.Compare(b, l.maxB) > 0 {
+			l.maxB = append(l.maxB[:0], b...)
+		}
+	case catDecimal:
+		if l.decBytes {
 			b := v.ByteArray()
 			if !l.seen {
 				l.minB = append(l.minB[:0], b...)
 				l.maxB = append(l.maxB[:0], b...)
 				l.seen = true
-			} else if bytes.Compare(b, l.minB) < 0 {
+			} else if compareTwosComplement(b, l.minB) < 0 {
 				l.minB = append(l.minB[:0], b...)
-			} else if bytes.Compare(b, l.maxB) > 0 {
+			} else if compareTwosComplement(b, l.maxB) > 0 {
 				l.maxB = append(l.maxB[:0], b...)
 			}
-		case catDecimal:
-			if l.decBytes {
-				b := v.ByteArray()
-				if !l.seen {
-					l.minB = append(l.minB[:0], b...)
-					l.maxB = append(l.maxB[:0], b...)
-					l.seen = true
-				} else if compareTwosComplement(b, l.minB) < 0 {
-					l.minB = append(l.minB[:0], b...)
-				} else if compareTwosComplement(b, l.maxB) > 0 {
-					l.maxB = append(l.maxB[:0], b...)
-				}
-				continue
-			}
-			var x int64
-			switch v.Kind() {
-			case parquet.Int32:
-				x = int64(v.Int32())
-			case parquet.Int64:
-				x = v.Int64()
-			default:
-				continue
-			}
-			if !l.seen {
-				l.minI, l.maxI, l.seen = x, x, true
-			} else if x < l.minI {
-				l.minI = x
-			} else if x > l.maxI {
-				l.maxI = x
-			}
+			return
+		}
+		var x int64
+		switch v.Kind() {
+		case parquet.Int32:
+			x = int64(v.Int32())
+		case parquet.Int64:
+			x = v.Int64()
+		default:
+			return
+		}
+		if !l.seen {
+			l.minI, l.maxI, l.seen = x, x, true
+		} else if x < l.minI {
+			l.minI = x
+		} else if x > l.maxI {
+			l.maxI = x
 		}
 	}
 }
