@@ -234,6 +234,10 @@ func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Valu
 		if err != nil {
 			return err
 		}
+		if c.observeBounds(p) {
+			parquet.Release(p)
+			continue
+		}
 		vr := p.Values()
 		for {
 			n, err := vr.ReadValues(buf)
@@ -248,6 +252,55 @@ func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Valu
 		}
 		parquet.Release(p)
 	}
+}
+
+// observeBounds folds a whole page into its column's statistics from the
+// page's null count and bounds, without reading its values, when those are
+// exactly what observing every value would give: a non-repeated leaf whose
+// statistics order is the page type's own (signed integers, dates,
+// timestamps and integer decimals stored as INT32/INT64, strings as byte
+// arrays compared bytewise) or that only counts nulls. Floats (NaN),
+// INT96, unsigned integers and binary decimals are read value by value.
+func (c *StatsCollector) observeBounds(p parquet.Page) bool {
+	col := p.Column()
+	if col < 0 || col >= len(c.slots) || c.slots[col] < 0 {
+		return false
+	}
+	l := &c.leaves[c.slots[col]]
+	if l.repeated {
+		return false
+	}
+	typ := p.Type()
+	kind := typ.Kind()
+	signedInt := kind == parquet.Int32 || kind == parquet.Int64
+	if lt := typ.LogicalType(); lt != nil {
+		if it, ok := lt.Value.(*format.IntType); ok && !it.IsSigned {
+			signedInt = false
+		}
+	}
+	switch l.cat {
+	case catNone:
+	case catInt, catDate, catTimestamp, catTimestampNTZ:
+		if !signedInt {
+			return false
+		}
+	case catDecimal:
+		if l.decBytes || !signedInt {
+			return false
+		}
+	case catString:
+		if kind != parquet.ByteArray {
+			return false
+		}
+	default:
+		return false
+	}
+	l.nulls += p.NumNulls()
+	if lo, hi, ok := p.Bounds(); ok && l.cat != catNone {
+		c.observe(&lo)
+		c.observe(&hi)
+	}
+	return true
 }
 
 // observe folds one leaf value into its column's statistics.
