@@ -2,6 +2,7 @@ package writer
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -21,6 +22,8 @@ type rowSource interface {
 // statsSink computes the Delta statistics of one output from its rows.
 type statsSink interface {
 	Observe(row parquet.Row) error
+	// ObserveRowGroup observes every row of a row group, column by column.
+	ObserveRowGroup(rg parquet.RowGroup) error
 	Finish() (string, error)
 }
 
@@ -38,10 +41,25 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.
-type statsAdapter struct{ c *delta.StatsCollector }
+type statsAdapter struct {
+	c   *delta.StatsCollector
+	buf []parquet.Value // scratch of ObserveRowGroup
+}
 
-func (a statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return nil }
-func (a statsAdapter) Finish() (string, error)       { return a.c.Finish() }
+func (a *statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return nil }
+func (a *statsAdapter) Finish() (string, error)       { return a.c.Finish() }
+
+func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt parquet: %v", p)
+		}
+	}()
+	if a.buf == nil {
+		a.buf = make([]parquet.Value, 1024)
+	}
+	return a.c.ObserveRowGroup(rg, a.buf)
+}
 
 // newStats returns a collector for one output: the table's stats columns
 // and string prefix length, tightBounds when the protocol supports
@@ -52,5 +70,5 @@ func newStats(snap *delta.Snapshot, schema *parquet.Schema) (statsSink, error) {
 		return nil, err
 	}
 	c.SetProtocol(snap.Protocol)
-	return statsAdapter{c}, nil
+	return &statsAdapter{c: c}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"sync"
 	"time"
@@ -98,9 +97,13 @@ type jobWriter struct {
 	target int64
 	pv     map[string]*string
 
-	cur  *output // the open output, nil between outputs
-	rows []parquet.Row
-	phys []int64
+	cur *output // the open output, nil between outputs
+	// pack holds small DV-free sources of the data schema whose rows follow
+	// the open output's, written together as one row group (pack.go).
+	pack                []packedSource
+	packRows, packBytes int64
+	rows                []parquet.Row
+	phys                []int64
 	// batches carry rows from a source's reading goroutine to the writer.
 	batches []*rowBatch
 }
@@ -149,6 +152,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 
 func (jw *jobWriter) run(ctx context.Context) (err error) {
 	defer func() {
+		jw.dropPack()
 		if jw.cur != nil {
 			jw.cur.abandon()
 			jw.cur = nil
@@ -167,6 +171,9 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		jw.res.BytesRead += src.Size
+	}
+	if err := jw.flushPack(); err != nil {
+		return err
 	}
 	if jw.cur != nil {
 		if err := jw.closeOutput(ctx); err != nil {
@@ -208,15 +215,22 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	if err != nil {
 		return err
 	}
+	minCopy := jw.opts.RowGroupBytes / 2
+	if jw.opts.copyMinBytes > 0 {
+		minCopy = jw.opts.copyMinBytes
+	}
+	if jw.packable(direct, minCopy) {
+		return jw.addToPack(ctx, src, direct, physical)
+	}
+	// Rows of this source follow the packed ones.
+	if err := jw.flushPack(); err != nil {
+		return err
+	}
 	run := SourceRun{Source: src, SourceNumPhysicalRecords: physical}
 	// Where the run starts: the open output, else the next one to open.
 	run.Output = len(jw.res.Outputs)
 	if jw.cur != nil {
 		run.RowOffsetInTarget = jw.cur.rows
-	}
-	minCopy := jw.opts.RowGroupBytes / 2
-	if jw.opts.copyMinBytes > 0 {
-		minCopy = jw.opts.copyMinBytes
 	}
 	if direct != nil && !jw.opts.DisableCopyPath && direct.copyable(minCopy) {
 		if jw.cur == nil {
@@ -224,7 +238,7 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 				return err
 			}
 		}
-		n, err := jw.cur.copyRowGroups(direct, jw.rows)
+		n, err := jw.cur.copyRowGroups(direct)
 		if err != nil {
 			return err
 		}
@@ -393,29 +407,13 @@ func (o *output) write(rows []parquet.Row) error {
 // copyRowGroups appends every row group of a DV-free, schema-identical
 // source as a whole row group: parquet-go copies the compressed pages
 // verbatim when codec, encodings and page version match, else re-encodes
-// column by column; either way no row is assembled for the write. The rows
-// are still decoded once (buf is scratch) for the Delta statistics.
-func (o *output) copyRowGroups(d *directSource, buf []parquet.Row) (int64, error) {
+// column by column; either way no row is assembled for the write. The
+// statistics columns are decoded once, column by column, for the Delta
+// statistics.
+func (o *output) copyRowGroups(d *directSource) (int64, error) {
 	var total int64
 	for i, rg := range d.rowGroups {
-		rows := rg.Rows()
-		for {
-			n, err := rows.ReadRows(buf)
-			for _, r := range buf[:n] {
-				if oerr := o.stats.Observe(r); oerr != nil {
-					_ = rows.Close()
-					return total, fmt.Errorf("stats for %s: %w", o.key, oerr)
-				}
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				_ = rows.Close()
-				return total, fmt.Errorf("%s: row group %d: %w", d.key, i, err)
-			}
-		}
-		if err := rows.Close(); err != nil {
+		if err := o.stats.ObserveRowGroup(rg); err != nil {
 			return total, fmt.Errorf("%s: row group %d: %w", d.key, i, err)
 		}
 		n, err := o.pw.WriteRowGroup(rg)

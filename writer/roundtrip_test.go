@@ -146,18 +146,20 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 		target        int64
 		forceScan     bool
 		rowGroupBytes int64
+		noCopy        bool
 	}{
-		{"one output per partition", 0, false, 0},
-		{"an output per source (1-byte target)", 1, false, 0},
-		{"every source through the Delta scan", 1, true, 0},
-		{"page-copy fast path (every row group counts as large)", 0, false, 1 << 10},
+		{"one output per partition", 0, false, 0, false},
+		{"an output per source (1-byte target)", 1, false, 0, false},
+		{"every source through the Delta scan", 1, true, 0, false},
+		{"page-copy fast path (every row group counts as large)", 0, false, 1 << 10, false},
+		{"row path only (copy and pack paths off)", 0, false, 0, true},
 	}
-	direct, copied := 0, 0
+	direct, copied, packed := 0, 0, 0
 	defer func() {
-		if direct == 0 || copied == 0 {
-			t.Errorf("direct path taken by %d sources, copy path by %d row groups: want both used", direct, copied)
+		if direct == 0 || copied == 0 || packed == 0 {
+			t.Errorf("direct path taken by %d sources, copy path by %d row groups, pack path by %d sources: want all used", direct, copied, packed)
 		}
-		t.Logf("%d sources read directly, %d row groups copied", direct, copied)
+		t.Logf("%d sources read directly, %d row groups copied, %d sources packed", direct, copied, packed)
 	}()
 	for _, name := range names {
 		exp := tables[name]
@@ -173,6 +175,7 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				opts.TargetFileSize = tg.target
 				opts.BatchRows = 3 // many batches even on tiny tables
 				opts.forceScan = tg.forceScan
+				opts.DisableCopyPath = tg.noCopy
 				if tg.rowGroupBytes > 0 {
 					opts.RowGroupBytes = tg.rowGroupBytes
 					opts.copyMinBytes = 1
@@ -196,6 +199,10 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 					}
 					direct += res.DirectSources
 					copied += res.CopiedRowGroups
+					packed += res.PackedSources
+					if tg.noCopy && res.CopiedRowGroups+res.PackedSources != 0 {
+						t.Errorf("job %s copied %d row groups and packed %d sources with the paths off", res.Job.ID, res.CopiedRowGroups, res.PackedSources)
+					}
 					if tg.rowGroupBytes == 0 && res.CopiedRowGroups != 0 {
 						t.Errorf("job %s copied %d small row groups", res.Job.ID, res.CopiedRowGroups)
 					}

@@ -101,6 +101,9 @@ type Result struct {
 	// CopiedRowGroups counts source row groups copied page-for-page (the
 	// fast path) rather than decoded and re-encoded.
 	CopiedRowGroups int
+	// PackedSources counts small DV-free sources of the data schema written
+	// in packs, several per output row group, column by column.
+	PackedSources int
 	// DirectSources counts sources read without schema conversion (their
 	// parquet schema is the table's data schema); the others went through
 	// the Delta core's FileScan.
