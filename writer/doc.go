@@ -5,14 +5,20 @@
 // reconciliation depends on.
 //
 // Rewrite runs one Job; RewriteAll runs many, a bounded number at once.
-// A source is read one of three ways, all yielding the same rows:
+// A source is read one of four ways, all yielding the same rows:
 //   - through the Delta core's FileScan, which converts file rows to the
 //     table's data schema (narrow types, INT96, other layouts);
-//   - directly, when the file's parquet schema is the data schema: rows go
-//     to the output as read, only the deletion vector is applied;
-//   - by page copy, when such a source has no deletion vector and large row
-//     groups: whole row groups go to parquet-go's WriteRowGroup (rows are
-//     still decoded once for the statistics).
+//   - directly, when the file's parquet schema is the data schema and it
+//     has a deletion vector: rows go to the output as read, minus the
+//     deleted ones;
+//   - in a pack, when such a source has no deletion vector and small row
+//     groups (most small files): consecutive ones are written together as
+//     one row group, which parquet-go re-encodes column by column;
+//   - by page copy, when it has no deletion vector and large row groups:
+//     whole row groups go to parquet-go's WriteRowGroup.
+//
+// Packed and copied sources get their statistics column by column (from
+// page bounds where exact); no row is assembled for them.
 //
 // Reading and writing of a source run on two goroutines. Memory is bounded
 // by Options (page size, read buffers, batches in flight); the pages of the

@@ -82,9 +82,10 @@ type Options struct {
 	// compresses and uploads, and does about three quarters of the work),
 	// so one job per core keeps the cores busy. 0: GOMAXPROCS.
 	MaxConcurrentJobs int
-	// DisableCopyPath turns off the page-copy fast path (whole row groups of
-	// DV-free, schema-identical sources copied without decoding). Used to
-	// benchmark and to cross-check the two paths.
+	// DisableCopyPath turns off the whole-row-group paths (page copy of
+	// large row groups and packs of small sources, for DV-free sources of
+	// the data schema): every row then goes through the row path. Used to
+	// benchmark and to cross-check the paths.
 	DisableCopyPath bool
 	// SpillDir is where the compressed pages of the row group being built
 	// wait (one temp file per column chunk, unlinked as soon as it is
