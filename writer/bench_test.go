@@ -14,8 +14,8 @@ import (
 
 // BenchmarkRewrite rewrites generated tables (10 mixed columns) and reports
 // input MB/s. Sub-benchmarks:
-//   - small-files: 64 MiB of 1-4 MiB snappy files into zstd outputs (decode,
-//     stats, encode);
+//   - small-files / small-files-rows: 64 MiB of 1-4 MiB snappy files into
+//     zstd outputs, in packs (column by column) and through the row path;
 //   - large-zstd-copy / large-zstd-nocopy: 4 files of 16 MiB (one row group
 //     each, zstd as compactord writes) with the page-copy path on and off.
 //
@@ -30,6 +30,7 @@ func BenchmarkRewrite(b *testing.B) {
 		minCopy int64
 	}{
 		{name: "small-files", total: 64 << 20, lo: 1 << 20, hi: 4 << 20},
+		{name: "small-files-rows", total: 64 << 20, lo: 1 << 20, hi: 4 << 20, noCopy: true},
 		{name: "large-zstd-copy", total: 64 << 20, lo: 16 << 20, hi: 16 << 20, zstd: true, minCopy: 1 << 20},
 		{name: "large-zstd-nocopy", total: 64 << 20, lo: 16 << 20, hi: 16 << 20, zstd: true, noCopy: true},
 	}
@@ -63,7 +64,7 @@ func BenchmarkRewrite(b *testing.B) {
 			jobs := []*Job{{ID: "all", Sources: snap.Files}}
 			b.SetBytes(in)
 			b.ResetTimer()
-			copied := 0
+			copied, packed := 0, 0
 			for i := 0; i < b.N; i++ {
 				results, err := RewriteAll(ctx, tbl, snap, jobs, opts)
 				if err != nil {
@@ -72,6 +73,7 @@ func BenchmarkRewrite(b *testing.B) {
 				b.StopTimer()
 				for _, r := range results {
 					copied += r.CopiedRowGroups
+					packed += r.PackedSources
 					if err := r.Abort(ctx); err != nil {
 						b.Fatal(err)
 					}
@@ -79,6 +81,7 @@ func BenchmarkRewrite(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(copied)/float64(b.N), "copied-rowgroups/op")
+			b.ReportMetric(float64(packed)/float64(b.N), "packed-sources/op")
 		})
 	}
 }
