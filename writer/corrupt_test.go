@@ -1,0 +1,124 @@
+package writer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/bench/gen"
+	"github.com/compactord/compactord/delta"
+)
+
+// corruptColumnChunk overwrites one column chunk of a data file (header and
+// pages) with 0xFF bytes, leaving the footer intact, and returns the chunk's
+// byte range.
+func corruptColumnChunk(t *testing.T, path string, rowGroup, column int) (int64, int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(strings.NewReader(string(b)), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := f.Metadata().RowGroups[rowGroup].Columns[column].MetaData
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+		start = md.DictionaryPageOffset
+	}
+	end := start + md.TotalCompressedSize
+	for i := start; i < end; i++ {
+		b[i] = 0xFF
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return start, end
+}
+
+// A source whose footer is fine but whose pages are not fails the job with
+// an error naming it, whichever path reads it, and leaves no object behind.
+func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		column int
+		opts   func(*Options)
+	}{
+		{"pack path, a statistics column", 0, func(*Options) {}},
+		{"pack path, a column without statistics", -1, func(*Options) {}},
+		{"row path", 0, func(o *Options) { o.DisableCopyPath = true }},
+		{"delta scan", 0, func(o *Options) { o.forceScan = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 12 small snappy files of 10 columns, statistics on the first
+			// only, so that a corrupt last column is first met by
+			// parquet-go's re-encoding of the pack, not by the statistics.
+			dir := filepath.Join(t.TempDir(), "t")
+			if err := gen.Generate(dir, 3<<20, 200<<10, 300<<10, 7, nil); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			snap, err := loadLatest(context.Background(), tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap.Metadata.Configuration = map[string]string{"delta.dataSkippingNumIndexedCols": "1"}
+			bad := snap.Files[5]
+			key, err := bad.Key()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := tc.column
+			if col < 0 {
+				pf := openLocal(t, filepath.Join(dir, filepath.FromSlash(key)))
+				col = len(pf.Schema().Columns()) - 1
+			}
+			corruptColumnChunk(t, filepath.Join(dir, filepath.FromSlash(key)), 0, col)
+			before := listKeys(t, tbl)
+			opts := DefaultOptions()
+			opts.SpillDir = t.TempDir()
+			tc.opts(&opts)
+			job := &Job{ID: "j", Sources: snap.Files}
+			res, err := Rewrite(context.Background(), tbl, snap, job, opts)
+			if err == nil {
+				_ = res.Abort(context.Background())
+				t.Fatal("a corrupt source was rewritten without error")
+			}
+			if !strings.Contains(err.Error(), bad.Path) {
+				t.Errorf("error does not name %s: %v", bad.Path, err)
+			}
+			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+				t.Errorf("objects changed by the failed rewrite:\nbefore %v\nafter  %v", before, after)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
+
+func openLocal(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
+}
