@@ -62,6 +62,7 @@ type config struct {
 	strategies                string
 	equalBuckets              bool
 	sweep                     string
+	daemon                    bool
 	cubeMergeMin              int
 }
 
@@ -228,6 +229,26 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 	return nil
 }
 
+// The daemon's default settle window and small-files trigger (policies.DefaultPolicy).
+const (
+	daemonSettle     = 15 * time.Minute
+	daemonSmallFiles = 50
+)
+
+// settledSmallFiles counts what the daemon's small_files trigger counts:
+// files below min(min file, target) modified at least the settle window
+// before now.
+func (t *table) settledSmallFiles(now int64) int {
+	small := min(t.cfg.minFile, t.cfg.target)
+	n := 0
+	for _, f := range t.files {
+		if f.add.Size < small && f.add.ModificationTime <= now-daemonSettle.Milliseconds() {
+			n++
+		}
+	}
+	return n
+}
+
 // pruning returns, per clustering column, the average fraction of files
 // whose [min, max] overlaps a random range predicate selecting 1% of the
 // column's value range.
@@ -311,7 +332,20 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 		t.addFile(rows, now, nil, "")
 		t.ingested += int64(len(rows)) * cfg.rowBytes
 		t.version++
-		if (b+1)%cfg.every != 0 {
+		if cfg.daemon {
+			// The daemon's defaults: a poll after every batch, a run when
+			// 50 files older than the settle window are small.
+			pol.SettleWindow = daemonSettle
+			if (b+1)%(cfg.every*cfg.measureEvery) == 0 {
+				for c, v := range t.pruning(qrng) {
+					res.pruning[c] += v
+				}
+				measured++
+			}
+			if t.settledSmallFiles(now) < daemonSmallFiles {
+				continue
+			}
+		} else if (b+1)%cfg.every != 0 {
 			continue
 		}
 		pol.Now = time.UnixMilli(now)
@@ -325,7 +359,7 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 		}
 		res.largestRewrite = max(res.largestRewrite, t.rewritten-before)
 		res.runs++
-		if res.runs%cfg.measureEvery == 0 {
+		if !cfg.daemon && res.runs%cfg.measureEvery == 0 {
 			for c, v := range t.pruning(qrng) {
 				res.pruning[c] += v
 			}
@@ -369,7 +403,7 @@ func main() {
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
 	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
 	flag.IntVar(&cfg.cubeMergeMin, "cube-merge-min", planner.DefaultCubeMergeMinCubes, "planner CubeMergeMinCubes: partial cubes of a size tier merge once this many exist (negative = Delta: merge every partial cube)")
-	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval; empty: none")
+	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20,daemon", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval, and \"daemon\" (a poll after every batch, a run when 50 files older than the 15 minute settle window are small: the daemon's defaults); empty: none")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
@@ -468,23 +502,33 @@ func goalOf(bp, zc, au result) goal {
 func sweep(cfg config, w io.Writer) error {
 	fmt.Fprintf(w, "\nsweep over the policy interval (pruning measured every %d batches):\n", cfg.every*cfg.measureEvery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "every k\tbinpack WA\tzcube WA\tzcube prune\tauto WA\tauto prune\tauto files\tWA / binpack\tprune / zcube\tgoal\t")
+	fmt.Fprintln(tw, "runs\tbinpack WA\tzcube WA\tzcube prune\tauto WA\tauto prune\tauto files\tWA / binpack\tprune / zcube\tgoal\t")
 	for _, f := range strings.Split(cfg.sweep, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || k < 1 {
-			return fmt.Errorf("sweep: bad interval %q", f)
-		}
+		f = strings.TrimSpace(f)
 		c := cfg
-		c.every, c.measureEvery = k, max(1, cfg.every*cfg.measureEvery/k)
+		label := f
+		if f == "daemon" {
+			// Polled after every batch; runs when the small_files trigger
+			// fires; the planner keeps the settle window.
+			c.daemon, c.every, c.measureEvery = true, 1, cfg.every*cfg.measureEvery
+		} else {
+			k, err := strconv.Atoi(f)
+			if err != nil || k < 1 {
+				return fmt.Errorf("sweep: bad interval %q (want a number of batches or \"daemon\")", f)
+			}
+			c.every, c.measureEvery = k, max(1, cfg.every*cfg.measureEvery/k)
+		}
 		var rs [3]result
 		for i, st := range []planner.Strategy{planner.StrategyBinpack, planner.StrategyZCube, planner.StrategyAuto} {
-			if rs[i], err = simulate(string(st), st, c); err != nil {
+			r, err := simulate(string(st), st, c)
+			if err != nil {
 				return err
 			}
+			rs[i] = r
 		}
 		g := goalOf(rs[0], rs[1], rs[2])
 		wa := func(r result) float64 { return float64(r.rewritten) / float64(r.ingested) }
-		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.3f\t%d\t%.2f\t%.2f\t%s\t\n", k, wa(rs[0]), wa(rs[1]), avg(rs[1].pruning),
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.3f\t%.2f\t%.3f\t%d\t%.2f\t%.2f\t%s\t\n", label, wa(rs[0]), wa(rs[1]), avg(rs[1].pruning),
 			wa(rs[2]), avg(rs[2].pruning), rs[2].files, g.wa, g.prune, verdict(g.wa <= 1.5 && g.prune <= 1.3))
 	}
 	return tw.Flush()
