@@ -144,7 +144,8 @@ func (st *state) zcube() {
 type columnSpans struct {
 	cols   []column
 	files  []*fileInfo
-	ranges [][]span // [column][file]
+	index  map[*fileInfo]int // position in files
+	ranges [][]span          // [column][file]
 }
 
 type span struct {
@@ -153,7 +154,10 @@ type span struct {
 }
 
 func (st *state) columnSpans(part []*fileInfo) columnSpans {
-	cs := columnSpans{cols: st.cols, files: part, ranges: make([][]span, len(st.cols))}
+	cs := columnSpans{cols: st.cols, files: part, index: make(map[*fileInfo]int, len(part)), ranges: make([][]span, len(st.cols))}
+	for k, f := range part {
+		cs.index[f] = k
+	}
 	for i, c := range st.cols {
 		cs.ranges[i] = make([]span, len(part))
 		for k, f := range part {
@@ -177,17 +181,13 @@ func (st *state) columnSpans(part []*fileInfo) columnSpans {
 // other columns instead. A job source without usable stats for a column
 // gives that column MaxRangeBuckets.
 func (cs columnSpans) buckets(fs []*fileInfo) []int {
-	in := make(map[*fileInfo]int, len(cs.files))
-	for k, f := range cs.files {
-		in[f] = k
-	}
 	out := make([]int, len(cs.cols))
 	for i := range cs.cols {
 		out[i] = MaxRangeBuckets
 		var lo, hi statValue
 		ok := true
 		for n, f := range fs {
-			k, found := in[f]
+			k, found := cs.index[f]
 			if !found || !cs.ranges[i][k].ok {
 				ok = false
 				break
