@@ -162,7 +162,10 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if jw.cur != nil && jw.cur.size() >= jw.target {
+		if jw.cur != nil && jw.cur.size()+jw.packBytes >= jw.target {
+			if err := jw.flushPack(); err != nil {
+				return err
+			}
 			if err := jw.closeOutput(ctx); err != nil {
 				return err
 			}
