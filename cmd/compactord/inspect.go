@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
 )
 
 // inspectReport is what `compactord inspect` prints (--json: this struct).
@@ -45,6 +46,9 @@ type inspectReport struct {
 	NumPartitions     int                `json:"numPartitions"`
 	Partitions        []partitionSummary `json:"partitions"`
 	ClusteringColumns [][]string         `json:"clusteringColumns"`
+	// Clustering is the clustering state of a clustered table (nil
+	// otherwise): what auto's threshold and the cube tiers look at.
+	Clustering *clusteringReport `json:"clustering,omitempty"`
 
 	Protocol              protocolReport    `json:"protocol"`
 	ImpliedReaderFeatures []string          `json:"impliedReaderFeatures,omitempty"`
@@ -54,6 +58,26 @@ type inspectReport struct {
 	Rewritable bool            `json:"rewritable"`
 	Refusal    string          `json:"refusal"`
 	Refusals   []refusalReport `json:"refusals"`
+}
+
+// clusteringReport counts a clustered table's files by how they were
+// clustered.
+type clusteringReport struct {
+	// UnclusteredFiles/Bytes: files no clustering wrote (no provider, no
+	// Z-cube tag): auto clusters them once their bytes reach its threshold.
+	UnclusteredFiles int   `json:"unclusteredFiles"`
+	UnclusteredBytes int64 `json:"unclusteredBytes"`
+	// ZCubes lists each Z-cube's id, files and bytes, largest first.
+	ZCubes []zcubeSummary `json:"zcubes"`
+	// OtherFiles are clustered without a Z-cube tag (clustered on write,
+	// or by another provider).
+	OtherFiles int `json:"otherFiles"`
+}
+
+type zcubeSummary struct {
+	ID    string `json:"id"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
 }
 
 type protocolReport struct {
@@ -155,6 +179,43 @@ func parseSize(s string) (int64, error) {
 	return int64(f * mult), nil
 }
 
+// maxInspectCubes bounds the Z-cubes the text report lists.
+const maxInspectCubes = 20
+
+// clusteringState groups a clustered table's files by Z-cube.
+func clusteringState(snap *delta.Snapshot) *clusteringReport {
+	cr := &clusteringReport{ZCubes: []zcubeSummary{}}
+	cubes := map[string]*zcubeSummary{}
+	for _, f := range snap.Files {
+		id, tagged := f.Tags[planner.TagZCubeID]
+		switch {
+		case tagged:
+			z := cubes[id]
+			if z == nil {
+				z = &zcubeSummary{ID: id}
+				cubes[id] = z
+			}
+			z.Files++
+			z.Bytes += f.Size
+		case f.ClusteringProvider != nil:
+			cr.OtherFiles++
+		default:
+			cr.UnclusteredFiles++
+			cr.UnclusteredBytes += f.Size
+		}
+	}
+	for _, z := range cubes {
+		cr.ZCubes = append(cr.ZCubes, *z)
+	}
+	sort.Slice(cr.ZCubes, func(i, j int) bool {
+		if cr.ZCubes[i].Bytes != cr.ZCubes[j].Bytes {
+			return cr.ZCubes[i].Bytes > cr.ZCubes[j].Bytes
+		}
+		return cr.ZCubes[i].ID < cr.ZCubes[j].ID
+	})
+	return cr
+}
+
 func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) (*inspectReport, error) {
 	rep := &inspectReport{
 		Table:              url,
@@ -250,6 +311,9 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 	rep.ClusteringColumns = cols
 	if rep.ClusteringColumns == nil {
 		rep.ClusteringColumns = [][]string{}
+	}
+	if len(cols) > 0 {
+		rep.Clustering = clusteringState(snap)
 	}
 
 	werr := delta.Writable(snap)
@@ -352,6 +416,20 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 			cols = append(cols, strings.Join(c, "."))
 		}
 		p("clustering\t%s\n", strings.Join(cols, ", "))
+		if c := r.Clustering; c != nil {
+			p("  unclustered\t%d files\t%s\n", c.UnclusteredFiles, inspectSize(c.UnclusteredBytes))
+			if c.OtherFiles > 0 {
+				p("  clustered, no z-cube\t%d files\n", c.OtherFiles)
+			}
+			p("  z-cubes\t%d\n", len(c.ZCubes))
+			for i, z := range c.ZCubes {
+				if i == maxInspectCubes {
+					p("  ...\t%d more\n", len(c.ZCubes)-i)
+					break
+				}
+				p("    %s\t%d files\t%s\n", z.ID, z.Files, inspectSize(z.Bytes))
+			}
+		}
 	} else {
 		p("clustering\tnone\n")
 	}

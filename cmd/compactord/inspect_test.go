@@ -7,7 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +169,59 @@ func TestInspectTextAndErrors(t *testing.T) {
 		err := runInspect(context.Background(), tc.args, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
 			t.Errorf("inspect %v: err = %v, want %q (usage %v)", tc.args, err, tc.want, tc.usage)
+		}
+	}
+}
+
+// TestInspectShowsTheClusteringState reads a hand-written clustered log:
+// unclustered files, two Z-cubes (largest first) and a file clustered
+// without a Z-cube tag.
+func TestInspectShowsTheClusteringState(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	add := func(path string, size int, tags, provider string) string {
+		s := `{"add":{"path":"` + path + `","partitionValues":{},"size":` + strconv.Itoa(size) + `,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1}"`
+		if tags != "" {
+			s += `,"tags":` + tags
+		}
+		if provider != "" {
+			s += `,"clusteringProvider":"` + provider + `"`
+		}
+		return s + "}}"
+	}
+	cube := func(id string) string { return `{"ZCUBE_ID":"` + id + `","ZCUBE_ZORDER_BY":"[\"k\"]"}` }
+	log := strings.Join([]string{
+		`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["domainMetadata","clustering"]}}`,
+		`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"k\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":1}}`,
+		`{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"k\"]]}","removed":false}}`,
+		add("u1.parquet", 100, "", ""),
+		add("u2.parquet", 50, "", ""),
+		add("a1.parquet", 1000, cube("cube-a"), "liquid"),
+		add("a2.parquet", 500, cube("cube-a"), "liquid"),
+		add("b1.parquet", 3000, cube("cube-b"), "liquid"),
+		add("w1.parquet", 70, "", "liquid"),
+	}, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "_delta_log", "00000000000000000000.json"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := inspectJSON(t, "file://"+dir)
+	c := rep.Clustering
+	if c == nil {
+		t.Fatal("no clustering state in the report")
+	}
+	want := []zcubeSummary{{ID: "cube-b", Files: 1, Bytes: 3000}, {ID: "cube-a", Files: 2, Bytes: 1500}}
+	if c.UnclusteredFiles != 2 || c.UnclusteredBytes != 150 || c.OtherFiles != 1 || !reflect.DeepEqual(c.ZCubes, want) {
+		t.Fatalf("clustering state %+v", c)
+	}
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"unclustered", "2 files", "z-cubes", "cube-b", "clustered, no z-cube"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("text report lacks %q:\n%s", line, out.String())
 		}
 	}
 }
