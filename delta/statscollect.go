@@ -2,6 +2,7 @@ package delta
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -224,6 +225,17 @@ func (c *StatsCollector) ObserveRowGroup(rg parquet.RowGroup, buf []parquet.Valu
 }
 
 func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Value) error {
+	return ReadPages(cc, func(p parquet.Page) error {
+		if c.observeBounds(p) {
+			return nil
+		}
+		return ReadPageValues(p, buf, c.ObserveValues)
+	})
+}
+
+// ReadPages calls fn with every page of a column chunk, in order,
+// releasing each page once fn returns.
+func ReadPages(cc parquet.ColumnChunk, fn func(parquet.Page) error) error {
 	pages := cc.Pages()
 	defer pages.Close()
 	for {
@@ -234,23 +246,27 @@ func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Valu
 		if err != nil {
 			return err
 		}
-		if c.observeBounds(p) {
-			parquet.Release(p)
-			continue
-		}
-		vr := p.Values()
-		for {
-			n, err := vr.ReadValues(buf)
-			c.ObserveValues(buf[:n])
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				parquet.Release(p)
-				return err
-			}
-		}
+		err = fn(p)
 		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// ReadPageValues decodes the values of p, len(buf) at a time, and calls fn
+// with each batch (the values are only valid during the call).
+func ReadPageValues(p parquet.Page, buf []parquet.Value, fn func([]parquet.Value)) error {
+	vr := p.Values()
+	for {
+		n, err := vr.ReadValues(buf)
+		fn(buf[:n])
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
@@ -338,13 +354,7 @@ func (c *StatsCollector) observe(v *parquet.Value) {
 		default:
 			return
 		}
-		if !l.seen {
-			l.minI, l.maxI, l.seen = x, x, true
-		} else if x < l.minI {
-			l.minI = x
-		} else if x > l.maxI {
-			l.maxI = x
-		}
+		widen(&l.seen, &l.minI, &l.maxI, x)
 	case catFloat:
 		var x float64
 		switch v.Kind() {
@@ -363,36 +373,12 @@ func (c *StatsCollector) observe(v *parquet.Value) {
 			l.nonFinit = true
 			return
 		}
-		if !l.seen {
-			l.minF, l.maxF, l.seen = x, x, true
-		} else if x < l.minF {
-			l.minF = x
-		} else if x > l.maxF {
-			l.maxF = x
-		}
+		widen(&l.seen, &l.minF, &l.maxF, x)
 	case catString:
-		b := v.ByteArray()
-		if !l.seen {
-			l.minB = append(l.minB[:0], b...)
-			l.maxB = append(l.maxB[:0], b...)
-			l.seen = true
-		} else if bytes.Compare(b, l.minB) < 0 {
-			l.minB = append(l.minB[:0], b...)
-		} else if bytes.Compare(b, l.maxB) > 0 {
-			l.maxB = append(l.maxB[:0], b...)
-		}
+		l.widenBytes(v.ByteArray(), bytes.Compare)
 	case catDecimal:
 		if l.decBytes {
-			b := v.ByteArray()
-			if !l.seen {
-				l.minB = append(l.minB[:0], b...)
-				l.maxB = append(l.maxB[:0], b...)
-				l.seen = true
-			} else if compareTwosComplement(b, l.minB) < 0 {
-				l.minB = append(l.minB[:0], b...)
-			} else if compareTwosComplement(b, l.maxB) > 0 {
-				l.maxB = append(l.maxB[:0], b...)
-			}
+			l.widenBytes(v.ByteArray(), compareTwosComplement)
 			return
 		}
 		var x int64
@@ -404,13 +390,35 @@ func (c *StatsCollector) observe(v *parquet.Value) {
 		default:
 			return
 		}
-		if !l.seen {
-			l.minI, l.maxI, l.seen = x, x, true
-		} else if x < l.minI {
-			l.minI = x
-		} else if x > l.maxI {
-			l.maxI = x
-		}
+		widen(&l.seen, &l.minI, &l.maxI, x)
+	}
+}
+
+// widen extends the range [lo, hi] to x; seen says whether it holds a
+// value yet.
+func widen[T cmp.Ordered](seen *bool, lo, hi *T, x T) {
+	switch {
+	case !*seen:
+		*lo, *hi, *seen = x, x, true
+	case x < *lo:
+		*lo = x
+	case x > *hi:
+		*hi = x
+	}
+}
+
+// widenBytes extends the leaf's byte range to b in the order of compare,
+// copying b (it may point into a reused buffer).
+func (l *leafStats) widenBytes(b []byte, compare func(a, b []byte) int) {
+	switch {
+	case !l.seen:
+		l.minB = append(l.minB[:0], b...)
+		l.maxB = append(l.maxB[:0], b...)
+		l.seen = true
+	case compare(b, l.minB) < 0:
+		l.minB = append(l.minB[:0], b...)
+	case compare(b, l.maxB) > 0:
+		l.maxB = append(l.maxB[:0], b...)
 	}
 }
 

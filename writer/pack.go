@@ -2,9 +2,7 @@ package writer
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -132,34 +130,13 @@ func readAllPages(d *directSource) (err error) {
 	buf := make([]parquet.Value, 1024)
 	for i, rg := range d.rowGroups {
 		for c, cc := range rg.ColumnChunks() {
-			if err := readChunk(cc, buf); err != nil {
+			err := delta.ReadPages(cc, func(p parquet.Page) error {
+				return delta.ReadPageValues(p, buf, func([]parquet.Value) {})
+			})
+			if err != nil {
 				return fmt.Errorf("row group %d column %d: %w", i, c, err)
 			}
 		}
 	}
 	return nil
-}
-
-func readChunk(cc parquet.ColumnChunk, buf []parquet.Value) error {
-	pages := cc.Pages()
-	defer pages.Close()
-	for {
-		p, err := pages.ReadPage()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		vr := p.Values()
-		for {
-			_, err := vr.ReadValues(buf)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
 }
