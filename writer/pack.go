@@ -87,13 +87,12 @@ func (jw *jobWriter) flushPack() error {
 	}
 	o.rows += n
 	o.flushedSize = o.pw.Size()
-	clear(jw.pack)
-	jw.pack, jw.packRows, jw.packBytes = jw.pack[:0], 0, 0
+	jw.resetPack()
 	return nil
 }
 
-// dropPack forgets the packed sources (the job failed).
-func (jw *jobWriter) dropPack() {
+// resetPack empties the pack (written, or the job failed).
+func (jw *jobWriter) resetPack() {
 	clear(jw.pack)
 	jw.pack, jw.packRows, jw.packBytes = jw.pack[:0], 0, 0
 }

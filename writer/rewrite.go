@@ -152,7 +152,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 
 func (jw *jobWriter) run(ctx context.Context) (err error) {
 	defer func() {
-		jw.dropPack()
+		jw.resetPack()
 		if jw.cur != nil {
 			jw.cur.abandon()
 			jw.cur = nil
