@@ -158,6 +158,35 @@ func physicalType(t *DataType) *DataType {
 	return t
 }
 
+// PartitionValueKeys returns the keys under which add actions carry the
+// table's partition values (add.partitionValues), in partitionColumns order:
+// the columns' physical names when column mapping is on, else their names.
+func PartitionValueKeys(meta *Metadata, schema *StructType) ([]string, error) {
+	cols := meta.PartitionColumns
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	mode := strings.ToLower(strings.TrimSpace(meta.Configuration["delta.columnMapping.mode"]))
+	if mode == "" || mode == "none" {
+		return cols, nil
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("column mapping mode %q but no parsed schema", mode)
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		f := schema.Field(c)
+		if f == nil {
+			return nil, fmt.Errorf("partition column %q is not in the schema", c)
+		}
+		if _, ok := f.Metadata[MetaColumnMappingPhysicalName]; !ok {
+			return nil, fmt.Errorf("partition column %q has no %s under column mapping mode %q", c, MetaColumnMappingPhysicalName, mode)
+		}
+		out[i] = PhysicalName(f)
+	}
+	return out, nil
+}
+
 // PartitionFields returns the schema fields of the table's partition
 // columns, in partitionColumns order.
 func PartitionFields(meta *Metadata, schema *StructType) ([]*StructField, error) {

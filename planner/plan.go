@@ -212,7 +212,11 @@ func Plan(snap *delta.Snapshot, p Policy) (*CompactionPlan, error) {
 	for _, c := range cols {
 		pl.ClusteringColumns = append(pl.ClusteringColumns, c.name())
 	}
-	st := &state{s: s, snap: snap, cols: cols, plan: pl, skips: map[string]*skipAcc{}}
+	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
+	}
+	st := &state{s: s, snap: snap, partKeys: partKeys, cols: cols, plan: pl, skips: map[string]*skipAcc{}}
 	st.classify()
 
 	strategy, reason, err := st.choose()
@@ -260,13 +264,16 @@ type skipAcc struct {
 
 // state carries one planning run.
 type state struct {
-	s     settings
-	snap  *delta.Snapshot
-	cols  []column
-	plan  *CompactionPlan
-	files []*fileInfo
-	skips map[string]*skipAcc
-	jobs  []*Job
+	s    settings
+	snap *delta.Snapshot
+	// partKeys are the keys of the partition columns in add.partitionValues
+	// (physical names under column mapping).
+	partKeys []string
+	cols     []column
+	plan     *CompactionPlan
+	files    []*fileInfo
+	skips    map[string]*skipAcc
+	jobs     []*Job
 }
 
 func (st *state) skip(reason string, f *fileInfo) {
@@ -334,7 +341,7 @@ func (st *state) classify() {
 		names[i] = c.name()
 	}
 	for _, a := range files {
-		f := &fileInfo{add: a, partKey: partitionKey(st.snap.Metadata.PartitionColumns, a.PartitionValues), records: -1}
+		f := &fileInfo{add: a, partKey: partitionKey(st.partKeys, a.PartitionValues), records: -1}
 		f.deleted = a.NumDeleted()
 		if a.ParsedStats != nil && a.ParsedStats.NumRecords != nil {
 			f.records = *a.ParsedStats.NumRecords
@@ -619,8 +626,8 @@ func (st *state) admit() {
 		if c := less(jobs[i], jobs[j]); c != 0 {
 			return c < 0
 		}
-		ki := partitionKey(st.snap.Metadata.PartitionColumns, jobs[i].PartitionValues)
-		kj := partitionKey(st.snap.Metadata.PartitionColumns, jobs[j].PartitionValues)
+		ki := partitionKey(st.partKeys, jobs[i].PartitionValues)
+		kj := partitionKey(st.partKeys, jobs[j].PartitionValues)
 		if ki != kj {
 			return ki < kj
 		}

@@ -187,3 +187,49 @@ func TestPlansOfRealTables(t *testing.T) {
 		})
 	}
 }
+
+// TestPlansNeverMixPartitionsOnFixtures plans every readable fixture table
+// with binpack and every file a candidate, and checks that each job's
+// sources share one partition: partition values are keyed by physical name
+// under column mapping, and grouping them by logical name once put every
+// file of cm-name-partitioned-all-types in a single "null" partition.
+func TestPlansNeverMixPartitionsOnFixtures(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitioned, mapped := 0, 0
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Dir(dir))
+		ctx := context.Background()
+		tbl, err := delta.OpenTable(ctx, "file://"+dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+		_ = tbl.Close()
+		if err != nil || len(snap.Metadata.PartitionColumns) == 0 {
+			continue // unreadable fixtures are refused elsewhere
+		}
+		partitioned++
+		if m := snap.Metadata.Configuration["delta.columnMapping.mode"]; m == "name" || m == "id" {
+			mapped++
+		}
+		pl, err := Plan(snap, Policy{Strategy: StrategyBinpack, MinFileSize: 1 << 40, TargetFileSize: 1 << 40})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		for _, j := range pl.Jobs {
+			want, _ := json.Marshal(j.PartitionValues)
+			for _, s := range j.Sources {
+				if got, _ := json.Marshal(s.PartitionValues); !bytes.Equal(got, want) {
+					t.Errorf("%s: job %s mixes partition %s with %s (%s)", name, j.ID, want, got, s.Path)
+				}
+			}
+		}
+	}
+	if partitioned < 5 || mapped < 2 {
+		t.Fatalf("only %d partitioned fixtures (%d with column mapping) planned", partitioned, mapped)
+	}
+}

@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -41,7 +40,7 @@ func newLayout(snap *delta.Snapshot, partitionValues map[string]*string, codecEx
 		}
 		return l, nil
 	}
-	cols, err := physicalPartitionColumns(snap)
+	cols, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return layout{}, err
 	}
@@ -116,43 +115,6 @@ func randomPrefix(n int) string {
 		b[i] = alphanumeric[rand.IntN(len(alphanumeric))]
 	}
 	return string(b)
-}
-
-// physicalPartitionColumns returns the table's partition columns in
-// metadata order, by physical name when column mapping is on.
-func physicalPartitionColumns(snap *delta.Snapshot) ([]string, error) {
-	cols := snap.Metadata.PartitionColumns
-	if len(cols) == 0 {
-		return nil, nil
-	}
-	mode := strings.ToLower(strings.TrimSpace(snap.Metadata.Configuration["delta.columnMapping.mode"]))
-	if mode == "" || mode == "none" {
-		return cols, nil
-	}
-	if snap.Schema == nil {
-		return nil, fmt.Errorf("column mapping mode %q but the snapshot has no parsed schema", mode)
-	}
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		var field *delta.StructField
-		for _, f := range snap.Schema.Fields {
-			if strings.EqualFold(f.Name, c) {
-				field = f
-				break
-			}
-		}
-		if field == nil {
-			return nil, fmt.Errorf("partition column %q not found in the table schema", c)
-		}
-		raw, ok := field.Metadata["delta.columnMapping.physicalName"]
-		if !ok {
-			return nil, fmt.Errorf("partition column %q has no delta.columnMapping.physicalName under column mapping mode %q", c, mode)
-		}
-		if err := json.Unmarshal(raw, &out[i]); err != nil {
-			return nil, fmt.Errorf("partition column %q: physical name: %w", c, err)
-		}
-	}
-	return out, nil
 }
 
 // samePartition reports whether two partition-value maps are equal

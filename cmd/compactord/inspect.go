@@ -249,6 +249,12 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 	}
 	rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: ">=" + inspectSize(lower), Lower: lower})
 
+	// Partition values are keyed by physical name under column mapping;
+	// the report names the logical columns.
+	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	if err != nil {
+		return nil, err
+	}
 	parts := map[string]*partitionSummary{}
 	for _, f := range snap.Files {
 		rep.SizeBytes += f.Size
@@ -271,12 +277,12 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 			rep.FilesWithoutStats++
 		}
 		if len(snap.Metadata.PartitionColumns) > 0 {
-			key := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)
+			key := partitionKey(partKeys, f.PartitionValues)
 			p := parts[key]
 			if p == nil {
 				p = &partitionSummary{Values: map[string]*string{}}
-				for _, c := range snap.Metadata.PartitionColumns {
-					p.Values[c] = f.PartitionValues[c]
+				for i, c := range snap.Metadata.PartitionColumns {
+					p.Values[c] = f.PartitionValues[partKeys[i]]
 				}
 				parts[key] = p
 			}

@@ -225,3 +225,22 @@ func TestInspectShowsTheClusteringState(t *testing.T) {
 		}
 	}
 }
+
+// Partition values are keyed by physical name under column mapping; the
+// report shows them under the logical column names.
+func TestInspectPartitionsOfAColumnMappedTable(t *testing.T) {
+	rep, _ := inspectJSON(t, "file://"+testutil.DeltaTable(t, "cm-name-partitioned-all-types"))
+	if rep.NumPartitions != 3 {
+		t.Fatalf("%d partitions, want 3: %+v", rep.NumPartitions, rep.Partitions)
+	}
+	var ints []string
+	for _, p := range rep.Partitions {
+		if v := p.Values["as_int"]; v != nil {
+			ints = append(ints, *v)
+		}
+	}
+	sort.Strings(ints)
+	if strings.Join(ints, ",") != "0,1" {
+		t.Fatalf("as_int values %v, want 0 and 1 (and one null partition)", ints)
+	}
+}
