@@ -395,8 +395,12 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		return nil, err
 	}
 	cs := compileCheckpoint(root)
-	if cs.add == nil && cs.remove == nil && cs.tops[kindMetadata] == nil && cs.tops[kindProtocol] == nil && cs.tops[kindSidecar] == nil {
-		return nil, errors.New("not a checkpoint: no add, remove, metaData, protocol or sidecar column")
+	// A part of a multi-part checkpoint may hold a single kind of action
+	// (delta-kernel-rs writes parts of txn alone); protocol and metaData
+	// are checked on the whole checkpoint.
+	if cs.add == nil && cs.remove == nil && cs.tops[kindMetadata] == nil && cs.tops[kindProtocol] == nil &&
+		cs.tops[kindSidecar] == nil && cs.tops[kindTxn] == nil && cs.tops[kindDomainMetadata] == nil && cs.tops[kindCheckpointMetadata] == nil {
+		return nil, errors.New("not a checkpoint: no add, remove, metaData, protocol, txn, domainMetadata, checkpointMetadata or sidecar column")
 	}
 	type chunk struct {
 		rg         int
