@@ -27,9 +27,20 @@ const (
 	kindCommitInfo         = "commitInfo"
 )
 
+// knownActionKind reports whether k is an action key this build models.
+func knownActionKind(k string) bool {
+	switch k {
+	case kindProtocol, kindMetadata, kindAdd, kindRemove, kindTxn, kindDomainMetadata, kindCDC,
+		kindCheckpointMetadata, kindSidecar, kindCommitInfo:
+		return true
+	}
+	return false
+}
+
 // ParseAction parses one line of a commit (or JSON checkpoint) file. A line
-// whose single key is an action kind this build does not model is returned
-// with Unknown set to the verbatim line. Errors wrap ErrMalformedAction.
+// whose keys are all action kinds this build does not model is returned
+// with Unknown set to the verbatim line; keys beside one known action are
+// ignored, as Spark ignores them. Errors wrap ErrMalformedAction.
 func ParseAction(line []byte) (Action, error) {
 	var a Action
 	line = bytes.TrimSpace(line)
@@ -37,8 +48,29 @@ func ParseAction(line []byte) (Action, error) {
 	if err := json.Unmarshal(line, &top); err != nil {
 		return a, fmt.Errorf("%w: %v", ErrMalformedAction, err)
 	}
-	if len(top) != 1 {
-		return a, fmt.Errorf("%w: want exactly one action per line, got %d keys", ErrMalformedAction, len(top))
+	if len(top) == 0 {
+		return a, fmt.Errorf("%w: no action on the line", ErrMalformedAction)
+	}
+	if len(top) > 1 {
+		// Spark reads a line as one action and ignores keys it does not
+		// know (Delta's log schema evolvability): keep the one known action,
+		// refuse a line with two.
+		var known []string
+		for k := range top {
+			if knownActionKind(k) {
+				known = append(known, k)
+			}
+		}
+		switch len(known) {
+		case 0:
+			a.Unknown = append(json.RawMessage(nil), line...)
+			return a, nil
+		case 1:
+			top = map[string]json.RawMessage{known[0]: top[known[0]]}
+		default:
+			sort.Strings(known)
+			return a, fmt.Errorf("%w: want one action per line, got %s", ErrMalformedAction, strings.Join(known, " and "))
+		}
 	}
 	for kind, body := range top {
 		if isJSONNull(body) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,4 +195,29 @@ func FuzzParseAction(f *testing.F) {
 			t.Fatalf("marshal not stable: %s vs %s (%v)", out, out2, err)
 		}
 	})
+}
+
+// Delta's log schema evolvability: a line may carry keys beside its action
+// (Spark ignores them); only one known action may be on a line.
+func TestParseActionIgnoresKeysBesideItsAction(t *testing.T) {
+	add := `{"add":{"path":"p.parquet","partitionValues":{},"size":793,"modificationTime":1,"dataChange":true,"some_new_column_in_add_action":1},"some_new_action_alongside_add_action":["a","1"]}`
+	a, err := ParseAction([]byte(add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Add == nil || a.Add.Path != "p.parquet" || a.Add.Size != 793 || string(a.Add.Extra["some_new_column_in_add_action"]) != "1" {
+		t.Fatalf("parsed %+v", a)
+	}
+	ci := `{"commitInfo":{"timestamp":1623255724166,"operation":"WRITE"},"some_new_action_alongside_add_action":["a","1"]}`
+	if a, err = ParseAction([]byte(ci)); err != nil || a.Kind() != "commitInfo" {
+		t.Fatalf("commitInfo line: %+v, %v", a, err)
+	}
+	unknown := `{"futureAction":{"a":1},"otherFutureAction":2}`
+	if a, err = ParseAction([]byte(unknown)); err != nil || a.Kind() != "" || string(a.Unknown) != unknown {
+		t.Fatalf("two unknown keys: %+v, %v", a, err)
+	}
+	two := `{"add":{"path":"a"},"txn":{"appId":"x","version":1}}`
+	if _, err = ParseAction([]byte(two)); !errors.Is(err, ErrMalformedAction) || !strings.Contains(err.Error(), "add and txn") {
+		t.Fatalf("two known actions: err = %v", err)
+	}
 }
