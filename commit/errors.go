@@ -72,8 +72,9 @@ var (
 	ErrInconsistentLog = errors.New("delta log is inconsistent with the read snapshot")
 )
 
-// Class returns the class of err: an explicit ClassError wins; otherwise
-// well-known sentinels are mapped; anything else is Retry (context
+// Class returns the class of err: an explicit ClassError wins; a table
+// feature this build does not implement halts; otherwise well-known
+// sentinels are mapped; anything else is Retry (context
 // cancellation included: the run was interrupted, not wrong).
 func Class(err error) ErrorClass {
 	if err == nil {
@@ -82,6 +83,10 @@ func Class(err error) ErrorClass {
 	var ce *ClassError
 	if errors.As(err, &ce) {
 		return ce.Class
+	}
+	var fe *delta.UnsupportedFeatureError
+	if errors.As(err, &fe) {
+		return Halt
 	}
 	switch {
 	case errors.Is(err, ErrNoPutIfAbsent), errors.Is(err, delta.ErrNoPutIfAbsent),

@@ -23,6 +23,7 @@ func TestClassSaysWhatTheSchedulerShouldDo(t *testing.T) {
 		{"our own put-if-absent refusal halts", fmt.Errorf("x: %w", ErrNoPutIfAbsent), Halt},
 		{"a malformed commit halts", fmt.Errorf("x: %w", delta.ErrMalformedAction), Halt},
 		{"a corrupt DV quarantines", fmt.Errorf("x: %w", delta.ErrCorruptDV), Quarantine},
+		{"an unsupported table feature halts", fmt.Errorf("load: %w", errors.Join(&delta.UnsupportedFeatureError{Feature: "geospatial", Kind: delta.KindReader})), Halt},
 		{"an explicit class wins", WithClass(Halt, ErrConflict), Halt},
 		{"an explicit class survives wrapping", fmt.Errorf("run: %w", WithClass(Quarantine, errors.New("bad file"))), Quarantine},
 	}

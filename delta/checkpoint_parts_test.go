@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,5 +60,25 @@ func TestACheckpointPartMayHoldOnlyTxnActions(t *testing.T) {
 	}
 	if len(snap.Files) != len(want.Files) || len(snap.Txns) != len(want.Txns)+1 {
 		t.Fatalf("%d files, %d txns; want %d files, %d txns", len(snap.Files), len(snap.Txns), len(want.Files), len(want.Txns)+1)
+	}
+}
+
+// A table whose unsupported reader feature brings a type this build cannot
+// parse is refused naming the feature, not with a schema error.
+func TestAnUnparsableSchemaOfAnUnsupportedFeatureNamesTheFeature(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["geospatial"],"writerFeatures":["geospatial"]}}
+{"metaData":{"id":"g","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"geom\",\"type\":\"geometry(OGC:CRS84)\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":1}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "_delta_log", "00000000000000000000.json"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadSnapshot(context.Background(), openDir(t, dir), -1)
+	var fe *UnsupportedFeatureError
+	if !errors.As(err, &fe) || fe.Feature != "geospatial" {
+		t.Fatalf("err = %v, want an UnsupportedFeatureError naming geospatial", err)
 	}
 }

@@ -119,6 +119,11 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		Domains:  r.domains,
 	}
 	if snap.Schema, err = ParseSchema(r.metadata.SchemaString); err != nil {
+		// A feature this build does not read often brings types it does
+		// not parse (geospatial's geometry): name the feature first.
+		if ferr := Readable(snap); ferr != nil {
+			return nil, fmt.Errorf("table %s: version %d: %w (and the schema does not parse: %v)", t.URL, target, ferr, err)
+		}
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
 	snap.Files = make([]*Add, 0, len(r.adds))
