@@ -3,6 +3,7 @@ package delta
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -21,6 +22,9 @@ var decimalRe = regexp.MustCompile(`^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$`)
 
 // ParseSchema parses a Delta schema JSON string (metaData.schemaString).
 func ParseSchema(s string) (*StructType, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("parse schema: metaData has no schemaString")
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
 		return nil, fmt.Errorf("parse schema: %w", err)

@@ -117,6 +117,7 @@ func TestParseSchemaTypes(t *testing.T) {
 func TestParseSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"not json", `{"type":`, "parse schema"},
+		{"missing schemaString", ``, "metaData has no schemaString"},
 		{"unknown primitive", `{"type":"struct","fields":[{"name":"a","type":"int128","nullable":true,"metadata":{}}]}`, `unknown primitive type "int128"`},
 		{"unknown complex", `{"type":"struct","fields":[{"name":"a","type":{"type":"tuple"},"nullable":true,"metadata":{}}]}`, `unknown complex type "tuple"`},
 		{"bad decimal", `{"type":"struct","fields":[{"name":"a","type":"decimal(39,2)","nullable":true,"metadata":{}}]}`, "invalid decimal"},
