@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"gocloud.dev/blob"
 )
@@ -23,29 +24,35 @@ const (
 
 // ObjectReaderAt serves io.ReaderAt over a blob object: small objects
 // whole in one GET, the tail of larger ones in one GET, and any other read
-// as one ranged GET (callers put a large read buffer in front of it).
+// as one ranged GET (callers put a large read buffer in front of it). It is
+// safe for concurrent use (the writer computes statistics and re-encodes
+// the same sources at once).
 type ObjectReaderAt struct {
 	ctx    context.Context
 	bucket *blob.Bucket
 	key    string
 	size   int64
 
-	whole   []byte // the object, once fetched (size <= WholeObjectMax)
-	tail    []byte // the last len(tail) bytes, once fetched
-	tailOff int64
-	gets    int
+	mu    sync.Mutex // guards the fields below
+	whole []byte     // the object, once fetched (size <= WholeObjectMax)
+	tail  []byte     // the last len(tail) bytes, once fetched
+	gets  int
 }
 
 // NewObjectReaderAt reads key (size bytes) from bucket.
 func NewObjectReaderAt(ctx context.Context, bucket *blob.Bucket, key string, size int64) *ObjectReaderAt {
-	return &ObjectReaderAt{ctx: ctx, bucket: bucket, key: key, size: size, tailOff: -1}
+	return &ObjectReaderAt{ctx: ctx, bucket: bucket, key: key, size: size}
 }
 
 // Size is the object's size.
 func (r *ObjectReaderAt) Size() int64 { return r.size }
 
 // GETs counts the range reads made so far.
-func (r *ObjectReaderAt) GETs() int { return r.gets }
+func (r *ObjectReaderAt) GETs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gets
+}
 
 // ReadAt implements io.ReaderAt.
 func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
@@ -56,25 +63,19 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	if r.size <= WholeObjectMax {
-		if r.whole == nil {
-			b := make([]byte, r.size)
-			if _, err := r.get(b, 0); err != nil {
-				return 0, err
-			}
-			r.whole = b
+		whole, err := r.cached(&r.whole, 0)
+		if err != nil {
+			return 0, err
 		}
-		return serve(p, r.whole, off)
+		return serve(p, whole, off)
 	}
 	tailStart := max(r.size-FooterPrefetch, 0)
 	if off >= tailStart {
-		if r.tail == nil {
-			b := make([]byte, r.size-tailStart)
-			if _, err := r.get(b, tailStart); err != nil {
-				return 0, err
-			}
-			r.tail, r.tailOff = b, tailStart
+		tail, err := r.cached(&r.tail, tailStart)
+		if err != nil {
+			return 0, err
 		}
-		return serve(p, r.tail, off-r.tailOff)
+		return serve(p, tail, off-tailStart)
 	}
 	length := min(int64(len(p)), r.size-off)
 	n, err := r.get(p[:length], off)
@@ -93,9 +94,38 @@ func serve(p, buf []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// cached returns the object's bytes from off to its end, fetching them
+// into *buf with one GET on first use (buf is r.whole or r.tail; the
+// bytes never change once fetched).
+func (r *ObjectReaderAt) cached(buf *[]byte, off int64) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if *buf == nil {
+		b := make([]byte, r.size-off)
+		if _, err := r.getLocked(b, off); err != nil {
+			return nil, err
+		}
+		*buf = b
+	}
+	return *buf, nil
+}
+
 // get fills p from the object at off with one ranged GET.
 func (r *ObjectReaderAt) get(p []byte, off int64) (int, error) {
+	r.mu.Lock()
 	r.gets++
+	r.mu.Unlock()
+	return r.read(p, off)
+}
+
+// getLocked is get with r.mu held.
+func (r *ObjectReaderAt) getLocked(p []byte, off int64) (int, error) {
+	r.gets++
+	return r.read(p, off)
+}
+
+// read fills p from the object at off with one ranged GET.
+func (r *ObjectReaderAt) read(p []byte, off int64) (int, error) {
 	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, int64(len(p)), nil)
 	if err != nil {
 		return 0, err

@@ -62,7 +62,7 @@ func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, d *directSou
 func packBytes(o Options) int64 { return max(1, o.RowGroupBytes/4) }
 
 // flushPack writes the pack into the open output as one row group (parquet-go
-// re-encodes it column by column: no row is assembled), after folding each
+// re-encodes it column by column: no row is assembled) while folding each
 // source into the statistics column by column. Rows keep source order.
 func (jw *jobWriter) flushPack() error {
 	if len(jw.pack) == 0 {
@@ -71,14 +71,27 @@ func (jw *jobWriter) flushPack() error {
 	o := jw.cur
 	var rgs []parquet.RowGroup
 	for _, p := range jw.pack {
-		for i, rg := range p.direct.rowGroups {
-			if err := o.stats.ObserveRowGroup(rg); err != nil {
-				return fmt.Errorf("source %s: row group %d: %w", p.src.Path, i, err)
-			}
-		}
 		rgs = append(rgs, p.direct.rowGroups...)
 	}
+	// The statistics pass and the re-encode read the same sources (their
+	// files and object readers are safe for concurrent use) on two cores;
+	// only this goroutine touches the statistics until it is done.
+	statsDone := make(chan error, 1)
+	go func() {
+		for _, p := range jw.pack {
+			for i, rg := range p.direct.rowGroups {
+				if err := o.stats.ObserveRowGroup(rg); err != nil {
+					statsDone <- fmt.Errorf("source %s: row group %d: %w", p.src.Path, i, err)
+					return
+				}
+			}
+		}
+		statsDone <- nil
+	}()
 	n, err := writeRowGroups(o.pw, rgs)
+	if serr := <-statsDone; serr != nil {
+		return serr
+	}
 	if err != nil {
 		return jw.packError(o, err)
 	}
