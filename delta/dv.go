@@ -82,6 +82,10 @@ func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, 
 	}
 	defer closeFn()
 	where := "deletion vector file " + key
+	if dv.StorageType == "p" {
+		// Absolute paths may point outside the table: name the descriptor.
+		where = fmt.Sprintf("deletion vector file %q", dv.PathOrInlineDv)
+	}
 	offset := int64(1)
 	if dv.Offset != nil {
 		offset = int64(*dv.Offset)
