@@ -58,7 +58,9 @@ type FileChange struct {
 	// Read is the file as the transaction read it (path, read-time DV).
 	Read *delta.Add
 	// Deleted are the physical row indexes this transaction deletes, not
-	// counting rows already in Read's DV. Whole removes every live row.
+	// counting rows already in Read's DV. Whole removes every live row;
+	// Deleted may then still list them, to count them when Read has no
+	// numRecords statistic.
 	Deleted *roaring64.Bitmap
 	// Whole removes the file entirely (every live row matched).
 	Whole bool
@@ -443,6 +445,8 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 			removed++
 			if n >= 0 {
 				d.deleted += n - int64(t.baseDV.GetCardinality())
+			} else {
+				d.deleted += int64(t.ours.GetCardinality()) // the rows the caller found, if it scanned
 			}
 		case t.ours.IsEmpty():
 			continue

@@ -105,7 +105,10 @@ func resolveExpire(snap *delta.Snapshot, opts ExpireOptions) (*expireTarget, err
 	if opts.Column == "" {
 		return nil, errors.New("retention: no column given")
 	}
-	logical := strings.Split(opts.Column, ".")
+	logical, err := delta.ParseColumnPath(opts.Column)
+	if err != nil {
+		return nil, fmt.Errorf("retention column: %w", err)
+	}
 	field, err := findField(snap.Schema, logical)
 	if err != nil {
 		return nil, err
@@ -146,7 +149,7 @@ func resolveExpire(snap *delta.Snapshot, opts ExpireOptions) (*expireTarget, err
 	partition := false
 	if len(logical) == 1 {
 		for _, p := range snap.Metadata.PartitionColumns {
-			if p == logical[0] {
+			if strings.EqualFold(p, logical[0]) { // column names are case-insensitive
 				partition = true
 			}
 		}
@@ -190,7 +193,12 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 	if err != nil {
 		return commit.WithClass(commit.Halt, err)
 	}
-	res.Predicate = tgt.pred.String()
+	// Reported with logical names (the predicate itself uses physical ones).
+	if shown, err := predicate.NewCmp(predicate.Column{Path: tgt.logical, Kind: tgt.col.Kind}, predicate.OpLt, tgt.pred.(predicate.Cmp).Value); err == nil {
+		res.Predicate = shown.String()
+	} else {
+		res.Predicate = expirePredicateText(tgt, opts)
+	}
 	partKinds := map[string]predicate.Kind{}
 	parts, err := delta.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
@@ -254,7 +262,9 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 		case deleted.IsEmpty():
 			readOnly[f.Path] = true
 		case int64(deleted.GetCardinality()) == live:
-			changes = append(changes, &commit.FileChange{Read: f, Whole: true})
+			// The rows are known: the commit counts them even when the
+			// file has no numRecords statistic.
+			changes = append(changes, &commit.FileChange{Read: f, Whole: true, Deleted: deleted})
 		case dvOK:
 			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted})
 		default:
@@ -312,7 +322,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 // records it in commitInfo.operationParameters.predicate.
 func expirePredicateText(tgt *expireTarget, opts ExpireOptions) string {
 	c := tgt.pred.(predicate.Cmp)
-	return fmt.Sprintf("(%s < %s)", strings.Join(tgt.logical, "."), c.Value)
+	return fmt.Sprintf("(%s < %s)", delta.FormatColumnPath(tgt.logical), c.Value)
 }
 
 // expiredRows scans f's live rows and returns the physical indexes of those
@@ -326,7 +336,7 @@ func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *d
 	defer scan.Close()
 	leaf, ok := scan.Schema().Lookup(tgt.col.Path...)
 	if !ok {
-		return nil, 0, fmt.Errorf("file %s: retention column %s is not in the data schema", f.Path, tgt.col)
+		return nil, 0, fmt.Errorf("file %s: retention column %s (physical %s) is not in the data schema", f.Path, delta.FormatColumnPath(tgt.logical), delta.FormatColumnPath(tgt.col.Path))
 	}
 	out := roaring64.New()
 	rows := make([]parquet.Row, 256)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -379,4 +381,47 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	}
 	want := idSet(byDay[1], byDay[2], byDay[30])
 	wantIDs(t, tbl, want)
+}
+
+// copyFixtureTable copies a shared fixture table and opens the copy.
+func copyFixtureTable(t *testing.T, name string) *delta.Table {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tbl.Close() })
+	return tbl
+}
+
+// Column names are case-insensitive: a partition column named in another
+// case is still a metadata-only partition delete.
+func TestExpireOnAPartitionColumnNamedInAnotherCase(t *testing.T) {
+	for _, col := range []string{"part", "PART"} {
+		tbl := copyFixtureTable(t, "dv-partitioned-with-checkpoint")
+		res, err := Expire(context.Background(), tbl, ExpireOptions{Column: col, Before: "5", Logger: testLogger(t)})
+		if err != nil {
+			t.Fatalf("column %s: %v", col, err)
+		}
+		if res.FilesScanned != 0 || res.FilesRemoved == 0 || res.RowsDeleted == 0 || res.CommittedVersion < 0 {
+			t.Fatalf("column %s: %+v: want a metadata-only delete of whole partitions", col, res)
+		}
+	}
+}
+
+// A file without numRecords that the delete scans and empties still counts
+// its rows.
+func TestExpireCountsRowsOfFilesWithoutNumRecords(t *testing.T) {
+	tbl := copyFixtureTable(t, "stats-optional")
+	res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "integer", Before: "2147483647", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesRemoved != 2 || res.RowsDeleted != 2 || res.FilesScanned != 1 {
+		t.Fatalf("%+v: want both files removed, 2 rows deleted, the file without stats scanned", res)
+	}
 }
