@@ -87,6 +87,9 @@ func WriteHCL(w io.Writer, s *Set) error {
 			fmt.Fprintf(&b, "    column        = %q\n", r.Column)
 			fmt.Fprintf(&b, "    older_than    = %q\n", FormatDuration(r.OlderThan))
 			fmt.Fprintf(&b, "    data_skipping = %t\n", !r.NoDataSkipping)
+			if r.TimeZone != "" {
+				fmt.Fprintf(&b, "    time_zone     = %q\n", r.TimeZone)
+			}
 			fmt.Fprintf(&b, "  }\n")
 		}
 		fmt.Fprintf(&b, "}\n")

@@ -73,6 +73,7 @@ table "orders" {
   retention {
     column     = "ts"
     older_than = "90d"
+    time_zone  = "Europe/Paris"
   }
 }
 `
@@ -90,7 +91,7 @@ table "orders" {
 			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB, CubeMergeMinCubes: 6},
 		Triggers: Triggers{SmallFiles: 10, DeletedRowsRatio: 0.1, UnclusteredBytes: 512 * MiB,
 			MaxTimeSinceLastRun: 48 * time.Hour},
-		Retention: &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour},
+		Retention: &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour, TimeZone: "Europe/Paris"},
 		Source:    "orders.hcl:2:1",
 	}
 	if !reflect.DeepEqual(p, want) {
@@ -167,6 +168,8 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 			`t.hcl:1:7: Invalid value for url; url: url is required`},
 		{"ratio out of range", "table \"t\" {\n  url = \"mem://t\"\n  triggers {\n    deleted_rows_ratio = 2\n  }\n}\n",
 			`t.hcl:4:5: Invalid value for triggers.deleted_rows_ratio`},
+		{"an unknown retention time zone", "table \"t\" {\n  url = \"mem://t\"\n  retention {\n    column = \"ts\"\n    older_than = \"1d\"\n    time_zone = \"Mars/Olympus\"\n  }\n}\n",
+			`Invalid value for retention.time_zone`},
 		{"a cube merge of one cube", "table \"t\" {\n  url = \"mem://t\"\n  clustering {\n    cube_merge_min_cubes = 1\n  }\n}\n",
 			`t.hcl:4:5: Invalid value for clustering.cube_merge_min_cubes`},
 		{"zcube without columns", "table \"t\" {\n  url = \"mem://t\"\n  strategy = \"zcube\"\n}\n",

@@ -129,6 +129,9 @@ type Retention struct {
 	// retention delete (attribute data_skipping = false): concurrent added
 	// files are then matched on partitions only.
 	NoDataSkipping bool `json:"no_data_skipping,omitempty"`
+	// TimeZone is the IANA zone zone-less timestamp partition values were
+	// written in (the writer's session time zone); "" means UTC.
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // Daemon holds process settings from an optional `daemon {}` block.
@@ -342,6 +345,11 @@ func (p *Policy) Validate() error {
 		}
 		if r.OlderThan <= 0 {
 			add("retention.older_than", ErrOutOfRange, "%v (want > 0)", r.OlderThan)
+		}
+		if r.TimeZone != "" {
+			if _, err := time.LoadLocation(r.TimeZone); err != nil {
+				add("retention.time_zone", ErrBadEnum, "%q: %v", r.TimeZone, err)
+			}
 		}
 	}
 	if len(errs) == 0 {

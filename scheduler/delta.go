@@ -198,9 +198,18 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 // same schedule, and adds what it did to the run's report.
 func (b *DeltaBackend) expire(ctx context.Context, t *delta.Table, req RunRequest, rep *RunReport) error {
 	r := req.Policy.Retention
+	var loc *time.Location
+	if r.TimeZone != "" {
+		l, err := time.LoadLocation(r.TimeZone)
+		if err != nil {
+			return fmt.Errorf("table %s: retention time_zone %q: %w", req.Table, r.TimeZone, err)
+		}
+		loc = l
+	}
 	res, err := Expire(ctx, t, ExpireOptions{
 		Column:              r.Column,
 		OlderThan:           r.OlderThan,
+		TimeZone:            loc,
 		Now:                 b.now(),
 		DisableDataSkipping: r.NoDataSkipping,
 		Commit:              b.Options.Commit.Options,

@@ -31,6 +31,11 @@ type ExpireOptions struct {
 	// OlderThan and Now give the cutoff when Before is empty.
 	OlderThan time.Duration
 	Now       time.Time
+	// TimeZone is the zone zone-less timestamp partition values were written
+	// in (Spark writes them in its session time zone); nil: UTC. It matters
+	// when the retention column, or a partition column a concurrent
+	// writer's files are matched on, is a timestamp partition column.
+	TimeZone *time.Location
 	// DisableDataSkipping turns conflict-time data skipping off (the policy
 	// switch): concurrent added files are then matched on partitions only.
 	DisableDataSkipping bool
@@ -204,14 +209,18 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 	if err != nil {
 		return err
 	}
+	partZones := map[string]*time.Location{}
 	for _, f := range parts {
 		partKinds[delta.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
+		if f.Type.Name == "timestamp" && opts.TimeZone != nil { // timestamp_ntz values have no zone
+			partZones[delta.PhysicalName(f)] = opts.TimeZone
+		}
 	}
 	read := predicate.Read{Data: tgt.pred}
 	if tgt.partition {
 		read = predicate.Read{Partition: tgt.pred}
 	}
-	matcher := predicate.Matcher{PartitionKinds: partKinds, SkipStats: opts.DisableDataSkipping}
+	matcher := predicate.Matcher{PartitionKinds: partKinds, PartitionZones: partZones, SkipStats: opts.DisableDataSkipping}
 	dvOK := commit.DVsAllowed(snap)
 
 	var (

@@ -425,3 +425,27 @@ func TestExpireCountsRowsOfFilesWithoutNumRecords(t *testing.T) {
 		t.Fatalf("%+v: want both files removed, 2 rows deleted, the file without stats scanned", res)
 	}
 }
+
+// Zone-less timestamp partition values are read in the writer's session
+// zone when one is given: part-values-all-types holds 2021-09-08 11:11:11
+// written in America/Los_Angeles (18:11:11Z), so a 15:00Z cutoff expires
+// its rows only when they are wrongly read as UTC.
+func TestExpireReadsTimestampPartitionsInTheGivenZone(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		zone  *time.Location
+		files int // the fixture's files have no numRecords: count files
+	}{{nil, 2}, {la, 0}} {
+		tbl := copyFixtureTable(t, "part-values-all-types")
+		res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "as_timestamp", Before: "2021-09-08T15:00:00Z", TimeZone: tc.zone, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FilesRemoved != tc.files || res.FilesScanned != 0 {
+			t.Errorf("zone %v: %+v, want %d files removed by partition", tc.zone, res, tc.files)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
@@ -20,6 +21,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted")
 	olderThan := fs.String("older-than", "", "cutoff relative to now, e.g. 90d (instead of --before)")
 	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
+	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	verbose := fs.Bool("v", false, "log progress to stderr")
 	pos, err := parseInterleaved(fs, args)
@@ -27,9 +29,13 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if len(pos) != 1 || *column == "" || (*before == "") == (*olderThan == "") {
-		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--json]", errUsage)
+		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--time-zone ZONE] [--json]", errUsage)
 	}
-	opts := scheduler.ExpireOptions{Column: *column, Before: *before, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
+	}
+	opts := scheduler.ExpireOptions{Column: *column, Before: *before, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
 	if *olderThan != "" {
 		d, err := policies.ParseDuration(*olderThan)
 		if err != nil {

@@ -2,6 +2,7 @@ package predicate
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/compactord/compactord/delta"
 )
@@ -21,6 +22,10 @@ type Read struct {
 type Matcher struct {
 	// PartitionKinds maps each partition column (physical name) to its kind.
 	PartitionKinds map[string]Kind
+	// PartitionZones maps timestamp partition columns (physical name) to
+	// the zone their zone-less values were written in (the writer's
+	// session time zone); absent: UTC.
+	PartitionZones map[string]*time.Location
 	// SkipStats turns data skipping off: only partition predicates prune.
 	SkipStats bool
 }
@@ -51,7 +56,7 @@ func (m Matcher) MayMatchReads(reads []Read, wholeTable bool, add *delta.Add) (b
 
 func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
 	if r.Partition != nil {
-		t, err := EvalRow(r.Partition, partitionRow{values: add.PartitionValues, kinds: m.PartitionKinds})
+		t, err := EvalRow(r.Partition, partitionRow{values: add.PartitionValues, kinds: m.PartitionKinds, zones: m.PartitionZones})
 		if err != nil {
 			return true, err
 		}
@@ -78,6 +83,7 @@ func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
 type partitionRow struct {
 	values map[string]*string
 	kinds  map[string]Kind
+	zones  map[string]*time.Location
 }
 
 func (p partitionRow) Lookup(col Column) (Value, bool, error) {
@@ -97,7 +103,17 @@ func (p partitionRow) Lookup(col Column) (Value, bool, error) {
 		// JSON null and the empty string both mean NULL (protocol digest, section 8).
 		return Value{}, false, nil
 	}
-	v, err := ParseLiteral(kind, *raw)
+	if *raw == delta.HiveDefaultPartition {
+		return Value{}, false, nil // NULL, as the Delta core reads it
+	}
+	var v Value
+	var err error
+	if kind == KindTimestamp {
+		v, err = ParseTimestampIn(*raw, p.zones[name])
+	}
+	if kind != KindTimestamp || err != nil {
+		v, err = ParseLiteral(kind, *raw)
+	}
 	if err != nil {
 		return Value{}, false, fmt.Errorf("partition value of %s: %w", col, err)
 	}

@@ -226,9 +226,17 @@ var timestampLayouts = []string{
 
 // ParseTimestamp parses the timestamp forms Delta writes in statistics and
 // partition values. Zone-less forms are read as UTC wall clock.
-func ParseTimestamp(s string) (Value, error) {
+func ParseTimestamp(s string) (Value, error) { return ParseTimestampIn(s, time.UTC) }
+
+// ParseTimestampIn is ParseTimestamp reading a value without a zone or
+// offset as a wall-clock time in loc (nil: UTC), as Spark writes timestamp
+// partition values in the writer's session time zone.
+func ParseTimestampIn(s string, loc *time.Location) (Value, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
 	for _, layout := range timestampLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return Timestamp(t.UnixMicro()), nil
 		}
 	}

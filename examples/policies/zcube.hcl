@@ -37,5 +37,8 @@ table "telemetry" {
     # stats prove they hold no expired rows do not conflict. Turn it off
     # to fall back to partition-only conflict checks.
     data_skipping = true
+    # Timestamp partition values carry no zone; Spark writes them in its
+    # session time zone. Name it here when that is not UTC.
+    # time_zone = "America/Los_Angeles"
   }
 }
