@@ -242,7 +242,19 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 				return commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: %w", t.URL, err))
 			}
 			if match {
-				changes = append(changes, &commit.FileChange{Read: f, Whole: true})
+				c := &commit.FileChange{Read: f, Whole: true}
+				if _, known, _ := f.NumRecords(); !known && f.DeletionVector == nil {
+					// Count the rows from the footer, for the report
+					// and the expired-rows metric.
+					// A count is not worth failing a metadata-only delete over.
+					if n, err := footerRows(ctx, t, snap, f); err != nil {
+						opts.Logger.Warn("cannot count the rows of a removed file", "table", t.URL, "file", f.Path, "error", err)
+					} else {
+						c.Deleted = roaring64.New()
+						c.Deleted.AddRange(0, uint64(n))
+					}
+				}
+				changes = append(changes, c)
 			}
 			continue
 		}
@@ -332,6 +344,16 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 func expirePredicateText(tgt *expireTarget, opts ExpireOptions) string {
 	c := tgt.pred.(predicate.Cmp)
 	return fmt.Sprintf("(%s < %s)", delta.FormatColumnPath(tgt.logical), c.Value)
+}
+
+// footerRows is the row count in f's parquet footer.
+func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (int64, error) {
+	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer scan.Close()
+	return scan.NumPhysicalRows(), nil
 }
 
 // expiredRows scans f's live rows and returns the physical indexes of those
