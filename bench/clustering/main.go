@@ -29,6 +29,8 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
 )
 
 // row is one ingested record: its clustering column values.
@@ -229,26 +231,6 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 	return nil
 }
 
-// The daemon's default settle window and small-files trigger (policies.DefaultPolicy).
-const (
-	daemonSettle     = 15 * time.Minute
-	daemonSmallFiles = 50
-)
-
-// settledSmallFiles counts what the daemon's small_files trigger counts:
-// files below min(min file, target) modified at least the settle window
-// before now.
-func (t *table) settledSmallFiles(now int64) int {
-	small := min(t.cfg.minFile, t.cfg.target)
-	n := 0
-	for _, f := range t.files {
-		if f.add.Size < small && f.add.ModificationTime <= now-daemonSettle.Milliseconds() {
-			n++
-		}
-	}
-	return n
-}
-
 // pruning returns, per clustering column, the average fraction of files
 // whose [min, max] overlaps a random range predicate selecting 1% of the
 // column's value range.
@@ -318,6 +300,10 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 	}
 	res := result{name: name, pruning: make([]float64, len(columnNames))}
 	measured := 0
+	// The daemon row: policies.DefaultPolicy at the bench's sizes.
+	daemonPolicy := policies.DefaultPolicy()
+	daemonPolicy.TargetFileSize, daemonPolicy.MinFileSize = cfg.target, cfg.minFile
+	var lastRun time.Time
 	const minute = int64(60_000)
 	for b := 0; b < cfg.batches; b++ {
 		rows := make([]row, cfg.batchRows)
@@ -333,18 +319,21 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 		t.ingested += int64(len(rows)) * cfg.rowBytes
 		t.version++
 		if cfg.daemon {
-			// The daemon's defaults: a poll after every batch, a run when
-			// 50 files older than the settle window are small.
-			pol.SettleWindow = daemonSettle
+			// The daemon's default policy and triggers, through the
+			// scheduler's own backlog and trigger code: a poll after
+			// every batch, a run when a trigger fires.
+			pol.SettleWindow = daemonPolicy.SettleWindow
 			if (b+1)%(cfg.every*cfg.measureEvery) == 0 {
 				for c, v := range t.pruning(qrng) {
 					res.pruning[c] += v
 				}
 				measured++
 			}
-			if t.settledSmallFiles(now) < daemonSmallFiles {
+			at := time.UnixMilli(now)
+			if scheduler.Evaluate(daemonPolicy, scheduler.ComputeBacklog(t.snapshot(), daemonPolicy, at), lastRun, at) == "" {
 				continue
 			}
+			lastRun = at
 		} else if (b+1)%cfg.every != 0 {
 			continue
 		}
@@ -403,7 +392,7 @@ func main() {
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
 	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
 	flag.IntVar(&cfg.cubeMergeMin, "cube-merge-min", planner.DefaultCubeMergeMinCubes, "planner CubeMergeMinCubes: partial cubes of a size tier merge once this many exist (negative = Delta: merge every partial cube)")
-	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20,daemon", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval, and \"daemon\" (a poll after every batch, a run when 50 files older than the 15 minute settle window are small: the daemon's defaults); empty: none")
+	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20,daemon", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval, and \"daemon\" (a poll after every batch, a run when a trigger of the default policy fires, judged by the scheduler's own code); empty: none")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,auto", "strategies to simulate (comma-separated)")
 	flag.Parse()
 	if cfg.maxUnclustered == 0 {
