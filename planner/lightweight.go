@@ -19,11 +19,7 @@ type rankedRange struct {
 // order. Files without usable stats (missing, of another kind, min > max)
 // count as spanning the whole range.
 func measureColumn(cands []*fileInfo, c column) ([]rankedRange, ColumnRange) {
-	type rng struct {
-		ok     bool
-		lo, hi statValue
-	}
-	rs := make([]rng, len(cands))
+	rs := make([]span, len(cands))
 	var values []statValue
 	kind := valueKind(-1)
 	for i, f := range cands {
@@ -34,7 +30,7 @@ func measureColumn(cands []*fileInfo, c column) ([]rankedRange, ColumnRange) {
 		if !ok || lo.kind != kind {
 			continue
 		}
-		rs[i] = rng{true, lo, hi}
+		rs[i] = span{true, lo, hi}
 		values = append(values, lo, hi)
 	}
 	sort.SliceStable(values, func(i, j int) bool { return compareStat(values[i], values[j]) < 0 })

@@ -148,6 +148,8 @@ type columnSpans struct {
 	ranges [][]span          // [column][file]
 }
 
+// span is a file's (min, max) of one column; ok is false when its stats
+// give none.
 type span struct {
 	ok     bool
 	lo, hi statValue
