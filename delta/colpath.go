@@ -11,42 +11,86 @@ import (
 // doubled backtick inside stands for one), as in Spark SQL:
 // "a.b" is field b of struct a, "`a.b`" a top-level column named "a.b".
 func ParseColumnPath(s string) ([]string, error) {
-	if strings.TrimSpace(s) == "" {
+	paths, err := splitColumnList(s)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(paths) == 0:
 		return nil, errors.New("empty column name")
+	case len(paths) > 1:
+		return nil, fmt.Errorf("%q names %d columns, want one", s, len(paths))
 	}
+	return paths[0], nil
+}
+
+// splitColumnList parses a comma-separated list of column paths whose
+// elements are separated by '.', optionally quoted with backticks (a
+// doubled backtick inside is a literal one); spaces around an unquoted
+// element or a quoted one are dropped. A blank list is empty.
+func splitColumnList(s string) ([][]string, error) {
+	var out [][]string
 	var path []string
-	var cur strings.Builder
-	quoted, inQuotes := false, false
+	var part strings.Builder
+	quoted, partQuoted := false, false
+	flush := func() error {
+		p := part.String()
+		if !partQuoted {
+			p = strings.TrimSpace(p)
+		}
+		if p == "" && !partQuoted {
+			return fmt.Errorf("empty column name in %q", s)
+		}
+		path = append(path, p)
+		part.Reset()
+		partQuoted = false
+		return nil
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case inQuotes && c == '`' && i+1 < len(s) && s[i+1] == '`':
-			cur.WriteByte('`')
+		case quoted && c == '`' && i+1 < len(s) && s[i+1] == '`':
+			part.WriteByte('`')
 			i++
-		case c == '`' && inQuotes:
-			inQuotes = false
-		case c == '`' && cur.Len() == 0 && !quoted:
-			inQuotes, quoted = true, true
-		case c == '.' && !inQuotes:
-			if cur.Len() == 0 && !quoted {
-				return nil, fmt.Errorf("column %q has an empty element", s)
+		case c == '`':
+			if !quoted && strings.TrimSpace(part.String()) != "" {
+				return nil, fmt.Errorf("misplaced backtick in %q", s)
 			}
-			path = append(path, cur.String())
-			cur.Reset()
-			quoted = false
-		case quoted && !inQuotes:
-			return nil, fmt.Errorf("column %q: unexpected %q after a quoted name", s, c)
+			if !quoted {
+				part.Reset()
+			}
+			quoted = !quoted
+			partQuoted = true
+		case quoted:
+			part.WriteByte(c)
+		case c == '.':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case c == ',':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			out = append(out, path)
+			path = nil
 		default:
-			cur.WriteByte(c)
+			if partQuoted && c != ' ' {
+				return nil, fmt.Errorf("text after a closing backtick in %q", s)
+			}
+			if !partQuoted {
+				part.WriteByte(c)
+			}
 		}
 	}
-	if inQuotes {
-		return nil, fmt.Errorf("column %q has an unclosed backtick", s)
+	if quoted {
+		return nil, fmt.Errorf("unterminated backtick in %q", s)
 	}
-	if cur.Len() == 0 && !quoted {
-		return nil, fmt.Errorf("column %q has an empty element", s)
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
 	}
-	return append(path, cur.String()), nil
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return append(out, path), nil
 }
 
 // FormatColumnPath is the inverse of ParseColumnPath: elements joined by

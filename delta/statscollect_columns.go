@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -79,70 +78,13 @@ func filterFields(fields []*StructField, paths [][]string) []*StructField {
 }
 
 // parseStatsColumns parses delta.dataSkippingStatsColumns: a comma-separated
-// list of column paths whose parts are separated by '.', optionally quoted
-// with backticks (“ is a literal backtick). Names are lower-cased.
+// list of column paths (splitColumnList); names are lower-cased.
 func parseStatsColumns(s string) ([][]string, error) {
-	var out [][]string
-	var path []string
-	var part strings.Builder
-	quoted, partQuoted := false, false
-	flush := func() error {
-		p := part.String()
-		if !partQuoted {
-			p = strings.TrimSpace(p)
-		}
-		if p == "" && !partQuoted {
-			return fmt.Errorf("empty column name in %q", s)
-		}
-		path = append(path, strings.ToLower(p))
-		part.Reset()
-		partQuoted = false
-		return nil
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '`' && i+1 < len(s) && s[i+1] == '`':
-			part.WriteByte('`')
-			i++
-		case c == '`':
-			if !quoted && strings.TrimSpace(part.String()) != "" {
-				return nil, fmt.Errorf("misplaced backtick in %q", s)
-			}
-			if !quoted {
-				part.Reset()
-			}
-			quoted = !quoted
-			partQuoted = true
-		case quoted:
-			part.WriteByte(c)
-		case c == '.':
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		case c == ',':
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			out = append(out, path)
-			path = nil
-		default:
-			if partQuoted && c != ' ' {
-				return nil, fmt.Errorf("text after a closing backtick in %q", s)
-			}
-			if !partQuoted {
-				part.WriteByte(c)
-			}
+	paths, err := splitColumnList(s)
+	for _, p := range paths {
+		for i := range p {
+			p[i] = strings.ToLower(p[i])
 		}
 	}
-	if quoted {
-		return nil, fmt.Errorf("unterminated backtick in %q", s)
-	}
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return append(out, path), nil
+	return paths, err
 }
