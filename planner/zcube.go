@@ -27,7 +27,7 @@ func (st *state) zcube() {
 	full := st.s.Full
 	maxBin := st.s.minCube + st.s.minCube/2 // Delta's targetCubeSize: 1.5 x minCubeSize
 	for _, part := range byPartition(st.files) {
-		spans := st.columnSpans(part)
+		var spans *columnSpans // built for the partition's first job only
 		var uncl []*fileInfo
 		cubes := map[string]*cubeUnit{}
 		for _, f := range part {
@@ -123,6 +123,10 @@ func (st *state) zcube() {
 			curve := CurveHilbert
 			if len(physical) == 1 {
 				curve = CurveZOrder
+			}
+			if spans == nil {
+				cs := st.columnSpans(part)
+				spans = &cs
 			}
 			j.Sort = &SortSpec{Columns: physical, Curve: curve, Buckets: spans.buckets(fs)}
 			j.ClusteringProvider = ClusteringProviderLiquid
