@@ -3,12 +3,14 @@ package commit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/writer"
 )
@@ -32,12 +34,6 @@ const (
 	// KindInvalidComposition: the writer's composition did not check out;
 	// the job was dropped before any commit attempt.
 	KindInvalidComposition = "invalidComposition"
-)
-
-// Tag keys of the Databricks source-composition format on removes.
-const (
-	TagCompactedInto  = "compactedInto"
-	TagCompactionInfo = "compactionInfo"
 )
 
 // Reconciliation records one winner DV remapped onto one of our outputs.
@@ -67,10 +63,10 @@ type dvIO interface {
 // sourceState follows one source of a job through the winners.
 type sourceState struct {
 	job  *jobState
-	idx  int        // index in Job.Sources (the origin map's source id)
-	read *delta.Add // as the writer read it (read-time DV)
-	run  *Run       // the source's run (unsorted jobs); nil otherwise
-	out  int        // output index holding the run
+	idx  int              // index in Job.Sources (the origin map's source id)
+	read *delta.Add       // as the writer read it (read-time DV)
+	run  *composition.Run // the source's run (unsorted jobs); nil otherwise
+	out  int              // output index holding the run
 	// current is the file's live post-image as of the last checked winner:
 	// read, or the add of the latest winner that rewrote its DV in place.
 	current *delta.Add
@@ -145,16 +141,14 @@ func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, del
 		if len(res.Composition) == 0 {
 			j.sortable = true
 		}
-		runs := map[string]writer.SourceRun{}
+		runs := map[string]composition.Run{}
 		for _, r := range res.Composition {
-			if r.Source != nil {
-				runs[r.Source.Path] = r
-			}
+			runs[r.Source] = r
 		}
 		for k, src := range res.Job.Sources {
 			ss := &sourceState{job: j, idx: k, read: src, current: src}
 			if r, ok := runs[src.Path]; ok && !j.sortable && r.Output >= 0 {
-				ss.run = &Run{RowOffsetInTarget: r.RowOffsetInTarget, SourceNumPhysicalRecords: r.SourceNumPhysicalRecords, LiveRows: r.LiveRows}
+				ss.run = &r
 				ss.out = r.Output
 			}
 			if prev, dup := c.byPath[src.Path]; dup && prev.job.dropped == nil && j.dropped == nil {
@@ -179,63 +173,29 @@ func sourcePaths(j *writer.Job) []string {
 	return out
 }
 
-// validateComposition checks the writer's run layout: each source exactly
-// one run, runs of one output contiguous from 0 in write order, live rows
-// consistent with physical rows and read-time DV, and output row counts equal
-// to the sum of their runs. Sorted results (no composition) pass.
+// validateComposition checks the writer's record before it is trusted:
+// the runs of an unsorted job (composition.Check), the origin map of a
+// sorted one (composition.CheckOrigins).
 func validateComposition(res *writer.Result) error {
-	if len(res.Composition) == 0 {
-		if res.Job.Sort == nil && len(res.Job.Sources) > 0 && res.Origins == nil {
-			return fmt.Errorf("job %s: unsorted result without a composition", res.Job.ID)
-		}
-		if res.Origins != nil {
-			var rows int64
-			for _, o := range res.Outputs {
-				rows += o.NumRecords
-			}
-			if res.Origins.NumOutputs() != len(res.Outputs) || res.Origins.NumRows() != rows {
-				return fmt.Errorf("job %s: origin map covers %d outputs and %d rows, the job wrote %d and %d",
-					res.Job.ID, res.Origins.NumOutputs(), res.Origins.NumRows(), len(res.Outputs), rows)
-			}
-		}
-		return nil
-	}
-	srcs := map[string]bool{}
-	for _, s := range res.Job.Sources {
-		srcs[s.Path] = true
-	}
-	seen := map[string]bool{}
-	next := make([]int64, len(res.Outputs))
-	for _, r := range res.Composition {
-		if r.Source == nil || !srcs[r.Source.Path] {
-			return fmt.Errorf("job %s: composition names a file that is not a source", res.Job.ID)
-		}
-		if seen[r.Source.Path] {
-			return fmt.Errorf("job %s: source %s has more than one run", res.Job.ID, r.Source.Path)
-		}
-		seen[r.Source.Path] = true
-		if r.Output < 0 && r.LiveRows == 0 && len(res.Outputs) == 0 {
-			seen[r.Source.Path] = true
-			continue
-		}
-		if r.Output < 0 || r.Output >= len(res.Outputs) {
-			return fmt.Errorf("job %s: source %s run names output %d of %d", res.Job.ID, r.Source.Path, r.Output, len(res.Outputs))
-		}
-		if r.RowOffsetInTarget != next[r.Output] {
-			return fmt.Errorf("job %s: source %s run starts at %d, want %d", res.Job.ID, r.Source.Path, r.RowOffsetInTarget, next[r.Output])
-		}
-		if r.LiveRows != r.SourceNumPhysicalRecords-r.Source.NumDeleted() {
-			return fmt.Errorf("job %s: source %s contributed %d rows, want %d physical - %d deleted", res.Job.ID, r.Source.Path, r.LiveRows, r.SourceNumPhysicalRecords, r.Source.NumDeleted())
-		}
-		next[r.Output] += r.LiveRows
-	}
-	if len(seen) != len(srcs) {
-		return fmt.Errorf("job %s: %d sources but %d runs", res.Job.ID, len(srcs), len(seen))
-	}
+	rows := make([]int64, len(res.Outputs))
 	for i, o := range res.Outputs {
-		if o.NumRecords != next[i] {
-			return fmt.Errorf("job %s: output %d has %d rows, runs sum to %d", res.Job.ID, i, o.NumRecords, next[i])
+		rows[i] = o.NumRecords
+	}
+	var err error
+	switch {
+	case len(res.Composition) > 0:
+		deleted := make(map[string]int64, len(res.Job.Sources))
+		for _, s := range res.Job.Sources {
+			deleted[s.Path] = s.NumDeleted()
 		}
+		err = composition.Check(res.Composition, deleted, rows)
+	case res.Origins != nil:
+		err = composition.CheckOrigins(res.Origins, rows)
+	case res.Job.Sort == nil && len(res.Job.Sources) > 0:
+		err = errors.New("unsorted result without a composition")
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: %w", res.Job.ID, err)
 	}
 	return nil
 }
@@ -342,12 +302,12 @@ func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.
 	}
 	var m map[int]*roaring64.Bitmap
 	if ss.job.sortable {
-		m, err = RemapSorted(ss.job.res.Origins, ss.idx, ss.readDV, w)
+		m, err = composition.Sorted(ss.job.res.Origins, ss.idx, ss.readDV, w)
 		if err != nil {
 			return fmt.Sprintf("remap %s at version %d through the origin map: %v", ss.read.Path, version, err)
 		}
 	} else {
-		bm, err := RemapForward(ss.readDV, w, *ss.run)
+		bm, err := composition.Forward(ss.readDV, w, *ss.run)
 		if err != nil {
 			return fmt.Sprintf("remap %s at version %d: %v", ss.read.Path, version, err)
 		}
@@ -421,16 +381,12 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 		if j.dropped != nil {
 			continue
 		}
-		into := map[string]writer.SourceRun{}
-		for _, r := range j.res.Composition {
-			into[r.Source.Path] = r
-		}
 		for _, ss := range j.sources {
-			var tag *writer.SourceRun
-			if r, ok := into[ss.read.Path]; ok && !ss.reconciled && r.Output >= 0 {
-				tag = &r
+			var tag *composition.Run
+			if ss.run != nil && !ss.reconciled {
+				tag = ss.run
 			}
-			rm, err := compactionRemove(ss.current, physicalRecords(ss), tag, j.res, c.deleteTime)
+			rm, err := compactionRemove(ss.current, physicalRecords(ss), tag, c.deleteTime)
 			if err != nil {
 				return nil, nil, dvKeys, err
 			}
@@ -465,7 +421,7 @@ func physicalRecords(ss *sourceState) int64 {
 // does: dataChange=false, extendedFileMetadata, partitionValues, size, the
 // source's DV and tags, reduced stats {"numRecords":N}, and (when the run is
 // known and still describes the removed file) compactedInto/compactionInfo.
-func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, res *writer.Result, deleteTime int64) (*delta.Remove, error) {
+func compactionRemove(src *delta.Add, numRecords int64, run *composition.Run, deleteTime int64) (*delta.Remove, error) {
 	rm := removeWithTimestamp(src, deleteTime, false)
 	rm.Stats, rm.Tags = "", nil // reduced stats and our own tags, below
 	if numRecords >= 0 {
@@ -476,17 +432,15 @@ func compactionRemove(src *delta.Add, numRecords int64, run *writer.SourceRun, r
 		tags[k] = v
 	}
 	// Never carry a composition that is not ours (or no longer right).
-	delete(tags, TagCompactedInto)
-	delete(tags, TagCompactionInfo)
+	delete(tags, composition.TagCompactedInto)
+	delete(tags, composition.TagCompactionInfo)
 	if run != nil {
-		target := res.Outputs[run.Output].Add.Path
-		into, err := json.Marshal([]string{target})
+		into, info, err := composition.Encode(*run)
 		if err != nil {
 			return nil, err
 		}
-		info := fmt.Sprintf(`[{"rowOffsetInTarget":%d,"sourceNumPhysicalRecords":%d}]`, run.RowOffsetInTarget, run.SourceNumPhysicalRecords)
-		tags[TagCompactedInto] = string(into)
-		tags[TagCompactionInfo] = info
+		tags[composition.TagCompactedInto] = into
+		tags[composition.TagCompactionInfo] = info
 	}
 	if len(tags) > 0 {
 		rm.Tags = tags

@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/writer"
 )
@@ -71,7 +72,7 @@ func binpack(id string, out string, srcs ...*delta.Add) *writer.Result {
 		var phys int64
 		fmt.Sscanf(s.Stats, `{"numRecords":%d`, &phys)
 		live := phys - s.NumDeleted()
-		res.Composition = append(res.Composition, writer.SourceRun{Source: s, Output: 0, RowOffsetInTarget: off, SourceNumPhysicalRecords: phys, LiveRows: live})
+		res.Composition = append(res.Composition, composition.Run{Source: s.Path, Target: out, Output: 0, RowOffsetInTarget: off, SourceNumPhysicalRecords: phys, LiveRows: live})
 		off += live
 	}
 	res.Outputs = []writer.Output{{Add: &delta.Add{Path: out, PartitionValues: map[string]*string{}, Size: 999, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"tightBounds":true}`, off)}, NumRecords: off}}
@@ -297,10 +298,10 @@ func TestCompactionRemoveShape(t *testing.T) {
 		`[{"rowOffsetInTarget":5,"sourceNumPhysicalRecords":2}]`,
 	}
 	for i, r := range removes {
-		if got := r.Tags[TagCompactionInfo]; got != wantInfo[i] {
+		if got := r.Tags[composition.TagCompactionInfo]; got != wantInfo[i] {
 			t.Errorf("remove %d compactionInfo %s want %s", i, got, wantInfo[i])
 		}
-		if got := r.Tags[TagCompactedInto]; got != `["part-out.parquet"]` {
+		if got := r.Tags[composition.TagCompactedInto]; got != `["part-out.parquet"]` {
 			t.Errorf("remove %d compactedInto %s", i, got)
 		}
 		if r.Tags["INSERTION_TIME"] != "1" {
@@ -327,10 +328,10 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 	c := file("c.parquet", 10, nil)
 	// a and b land in output 0 (rows 0..18), c in output 1 (rows 0..9).
 	res := &writer.Result{Job: &writer.Job{ID: "j", Sources: []*delta.Add{a, b, c}},
-		Composition: []writer.SourceRun{
-			{Source: a, Output: 0, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
-			{Source: b, Output: 0, RowOffsetInTarget: 10, SourceNumPhysicalRecords: 10, LiveRows: 9},
-			{Source: c, Output: 1, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
+		Composition: []composition.Run{
+			{Source: a.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
+			{Source: b.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 10, SourceNumPhysicalRecords: 10, LiveRows: 9},
+			{Source: c.Path, Target: "o1.parquet", Output: 1, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
 		},
 		Outputs: []writer.Output{
 			{Add: &delta.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, NumRecords: 19},

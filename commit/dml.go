@@ -3,13 +3,13 @@ package commit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
 )
@@ -311,7 +311,7 @@ func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, r
 		handled[p] = true
 		d.conflicts[KindDVMerged]++
 		return nil
-	case !rm.DataChange && rm.Tags[TagCompactedInto] != "":
+	case !rm.DataChange && composition.HasTags(rm.Tags):
 		return d.reverseRemap(ctx, version, t, rm, adds, handled)
 	}
 	return d.conflict(KindConcurrentDelete, "winning commit %d removed %s, which this transaction deletes from", version, p)
@@ -322,42 +322,37 @@ func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, r
 // compactedInto/compactionInfo tags on the winner's remove.
 func (d *DML) reverseRemap(ctx context.Context, version int64, t *dmlTarget, rm *delta.Remove, adds map[string]*delta.Add, handled map[string]bool) error {
 	p := rm.Path
-	comp, err := ParseCompactionTags(rm.Tags)
+	comp, err := composition.Parse(p, rm.Tags)
 	if err != nil || len(comp) != 1 {
 		return d.conflict(KindConcurrentDelete, "winning compaction %d moved %s without a usable single-target composition tag (%v)", version, p, err)
 	}
 	target := comp[0]
-	out, ok := adds[target.Path]
+	out, ok := adds[target.Target]
 	if !ok {
-		return d.conflict(KindConcurrentDelete, "winning compaction %d moved %s into %s, which it did not add", version, p, target.Path)
+		return d.conflict(KindConcurrentDelete, "winning compaction %d moved %s into %s, which it did not add", version, p, target.Target)
 	}
 	mine := t.ours
 	if t.whole {
 		mine = liveRows(t.base, t.baseDV)
 	}
-	run := Run{
-		RowOffsetInTarget:        target.RowOffsetInTarget,
-		SourceNumPhysicalRecords: target.SourceNumPhysicalRecords,
-		LiveRows:                 target.SourceNumPhysicalRecords - int64(t.baseDV.GetCardinality()),
-	}
-	remapped, err := RemapForward(t.baseDV, roaring64.Or(t.baseDV, mine), run)
+	remapped, err := composition.Forward(t.baseDV, roaring64.Or(t.baseDV, mine), target)
 	if err != nil {
-		return d.conflict(KindConcurrentDelete, "remap deletions of %s onto %s (winner %d): %v", p, target.Path, version, err)
+		return d.conflict(KindConcurrentDelete, "remap deletions of %s onto %s (winner %d): %v", p, target.Target, version, err)
 	}
-	nt, exists := d.targets[target.Path]
+	nt, exists := d.targets[target.Target]
 	if !exists {
 		nt = &dmlTarget{base: out, ours: roaring64.New()}
 		if err := d.loadBase(ctx, nt); err != nil {
 			return err
 		}
-		d.targets[target.Path] = nt
+		d.targets[target.Target] = nt
 	}
 	if overlap := roaring64.And(nt.baseDV, remapped); !overlap.IsEmpty() {
-		return d.conflict(KindConcurrentDelete, "compaction output %s already deletes %d of the remapped rows", target.Path, overlap.GetCardinality())
+		return d.conflict(KindConcurrentDelete, "compaction output %s already deletes %d of the remapped rows", target.Target, overlap.GetCardinality())
 	}
 	nt.ours.Or(remapped)
 	delete(d.targets, p)
-	handled[target.Path] = true
+	handled[target.Target] = true
 	d.conflicts[KindReverseRemapped]++
 	return nil
 }
@@ -539,46 +534,6 @@ func removeWithTimestamp(a *delta.Add, now int64, dataChange bool) *delta.Remove
 		BaseRowID:               a.BaseRowID,
 		DefaultRowCommitVersion: a.DefaultRowCommitVersion,
 	}
-}
-
-// CompactionTarget is one entry of a remove's compactedInto/compactionInfo
-// tags: the output a compacted source went to and where its rows start.
-type CompactionTarget struct {
-	Path                     string
-	RowOffsetInTarget        int64
-	SourceNumPhysicalRecords int64
-}
-
-// ParseCompactionTags parses the Databricks composition tags of a
-// compaction remove (JSON arrays encoded as strings, parallel lists).
-func ParseCompactionTags(tags map[string]string) ([]CompactionTarget, error) {
-	rawInto, ok1 := tags[TagCompactedInto]
-	rawInfo, ok2 := tags[TagCompactionInfo]
-	if !ok1 || !ok2 {
-		return nil, errors.New("no compactedInto/compactionInfo tags")
-	}
-	var into []string
-	if err := json.Unmarshal([]byte(rawInto), &into); err != nil {
-		return nil, fmt.Errorf("parse %s tag: %w", TagCompactedInto, err)
-	}
-	var info []struct {
-		RowOffsetInTarget        *int64 `json:"rowOffsetInTarget"`
-		SourceNumPhysicalRecords *int64 `json:"sourceNumPhysicalRecords"`
-	}
-	if err := json.Unmarshal([]byte(rawInfo), &info); err != nil {
-		return nil, fmt.Errorf("parse %s tag: %w", TagCompactionInfo, err)
-	}
-	if len(into) != len(info) || len(into) == 0 {
-		return nil, fmt.Errorf("composition tags list %d targets but %d entries", len(into), len(info))
-	}
-	out := make([]CompactionTarget, len(into))
-	for i := range into {
-		if info[i].RowOffsetInTarget == nil || info[i].SourceNumPhysicalRecords == nil {
-			return nil, fmt.Errorf("compactionInfo entry %d lacks rowOffsetInTarget or sourceNumPhysicalRecords", i)
-		}
-		out[i] = CompactionTarget{Path: into[i], RowOffsetInTarget: *info[i].RowOffsetInTarget, SourceNumPhysicalRecords: *info[i].SourceNumPhysicalRecords}
-	}
-	return out, nil
 }
 
 // CommitInfoFields builds a commitInfo from plain values (tests and

@@ -1,14 +1,11 @@
 package commit
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/internal/testutil"
@@ -145,7 +143,7 @@ func compactionWinner(t *testing.T, d *memDVs, out string, srcs ...*delta.Add) [
 	var acts []delta.Action
 	for i, s := range srcs {
 		run := res.Composition[i]
-		rm, err := compactionRemove(s, run.SourceNumPhysicalRecords, &run, res, 1)
+		rm, err := compactionRemove(s, run.SourceNumPhysicalRecords, &run, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +198,7 @@ func TestDMLReverseRemapNeedsTags(t *testing.T) {
 	a := rangeFile("a.parquet", 10, 0, 9, nil)
 	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
 	win := compactionWinner(t, d, "out.parquet", a)
-	delete(win[0].Remove.Tags, TagCompactionInfo)
+	delete(win[0].Remove.Tags, composition.TagCompactionInfo)
 	err := m.observe(ctx, 6, win)
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("a compaction without composition tags must abort the attempt, got %v", err)
@@ -296,68 +294,6 @@ func TestDMLMetadataChangeAbandons(t *testing.T) {
 	}
 }
 
-// The Databricks OPTIMIZE commits in the fixture carry the composition tags
-// the reverse direction reads: every one parses, and offsets are the running
-// sums of the sources' live rows (physical minus DV cardinality).
-func TestParseCompactionTagsOnDatabricksCommits(t *testing.T) {
-	logDir := filepath.Join(testutil.DeltaTable(t, "dbr-optimize-dv-cdc-logcompaction"), "_delta_log")
-	names, err := filepath.Glob(filepath.Join(logDir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(names)
-	checked := 0
-	for _, name := range names {
-		if filepath.Ext(filepath.Base(name[:len(name)-5])) == ".compacted" {
-			continue
-		}
-		fh, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		perTarget := map[string][]CompactionTarget{}
-		live := map[string]int64{}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			a, err := delta.ParseAction(sc.Bytes())
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if a.Remove == nil || a.Remove.Tags[TagCompactedInto] == "" {
-				continue
-			}
-			ts, err := ParseCompactionTags(a.Remove.Tags)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			for _, tg := range ts {
-				perTarget[tg.Path] = append(perTarget[tg.Path], tg)
-				var card int64
-				if a.Remove.DeletionVector != nil {
-					card = a.Remove.DeletionVector.Cardinality
-				}
-				live[tg.Path+"@"+fmt.Sprint(tg.RowOffsetInTarget)] = tg.SourceNumPhysicalRecords - card
-			}
-			checked++
-		}
-		fh.Close()
-		for target, ts := range perTarget {
-			sort.Slice(ts, func(i, k int) bool { return ts[i].RowOffsetInTarget < ts[k].RowOffsetInTarget })
-			var off int64
-			for _, tg := range ts {
-				if tg.RowOffsetInTarget != off {
-					t.Fatalf("%s: target %s: source at offset %d, want running sum %d", filepath.Base(name), target, tg.RowOffsetInTarget, off)
-				}
-				off += live[target+"@"+fmt.Sprint(tg.RowOffsetInTarget)]
-			}
-		}
-	}
-	if checked == 0 {
-		t.Fatal("no compaction removes with composition tags found in the fixture")
-	}
-}
-
 func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
@@ -443,13 +379,13 @@ func TestDMLReverseRemapOntoDatabricksOptimize(t *testing.T) {
 		if src == nil {
 			t.Fatalf("source %s of the OPTIMIZE is not live at version 16", a.Remove.Path)
 		}
-		comp, err := ParseCompactionTags(a.Remove.Tags)
+		comp, err := composition.Parse(a.Remove.Path, a.Remove.Tags)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var target *delta.Add
 		for _, f := range snap17.Files {
-			if f.Path == comp[0].Path {
+			if f.Path == comp[0].Target {
 				target = f
 			}
 		}

@@ -10,11 +10,11 @@
 // snapshot isolation. Each winner after the read version is classified once:
 // protocol/metadata change -> the attempt is abandoned (ErrMetadataChanged);
 // a source removed and re-added at the same path with a new DV -> the new
-// deletions are remapped onto the output (RemapForward) and our tombstone is
+// deletions are remapped onto the output (composition.Forward) and our tombstone is
 // re-pointed at the winner's post-image; a source removed otherwise -> only
 // its job is dropped; anything else -> no conflict. Sorted (clustering) jobs
 // permute rows, so their deletions are located through the writer's origin
-// map instead of the offset formula; without a map such a job is dropped.
+// map (composition.Sorted) instead; without a map such a job is dropped.
 //
 // Tombstones carry Databricks' compactedInto/compactionInfo tags so other
 // engines can reconcile against our rewrite, except on re-pointed tombstones:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/writer"
@@ -138,15 +139,15 @@ func TestCompactionCommitMatchesDatabricksShape(t *testing.T) {
 				}
 			}
 			gt, wt := stringMap(t, got["tags"]), stringMap(t, want["tags"])
-			if gt[TagCompactionInfo] != wt[TagCompactionInfo] {
-				t.Errorf("remove %d compactionInfo %s, DBR %s", i, gt[TagCompactionInfo], wt[TagCompactionInfo])
+			if gt[composition.TagCompactionInfo] != wt[composition.TagCompactionInfo] {
+				t.Errorf("remove %d compactionInfo %s, DBR %s", i, gt[composition.TagCompactionInfo], wt[composition.TagCompactionInfo])
 			}
 			var gi, wi []string
-			if err := json.Unmarshal([]byte(gt[TagCompactedInto]), &gi); err != nil || len(gi) != 1 || gi[0] != "part-out.parquet" {
-				t.Errorf("remove %d compactedInto %s", i, gt[TagCompactedInto])
+			if err := json.Unmarshal([]byte(gt[composition.TagCompactedInto]), &gi); err != nil || len(gi) != 1 || gi[0] != "part-out.parquet" {
+				t.Errorf("remove %d compactedInto %s", i, gt[composition.TagCompactedInto])
 			}
-			if err := json.Unmarshal([]byte(wt[TagCompactedInto]), &wi); err != nil || len(wi) != 1 {
-				t.Fatalf("DBR compactedInto %s", wt[TagCompactedInto])
+			if err := json.Unmarshal([]byte(wt[composition.TagCompactedInto]), &wi); err != nil || len(wi) != 1 {
+				t.Fatalf("DBR compactedInto %s", wt[composition.TagCompactedInto])
 			}
 			var dv delta.DeletionVector
 			if _, has := want["deletionVector"]; has {
@@ -217,8 +218,8 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 					RowOffsetInTarget        int64 `json:"rowOffsetInTarget"`
 					SourceNumPhysicalRecords int64 `json:"sourceNumPhysicalRecords"`
 				}
-				if err := json.Unmarshal([]byte(r.Tags[TagCompactionInfo]), &info); err != nil || len(info) != 1 {
-					t.Fatalf("DBR tag %q: %v", r.Tags[TagCompactionInfo], err)
+				if err := json.Unmarshal([]byte(r.Tags[composition.TagCompactionInfo]), &info); err != nil || len(info) != 1 {
+					t.Fatalf("DBR tag %q: %v", r.Tags[composition.TagCompactionInfo], err)
 				}
 				srcs = append(srcs, src{r, info[0].RowOffsetInTarget, info[0].SourceNumPhysicalRecords})
 			}
@@ -247,7 +248,7 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, r := range ours {
-				if got, want := r.Tags[TagCompactionInfo], srcs[i].rm.Tags[TagCompactionInfo]; got != want {
+				if got, want := r.Tags[composition.TagCompactionInfo], srcs[i].rm.Tags[composition.TagCompactionInfo]; got != want {
 					t.Errorf("%s: compactionInfo %s, DBR %s", r.Path, got, want)
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
 )
@@ -574,16 +575,13 @@ func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	removes, adds := checkCompactionCommit(t, committed(t, tbl, 2))
-	into := fmt.Sprintf(`[%q]`, adds[0].Path)
 	offsets := map[int64]bool{}
 	for _, r := range removes {
-		if r.Tags[commit.TagCompactedInto] != into {
-			t.Errorf("compactedInto %s want %s", r.Tags[commit.TagCompactedInto], into)
+		runs, err := composition.Parse(r.Path, r.Tags)
+		if err != nil || len(runs) != 1 || runs[0].Target != adds[0].Path {
+			t.Fatalf("composition tags of %s: %v (%v), want one run in %s", r.Path, runs, err, adds[0].Path)
 		}
-		var off, phys int64
-		if _, err := fmt.Sscanf(r.Tags[commit.TagCompactionInfo], `[{"rowOffsetInTarget":%d,"sourceNumPhysicalRecords":%d}]`, &off, &phys); err != nil {
-			t.Fatalf("compactionInfo %q: %v", r.Tags[commit.TagCompactionInfo], err)
-		}
+		off, phys := runs[0].RowOffsetInTarget, runs[0].SourceNumPhysicalRecords
 		offsets[off] = true
 		if r.Stats != fmt.Sprintf(`{"numRecords":%d}`, phys) {
 			t.Errorf("remove stats %s", r.Stats)

@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
 )
@@ -238,7 +239,7 @@ func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 		}
 	}
 	for _, r := range removes {
-		if r.Tags[commit.TagCompactedInto] != "" || r.Tags[commit.TagCompactionInfo] != "" {
+		if r.Tags[composition.TagCompactedInto] != "" || r.Tags[composition.TagCompactionInfo] != "" {
 			t.Errorf("remove %s of a sorted job carries composition tags %v (rows are permuted)", r.Path, r.Tags)
 		}
 	}
@@ -321,7 +322,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		post[f.Path] = f
 	}
 	for _, r := range removes {
-		if r.Tags[commit.TagCompactedInto] != "" {
+		if r.Tags[composition.TagCompactedInto] != "" {
 			t.Errorf("remove %s carries compactedInto", r.Path)
 		}
 		if p, ok := post[r.Path]; !ok || p.DeletionVector.UniqueID() != r.DeletionVector.UniqueID() {

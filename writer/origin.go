@@ -10,7 +10,12 @@ import (
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/compactord/compactord/composition"
 )
+
+// The commit remaps a sorted job's deletions through the origin map.
+var _ composition.Origins = (*OriginMap)(nil)
 
 // originEntrySize is the size of one OriginMap entry: a 4-byte source index
 // and an 8-byte physical row index, big-endian.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 )
 
@@ -36,8 +37,8 @@ func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, d *directSou
 		return fmt.Errorf("%w: numRecords %d - DV cardinality %d, but the source has no deletion vector to apply",
 			ErrLiveRowMismatch, physical, src.NumDeleted())
 	}
-	jw.res.Composition = append(jw.res.Composition, SourceRun{
-		Source:                   src,
+	jw.res.Composition = append(jw.res.Composition, composition.Run{
+		Source:                   src.Path,
 		SourceNumPhysicalRecords: physical,
 		Output:                   len(jw.res.Outputs),
 		RowOffsetInTarget:        jw.cur.rows + jw.packRows,

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"gocloud.dev/blob"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 )
 
@@ -183,9 +184,17 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if len(jw.res.Outputs) == 0 {
-		for i := range jw.res.Composition {
-			jw.res.Composition[i].Output = -1
+	n := len(jw.res.Outputs)
+	for i := range jw.res.Composition {
+		r := &jw.res.Composition[i]
+		switch {
+		case n == 0:
+			r.Output = -1
+		case r.Output == n:
+			// Trailing sources without live rows after an output that
+			// closed full: an empty run at the end of the last output.
+			last := jw.res.Outputs[n-1]
+			r.Output, r.RowOffsetInTarget, r.Target = n-1, last.NumRecords, last.Add.Path
 		}
 	}
 	return nil
@@ -229,7 +238,7 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	if err := jw.flushPack(); err != nil {
 		return err
 	}
-	run := SourceRun{Source: src, SourceNumPhysicalRecords: physical}
+	run := composition.Run{Source: src.Path, SourceNumPhysicalRecords: physical}
 	// Where the run starts: the open output, else the next one to open.
 	run.Output = len(jw.res.Outputs)
 	if jw.cur != nil {
@@ -342,6 +351,11 @@ func (jw *jobWriter) closeOutput(ctx context.Context) error {
 	if jw.job.ClusteringProvider != "" {
 		p := jw.job.ClusteringProvider
 		add.ClusteringProvider = &p
+	}
+	for i := range jw.res.Composition {
+		if r := &jw.res.Composition[i]; r.Output == len(jw.res.Outputs) {
+			r.Target = add.Path
+		}
 	}
 	jw.res.Outputs = append(jw.res.Outputs, Output{Add: add, Key: o.key, NumRecords: o.rows})
 	jw.res.BytesWritten += attrs.Size

@@ -1,6 +1,9 @@
 package writer
 
 import (
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/composition"
+
 	"context"
 	"errors"
 	"fmt"
@@ -355,5 +358,42 @@ func TestJobTargetFileSizeOverridesTheOption(t *testing.T) {
 	}
 	if n := outputs(1); n != 6 {
 		t.Fatalf("job target of 1 byte: %d outputs, want one per source (6)", n)
+	}
+}
+
+// A last source whose rows are all deleted, after an output that closed full,
+// still gets a run in an output that exists (an empty run at its end), so the
+// commit can trust the composition and tag the source.
+func TestTrailingSourceWithoutLiveRowsLandsInTheLastOutput(t *testing.T) {
+	ctx := context.Background()
+	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
+	gone := cloneAdd(snap.Files[1])
+	n, ok, err := gone.NumRecords()
+	if err != nil || !ok || n == 0 {
+		t.Fatalf("source %s: numRecords %d, %v, %v", gone.Path, n, ok, err)
+	}
+	all := roaring64.New()
+	all.AddRange(0, uint64(n))
+	if gone.DeletionVector, err = delta.InlineDV(all); err != nil {
+		t.Fatal(err)
+	}
+	job := &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], gone}}
+	opts := DefaultOptions()
+	opts.TargetFileSize = 1 // the first source fills its output
+	res, err := Rewrite(ctx, tbl, snap, job, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Abort(ctx)
+	if len(res.Outputs) != 1 || len(res.Composition) != 2 {
+		t.Fatalf("%d outputs, %d runs; want 1 and 2", len(res.Outputs), len(res.Composition))
+	}
+	last := res.Composition[1]
+	if last.Output != 0 || last.LiveRows != 0 || last.RowOffsetInTarget != res.Outputs[0].NumRecords || last.Target != res.Outputs[0].Add.Path {
+		t.Errorf("trailing empty run %+v, want output 0 at row %d (%s)", last, res.Outputs[0].NumRecords, res.Outputs[0].Add.Path)
+	}
+	deleted := map[string]int64{snap.Files[0].Path: 0, gone.Path: n}
+	if err := composition.Check(res.Composition, deleted, []int64{res.Outputs[0].NumRecords}); err != nil {
+		t.Errorf("composition.Check: %v", err)
 	}
 }

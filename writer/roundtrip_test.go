@@ -15,6 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -271,8 +272,15 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 	nextOut, nextOff := 0, int64(0)
 	for k, run := range res.Composition {
 		src := job.Sources[k]
-		if run.Source != src {
-			t.Fatalf("run %d is for %s, want %s (write order)", k, run.Source.Path, src.Path)
+		if run.Source != src.Path {
+			t.Fatalf("run %d is for %s, want %s (write order)", k, run.Source, src.Path)
+		}
+		if run.Output < 0 || run.Output >= len(res.Outputs) {
+			if len(res.Outputs) > 0 || run.Output != -1 {
+				t.Fatalf("run %d (%s) names output %d of %d", k, src.Path, run.Output, len(res.Outputs))
+			}
+		} else if run.Target != res.Outputs[run.Output].Add.Path {
+			t.Fatalf("run %d target %q, output %d is %q", k, run.Target, run.Output, res.Outputs[run.Output].Add.Path)
 		}
 		if run.Output != nextOut {
 			if run.Output != nextOut+1 || nextOff != res.Outputs[nextOut].NumRecords {
@@ -299,6 +307,18 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if target == 1 && k > 0 && run.LiveRows > 0 && res.Composition[k-1].LiveRows > 0 && run.Output == res.Composition[k-1].Output {
 			t.Errorf("run %d shares output %d with run %d despite a 1-byte target", k, run.Output, k-1)
 		}
+	}
+	// The commit's check of the record agrees.
+	deleted := map[string]int64{}
+	for _, src := range job.Sources {
+		deleted[src.Path] = src.NumDeleted()
+	}
+	rows := make([]int64, len(res.Outputs))
+	for i, o := range res.Outputs {
+		rows[i] = o.NumRecords
+	}
+	if err := composition.Check(res.Composition, deleted, rows); err != nil {
+		t.Errorf("composition.Check: %v", err)
 	}
 	if len(res.Outputs) > 0 && nextOff != res.Outputs[len(res.Outputs)-1].NumRecords {
 		t.Errorf("runs end at row %d of the last output, which has %d rows", nextOff, res.Outputs[len(res.Outputs)-1].NumRecords)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 )
 
@@ -42,29 +43,6 @@ type Job struct {
 	TargetFileSize int64
 }
 
-// SourceRun records where one source's live rows landed: one contiguous run
-// of one output (a source is never split across outputs). Output row
-// RowOffsetInTarget+k holds the source's k-th live row in physical order, so a
-// source's physical row i (not in its read-time DV) is at output row
-// RowOffsetInTarget + i - |{d in read-time DV : d < i}|.
-type SourceRun struct {
-	// Source is the source add action as read (path as in the log, read-time DV).
-	Source *delta.Add
-	// Output is the index into Result.Outputs of the output holding the run.
-	// A source with no live rows gets the output it would have landed in
-	// (LiveRows 0); it is -1 only when the whole job wrote no output because
-	// no source had a live row.
-	Output int
-	// RowOffsetInTarget is the output row index of the source's first live row.
-	RowOffsetInTarget int64
-	// SourceNumPhysicalRecords is the source's physical row count (stats
-	// numRecords, else the parquet footer), including DV-deleted rows.
-	SourceNumPhysicalRecords int64
-	// LiveRows is how many rows the source contributed; the writer checked
-	// LiveRows == SourceNumPhysicalRecords - Source.DeletionVector.Cardinality.
-	LiveRows int64
-}
-
 // Output is one written data file, not yet committed.
 type Output struct {
 	// Add is the add action to commit: Path is the URL-encoded key relative
@@ -88,8 +66,10 @@ type Result struct {
 	// Outputs in the order they were written.
 	Outputs []Output
 	// Composition lists one run per source, in write order (Job.Sources
-	// order). For sorted jobs it is empty and Origins is set instead.
-	Composition []SourceRun
+	// order): where its live rows landed (Source is the source's path as in
+	// the log, Target the output's). A source is never split across
+	// outputs. For sorted jobs it is empty and Origins is set instead.
+	Composition []composition.Run
 	// Origins maps each output row back to its source for sorted jobs.
 	Origins *OriginMap
 	// Sort describes the external sort of a sorted job (nil otherwise).

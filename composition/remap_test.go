@@ -1,4 +1,4 @@
-package commit
+package composition
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 
 func bm(xs ...uint64) *roaring64.Bitmap { return roaring64.BitmapOf(xs...) }
 
-func TestRemapForward(t *testing.T) {
+func TestForward(t *testing.T) {
 	tests := []struct {
 		name    string
 		read    *roaring64.Bitmap
@@ -20,27 +20,33 @@ func TestRemapForward(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "source without a read-time DV maps rows one to one after its offset",
-			read: nil, winner: bm(0, 50, 99), run: Run{100, 100, 100}, want: []uint64{100, 150, 199}},
+			read: nil, winner: bm(0, 50, 99), run: Run{RowOffsetInTarget: 100, SourceNumPhysicalRecords: 100, LiveRows: 100}, want: []uint64{100, 150, 199}},
 		{name: "only incremental deletions are remapped and later positions shift down",
-			read: bm(10), winner: bm(10, 5, 50), run: Run{0, 100, 99}, want: []uint64{5, 49}},
+			read: bm(10), winner: bm(10, 5, 50), run: Run{RowOffsetInTarget: 0, SourceNumPhysicalRecords: 100, LiveRows: 99}, want: []uint64{5, 49}},
 		{name: "seed example: a pre-existing DV on an earlier row shifts by one",
-			read: bm(0), winner: bm(0, 50), run: Run{199, 100, 99}, want: []uint64{199 + 49}},
+			read: bm(0), winner: bm(0, 50), run: Run{RowOffsetInTarget: 199, SourceNumPhysicalRecords: 100, LiveRows: 99}, want: []uint64{199 + 49}},
 		{name: "winner identical to read-time DV remaps nothing",
-			read: bm(1, 2), winner: bm(1, 2), run: Run{7, 4, 2}, want: nil},
+			read: bm(1, 2), winner: bm(1, 2), run: Run{RowOffsetInTarget: 7, SourceNumPhysicalRecords: 4, LiveRows: 2}, want: nil},
 		{name: "winner that resurrects a read-time deletion is refused",
-			read: bm(1, 2), winner: bm(2, 3), run: Run{0, 4, 2}, wantErr: true},
+			read: bm(1, 2), winner: bm(2, 3), run: Run{RowOffsetInTarget: 0, SourceNumPhysicalRecords: 4, LiveRows: 2}, wantErr: true},
 		{name: "empty winner over a non-empty read DV is refused",
-			read: bm(1), winner: nil, run: Run{0, 4, 3}, wantErr: true},
+			read: bm(1), winner: nil, run: Run{RowOffsetInTarget: 0, SourceNumPhysicalRecords: 4, LiveRows: 3}, wantErr: true},
 		{name: "a deleted row beyond the physical rows is refused",
-			read: nil, winner: bm(4), run: Run{0, 4, 4}, wantErr: true},
+			read: nil, winner: bm(4), run: Run{RowOffsetInTarget: 0, SourceNumPhysicalRecords: 4, LiveRows: 4}, wantErr: true},
 		{name: "a run whose length disagrees with physical minus read-time deletions is refused",
-			read: bm(0), winner: bm(0, 1), run: Run{0, 4, 4}, wantErr: true},
+			read: bm(0), winner: bm(0, 1), run: Run{RowOffsetInTarget: 0, SourceNumPhysicalRecords: 4, LiveRows: 4}, wantErr: true},
+		{name: "a run parsed from tags takes its length from physical minus read-time deletions",
+			read: bm(1), winner: bm(0, 1, 3), run: Run{RowOffsetInTarget: 5, SourceNumPhysicalRecords: 4, LiveRows: Unknown, Output: Unknown}, want: []uint64{5, 7}},
+		{name: "a run parsed from tags still refuses rows beyond the source",
+			read: bm(1), winner: bm(1, 4), run: Run{RowOffsetInTarget: 5, SourceNumPhysicalRecords: 4, LiveRows: Unknown, Output: Unknown}, wantErr: true},
+		{name: "a negative offset is refused",
+			read: nil, winner: bm(0), run: Run{RowOffsetInTarget: -1, SourceNumPhysicalRecords: 4, LiveRows: 4}, wantErr: true},
 		{name: "DBR v17 layout: third source at offset 5 with read-time DV {1}",
-			read: bm(1), winner: bm(0, 1), run: Run{5, 2, 1}, want: []uint64{5}},
+			read: bm(1), winner: bm(0, 1), run: Run{RowOffsetInTarget: 5, SourceNumPhysicalRecords: 2, LiveRows: 1}, want: []uint64{5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RemapForward(tt.read, tt.winner, tt.run)
+			got, err := Forward(tt.read, tt.winner, tt.run)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("want error, got %v", got.ToArray())
@@ -57,10 +63,10 @@ func TestRemapForward(t *testing.T) {
 	}
 }
 
-// TestRemapForwardMatchesSimulation checks the closed form against a direct
+// TestForwardMatchesSimulation checks the closed form against a direct
 // simulation of compaction: write the live rows of random sources in order,
 // then delete rows by identity and compare positions.
-func TestRemapForwardMatchesSimulation(t *testing.T) {
+func TestForwardMatchesSimulation(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 300; trial++ {
 		type row struct{ src, phys int }
@@ -83,7 +89,7 @@ func TestRemapForwardMatchesSimulation(t *testing.T) {
 					out = append(out, row{s, i})
 				}
 			}
-			runs[s] = Run{start, int64(phys[s]), int64(len(out)) - start}
+			runs[s] = Run{RowOffsetInTarget: start, SourceNumPhysicalRecords: int64(phys[s]), LiveRows: int64(len(out)) - start}
 		}
 		for s := 0; s < nsrc; s++ {
 			w := reads[s].Clone()
@@ -92,7 +98,7 @@ func TestRemapForwardMatchesSimulation(t *testing.T) {
 					w.Add(uint64(i))
 				}
 			}
-			got, err := RemapForward(reads[s], w, runs[s])
+			got, err := Forward(reads[s], w, runs[s])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package commit
+package writer
 
 import (
 	"math/rand/v2"
@@ -6,14 +6,14 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/compactord/compactord/writer"
+	"github.com/compactord/compactord/composition"
 )
 
 // permutedJob simulates a sorted job over sources with the given physical
 // row counts and read-time DVs: every live row is written once, in a random
 // order, into outputs of outRows rows each. It returns the origin map and,
 // for checking, where each (source, physical row) went.
-func permutedJob(t *testing.T, physical []int64, readDVs []*roaring64.Bitmap, outRows int64, memBytes int) (*writer.OriginMap, map[[2]int64][2]int64) {
+func permutedJob(t *testing.T, physical []int64, readDVs []*roaring64.Bitmap, outRows int64, memBytes int) (*OriginMap, map[[2]int64][2]int64) {
 	t.Helper()
 	var rows [][2]int64
 	for s, n := range physical {
@@ -26,7 +26,7 @@ func permutedJob(t *testing.T, physical []int64, readDVs []*roaring64.Bitmap, ou
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-	m := writer.NewOriginMap(t.TempDir(), memBytes)
+	m := NewOriginMap(t.TempDir(), memBytes)
 	t.Cleanup(func() { m.Close() })
 	where := map[[2]int64][2]int64{}
 	out, k := int64(0), int64(0)
@@ -51,9 +51,10 @@ func permutedJob(t *testing.T, physical []int64, readDVs []*roaring64.Bitmap, ou
 	return m, where
 }
 
-func TestRemapSorted(t *testing.T) {
+// The writer's origin map serves composition.Sorted, in memory and spilled.
+func TestSortedRemapThroughOriginMap(t *testing.T) {
 	physical := []int64{300, 500, 200}
-	readDVs := []*roaring64.Bitmap{nil, bm(0, 7, 499), bm(10, 11)}
+	readDVs := []*roaring64.Bitmap{nil, bmOf(0, 7, 499), bmOf(10, 11)}
 	tests := []struct {
 		name    string
 		source  int
@@ -61,12 +62,12 @@ func TestRemapSorted(t *testing.T) {
 		winner  *roaring64.Bitmap
 		wantErr bool
 	}{
-		{name: "source without a read-time DV", source: 0, winner: bm(0, 1, 150, 299)},
-		{name: "only incremental deletions are remapped", source: 1, read: readDVs[1], winner: bm(0, 7, 499, 8, 250, 498)},
-		{name: "winner equal to the read-time DV remaps nothing", source: 2, read: readDVs[2], winner: bm(10, 11)},
-		{name: "winner resurrecting a read-time deletion is refused", source: 2, read: readDVs[2], winner: bm(10, 12), wantErr: true},
-		{name: "a deletion beyond the source's rows is refused", source: 0, winner: bm(5, 300), wantErr: true},
-		{name: "a deletion of a row the job did not read live is refused", source: 1, read: bm(0, 7), winner: bm(0, 7, 499, 3), wantErr: true},
+		{name: "source without a read-time DV", source: 0, winner: bmOf(0, 1, 150, 299)},
+		{name: "only incremental deletions are remapped", source: 1, read: readDVs[1], winner: bmOf(0, 7, 499, 8, 250, 498)},
+		{name: "winner equal to the read-time DV remaps nothing", source: 2, read: readDVs[2], winner: bmOf(10, 11)},
+		{name: "winner resurrecting a read-time deletion is refused", source: 2, read: readDVs[2], winner: bmOf(10, 12), wantErr: true},
+		{name: "a deletion beyond the source's rows is refused", source: 0, winner: bmOf(5, 300), wantErr: true},
+		{name: "a deletion of a row the job did not read live is refused", source: 1, read: bmOf(0, 7), winner: bmOf(0, 7, 499, 3), wantErr: true},
 	}
 	for _, mem := range []struct {
 		name  string
@@ -78,7 +79,7 @@ func TestRemapSorted(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(mem.name+"/"+tt.name, func(t *testing.T) {
-				got, err := RemapSorted(m, tt.source, tt.read, tt.winner)
+				got, err := composition.Sorted(m, tt.source, tt.read, tt.winner)
 				if tt.wantErr {
 					if err == nil {
 						t.Fatalf("remap succeeded: %v", got)
@@ -118,8 +119,10 @@ func orEmpty(b *roaring64.Bitmap) *roaring64.Bitmap {
 	return b
 }
 
-func TestRemapSortedWithoutOriginMapIsRefused(t *testing.T) {
-	if _, err := RemapSorted(nil, 0, nil, bm(1)); err == nil {
+func TestSortedRemapWithoutOriginMapIsRefused(t *testing.T) {
+	if _, err := composition.Sorted(nil, 0, nil, bmOf(1)); err == nil {
 		t.Fatal("remap without an origin map succeeded")
 	}
 }
+
+func bmOf(xs ...uint64) *roaring64.Bitmap { return roaring64.BitmapOf(xs...) }
