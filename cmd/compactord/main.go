@@ -29,6 +29,7 @@ func commands() []command {
 		{"run-plan", "execute a plan file against its read version", runRunPlan},
 		{"compact", "plan, rewrite and commit one compaction", runCompact},
 		{"expire", "run one retention delete", runExpire},
+		{"vacuum", "delete files no version inside the retention window needs", runVacuum},
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/vacuum"
+)
+
+// vacuumReport is `compactord vacuum --json`: the result and, on a dry
+// run, the files that would be deleted.
+type vacuumReport struct {
+	*vacuum.Result
+	Files []vacuum.File `json:"files,omitempty"`
+}
+
+func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("vacuum", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "full", "lite (expired tombstones from the log, no data listing) or full (list the table)")
+	retention := fs.String("retention", "", "keep files newer than this (default: delta.deletedFileRetentionDuration, 7 days); e.g. 168h, 7d, \"interval 7 days\"")
+	force := fs.Bool("force-retention", false, "allow a retention shorter than the table's (files concurrent writers or time travel need may go)")
+	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
+	concurrency := fs.Int("concurrency", 16, "deletes in flight")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	const use = "compactord vacuum URL [--mode lite|full] [--retention DURATION] [--force-retention] [--dry-run] [--json]"
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: %s", errUsage, use)
+	}
+	m, err := vacuum.ParseMode(*mode)
+	if err != nil {
+		return fmt.Errorf("%w: --mode: %v", errUsage, err)
+	}
+	log := cliLogger(*verbose, stderr)
+	if *force && !*verbose {
+		// The retention warning is the point of the flag: show it even
+		// without -v.
+		log = hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: stderr, Level: hclog.Warn})
+	}
+	opts := vacuum.Options{Mode: m, ForceRetention: *force, DryRun: *dryRun, Concurrency: *concurrency,
+		EngineInfo: "compactord/" + version, Logger: log}
+	if *retention != "" {
+		d, err := vacuum.ParseRetention(*retention)
+		if err != nil {
+			return fmt.Errorf("%w: --retention: %v", errUsage, err)
+		}
+		opts.Retention, opts.ZeroRetention = d, d == 0
+	}
+	var files []vacuum.File
+	if *dryRun {
+		opts.OnFile = func(f vacuum.File) {
+			if *asJSON {
+				files = append(files, f)
+				return
+			}
+			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
+		}
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := vacuum.Run(ctx, t, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(vacuumReport{Result: res, Files: files})
+	}
+	if res.DryRun {
+		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %d bytes (%d orphans, %d temp files) older than %s\n",
+			res.Mode, res.FilesToDelete, res.BytesToDelete, res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
+		return nil
+	}
+	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %d bytes, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
+		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, res.BytesDeleted, res.DirsDeleted, res.Orphans, res.TempFiles,
+		res.Cutoff.Format("2006-01-02T15:04:05Z"))
+	if res.StartVersion >= 0 {
+		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)
+	}
+	return nil
+}

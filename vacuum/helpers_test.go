@@ -1,0 +1,208 @@
+package vacuum
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+)
+
+// testRow is the schema of the generated tables: {id long, v string}.
+type testRow struct {
+	ID *int64  `parquet:"id"`
+	V  *string `parquet:"v"`
+}
+
+const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
+
+// fixture is a generated local table with a controllable clock: files get
+// the clock's time as their modification time, commits as their timestamp.
+type fixture struct {
+	t   testing.TB
+	dir string
+	tbl *delta.Table
+	now time.Time
+}
+
+func (f *fixture) clock() time.Time { return f.now }
+
+// newFixture creates a DV-enabled local table with extra table properties;
+// its version 0 has no files.
+func newFixture(t testing.TB, conf map[string]string, protocol string) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	f := &fixture{t: t, dir: dir, tbl: tbl, now: time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)}
+	c := map[string]string{"delta.enableDeletionVectors": "true"}
+	for k, v := range conf {
+		c[k] = v
+	}
+	cj, _ := json.Marshal(c)
+	if protocol == "" {
+		protocol = `{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}`
+	}
+	lines := []string{
+		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
+		`{"protocol":` + protocol + `}`,
+		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), testSchema, cj),
+	}
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	f.touch(delta.CommitKey(0))
+	return f
+}
+
+// touch sets a key's modification time to the fixture's clock.
+func (f *fixture) touch(key string) {
+	f.t.Helper()
+	p := filepath.Join(f.dir, filepath.FromSlash(key))
+	if err := os.Chtimes(p, f.now, f.now); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// writeFile writes ids as a parquet data file (not committed) and returns
+// its add action.
+func (f *fixture) writeFile(ids []int64) *delta.Add {
+	f.t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[testRow](&buf)
+	rows := make([]testRow, len(ids))
+	for i, id := range ids {
+		id := id
+		v := fmt.Sprintf("v%d", id)
+		rows[i] = testRow{ID: &id, V: &v}
+	}
+	if _, err := w.Write(rows); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	key := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", uuid.NewString())
+	f.put(key, buf.Bytes())
+	lo, hi := slices.Min(ids), slices.Max(ids)
+	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: f.now.UnixMilli(), DataChange: true,
+		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0}}`,
+			len(ids), lo, lo, hi, hi)}
+}
+
+// put writes an object with the fixture's clock as its modification time.
+func (f *fixture) put(key string, data []byte) {
+	f.t.Helper()
+	if err := f.tbl.Bucket.WriteAll(context.Background(), key, data, nil); err != nil {
+		f.t.Fatal(err)
+	}
+	f.touch(key)
+}
+
+// commitOpts are commit options on the fixture's clock.
+func (f *fixture) commitOpts() commit.Options {
+	return commit.Options{Now: f.clock, EngineInfo: "vacuum-test"}
+}
+
+// commit commits actions (adds, removes) as a WRITE and touches the commit
+// file.
+func (f *fixture) commit(actions ...delta.Action) int64 {
+	f.t.Helper()
+	ctx := context.Background()
+	snap, err := delta.LoadSnapshot(ctx, f.tbl, -1)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	tx := &commit.Txn{Table: f.tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", Actions: actions, Options: f.commitOpts()}
+	v, err := tx.Commit(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.touch(delta.CommitKey(v))
+	return v
+}
+
+// remove returns the remove action of a live add at the fixture's clock.
+func (f *fixture) remove(a *delta.Add) delta.Action {
+	ts := f.now.UnixMilli()
+	size := a.Size
+	return delta.Action{Remove: &delta.Remove{Path: a.Path, DeletionTimestamp: &ts, DataChange: true, Size: &size,
+		PartitionValues: a.PartitionValues, DeletionVector: a.DeletionVector}}
+}
+
+// exists reports whether key is on disk.
+func (f *fixture) exists(key string) bool {
+	_, err := os.Stat(filepath.Join(f.dir, filepath.FromSlash(key)))
+	return err == nil
+}
+
+// vacuum runs a vacuum on the fixture's clock.
+func (f *fixture) vacuum(opts Options) *Result {
+	f.t.Helper()
+	res, err := f.tryVacuum(opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+func (f *fixture) tryVacuum(opts Options) (*Result, error) {
+	opts.Now = f.clock
+	opts.Commit = f.commitOpts()
+	opts.SpillDir = f.t.TempDir()
+	res, err := Run(context.Background(), f.tbl, opts)
+	if err == nil && res.StartVersion >= 0 {
+		f.touch(delta.CommitKey(res.StartVersion))
+	}
+	if err == nil && res.EndVersion >= 0 {
+		f.touch(delta.CommitKey(res.EndVersion))
+	}
+	return res, err
+}
+
+// commitInfo returns version v's commitInfo as decoded JSON.
+func (f *fixture) commitInfo(v int64) map[string]any {
+	f.t.Helper()
+	acts, err := delta.ReadCommit(context.Background(), f.tbl, v)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, a := range acts {
+		if a.CommitInfo != nil {
+			raw, _ := json.Marshal(a.CommitInfo)
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				f.t.Fatal(err)
+			}
+			if len(acts) != 1 {
+				f.t.Fatalf("version %d has %d actions, want only commitInfo", v, len(acts))
+			}
+			return m
+		}
+	}
+	f.t.Fatalf("version %d has no commitInfo", v)
+	return nil
+}
+
+func ids(lo, n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = lo + int64(i)
+	}
+	return out
+}

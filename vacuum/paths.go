@@ -1,0 +1,184 @@
+package vacuum
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// hiddenRule decides which names the full listing skips, as Spark's
+// DeltaTableUtils.isHiddenDirectory: names starting with "_" or "." are
+// hidden, except _delta_index*, _change_data* and partition directories
+// ("col=value"); "metadata" is hidden on UniForm (Iceberg) tables.
+type hiddenRule struct {
+	partitionPrefixes []string // "col=" per partition column (logical and physical names)
+	icebergMetadata   bool
+}
+
+func newHiddenRule(snap *delta.Snapshot) hiddenRule {
+	r := hiddenRule{}
+	seen := map[string]bool{}
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			r.partitionPrefixes = append(r.partitionPrefixes, name+"=")
+		}
+	}
+	for _, c := range snap.Metadata.PartitionColumns {
+		add(c)
+		if snap.Schema != nil {
+			if f := snap.Schema.Field(c); f != nil {
+				add(delta.PhysicalName(f))
+			}
+		}
+	}
+	for _, f := range strings.Split(snap.Metadata.Configuration["delta.universalFormat.enabledFormats"], ",") {
+		if strings.EqualFold(strings.TrimSpace(f), "iceberg") {
+			r.icebergMetadata = true
+		}
+	}
+	return r
+}
+
+// hidden reports whether one path component (a directory or file name) is
+// hidden from vacuum.
+func (r hiddenRule) hidden(name string) bool {
+	if r.icebergMetadata && name == "metadata" {
+		return true
+	}
+	if !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_") {
+		return false
+	}
+	if strings.HasPrefix(name, "_delta_index") || strings.HasPrefix(name, "_change_data") {
+		return false
+	}
+	for _, p := range r.partitionPrefixes {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// hiddenKey reports whether any component of a key relative to the table
+// root is hidden.
+func (r hiddenRule) hiddenKey(key string) bool {
+	for _, c := range strings.Split(key, "/") {
+		if c != "" && r.hidden(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// tempLeftover matches the temp files a killed write leaves behind:
+// gocloud's fileblob uploads to "NAME.<hex nanos>.tmp" beside the target,
+// and the local log store and lease write ".NAME.<digits>.tmp" before they
+// link or rename it into place.
+var tempLeftover = regexp.MustCompile(`^.+\.[0-9a-f]{1,20}\.tmp$`)
+
+// IsTempLeftover reports whether the base name of key is the temp file of
+// an interrupted write (see the package doc). Such a file is never the
+// target of a log reference; the sweep deletes it once it is older than
+// the retention cutoff.
+func IsTempLeftover(key string) bool {
+	return tempLeftover.MatchString(path.Base(key))
+}
+
+// tempSweepDirs are the hidden directories whose temp leftovers the sweep
+// removes, listed shallowly (their subdirectories, such as the DynamoDB log
+// store's _delta_log/.tmp/ whose files may still be needed to repair a
+// commit, are not entered).
+var tempSweepDirs = []string{delta.LogDir, "_compactord/"}
+
+// resolver turns the paths of file actions into keys relative to the
+// table root.
+type resolver struct {
+	table  string   // for errors
+	scheme string   // table URL scheme
+	host   string   // bucket / container
+	root   string   // cleaned table path inside the bucket, without slashes at the ends
+	local  bool     // file:// table
+	alias  []string // schemes that name the same store (s3a, s3n for s3)
+}
+
+func newResolver(tableURL string) (*resolver, error) {
+	u, err := url.Parse(tableURL)
+	if err != nil {
+		return nil, fmt.Errorf("vacuum %s: parse table URL: %w", tableURL, err)
+	}
+	r := &resolver{table: tableURL, scheme: u.Scheme, host: u.Host, root: strings.Trim(path.Clean("/"+u.Path), "/")}
+	switch u.Scheme {
+	case "file":
+		r.local = true
+	case "s3":
+		r.alias = []string{"s3a", "s3n"}
+	}
+	return r, nil
+}
+
+// key returns the object key of a file action's path relative to the table
+// root. inside is false for an absolute path that points outside the
+// table (never deleted, and it protects nothing inside). An absolute path
+// this build cannot relate to the root (another URI form of the same
+// store) is an error: guessing could delete a referenced file.
+func (r *resolver) key(logPath string) (key string, inside bool, err error) {
+	if !strings.Contains(logPath, "://") && !strings.HasPrefix(logPath, "file:/") {
+		// A relative path ("a:b" names are legal object keys).
+		k, err := delta.DecodePath(logPath)
+		if err != nil {
+			return "", false, err
+		}
+		return strings.TrimPrefix(k, "/"), true, nil
+	}
+	u, err := url.Parse(logPath)
+	if err != nil || u.Scheme == "" {
+		return "", false, fmt.Errorf("vacuum %s: file action path %q is neither relative nor a parseable URI; refusing to vacuum", r.table, logPath)
+	}
+	sameScheme := u.Scheme == r.scheme
+	for _, a := range r.alias {
+		sameScheme = sameScheme || u.Scheme == a
+	}
+	switch {
+	case u.Scheme == "file" && r.local:
+		if u.Host != "" && u.Host != "localhost" {
+			return "", false, nil
+		}
+	case u.Scheme == "file" || r.local:
+		// A local path on an object-store table (or the reverse) is
+		// outside the table.
+		return "", false, nil
+	case sameScheme:
+		if u.Host != r.host {
+			return "", false, nil
+		}
+	default:
+		return "", false, fmt.Errorf("vacuum %s: file action path %q uses URI scheme %q, which this build cannot relate to the table root; refusing to vacuum", r.table, logPath, u.Scheme)
+	}
+	p := strings.Trim(path.Clean("/"+u.Path), "/")
+	if r.root == "" {
+		return p, true, nil
+	}
+	if rel, ok := strings.CutPrefix(p, r.root+"/"); ok {
+		return rel, true, nil
+	}
+	return "", false, nil
+}
+
+// dvKey returns the key of a deletion vector's file when it is one vacuum
+// manages: only "u" (relative) vectors; "p" (absolute) files are never
+// deleted nor protected here, "i" has no file.
+func dvKey(dv *delta.DeletionVector) (string, bool, error) {
+	if dv == nil || dv.StorageType != "u" {
+		return "", false, nil
+	}
+	k, err := delta.DVFileKey(dv.PathOrInlineDv)
+	if err != nil {
+		return "", false, err
+	}
+	return k, true, nil
+}

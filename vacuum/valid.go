@@ -1,0 +1,83 @@
+package vacuum
+
+import (
+	"fmt"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// references is what the snapshot says about the files of the table.
+type references struct {
+	// valid are the keys a vacuum must keep: live adds, tombstones deleted
+	// at or after the cutoff, and the "u" deletion-vector files of both.
+	valid map[string]struct{}
+	// expired are the keys of tombstones deleted before the cutoff and of
+	// their "u" deletion vectors (not valid): deleting one is an expiry,
+	// deleting anything else an orphan sweep.
+	expired map[string]struct{}
+}
+
+// collectReferences builds the valid and expired key sets of snap for a
+// cutoff in ms. A tombstone without deletionTimestamp counts as deleted at
+// 0, as in Spark.
+func collectReferences(snap *delta.Snapshot, res *resolver, cutoffMs int64) (*references, error) {
+	refs := &references{valid: make(map[string]struct{}, len(snap.Files)*2), expired: map[string]struct{}{}}
+	keep := func(set map[string]struct{}, path string, dv *delta.DeletionVector) error {
+		k, inside, err := res.key(path)
+		if err != nil {
+			return fmt.Errorf("version %d: %w", snap.Version, err)
+		}
+		if inside {
+			set[k] = struct{}{}
+		}
+		dk, ok, err := dvKey(dv)
+		if err != nil {
+			return fmt.Errorf("version %d: deletion vector of %s: %w", snap.Version, path, err)
+		}
+		if ok {
+			set[dk] = struct{}{}
+		}
+		return nil
+	}
+	for _, a := range snap.Files {
+		if err := keep(refs.valid, a.Path, a.DeletionVector); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range snap.Tombstones {
+		set := refs.valid
+		if deletionTime(r) < cutoffMs {
+			set = refs.expired
+		}
+		if err := keep(set, r.Path, r.DeletionVector); err != nil {
+			return nil, err
+		}
+	}
+	for k := range refs.valid {
+		delete(refs.expired, k)
+	}
+	return refs, nil
+}
+
+func (r *references) isValid(key string) bool {
+	_, ok := r.valid[key]
+	return ok
+}
+
+// kind classifies an eligible key.
+func (r *references) kind(key string) string {
+	if IsTempLeftover(key) {
+		return KindTemp
+	}
+	if _, ok := r.expired[key]; ok {
+		return KindExpired
+	}
+	return KindOrphan
+}
+
+func deletionTime(r *delta.Remove) int64 {
+	if r.DeletionTimestamp == nil {
+		return 0
+	}
+	return *r.DeletionTimestamp
+}
