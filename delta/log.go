@@ -196,19 +196,37 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 // does not exist the error wraps ErrVersionNotFound. Parse errors name the
 // file and line.
 func ReadCommit(ctx context.Context, t *Table, version int64) ([]Action, error) {
+	actions, _, err := readCommit(ctx, t, version)
+	return actions, err
+}
+
+// readCommit is ReadCommit that also returns the commit file's modification
+// time (from the same read).
+func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Time, error) {
 	key := CommitKey(version)
-	data, err := t.Bucket.ReadAll(ctx, key)
+	notFound := func() error {
+		return fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, ErrVersionNotFound)
+	}
+	rd, err := t.Bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, ErrVersionNotFound)
+			return nil, time.Time{}, notFound()
 		}
-		return nil, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
+		return nil, time.Time{}, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, time.Time{}, notFound()
+		}
+		return nil, time.Time{}, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
 	}
 	actions, err := parseActionLines(data)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %s: %w", t.URL, key, err)
+		return nil, time.Time{}, fmt.Errorf("table %s: %s: %w", t.URL, key, err)
 	}
-	return actions, nil
+	return actions, rd.ModTime(), nil
 }
 
 // parseActionLines parses newline-delimited JSON actions; blank lines are

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -126,16 +125,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		}
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
-	snap.Files = make([]*Add, 0, len(r.adds))
-	for _, a := range r.adds {
-		snap.Files = append(snap.Files, a)
-	}
-	slices.SortFunc(snap.Files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
-	snap.Tombstones = make([]*Remove, 0, len(r.removes))
-	for _, rm := range r.removes {
-		snap.Tombstones = append(snap.Tombstones, rm)
-	}
-	slices.SortFunc(snap.Tombstones, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
+	snap.Files, snap.Tombstones = r.sorted()
 	if err := parseAllStats(snap.Files); err != nil {
 		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
 	}

@@ -119,7 +119,7 @@ type Triggers struct {
 }
 
 // Retention is a time-based row retention rule, run after each compaction
-// of the table (scheduler.Expire).
+// of the table (retention.Expire).
 type Retention struct {
 	// Column is a date or timestamp column.
 	Column string `json:"column"`

@@ -30,6 +30,7 @@ import (
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -330,7 +331,7 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 				measured++
 			}
 			at := time.UnixMilli(now)
-			if scheduler.Evaluate(daemonPolicy, scheduler.ComputeBacklog(t.snapshot(), daemonPolicy, at), lastRun, at) == "" {
+			if scheduler.Evaluate(daemonPolicy, runner.ComputeBacklog(t.snapshot(), daemonPolicy, at), lastRun, at) == "" {
 				continue
 			}
 			lastRun = at

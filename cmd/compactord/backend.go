@@ -6,16 +6,16 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/policies"
-	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/runner"
 )
 
 // newDeltaBackend wires the daemon to Delta tables: polls and runs go
-// through scheduler.DeltaBackend (the same Compact and PlanTable the CLI
+// through runner.Backend (the same Compact and PlanTable the CLI
 // uses).
 // With a replica name, every run holds the table's lease.
 func newDeltaBackend(log hclog.Logger, dc policies.Daemon) backend {
-	return deltaBackend(&scheduler.DeltaBackend{
-		Tables:      scheduler.NewTables(),
+	return deltaBackend(&runner.Backend{
+		Tables:      runner.NewTables(),
 		Logger:      log.Named("run"),
 		EngineInfo:  "compactord/" + version,
 		LeaseHolder: dc.Replica,
@@ -23,7 +23,7 @@ func newDeltaBackend(log hclog.Logger, dc policies.Daemon) backend {
 	})
 }
 
-func deltaBackend(db *scheduler.DeltaBackend) backend {
+func deltaBackend(db *runner.Backend) backend {
 	return backend{
 		Run:  db.Run,
 		Poll: db.Poll,

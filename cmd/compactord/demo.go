@@ -14,8 +14,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -142,11 +144,11 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 		})
 		return nil
 	}
-	be := deltaBackend(&scheduler.DeltaBackend{
-		Tables:     scheduler.NewTables(),
+	be := deltaBackend(&runner.Backend{
+		Tables:     runner.NewTables(),
 		Logger:     log.Named("run"),
 		EngineInfo: "compactord/" + version,
-		Options: scheduler.RunOptions{Commit: commit.CompactionOptions{
+		Options: compaction.RunOptions{Commit: commit.CompactionOptions{
 			Options:         commit.Options{BeforePut: hook},
 			InlineDVMaxRows: 0,
 		}},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
-	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/retention"
 )
 
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -35,7 +35,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
 	}
-	opts := scheduler.ExpireOptions{Column: *column, Before: *before, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
+	opts := retention.Options{Column: *column, Before: *before, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
 	if *olderThan != "" {
 		d, err := policies.ParseDuration(*olderThan)
 		if err != nil {
@@ -48,7 +48,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer t.Close()
-	res, err := scheduler.Expire(ctx, t, opts)
+	res, err := retention.Expire(ctx, t, opts)
 	if err != nil {
 		return err
 	}

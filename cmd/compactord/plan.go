@@ -12,10 +12,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // planFile is the JSON `compactord plan --out` writes and `run-plan` reads:
@@ -121,7 +121,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer t.Close()
-	pl, _, err := scheduler.PlanTable(ctx, t, scheduler.RunOptions{Policy: pol, Logger: cliLogger(pf.verbose, stderr)})
+	pl, _, err := compaction.PlanTable(ctx, t, compaction.RunOptions{Policy: pol, Logger: cliLogger(pf.verbose, stderr)})
 	if err != nil {
 		return err
 	}
@@ -180,12 +180,12 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer t.Close()
-	res, err := scheduler.RunPlan(ctx, t, pf.CompactionPlan, runOptions(*verbose, stderr))
+	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(*verbose, stderr))
 	return report(stdout, res, err, *asJSON)
 }
 
-func runOptions(verbose bool, stderr io.Writer) scheduler.RunOptions {
-	return scheduler.RunOptions{EngineInfo: "compactord/" + version, Logger: cliLogger(verbose, stderr)}
+func runOptions(verbose bool, stderr io.Writer) compaction.RunOptions {
+	return compaction.RunOptions{EngineInfo: "compactord/" + version, Logger: cliLogger(verbose, stderr)}
 }
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -201,12 +201,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer t.Close()
 	opts := runOptions(pf.verbose, stderr)
 	opts.Policy = pol
-	res, err := scheduler.Compact(ctx, t, opts)
+	res, err := compaction.Compact(ctx, t, opts)
 	return report(stdout, res, err, *asJSON)
 }
 
 // report prints a run result (also a partial one that came with an error).
-func report(stdout io.Writer, res *scheduler.RunResult, err error, asJSON bool) error {
+func report(stdout io.Writer, res *compaction.RunResult, err error, asJSON bool) error {
 	if res != nil {
 		if asJSON {
 			data, merr := json.MarshalIndent(res, "", "  ")

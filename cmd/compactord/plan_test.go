@@ -14,10 +14,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // copyTable copies a shared test table into a temp dir (tests never write
@@ -240,7 +240,7 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 	pol := planner.DefaultPolicy()
 	pol.Strategy = planner.StrategyBinpack
 	pol.SettleWindow = 0
-	pl, _, err := scheduler.PlanTable(ctx, tbl, scheduler.RunOptions{Policy: pol})
+	pl, _, err := compaction.PlanTable(ctx, tbl, compaction.RunOptions{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 			break
 		}
 	}
-	opts := scheduler.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
+	opts := compaction.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 	fired := false
 	opts.Commit.BeforePut = func(ctx context.Context, v int64) error {
 		if fired {
@@ -274,7 +274,7 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 		_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
 		return err
 	}
-	res, err := scheduler.RunPlan(ctx, tbl, pl, opts)
+	res, err := compaction.RunPlan(ctx, tbl, pl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

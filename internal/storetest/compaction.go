@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // compactionTable is the Spark-written table the compaction tests rewrite:
@@ -17,11 +17,11 @@ import (
 // classic checkpoint.
 const compactionTable = "dv-partitioned-with-checkpoint"
 
-func runOptions() scheduler.RunOptions {
+func runOptions() compaction.RunOptions {
 	p := planner.DefaultPolicy()
 	p.Strategy = planner.StrategyBinpack
 	p.SettleWindow = 0
-	return scheduler.RunOptions{Policy: p, EngineInfo: "compactord/storetest"}
+	return compaction.RunOptions{Policy: p, EngineInfo: "compactord/storetest"}
 }
 
 // Compaction compacts the table on the store and checks that the live rows
@@ -31,7 +31,7 @@ func Compaction(t *testing.T, url string) {
 	tbl := Open(t, url)
 	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
 	before, rowsBefore := LiveRows(t, tbl)
-	res, err := scheduler.Compact(ctx, tbl, runOptions())
+	res, err := compaction.Compact(ctx, tbl, runOptions())
 	if err != nil {
 		t.Fatalf("compact %s: %v", url, err)
 	}
@@ -58,7 +58,7 @@ func ReconcileRace(t *testing.T, url string) {
 	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
 	before, rowsBefore := LiveRows(t, tbl)
 	opts := runOptions()
-	pl, _, err := scheduler.PlanTable(ctx, tbl, opts)
+	pl, _, err := compaction.PlanTable(ctx, tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func ReconcileRace(t *testing.T, url string) {
 		deleteVersion = res.Version
 		return nil
 	}
-	res, err := scheduler.RunPlan(ctx, tbl, pl, opts)
+	res, err := compaction.RunPlan(ctx, tbl, pl, opts)
 	if err != nil {
 		t.Fatalf("run plan on %s: %v", url, err)
 	}
@@ -148,7 +148,7 @@ func CrashAbandon(t *testing.T, url string) {
 		puts++
 		return errCrash
 	}
-	_, err := scheduler.Compact(ctx, tbl, opts)
+	_, err := compaction.Compact(ctx, tbl, opts)
 	if !errors.Is(err, errCrash) {
 		t.Fatalf("compact with a crash before commit: err = %v, want the crash", err)
 	}

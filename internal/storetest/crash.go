@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // Env vars of the crash child process.
@@ -41,7 +41,7 @@ func CrashChild(t *testing.T) {
 		time.Sleep(time.Hour) // the parent kills us here
 		return nil
 	}
-	_, err := scheduler.Compact(context.Background(), tbl, opts)
+	_, err := compaction.Compact(context.Background(), tbl, opts)
 	t.Fatalf("crash child was not killed before its commit (err %v)", err)
 }
 
@@ -102,7 +102,7 @@ wait:
 		t.Fatalf("the child died before writing outputs (%d new objects): the crash point was not reached", orphans)
 	}
 
-	res, err := scheduler.Compact(context.Background(), tbl, runOptions())
+	res, err := compaction.Compact(context.Background(), tbl, runOptions())
 	if err != nil {
 		t.Fatalf("compaction after the crash: %v", err)
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // maxGETsPerSource bounds the object GETs a compaction makes per source
@@ -31,7 +31,7 @@ func TestGETsPerCompactedFile(t *testing.T) {
 			CopyTable(t, testutil.DeltaTable(t, name), tbl)
 			before, rowsBefore := LiveRows(t, tbl)
 			getsBefore := f.GETs()
-			res, err := scheduler.Compact(ctx, tbl, runOptions())
+			res, err := compaction.Compact(ctx, tbl, runOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package scheduler
+package runner
 
 import (
 	"context"
@@ -14,9 +14,12 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/retention"
+	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
 )
 
@@ -67,8 +70,8 @@ func (ts *Tables) Retain(ps []policies.Policy) error {
 // Close closes every table.
 func (ts *Tables) Close() error { return ts.Retain(nil) }
 
-// DeltaBackend runs and polls Delta tables for the daemon.
-type DeltaBackend struct {
+// Backend runs and polls Delta tables for the daemon.
+type Backend struct {
 	// Tables caches open tables (required).
 	Tables *Tables
 	// Logger receives run logs (default null).
@@ -79,7 +82,7 @@ type DeltaBackend struct {
 	Now func() time.Time
 	// Options is the template of every run's options; Policy, Exclude and
 	// Logger are filled per run. Tests and the demo set commit hooks here.
-	Options RunOptions
+	Options compaction.RunOptions
 	// LeaseHolder, when set, makes every run hold the table's lease
 	// (scheduler/lease) under this replica name: a table whose lease another
 	// replica holds is skipped, and a run whose lease is lost is cancelled.
@@ -90,16 +93,8 @@ type DeltaBackend struct {
 	LeaseTTL time.Duration
 
 	mu        sync.Mutex
-	polled    map[string]*pollState // by policy name + URL (one poller each)
+	polled    map[string]*delta.Snapshot // by policy name + URL (one poller each)
 	fullLoads atomic.Int64
-}
-
-// pollState is what the poll knows of a table: the live files at version,
-// kept current by replaying only the commits after it.
-type pollState struct {
-	version int64
-	base    *delta.Snapshot // protocol, metadata, schema at the last full load
-	files   map[string]*delta.Add
 }
 
 // maxIncrementalCommits bounds how many commits a poll replays one by one
@@ -108,23 +103,23 @@ const maxIncrementalCommits = 100
 
 // FullLoads counts polls that loaded a whole snapshot instead of replaying
 // only the new commits.
-func (b *DeltaBackend) FullLoads() int64 { return b.fullLoads.Load() }
+func (b *Backend) FullLoads() int64 { return b.fullLoads.Load() }
 
-func (b *DeltaBackend) now() time.Time {
+func (b *Backend) now() time.Time {
 	if b.Now != nil {
 		return b.Now()
 	}
 	return time.Now()
 }
 
-func (b *DeltaBackend) logger() hclog.Logger {
+func (b *Backend) logger() hclog.Logger {
 	if b.Logger != nil {
 		return b.Logger
 	}
 	return hclog.NewNullLogger()
 }
 
-func (b *DeltaBackend) options(p policies.Policy, exclude map[string]bool) RunOptions {
+func (b *Backend) options(p policies.Policy, exclude map[string]bool) compaction.RunOptions {
 	o := b.Options
 	now := b.now()
 	o.Policy = p.PlannerPolicy(now)
@@ -152,15 +147,15 @@ func (b *DeltaBackend) options(p policies.Policy, exclude map[string]bool) RunOp
 // sources of the plan are checked one by one; those that cannot be read are
 // reported in RunReport.Quarantined and the error is classed Quarantine, so
 // the next run skips them and the table keeps moving.
-func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, error) {
+func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
-		return RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
+		return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
 	}
 	if b.LeaseHolder != "" {
 		hl, skip, err := b.holdLease(ctx, t, req.Table)
 		if err != nil || skip != "" {
-			return RunReport{Skipped: skip != "", SkipReason: skip}, err
+			return scheduler.RunReport{Skipped: skip != "", SkipReason: skip}, err
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -168,10 +163,10 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 		go hl.renew(ctx, cancel, b.logger(), req.Table)
 	}
 	opts := b.options(req.Policy, req.Exclude)
-	res, err := Compact(ctx, t, opts)
-	var rep RunReport
+	res, err := compaction.Compact(ctx, t, opts)
+	var rep scheduler.RunReport
 	if res != nil {
-		rep = res.Report()
+		rep = report(res)
 		for _, r := range res.Reconciled {
 			rep.ReconciledRows += r.RowsRemapped
 		}
@@ -196,7 +191,7 @@ func (b *DeltaBackend) Run(ctx context.Context, req RunRequest) (RunReport, erro
 
 // expire runs the table's retention delete after its compaction, on the
 // same schedule, and adds what it did to the run's report.
-func (b *DeltaBackend) expire(ctx context.Context, t *delta.Table, req RunRequest, rep *RunReport) error {
+func (b *Backend) expire(ctx context.Context, t *delta.Table, req scheduler.RunRequest, rep *scheduler.RunReport) error {
 	r := req.Policy.Retention
 	var loc *time.Location
 	if r.TimeZone != "" {
@@ -206,7 +201,7 @@ func (b *DeltaBackend) expire(ctx context.Context, t *delta.Table, req RunReques
 		}
 		loc = l
 	}
-	res, err := Expire(ctx, t, ExpireOptions{
+	res, err := retention.Expire(ctx, t, retention.Options{
 		Column:              r.Column,
 		OlderThan:           r.OlderThan,
 		TimeZone:            loc,
@@ -238,7 +233,7 @@ func (b *DeltaBackend) expire(ctx context.Context, t *delta.Table, req RunReques
 
 // holdLease takes the table's lease for one run. It returns the held
 // lease, or a skip reason when another replica holds it.
-func (b *DeltaBackend) holdLease(ctx context.Context, t *delta.Table, name string) (*heldLease, string, error) {
+func (b *Backend) holdLease(ctx context.Context, t *delta.Table, name string) (*heldLease, string, error) {
 	ttl := b.LeaseTTL
 	if ttl <= 0 {
 		ttl = 60 * time.Second
@@ -299,8 +294,8 @@ func (h *heldLease) release(ctx context.Context, log hclog.Logger, name string) 
 
 // findUnreadable plans again (same planner, same exclusions) and reads every
 // source of the plan; files that fail to read are returned.
-func (b *DeltaBackend) findUnreadable(ctx context.Context, t *delta.Table, opts RunOptions) ([]string, error) {
-	pl, snap, err := PlanTable(ctx, t, opts)
+func (b *Backend) findUnreadable(ctx context.Context, t *delta.Table, opts compaction.RunOptions) ([]string, error) {
+	pl, snap, err := compaction.PlanTable(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -359,112 +354,67 @@ func readAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *del
 // protocol or metadata change, a gap, or a long tail falls back to a full
 // snapshot load). A table compactord cannot write is reported as a Halt
 // error, so the scheduler never runs it.
-func (b *DeltaBackend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error) {
+func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return PollResult{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return scheduler.PollResult{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 	}
 	if lastSeen >= 0 {
 		newer, err := delta.HasNewer(ctx, t, lastSeen)
 		if err != nil {
-			return PollResult{}, err
+			return scheduler.PollResult{}, err
 		}
 		if !newer {
-			return PollResult{Version: lastSeen}, nil
+			return scheduler.PollResult{Version: lastSeen}, nil
 		}
 		b.mu.Lock()
-		st := b.polled[pollKey(p)]
+		prev := b.polled[pollKey(p)]
 		b.mu.Unlock()
-		if st != nil && st.version == lastSeen {
-			ok, err := b.replay(ctx, t, st)
+		if prev != nil && prev.Version == lastSeen {
+			next, ok, err := delta.Advance(ctx, t, prev, maxIncrementalCommits)
 			if err != nil {
-				return PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
+				return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 			}
 			if ok {
-				bl := ComputeBacklog(st.view(), p, b.now())
-				return PollResult{Version: st.version, Changed: st.version > lastSeen, Backlog: &bl}, nil
+				b.remember(p, next)
+				bl := ComputeBacklog(next, p, b.now())
+				return scheduler.PollResult{Version: next.Version, Changed: true, Backlog: &bl}, nil
 			}
 		}
 	}
 	b.fullLoads.Add(1)
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
-		return PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
+		return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 	}
 	if err := delta.Writable(snap); err != nil {
-		return PollResult{Version: snap.Version}, commit.WithClass(commit.Halt,
+		return scheduler.PollResult{Version: snap.Version}, commit.WithClass(commit.Halt,
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
-	st := &pollState{version: snap.Version, base: snap, files: make(map[string]*delta.Add, len(snap.Files))}
-	for _, f := range snap.Files {
-		st.files[f.FileKey()] = f
-	}
-	b.mu.Lock()
-	if b.polled == nil {
-		b.polled = map[string]*pollState{}
-	}
-	b.polled[pollKey(p)] = st
-	b.mu.Unlock()
+	b.remember(p, snap)
 	bl := ComputeBacklog(snap, p, b.now())
-	return PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
+	return scheduler.PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
 }
 
 func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }
 
-// replay applies the commits after st.version to st. It returns false (and
-// leaves st alone) when a full load is needed instead.
-func (b *DeltaBackend) replay(ctx context.Context, t *delta.Table, st *pollState) (bool, error) {
-	files := make(map[string]*delta.Add, len(st.files))
-	for k, f := range st.files {
-		files[k] = f
+// remember keeps snap as the poll's view of p's table.
+func (b *Backend) remember(p policies.Policy, snap *delta.Snapshot) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.polled == nil {
+		b.polled = map[string]*delta.Snapshot{}
 	}
-	v := st.version + 1
-	for ; v <= st.version+maxIncrementalCommits; v++ {
-		actions, err := delta.ReadCommit(ctx, t, v)
-		if errors.Is(err, delta.ErrVersionNotFound) {
-			break
-		}
-		if err != nil {
-			return false, err
-		}
-		for _, a := range actions {
-			switch {
-			case a.Protocol != nil, a.Metadata != nil, a.Unknown != nil:
-				return false, nil
-			case a.Remove != nil:
-				delete(files, a.Remove.FileKey())
-			case a.Add != nil:
-				files[a.Add.FileKey()] = a.Add
-			}
-		}
-	}
-	if v > st.version+maxIncrementalCommits {
-		return false, nil
-	}
-	st.version = v - 1
-	st.files = files
-	return true, nil
-}
-
-// view returns a snapshot whose Files are the poll's live files.
-func (st *pollState) view() *delta.Snapshot {
-	s := *st.base
-	s.Version = st.version
-	s.Files = make([]*delta.Add, 0, len(st.files))
-	for _, f := range st.files {
-		s.Files = append(s.Files, f)
-	}
-	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].Path < s.Files[j].Path })
-	return &s
+	b.polled[pollKey(p)] = snap
 }
 
 // Plan is a dry run with the same planner and options a run would use.
-func (b *DeltaBackend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
+func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
 	}
-	pl, _, err := PlanTable(ctx, t, b.options(p, exclude))
+	pl, _, err := compaction.PlanTable(ctx, t, b.options(p, exclude))
 	return pl, err
 }
 
@@ -473,7 +423,7 @@ func (b *DeltaBackend) Plan(ctx context.Context, p policies.Policy, exclude map[
 // window, the deleted-rows ratio, and, on clustered tables (by policy or by
 // the table's own clustering columns), the bytes of files no clustering
 // wrote (no clusteringProvider).
-func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Backlog {
+func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) scheduler.Backlog {
 	target := p.TargetFileSize
 	if target <= 0 {
 		target = planner.DefaultTargetFileSize
@@ -489,7 +439,7 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Back
 		}
 	}
 	settledBefore := now.Add(-p.SettleWindow).UnixMilli()
-	var b Backlog
+	var b scheduler.Backlog
 	var rows, deleted int64
 	for _, f := range snap.Files {
 		b.Files++
@@ -514,4 +464,23 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) Back
 		b.DeletedRowsRatio = float64(deleted) / float64(rows)
 	}
 	return b
+}
+
+// report converts a compaction result to the scheduler's RunReport.
+func report(r *compaction.RunResult) scheduler.RunReport {
+	rep := scheduler.RunReport{
+		Committed:       r.CommittedVersion >= 0,
+		Version:         r.CommittedVersion,
+		ReadVersion:     r.ReadVersion,
+		JobsPlanned:     r.JobsPlanned,
+		JobsCommitted:   r.JobsCommitted,
+		JobsDropped:     r.JobsDropped,
+		FilesRemoved:    r.FilesRemoved,
+		BytesRemoved:    r.BytesRead,
+		FilesAdded:      r.FilesAdded,
+		BytesAdded:      r.BytesWritten,
+		Conflicts:       r.Conflicts,
+		Reconciliations: len(r.Reconciled),
+	}
+	return rep
 }

@@ -1,333 +1,29 @@
-package scheduler
+package compaction
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/google/uuid"
-	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
-
-// testRow is the schema of the generated tables: {id long, v string}.
-type testRow struct {
-	ID *int64  `parquet:"id"`
-	V  *string `parquet:"v"`
-}
-
-const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
-
-// newTestTable creates a DV-enabled table at url whose version 0 holds one
-// file per ids slice.
-func newTestTable(t testing.TB, url string, files ...[]int64) *delta.Table {
-	return newTableWith(t, url, tableSpec{}, files...)
-}
-
-// tableSpec adds features and properties to a generated table.
-type tableSpec struct {
-	writerFeatures []string
-	config         map[string]string
-	// ict, when set, is version 0's inCommitTimestamp.
-	ict int64
-	// extra are more action lines for version 0 (e.g. domainMetadata).
-	extra []string
-}
-
-func newTableWith(t testing.TB, url string, spec tableSpec, files ...[]int64) *delta.Table {
-	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	wf, _ := json.Marshal(append([]string{"deletionVectors"}, spec.writerFeatures...))
-	conf := map[string]string{"delta.enableDeletionVectors": "true"}
-	for k, v := range spec.config {
-		conf[k] = v
-	}
-	cj, _ := json.Marshal(conf)
-	ci := `{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`
-	if spec.ict != 0 {
-		ci = fmt.Sprintf(`{"commitInfo":{"inCommitTimestamp":%d,"timestamp":%d,"operation":"CREATE TABLE","txnId":"create"}}`, spec.ict, spec.ict)
-	}
-	lines := []string{
-		ci,
-		fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":%s}}`, wf),
-		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), testSchema, cj),
-	}
-	lines = append(lines, spec.extra...)
-	for _, ids := range files {
-		a := writeDataFile(t, tbl, ids)
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
-	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
-// writeDataFile writes ids as a new parquet file and returns its add action
-// (dataChange=true, stats with min/max/nullCount).
-func writeDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
-	t.Helper()
-	ctx := context.Background()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[testRow](&buf)
-	rows := make([]testRow, len(ids))
-	for i, id := range ids {
-		id := id
-		v := fmt.Sprintf("v%d", id)
-		rows[i] = testRow{ID: &id, V: &v}
-	}
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
-	if err := tbl.Bucket.WriteAll(ctx, key, buf.Bytes(), nil); err != nil {
-		t.Fatal(err)
-	}
-	lo, hi := slices.Min(ids), slices.Max(ids)
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
-		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
-			len(ids), lo, lo, hi, hi)}
-}
-
-// fileIDs reads a data file's ids in physical order (our own reader, not
-// the delta scan: an independent check).
-func fileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
-	t.Helper()
-	ctx := context.Background()
-	key, err := a.Key()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := tbl.Bucket.ReadAll(ctx, key)
-	if err != nil {
-		t.Fatalf("read %s: %v", key, err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatalf("open %s: %v", key, err)
-	}
-	idCol, ok := f.Schema().Lookup("id")
-	if !ok {
-		t.Fatalf("%s has no id column", key)
-	}
-	var ids []int64
-	for _, rg := range f.RowGroups() {
-		rows := rg.Rows()
-		buf := make([]parquet.Row, 128)
-		for {
-			n, err := rows.ReadRows(buf)
-			for _, r := range buf[:n] {
-				var id int64 = -1
-				r.Range(func(col int, vals []parquet.Value) bool {
-					if col == idCol.ColumnIndex && len(vals) > 0 && !vals[0].IsNull() {
-						id = vals[0].Int64()
-					}
-					return true
-				})
-				ids = append(ids, id)
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("read %s: %v", key, err)
-			}
-		}
-		rows.Close()
-	}
-	return ids
-}
-
-// liveIDs reads the whole table at its latest version: id -> occurrences.
-func liveIDs(t testing.TB, tbl *delta.Table) (map[int64]int, *delta.Snapshot) {
-	t.Helper()
-	ctx := context.Background()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int64]int{}
-	for _, f := range snap.Files {
-		dv, err := delta.ReadDV(ctx, tbl, f.DeletionVector)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, id := range fileIDs(t, tbl, f) {
-			if !dv.Contains(uint64(i)) {
-				out[id]++
-			}
-		}
-	}
-	return out, snap
-}
-
-func idRange(lo, n int64) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = lo + int64(i)
-	}
-	return out
-}
-
-// wantIDs checks that the table holds exactly the ids of want, once each.
-func wantIDs(t testing.TB, tbl *delta.Table, want map[int64]bool) {
-	t.Helper()
-	got, snap := liveIDs(t, tbl)
-	var resurrected, lost, dup []int64
-	for id, n := range got {
-		if !want[id] {
-			resurrected = append(resurrected, id)
-		}
-		if n > 1 {
-			dup = append(dup, id)
-		}
-	}
-	for id := range want {
-		if got[id] == 0 {
-			lost = append(lost, id)
-		}
-	}
-	if len(resurrected)+len(lost)+len(dup) > 0 {
-		sort.Slice(resurrected, func(i, j int) bool { return resurrected[i] < resurrected[j] })
-		t.Fatalf("version %d: %d resurrected %v, %d lost, %d duplicated", snap.Version, len(resurrected), head(resurrected), len(lost), len(dup))
-	}
-}
-
-func head(x []int64) []int64 {
-	if len(x) > 10 {
-		return x[:10]
-	}
-	return x
-}
-
-func idSet(ranges ...[]int64) map[int64]bool {
-	m := map[int64]bool{}
-	for _, r := range ranges {
-		for _, id := range r {
-			m[id] = true
-		}
-	}
-	return m
-}
-
-func latest(t testing.TB, tbl *delta.Table) *delta.Snapshot {
-	t.Helper()
-	snap, err := delta.LoadSnapshot(context.Background(), tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
-}
-
-// byID finds the live file holding id and id's physical index in it.
-func byID(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, id int64) (*delta.Add, int64) {
-	t.Helper()
-	for _, f := range snap.Files {
-		for i, x := range fileIDs(t, tbl, f) {
-			if x == id {
-				return f, int64(i)
-			}
-		}
-	}
-	t.Fatalf("id %d not in any live file at version %d", id, snap.Version)
-	return nil, 0
-}
-
-// deleteIDs commits a DV DELETE of ids (at the table's latest version).
-func deleteIDs(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
-	t.Helper()
-	snap := latest(t, tbl)
-	rows := map[string][]int64{}
-	for _, id := range ids {
-		f, i := byID(t, tbl, snap, id)
-		rows[f.Path] = append(rows[f.Path], i)
-	}
-	res, err := commit.DeleteRows(context.Background(), tbl, snap, rows, commit.DeleteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Version
-}
-
-// cowDelete rewrites the file holding ids without them (copy-on-write).
-func cowDelete(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
-	t.Helper()
-	snap := latest(t, tbl)
-	f, _ := byID(t, tbl, snap, ids[0])
-	dv, err := delta.ReadDV(context.Background(), tbl, f.DeletionVector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drop := idSet(ids)
-	var keep []int64
-	for i, id := range fileIDs(t, tbl, f) {
-		if !dv.Contains(uint64(i)) && !drop[id] {
-			keep = append(keep, id)
-		}
-	}
-	na := writeDataFile(t, tbl, keep)
-	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
-		ReadFiles: map[string]bool{f.Path: true},
-		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
-	v, err := tx.Commit(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 func binpackOpts() RunOptions {
 	pol := planner.DefaultPolicy()
 	pol.Strategy = planner.StrategyBinpack
 	pol.SettleWindow = 0
 	return RunOptions{Policy: pol, EngineInfo: "compactord/test"}
-}
-
-// once runs f before the first commit attempt only: the compaction always
-// loses its first race to what f commits.
-func once(f func(v int64)) func(context.Context, int64) error {
-	var done atomic.Bool
-	return func(_ context.Context, v int64) error {
-		if done.CompareAndSwap(false, true) {
-			f(v)
-		}
-		return nil
-	}
-}
-
-// committed returns the actions of version v.
-func committed(t testing.TB, tbl *delta.Table, v int64) []delta.Action {
-	t.Helper()
-	acts, err := delta.ReadCommit(context.Background(), tbl, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acts
 }
 
 // checkCompactionCommit checks the invariants of a compaction commit:
@@ -351,7 +47,7 @@ func checkCompactionCommit(t testing.TB, acts []delta.Action) (removes []*delta.
 }
 
 func TestRaceCompactionAgainstDVDelete(t *testing.T) {
-	a, b, c := idRange(0, 100), idRange(100, 100), idRange(200, 100)
+	a, b, c := tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100)
 	tests := []struct {
 		name string
 		// before runs before planning (read-time DVs).
@@ -364,28 +60,28 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 		wantWinners  int
 	}{
 		{name: "a source without a read-time DV",
-			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 5, 50, 99) },
+			winners: func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 5, 50, 99) },
 			deleted: []int64{5, 50, 99}, wantRemapped: 3, wantWinners: 1},
 		{name: "a source with a read-time DV remaps only the incremental deletions",
-			before:  func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 100, 110, 120) },
-			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 105, 150, 199) },
+			before:  func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 100, 110, 120) },
+			winners: func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 105, 150, 199) },
 			deleted: []int64{100, 110, 120, 105, 150, 199}, wantRemapped: 3, wantWinners: 1},
 		{name: "deletes in several sources of one output",
-			before:  func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 0, 201) },
-			winners: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 1, 101, 202, 299) },
+			before:  func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 0, 201) },
+			winners: func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 1, 101, 202, 299) },
 			deleted: []int64{0, 201, 1, 101, 202, 299}, wantRemapped: 4, wantWinners: 1},
 		{name: "two stacked winners on the same source",
-			before: func(t *testing.T, tbl *delta.Table) { deleteIDs(t, tbl, 150) },
+			before: func(t *testing.T, tbl *delta.Table) { tabletest.DeleteIDs(t, tbl, 150) },
 			winners: func(t *testing.T, tbl *delta.Table) {
-				deleteIDs(t, tbl, 151)
-				deleteIDs(t, tbl, 149, 152, 10)
+				tabletest.DeleteIDs(t, tbl, 151)
+				tabletest.DeleteIDs(t, tbl, 149, 152, 10)
 			},
 			deleted: []int64{150, 151, 149, 152, 10}, wantRemapped: 4, wantWinners: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			tbl := newTestTable(t, "file://"+t.TempDir(), a, b, c)
+			tbl := tabletest.NewTable(t, "file://"+t.TempDir(), a, b, c)
 			if tt.before != nil {
 				tt.before(t, tbl)
 			}
@@ -398,7 +94,7 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 				t.Fatalf("want one job over the 3 files, got %d jobs", len(pl.Jobs))
 			}
 			v := snap.Version
-			opts.Commit.BeforePut = once(func(int64) { tt.winners(t, tbl) })
+			opts.Commit.BeforePut = tabletest.Once(func(int64) { tt.winners(t, tbl) })
 			res, err := RunPlan(ctx, tbl, pl, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -413,14 +109,14 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 			if remapped != tt.wantRemapped {
 				t.Errorf("rowsRemapped %d want %d (%+v)", remapped, tt.wantRemapped, res.Reconciled)
 			}
-			all := idSet(a, b, c)
+			all := tabletest.IDSet(a, b, c)
 			for _, id := range tt.deleted {
 				delete(all, id)
 			}
-			wantIDs(t, tbl, all)
+			tabletest.WantIDs(t, tbl, all)
 			// The commit: removes re-pointed at the winners' post-images,
 			// the output carries the remapped DV with wide stats.
-			removes, adds := checkCompactionCommit(t, committed(t, tbl, res.CommittedVersion))
+			removes, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, res.CommittedVersion))
 			if len(removes) != 3 || len(adds) != 1 {
 				t.Fatalf("%d removes, %d adds", len(removes), len(adds))
 			}
@@ -430,7 +126,7 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 			if st, err := delta.ParseStats(adds[0].Stats); err != nil || st.Tight() {
 				t.Errorf("output stats %s must have tightBounds=false", adds[0].Stats)
 			}
-			pre := latest(t, tbl) // after the commit: none of the sources is live
+			pre := tabletest.Latest(t, tbl) // after the commit: none of the sources is live
 			for _, r := range removes {
 				for _, f := range pre.Files {
 					if f.Path == r.Path {
@@ -444,9 +140,9 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 
 func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 	ctx := context.Background()
-	files := [][]int64{idRange(0, 100), idRange(100, 100), idRange(200, 100), idRange(300, 100)}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
-	snap := latest(t, tbl)
+	files := [][]int64{tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100), tabletest.IDRange(300, 100)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+	snap := tabletest.Latest(t, tbl)
 	var maxSize int64
 	for _, f := range snap.Files {
 		maxSize = max(maxSize, f.Size)
@@ -466,14 +162,14 @@ func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 	for _, f := range snap.Files {
 		switch f.Path {
 		case victim:
-			victimID = fileIDs(t, tbl, f)[3]
+			victimID = tabletest.FileIDs(t, tbl, f)[3]
 		case pl.Jobs[1].SourcePaths[1]:
-			otherID = fileIDs(t, tbl, f)[7]
+			otherID = tabletest.FileIDs(t, tbl, f)[7]
 		}
 	}
-	opts.Commit.BeforePut = once(func(int64) {
-		cowDelete(t, tbl, victimID)
-		deleteIDs(t, tbl, otherID)
+	opts.Commit.BeforePut = tabletest.Once(func(int64) {
+		tabletest.CowDelete(t, tbl, victimID)
+		tabletest.DeleteIDs(t, tbl, otherID)
 	})
 	res, err := RunPlan(ctx, tbl, pl, opts)
 	if err != nil {
@@ -483,25 +179,25 @@ func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 		t.Fatalf("result %+v: want job %s dropped (copy-on-write) and the other committed", res, pl.Jobs[0].ID)
 	}
 	if res.CommittedVersion != snap.Version+3 || len(res.Reconciled) != 1 {
-		t.Fatalf("committed %d, reconciled %+v", res.CommittedVersion, res.Reconciled)
+		t.Fatalf("tabletest.Committed %d, reconciled %+v", res.CommittedVersion, res.Reconciled)
 	}
-	all := idSet(files...)
+	all := tabletest.IDSet(files...)
 	delete(all, victimID)
 	delete(all, otherID)
-	wantIDs(t, tbl, all)
+	tabletest.WantIDs(t, tbl, all)
 	assertNoOrphanParquet(t, tbl)
 }
 
 // assertNoOrphanParquet fails when a parquet object exists that no live
-// file or tombstone of the latest snapshot (or any commit) references:
+// file or tombstone of the tabletest.Latest snapshot (or any commit) references:
 // outputs of dropped jobs must be deleted at once.
 func assertNoOrphanParquet(t testing.TB, tbl *delta.Table) {
 	t.Helper()
 	ctx := context.Background()
-	snap := latest(t, tbl)
+	snap := tabletest.Latest(t, tbl)
 	referenced := map[string]bool{}
 	for v := int64(0); v <= snap.Version; v++ {
-		for _, a := range committed(t, tbl, v) {
+		for _, a := range tabletest.Committed(t, tbl, v) {
 			switch {
 			case a.Add != nil:
 				k, _ := a.Add.Key()
@@ -529,8 +225,8 @@ func assertNoOrphanParquet(t testing.TB, tbl *delta.Table) {
 
 func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 	ctx := context.Background()
-	files := [][]int64{idRange(0, 50), idRange(50, 50)}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	files := [][]int64{tabletest.IDRange(0, 50), tabletest.IDRange(50, 50)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
 	opts := binpackOpts()
 	pl, snap, err := PlanTable(ctx, tbl, opts)
 	if err != nil {
@@ -538,7 +234,7 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 	}
 	md := snap.Metadata
 	md.Configuration = map[string]string{"delta.enableDeletionVectors": "true", "delta.appendOnly": "false"}
-	opts.Commit.BeforePut = once(func(v int64) {
+	opts.Commit.BeforePut = tabletest.Once(func(v int64) {
 		b, err := delta.MarshalAction(delta.Action{Metadata: &md})
 		if err != nil {
 			t.Fatal(err)
@@ -554,19 +250,19 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 	if res == nil || res.CommittedVersion != -1 {
 		t.Fatalf("result %+v", res)
 	}
-	after := latest(t, tbl)
+	after := tabletest.Latest(t, tbl)
 	if after.Version != snap.Version+1 || len(after.Files) != 2 {
 		t.Fatalf("table touched: version %d, %d files", after.Version, len(after.Files))
 	}
-	wantIDs(t, tbl, idSet(files...))
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(files...))
 	assertNoOrphanParquet(t, tbl)
 }
 
 func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 	ctx := context.Background()
-	files := [][]int64{idRange(0, 4), idRange(4, 2), idRange(6, 2)}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
-	deleteIDs(t, tbl, 5, 6) // read-time DVs on the 2nd and 3rd file, as in DBR's v17
+	files := [][]int64{tabletest.IDRange(0, 4), tabletest.IDRange(4, 2), tabletest.IDRange(6, 2)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+	tabletest.DeleteIDs(t, tbl, 5, 6) // read-time DVs on the 2nd and 3rd file, as in DBR's v17
 	res, err := Compact(ctx, tbl, binpackOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -574,7 +270,7 @@ func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 	if res.CommittedVersion != 2 || res.FilesRemoved != 3 || res.FilesAdded != 1 || len(res.Reconciled) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	removes, adds := checkCompactionCommit(t, committed(t, tbl, 2))
+	removes, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, 2))
 	offsets := map[int64]bool{}
 	for _, r := range removes {
 		runs, err := composition.Parse(r.Path, r.Tags)
@@ -592,12 +288,12 @@ func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 	if len(offsets) != 3 || !offsets[0] {
 		t.Errorf("offsets %v", offsets)
 	}
-	wantIDs(t, tbl, func() map[int64]bool { m := idSet(files...); delete(m, 5); delete(m, 6); return m }())
+	tabletest.WantIDs(t, tbl, func() map[int64]bool { m := tabletest.IDSet(files...); delete(m, 5); delete(m, 6); return m }())
 }
 
 func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 	ctx := context.Background()
-	tbl := newTestTable(t, "file://"+t.TempDir(), idRange(0, 10), idRange(10, 10))
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	p := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","domainMetadata","rowTracking"]}}`
 	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(p+"\n")); err != nil {
 		t.Fatal(err)
@@ -606,7 +302,7 @@ func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rowTracking") || commit.Class(err) != commit.Halt {
 		t.Fatalf("err %v (class %v), want a halt naming rowTracking", err, commit.Class(err))
 	}
-	if latest(t, tbl).Version != 1 {
+	if tabletest.Latest(t, tbl).Version != 1 {
 		t.Fatal("table written")
 	}
 }
@@ -614,42 +310,47 @@ func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 func TestCompactWritesMonotonicInCommitTimestamps(t *testing.T) {
 	ctx := context.Background()
 	future := int64(4_000_000_000_000) // far ahead of the wall clock
-	tbl := newTableWith(t, "file://"+t.TempDir(), tableSpec{writerFeatures: []string{"inCommitTimestamp"},
-		config: map[string]string{"delta.enableInCommitTimestamps": "true"}, ict: future}, idRange(0, 10), idRange(10, 10))
+	tbl := tabletest.NewTableWith(t, "file://"+t.TempDir(), tabletest.Spec{WriterFeatures: []string{"inCommitTimestamp"},
+		Config: map[string]string{"delta.enableInCommitTimestamps": "true"}, ICT: future}, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	opts := binpackOpts()
 	// Lose one race to a DELETE (which itself must follow the ICT rule).
-	opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 3) })
+	opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, 3) })
 	res, err := Compact(ctx, tbl, opts)
 	if err != nil || res.CommittedVersion != 2 {
 		t.Fatalf("%+v %v", res, err)
 	}
 	prev := future
 	for v := int64(1); v <= 2; v++ {
-		acts := committed(t, tbl, v)
+		acts := tabletest.Committed(t, tbl, v)
 		ict, ok := acts[0].CommitInfo.InCommitTimestamp()
 		if !ok || ict != prev+1 {
 			t.Fatalf("version %d inCommitTimestamp %d (present %v), want %d", v, ict, ok, prev+1)
 		}
 		prev = ict
 	}
-	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 20)); delete(m, 3); return m }())
+	tabletest.WantIDs(t, tbl, func() map[int64]bool { m := tabletest.IDSet(tabletest.IDRange(0, 20)); delete(m, 3); return m }())
 }
 
 func TestReconciledOutputDVInlineWhenTiny(t *testing.T) {
 	ctx := context.Background()
-	tbl := newTestTable(t, "file://"+t.TempDir(), idRange(0, 30), idRange(30, 30))
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 30), tabletest.IDRange(30, 30))
 	opts := binpackOpts()
 	opts.Commit.InlineDVMaxRows = 8
-	opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 7, 31) })
+	opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, 7, 31) })
 	res, err := Compact(ctx, tbl, opts)
 	if err != nil || res.CommittedVersion != 2 {
 		t.Fatalf("%+v %v", res, err)
 	}
-	_, adds := checkCompactionCommit(t, committed(t, tbl, 2))
+	_, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, 2))
 	if len(adds) != 1 || adds[0].DeletionVector == nil || adds[0].DeletionVector.StorageType != "i" || adds[0].DeletionVector.Cardinality != 2 {
 		t.Fatalf("output DV %+v, want inline with 2 rows", adds[0].DeletionVector)
 	}
-	wantIDs(t, tbl, func() map[int64]bool { m := idSet(idRange(0, 60)); delete(m, 7); delete(m, 31); return m }())
+	tabletest.WantIDs(t, tbl, func() map[int64]bool {
+		m := tabletest.IDSet(tabletest.IDRange(0, 60))
+		delete(m, 7)
+		delete(m, 31)
+		return m
+	}())
 }
 
 // TestRaceSortedJobReconciledThroughTheOriginMap races a DV DELETE against
@@ -665,18 +366,18 @@ func TestRaceSortedJobReconciledThroughTheOriginMap(t *testing.T) {
 	}
 	// Shuffle within files so that sorting really moves rows.
 	slices.Reverse(odd)
-	tbl := newTestTable(t, "file://"+t.TempDir(), even, odd)
-	deleteIDs(t, tbl, 10, 11) // read-time DVs on both sources
-	snap := latest(t, tbl)
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), even, odd)
+	tabletest.DeleteIDs(t, tbl, 10, 11) // read-time DVs on both sources
+	snap := tabletest.Latest(t, tbl)
 	pl := &planner.CompactionPlan{ReadVersion: snap.Version, Strategy: planner.StrategyZCube,
 		OperationParameters: map[string]any{"clusterBy": `["id"]`},
 		Jobs: []*planner.Job{{ID: "zcube-test", Strategy: planner.StrategyZCube, PartitionValues: map[string]*string{},
 			SourcePaths: []string{snap.Files[0].Path, snap.Files[1].Path},
 			Sort:        &planner.SortSpec{Columns: [][]string{{"id"}}, Curve: planner.CurveZOrder}}}}
 	opts := binpackOpts()
-	opts.Commit.BeforePut = once(func(int64) {
-		deleteIDs(t, tbl, 0, 13, 150)
-		deleteIDs(t, tbl, 199, 100)
+	opts.Commit.BeforePut = tabletest.Once(func(int64) {
+		tabletest.DeleteIDs(t, tbl, 0, 13, 150)
+		tabletest.DeleteIDs(t, tbl, 199, 100)
 	})
 	res, err := RunPlan(ctx, tbl, pl, opts)
 	if err != nil {
@@ -689,14 +390,14 @@ func TestRaceSortedJobReconciledThroughTheOriginMap(t *testing.T) {
 	if res.CommittedVersion != snap.Version+3 || res.JobsCommitted != 1 || remapped != 5 {
 		t.Fatalf("result %+v", res)
 	}
-	want := idSet(even, odd)
+	want := tabletest.IDSet(even, odd)
 	for _, id := range []int64{10, 11, 0, 13, 150, 199, 100} {
 		delete(want, id)
 	}
-	wantIDs(t, tbl, want)
+	tabletest.WantIDs(t, tbl, want)
 	// The output really is permuted (sorted by id), not concatenated.
-	after := latest(t, tbl)
-	ids := fileIDs(t, tbl, after.Files[0])
+	after := tabletest.Latest(t, tbl)
+	ids := tabletest.FileIDs(t, tbl, after.Files[0])
 	if len(after.Files) != 1 || !slices.IsSorted(ids) {
 		t.Fatalf("output not sorted by id: %v", ids[:10])
 	}
@@ -705,8 +406,8 @@ func TestRaceSortedJobReconciledThroughTheOriginMap(t *testing.T) {
 func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	files := [][]int64{idRange(0, 20), idRange(20, 20)}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	files := [][]int64{tabletest.IDRange(0, 20), tabletest.IDRange(20, 20)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
 	opts := binpackOpts()
 	opts.Commit.BeforePut = func(ctx context.Context, v int64) error {
 		cancel() // the run is interrupted right before its put
@@ -715,11 +416,11 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 	if _, err := Compact(ctx, tbl, opts); !errors.Is(err, context.Canceled) || commit.Class(err) != commit.Retry {
 		t.Fatalf("err %v, want a retryable cancellation", err)
 	}
-	if v := latest(t, tbl).Version; v != 0 {
+	if v := tabletest.Latest(t, tbl).Version; v != 0 {
 		t.Fatalf("table at version %d, want untouched", v)
 	}
 	assertNoOrphanParquet(t, tbl)
-	wantIDs(t, tbl, idSet(files...))
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(files...))
 }
 
 // ambiguousLog answers put number at with an unknown outcome, after
@@ -747,15 +448,15 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 	for _, land := range []bool{true, false} {
 		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
 			ctx := context.Background()
-			files := [][]int64{idRange(0, 20), idRange(20, 20)}
-			tbl := newTestTable(t, "file://"+t.TempDir(), files...)
-			deleteIDs(t, tbl, 5)
+			files := [][]int64{tabletest.IDRange(0, 20), tabletest.IDRange(20, 20)}
+			tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+			tabletest.DeleteIDs(t, tbl, 5)
 			// Put 1 is the racing DELETE's (v2), put 2 the compaction's
 			// losing one (v2), put 3 its retry at v3: that one is ambiguous.
 			al := &ambiguousLog{inner: tbl.Log, land: land, at: 3}
 			tbl.Log = al
 			opts := binpackOpts()
-			opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, 6, 33) })
+			opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, 6, 33) })
 			res, err := Compact(ctx, tbl, opts)
 			if err != nil || res.CommittedVersion != 3 || len(res.Reconciled) != 2 {
 				t.Fatalf("%+v %v", res, err)
@@ -767,8 +468,8 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 			if al.puts.Load() != wantPuts {
 				t.Fatalf("%d puts, want %d", al.puts.Load(), wantPuts)
 			}
-			wantIDs(t, tbl, func() map[int64]bool {
-				m := idSet(files...)
+			tabletest.WantIDs(t, tbl, func() map[int64]bool {
+				m := tabletest.IDSet(files...)
 				delete(m, 5)
 				delete(m, 6)
 				delete(m, 33)
@@ -781,20 +482,20 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 
 // TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst loses two races in a
 // row: the DV written for the first retry is deleted when that retry loses
-// too, and the committed DV holds both winners' deletions.
+// too, and the tabletest.Committed DV holds both winners' deletions.
 func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 	ctx := context.Background()
-	files := [][]int64{idRange(0, 30), idRange(30, 30)}
-	tbl := newTestTable(t, "file://"+t.TempDir(), files...)
+	files := [][]int64{tabletest.IDRange(0, 30), tabletest.IDRange(30, 30)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
 	opts := binpackOpts()
 	calls := 0
 	opts.Commit.BeforePut = func(_ context.Context, v int64) error {
 		calls++
 		switch calls {
 		case 1:
-			deleteIDs(t, tbl, 3)
+			tabletest.DeleteIDs(t, tbl, 3)
 		case 2:
-			deleteIDs(t, tbl, 40)
+			tabletest.DeleteIDs(t, tbl, 40)
 		}
 		return nil
 	}
@@ -802,15 +503,15 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 	if err != nil || res.CommittedVersion != 3 || calls != 3 || len(res.Reconciled) != 2 {
 		t.Fatalf("%+v %v (hook calls %d)", res, err, calls)
 	}
-	_, adds := checkCompactionCommit(t, committed(t, tbl, 3))
+	_, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, 3))
 	if adds[0].DeletionVector == nil || adds[0].DeletionVector.Cardinality != 2 {
 		t.Fatalf("output DV %+v, want both deletions", adds[0].DeletionVector)
 	}
-	wantIDs(t, tbl, func() map[int64]bool { m := idSet(files...); delete(m, 3); delete(m, 40); return m }())
+	tabletest.WantIDs(t, tbl, func() map[int64]bool { m := tabletest.IDSet(files...); delete(m, 3); delete(m, 40); return m }())
 	// Every DV file on the store is referenced by some commit.
 	referenced := map[string]bool{}
 	for v := int64(0); v <= 3; v++ {
-		for _, a := range committed(t, tbl, v) {
+		for _, a := range tabletest.Committed(t, tbl, v) {
 			var dv *delta.DeletionVector
 			switch {
 			case a.Add != nil:
@@ -844,7 +545,7 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 			}
 		}
 	}
-	if n != 3 { // two DELETEs and the committed output DV
+	if n != 3 { // two DELETEs and the tabletest.Committed output DV
 		t.Errorf("%d DV files, want 3", n)
 	}
 }

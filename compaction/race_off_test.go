@@ -1,6 +1,6 @@
 //go:build !race
 
-package scheduler
+package compaction
 
 // raceEnabled is true when the race detector instruments the tests.
 const raceEnabled = false

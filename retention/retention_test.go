@@ -1,11 +1,10 @@
-package scheduler
+package retention
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,19 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/planner"
 )
 
 func fileURL(t testing.TB) string { return "file://" + filepath.ToSlash(t.TempDir()) }
 
-func expireBefore(t testing.TB, tbl *delta.Table, before int64, co commit.Options) *ExpireResult {
+func expireBefore(t testing.TB, tbl *delta.Table, before int64, co commit.Options) *Result {
 	t.Helper()
-	res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "id", Before: fmt.Sprint(before), Commit: co, Logger: testLogger(t)})
+	res, err := Expire(context.Background(), tbl, Options{Column: "id", Before: fmt.Sprint(before), Commit: co, Logger: tabletest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,13 +31,13 @@ func expireBefore(t testing.TB, tbl *delta.Table, before int64, co commit.Option
 }
 
 func TestExpireRemovesWholeFilesAndAddsDVs(t *testing.T) {
-	tbl := newTestTable(t, fileURL(t), idRange(0, 10), idRange(10, 10), idRange(20, 10))
+	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10), tabletest.IDRange(20, 10))
 	res := expireBefore(t, tbl, 15, commit.Options{})
 	if res.CommittedVersion != 1 || res.FilesRemoved != 1 || res.FilesWithNewDV != 1 || res.RowsDeleted != 15 || res.FilesScanned != 1 {
 		t.Fatalf("result %+v: want v1, 1 file removed by stats, 1 new DV, 15 rows, 1 file scanned", res)
 	}
-	wantIDs(t, tbl, idSet(idRange(15, 15)))
-	acts := committed(t, tbl, 1)
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(15, 15)))
+	acts := tabletest.Committed(t, tbl, 1)
 	if string(acts[0].CommitInfo["operation"]) != `"DELETE"` || string(acts[0].CommitInfo["isolationLevel"]) != `"Serializable"` {
 		t.Fatalf("commitInfo %s %s", acts[0].CommitInfo["operation"], acts[0].CommitInfo["isolationLevel"])
 	}
@@ -50,14 +48,14 @@ func TestExpireRemovesWholeFilesAndAddsDVs(t *testing.T) {
 	}
 	// Nothing left to expire: no commit.
 	if again := expireBefore(t, tbl, 15, commit.Options{}); again.CommittedVersion != -1 {
-		t.Fatalf("second run committed %d", again.CommittedVersion)
+		t.Fatalf("second run tabletest.Committed %d", again.CommittedVersion)
 	}
 }
 
 func TestExpireCopyOnWriteWithoutDVs(t *testing.T) {
-	tbl := newTestTable(t, fileURL(t), idRange(0, 10), idRange(10, 10))
+	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	// Turn deletion vectors off (a metadata update at version 1).
-	snap := latest(t, tbl)
+	snap := tabletest.Latest(t, tbl)
 	meta := snap.Metadata
 	meta.Configuration = map[string]string{}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
@@ -68,8 +66,8 @@ func TestExpireCopyOnWriteWithoutDVs(t *testing.T) {
 	if res.FilesRemoved != 1 || res.FilesAdded != 1 || res.FilesWithNewDV != 0 || res.RowsDeleted != 5 {
 		t.Fatalf("result %+v: want one copy-on-write rewrite of 5 rows", res)
 	}
-	wantIDs(t, tbl, idSet(idRange(5, 15)))
-	for _, f := range latest(t, tbl).Files {
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(5, 15)))
+	for _, f := range tabletest.Latest(t, tbl).Files {
 		if f.DeletionVector != nil {
 			t.Fatalf("file %s has a DV on a table without deletion vectors", f.Path)
 		}
@@ -77,47 +75,47 @@ func TestExpireCopyOnWriteWithoutDVs(t *testing.T) {
 }
 
 func TestExpireColumnChecks(t *testing.T) {
-	tbl := newTestTable(t, fileURL(t), idRange(0, 10))
-	if _, err := Expire(context.Background(), tbl, ExpireOptions{Column: "nope", Before: "1"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10))
+	if _, err := Expire(context.Background(), tbl, Options{Column: "nope", Before: "1"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown column: got %v", err)
 	}
-	if _, err := Expire(context.Background(), tbl, ExpireOptions{Column: "id", Before: "yesterday"}); err == nil {
+	if _, err := Expire(context.Background(), tbl, Options{Column: "id", Before: "yesterday"}); err == nil {
 		t.Fatal("a cutoff that does not parse as the column's type must be refused")
 	}
-	if _, err := Expire(context.Background(), tbl, ExpireOptions{Column: "id", OlderThan: 24 * time.Hour}); err == nil {
+	if _, err := Expire(context.Background(), tbl, Options{Column: "id", OlderThan: 24 * time.Hour}); err == nil {
 		t.Fatal("older_than on a non-temporal column must be refused")
 	}
 	// Any orderable column works with an explicit cutoff: strings compare bytewise.
-	res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "v", Before: "v5"})
+	res, err := Expire(context.Background(), tbl, Options{Column: "v", Before: "v5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.RowsDeleted != 5 {
 		t.Fatalf("v < 'v5' deleted %d rows, want 5 (v0..v4)", res.RowsDeleted)
 	}
-	wantIDs(t, tbl, idSet(idRange(5, 5)))
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(5, 5)))
 }
 
 // upsert is a MERGE-like writer on recent ids: it rewrites the file holding
 // id copy-on-write and appends a new file of fresh recent ids.
 func upsert(t testing.TB, tbl *delta.Table, id int64, fresh []int64) int64 {
 	t.Helper()
-	snap := latest(t, tbl)
-	f, _ := byID(t, tbl, snap, id)
+	snap := tabletest.Latest(t, tbl)
+	f, _ := tabletest.ByID(t, tbl, snap, id)
 	dv, err := delta.ReadDV(context.Background(), tbl, f.DeletionVector)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var keep []int64
-	for i, x := range fileIDs(t, tbl, f) {
+	for i, x := range tabletest.FileIDs(t, tbl, f) {
 		if !dv.Contains(uint64(i)) {
 			keep = append(keep, x)
 		}
 	}
-	rewritten := writeDataFile(t, tbl, keep)
+	rewritten := tabletest.WriteDataFile(t, tbl, keep)
 	acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}}
 	if len(fresh) > 0 {
-		acts = append(acts, delta.Action{Add: writeDataFile(t, tbl, fresh)})
+		acts = append(acts, delta.Action{Add: tabletest.WriteDataFile(t, tbl, fresh)})
 	}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "MERGE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true}, Actions: acts}
@@ -141,14 +139,14 @@ func tryUpsert(t testing.TB, tbl *delta.Table, pick func(snap *delta.Snapshot) *
 		return false, err
 	}
 	var keep []int64
-	for i, x := range fileIDs(t, tbl, f) {
+	for i, x := range tabletest.FileIDs(t, tbl, f) {
 		if !dv.Contains(uint64(i)) {
 			keep = append(keep, x)
 		}
 	}
-	rewritten := writeDataFile(t, tbl, keep)
+	rewritten := tabletest.WriteDataFile(t, tbl, keep)
 	rewritten.PartitionValues = f.PartitionValues
-	added := writeDataFile(t, tbl, fresh)
+	added := tabletest.WriteDataFile(t, tbl, fresh)
 	added.PartitionValues = freshPart
 	acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}, {Add: added}}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "MERGE", IsolationLevel: "WriteSerializable",
@@ -167,10 +165,10 @@ func tryUpsert(t testing.TB, tbl *delta.Table, pick func(snap *delta.Snapshot) *
 // files are skipped by stats, the deletions are remapped onto the
 // compaction's output, and it commits without retrying.
 func TestExpireReconcilesWithUpsertAndCompaction(t *testing.T) {
-	tbl := newTestTable(t, fileURL(t), idRange(0, 10), idRange(10, 10), idRange(100, 10), idRange(110, 10))
-	co := commit.Options{BeforePut: once(func(int64) {
-		upsert(t, tbl, 105, idRange(120, 10))
-		if _, err := Compact(context.Background(), tbl, binpackOpts()); err != nil {
+	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10), tabletest.IDRange(100, 10), tabletest.IDRange(110, 10))
+	co := commit.Options{BeforePut: tabletest.Once(func(int64) {
+		upsert(t, tbl, 105, tabletest.IDRange(120, 10))
+		if _, err := compaction.Compact(context.Background(), tbl, compactOpts()); err != nil {
 			t.Fatal(err)
 		}
 	})}
@@ -184,48 +182,7 @@ func TestExpireReconcilesWithUpsertAndCompaction(t *testing.T) {
 	if res.RowsDeleted != 15 {
 		t.Fatalf("rows deleted %d, want 15", res.RowsDeleted)
 	}
-	wantIDs(t, tbl, idSet(idRange(15, 5), idRange(100, 30)))
-}
-
-const dayTableSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}},{"name":"day","type":"date","nullable":true,"metadata":{}}]}`
-
-func dayString(d int) string {
-	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d).Format("2006-01-02")
-}
-
-// newDayTable creates a DV-enabled table partitioned by a date column `day`,
-// with one file of 10 fresh ids per entry of days (file k holds ids
-// 10k..10k+9); it returns the ids written per day.
-func newDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
-	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, fileURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	lines := []string{
-		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
-		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
-		fmt.Sprintf(`{"metaData":{"id":"day-table","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":["day"],"configuration":{"delta.enableDeletionVectors":"true"},"createdTime":1}}`, dayTableSchema),
-	}
-	byDay := map[int][]int64{}
-	for k, d := range days {
-		ids := idRange(int64(k)*10, 10)
-		byDay[d] = append(byDay[d], ids...)
-		a := writeDataFile(t, tbl, ids)
-		day := dayString(d)
-		a.PartitionValues = map[string]*string{"day": &day}
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
-	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	return tbl, byDay
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(15, 5), tabletest.IDRange(100, 30)))
 }
 
 // The acceptance scenario: retention by day runs beside a MERGE-like
@@ -242,7 +199,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 		days = append(days, d, d) // two small files per day: work for the compactor
 	}
 	days = append(days, 100, 101, 102)
-	tbl, byDay := newDayTable(t, days)
+	tbl, byDay := tabletest.NewDayTable(t, days)
 	var mu sync.Mutex
 	written := map[int64]bool{} // id -> live unless its day expired
 	dayOf := map[int64]int{}
@@ -268,12 +225,12 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 				return
 			default:
 			}
-			fresh := idRange(nextID.Add(10)-10, 10)
-			day := dayString(100 + r.IntN(5))
+			fresh := tabletest.IDRange(nextID.Add(10)-10, 10)
+			day := tabletest.DayString(100 + r.IntN(5))
 			ok, err := tryUpsert(t, tbl, func(snap *delta.Snapshot) *delta.Add {
 				var recent []*delta.Add
 				for _, f := range snap.Files {
-					if *f.PartitionValues["day"] >= dayString(100) {
+					if *f.PartitionValues["day"] >= tabletest.DayString(100) {
 						recent = append(recent, f)
 					}
 				}
@@ -302,7 +259,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := Compact(context.Background(), tbl, binpackOpts()); err != nil {
+			if _, err := compaction.Compact(context.Background(), tbl, compactOpts()); err != nil {
 				errs <- fmt.Errorf("compaction: %w", err)
 				return
 			}
@@ -314,7 +271,7 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 	retried := 0
 	for i := 1; i <= rounds; i++ {
 		cutoff := 2 * i
-		res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "day", Before: dayString(cutoff)})
+		res, err := Expire(context.Background(), tbl, Options{Column: "day", Before: tabletest.DayString(cutoff)})
 		if err != nil {
 			close(stop)
 			wg.Wait()
@@ -341,69 +298,17 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 			want[id] = true
 		}
 	}
-	wantIDs(t, tbl, want)
+	tabletest.WantIDs(t, tbl, want)
 	t.Logf("rounds=%d retried=%d upserts=%d compactions=%d conflicts by kind: %v",
 		rounds, retried, upserts.Load(), compactions.Load(), totalConflicts)
-}
-
-func testLogger(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t}, Level: hclog.Debug})
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-// The daemon runs a table's retention rule after its compaction, on the
-// same schedule: expired days are gone, and the report carries the rows.
-func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
-	ctx := context.Background()
-	tbl, byDay := newDayTable(t, []int{0, 0, 1, 1, 2, 2, 30, 30})
-	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC) // day 30
-	b := &DeltaBackend{Tables: NewTables(), Now: func() time.Time { return now }}
-	defer b.Tables.Close()
-	p := testPolicy("days")
-	p.URL = tbl.URL
-	p.SettleWindow = 0
-	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
-	rep, err := b.Run(ctx, RunRequest{Table: "days", Policy: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The cutoff instant is 2026-01-02 12:00; a date expires only once all
-	// of it is older, so day 0 (2026-01-01) goes and day 1 stays: its two
-	// files (compacted into one by the run first) hold 20 rows.
-	if rep.RowsExpired != 20 || rep.RetentionVersion == 0 || rep.JobsCommitted == 0 {
-		t.Fatalf("report %+v: want a compaction and 20 rows expired", rep)
-	}
-	want := idSet(byDay[1], byDay[2], byDay[30])
-	wantIDs(t, tbl, want)
-}
-
-// copyFixtureTable copies a shared fixture table and opens the copy.
-func copyFixtureTable(t *testing.T, name string) *delta.Table {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tbl.Close() })
-	return tbl
 }
 
 // Column names are case-insensitive: a partition column named in another
 // case is still a metadata-only partition delete.
 func TestExpireOnAPartitionColumnNamedInAnotherCase(t *testing.T) {
 	for _, col := range []string{"part", "PART"} {
-		tbl := copyFixtureTable(t, "dv-partitioned-with-checkpoint")
-		res, err := Expire(context.Background(), tbl, ExpireOptions{Column: col, Before: "5", Logger: testLogger(t)})
+		tbl := tabletest.CopyFixture(t, "dv-partitioned-with-checkpoint")
+		res, err := Expire(context.Background(), tbl, Options{Column: col, Before: "5", Logger: tabletest.Logger(t)})
 		if err != nil {
 			t.Fatalf("column %s: %v", col, err)
 		}
@@ -416,8 +321,8 @@ func TestExpireOnAPartitionColumnNamedInAnotherCase(t *testing.T) {
 // A file without numRecords that the delete scans and empties still counts
 // its rows.
 func TestExpireCountsRowsOfFilesWithoutNumRecords(t *testing.T) {
-	tbl := copyFixtureTable(t, "stats-optional")
-	res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "integer", Before: "2147483647", Logger: testLogger(t)})
+	tbl := tabletest.CopyFixture(t, "stats-optional")
+	res, err := Expire(context.Background(), tbl, Options{Column: "integer", Before: "2147483647", Logger: tabletest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,8 +344,8 @@ func TestExpireReadsTimestampPartitionsInTheGivenZone(t *testing.T) {
 		zone  *time.Location
 		files int
 	}{{nil, 2}, {la, 0}} {
-		tbl := copyFixtureTable(t, "part-values-all-types")
-		res, err := Expire(context.Background(), tbl, ExpireOptions{Column: "as_timestamp", Before: "2021-09-08T15:00:00Z", TimeZone: tc.zone, Logger: testLogger(t)})
+		tbl := tabletest.CopyFixture(t, "part-values-all-types")
+		res, err := Expire(context.Background(), tbl, Options{Column: "as_timestamp", Before: "2021-09-08T15:00:00Z", TimeZone: tc.zone, Logger: tabletest.Logger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,4 +355,12 @@ func TestExpireReadsTimestampPartitionsInTheGivenZone(t *testing.T) {
 			t.Errorf("zone %v: %+v, want %d files (and rows) removed by partition", tc.zone, res, tc.files)
 		}
 	}
+}
+
+// compactOpts is a binpack compaction of every file, without settle window.
+func compactOpts() compaction.RunOptions {
+	pol := planner.DefaultPolicy()
+	pol.Strategy = planner.StrategyBinpack
+	pol.SettleWindow = 0
+	return compaction.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 }

@@ -1,4 +1,4 @@
-package scheduler
+package compaction
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -100,12 +101,12 @@ func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *delta.Add {
 			len(rows), lo[0], lo[1], lo[2], hi[0], hi[1], hi[2])}
 }
 
-// liveXY reads every live (id, x, y) of the table at its latest version
+// liveXY reads every live (id, x, y) of the table at its tabletest.Latest version
 // with a plain parquet reader and the DVs: id -> (x, y) and duplicates.
 func liveXY(t testing.TB, tbl *delta.Table) (map[int64][2]int64, []int64) {
 	t.Helper()
 	ctx := context.Background()
-	snap := latest(t, tbl)
+	snap := tabletest.Latest(t, tbl)
 	out := map[int64][2]int64{}
 	var dups []int64
 	for _, f := range snap.Files {
@@ -142,7 +143,7 @@ func checkXY(t testing.TB, tbl *delta.Table, want map[int64][2]int64) {
 	t.Helper()
 	got, dups := liveXY(t, tbl)
 	if len(dups) > 0 {
-		t.Fatalf("%d duplicated ids, first %v", len(dups), head(dups))
+		t.Fatalf("%d duplicated ids, first %v", len(dups), tabletest.Head(dups))
 	}
 	var lost, extra, changed []int64
 	for id, xy := range want {
@@ -161,7 +162,7 @@ func checkXY(t testing.TB, tbl *delta.Table, want map[int64][2]int64) {
 	}
 	if len(lost)+len(extra)+len(changed) > 0 {
 		slices.Sort(extra)
-		t.Fatalf("content changed: %d lost %v, %d resurrected/extra %v, %d changed %v", len(lost), head(lost), len(extra), head(extra), len(changed), head(changed))
+		t.Fatalf("content changed: %d lost %v, %d resurrected/extra %v, %d changed %v", len(lost), tabletest.Head(lost), len(extra), tabletest.Head(extra), len(changed), tabletest.Head(changed))
 	}
 }
 
@@ -207,7 +208,7 @@ func zcubeOpts() RunOptions {
 func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 	ctx := context.Background()
 	tbl, rows := newClusteredTable(t, 40, 250)
-	before := latest(t, tbl)
+	before := tabletest.Latest(t, tbl)
 	if err := delta.Writable(before); err != nil {
 		t.Fatalf("delta.Writable refuses the clustered table: %v", err)
 	}
@@ -216,10 +217,10 @@ func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.CommittedVersion != 1 || res.JobsCommitted != 1 || res.JobsDropped != 0 || res.FilesRemoved != 40 {
-		t.Fatalf("result %+v, want one zcube job over the 40 files committed at version 1", res)
+		t.Fatalf("result %+v, want one zcube job over the 40 files tabletest.Committed at version 1", res)
 	}
 	checkXY(t, tbl, rows)
-	removes, adds := checkCompactionCommit(t, committed(t, tbl, res.CommittedVersion))
+	removes, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, res.CommittedVersion))
 	if len(adds) < 4 {
 		t.Fatalf("%d outputs, want at least 4 (target 24 KiB)", len(adds))
 	}
@@ -259,7 +260,7 @@ func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.JobsPlanned != 0 || again.CommittedVersion != -1 {
-		t.Errorf("second zcube run planned %d jobs (committed %d), want none", again.JobsPlanned, again.CommittedVersion)
+		t.Errorf("second zcube run planned %d jobs (tabletest.Committed %d), want none", again.JobsPlanned, again.CommittedVersion)
 	}
 }
 
@@ -269,7 +270,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 	// A read-time DV on two sources, then a DELETE that lands while the
 	// zcube job is about to commit: rows of several sources, which the
 	// sort spread over several outputs.
-	deleteIDs(t, tbl, 3, 260, 261)
+	tabletest.DeleteIDs(t, tbl, 3, 260, 261)
 	delete(rows, 3)
 	delete(rows, 260)
 	delete(rows, 261)
@@ -282,13 +283,13 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		t.Fatalf("want one sorted job, got %d jobs", len(pl.Jobs))
 	}
 	racing := []int64{4, 262, 999, 1000, 2500, 4999, 17, 3333}
-	opts.Commit.BeforePut = once(func(int64) { deleteIDs(t, tbl, racing...) })
+	opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, racing...) })
 	res, err := RunPlan(ctx, tbl, pl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.CommittedVersion != snap.Version+2 || res.JobsCommitted != 1 || res.JobsDropped != 0 {
-		t.Fatalf("result %+v (dropped %+v), want the job committed after the DELETE", res, res.Dropped)
+		t.Fatalf("result %+v (dropped %+v), want the job tabletest.Committed after the DELETE", res, res.Dropped)
 	}
 	var remapped int64
 	for _, r := range res.Reconciled {
@@ -301,7 +302,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		delete(rows, id)
 	}
 	checkXY(t, tbl, rows)
-	removes, adds := checkCompactionCommit(t, committed(t, tbl, res.CommittedVersion))
+	removes, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, res.CommittedVersion))
 	withDV := 0
 	var dvRows int64
 	for _, a := range adds {
@@ -337,10 +338,10 @@ func TestZCubeDropsTheJobWhenAWinnerRewritesASource(t *testing.T) {
 	ctx := context.Background()
 	tbl, _ := newClusteredTable(t, 10, 100)
 	opts := zcubeOpts()
-	opts.Commit.BeforePut = once(func(int64) { zCowDelete(t, tbl, 5) })
+	opts.Commit.BeforePut = tabletest.Once(func(int64) { zCowDelete(t, tbl, 5) })
 	res, err := Compact(ctx, tbl, opts)
 	if err == nil && res.JobsCommitted != 0 {
-		t.Fatalf("result %+v: the job was committed over a rewritten source", res)
+		t.Fatalf("result %+v: the job was tabletest.Committed over a rewritten source", res)
 	}
 	if res == nil || res.JobsDropped != 1 {
 		t.Fatalf("result %+v, err %v: want the job dropped", res, err)
@@ -365,8 +366,8 @@ func latestAt(t testing.TB, tbl *delta.Table, v int64) *delta.Snapshot {
 func zCowDelete(t testing.TB, tbl *delta.Table, id int64) {
 	t.Helper()
 	ctx := context.Background()
-	snap := latest(t, tbl)
-	f, _ := byID(t, tbl, snap, id)
+	snap := tabletest.Latest(t, tbl)
+	f, _ := tabletest.ByID(t, tbl, snap, id)
 	key, _ := f.Key()
 	data, err := tbl.Bucket.ReadAll(ctx, key)
 	if err != nil {

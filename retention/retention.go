@@ -1,4 +1,4 @@
-package scheduler
+package retention
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 	"github.com/compactord/compactord/writer"
 )
 
-// ExpireOptions describe one retention delete: rows whose Column is older
+// Options describe one retention delete: rows whose Column is older
 // than a cutoff are deleted.
-type ExpireOptions struct {
+type Options struct {
 	// Column is the logical column (dotted path for nested fields), a date
 	// or timestamp column, or any orderable one. On a partition column the
 	// delete is a pure partition predicate (whole files, metadata only).
@@ -50,9 +50,9 @@ type ExpireOptions struct {
 	Logger hclog.Logger
 }
 
-// ExpireResult is what a retention delete did (the JSON of `compactord
+// Result is what a retention delete did (the JSON of `compactord
 // expire`). CommittedVersion is -1 when nothing matched.
-type ExpireResult struct {
+type Result struct {
 	CommittedVersion int64          `json:"committedVersion"`
 	Predicate        string         `json:"predicate"`
 	FilesRemoved     int            `json:"filesRemoved"`
@@ -69,7 +69,7 @@ type ExpireResult struct {
 // deletion vector (when the table enables them) or are rewritten
 // copy-on-write. The commit is a DELETE at the table's isolation level; an
 // unresolvable conflict is retried from a fresh snapshot.
-func Expire(ctx context.Context, t *delta.Table, opts ExpireOptions) (*ExpireResult, error) {
+func Expire(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 5
 	}
@@ -79,7 +79,7 @@ func Expire(ctx context.Context, t *delta.Table, opts ExpireOptions) (*ExpireRes
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	res := &ExpireResult{CommittedVersion: -1, Conflicts: map[string]int{}}
+	res := &Result{CommittedVersion: -1, Conflicts: map[string]int{}}
 	var lastErr error
 	for attempt := 1; attempt <= opts.MaxAttempts; attempt++ {
 		res.Attempts = attempt
@@ -106,7 +106,7 @@ type expireTarget struct {
 	pred      predicate.Expr
 }
 
-func resolveExpire(snap *delta.Snapshot, opts ExpireOptions) (*expireTarget, error) {
+func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 	if opts.Column == "" {
 		return nil, errors.New("retention: no column given")
 	}
@@ -186,10 +186,13 @@ func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
 	return nil, errors.New("retention: empty column path")
 }
 
-func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *ExpireResult) error {
-	snap, err := loadWritable(ctx, t, -1, RunOptions{}.withDefaults())
+func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) error {
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
-		return err
+		return fmt.Errorf("load %s: %w", t.URL, err)
+	}
+	if err := delta.Writable(snap); err != nil {
+		return commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
 	}
 	if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
 		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
@@ -341,7 +344,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts ExpireOptions, res *Ex
 
 // expirePredicateText renders the predicate with logical names, as Spark
 // records it in commitInfo.operationParameters.predicate.
-func expirePredicateText(tgt *expireTarget, opts ExpireOptions) string {
+func expirePredicateText(tgt *expireTarget, opts Options) string {
 	c := tgt.pred.(predicate.Cmp)
 	return fmt.Sprintf("(%s < %s)", delta.FormatColumnPath(tgt.logical), c.Value)
 }

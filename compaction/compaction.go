@@ -1,4 +1,4 @@
-package scheduler
+package compaction
 
 import (
 	"context"
@@ -64,25 +64,6 @@ type RunResult struct {
 	Conflicts map[string]int `json:"conflicts"`
 	// Dropped says which jobs were left out and why.
 	Dropped []commit.DroppedJob `json:"dropped"`
-}
-
-// Report converts the result to the scheduler's RunReport.
-func (r *RunResult) Report() RunReport {
-	rep := RunReport{
-		Committed:       r.CommittedVersion >= 0,
-		Version:         r.CommittedVersion,
-		ReadVersion:     r.ReadVersion,
-		JobsPlanned:     r.JobsPlanned,
-		JobsCommitted:   r.JobsCommitted,
-		JobsDropped:     r.JobsDropped,
-		FilesRemoved:    r.FilesRemoved,
-		BytesRemoved:    r.BytesRead,
-		FilesAdded:      r.FilesAdded,
-		BytesAdded:      r.BytesWritten,
-		Conflicts:       r.Conflicts,
-		Reconciliations: len(r.Reconciled),
-	}
-	return rep
 }
 
 func (o RunOptions) withDefaults() RunOptions {

@@ -1,6 +1,6 @@
 //go:build race
 
-package scheduler
+package compaction
 
 // raceEnabled is true when the race detector instruments the tests, which
 // makes the stress test several times slower: it then runs fewer operations.

@@ -1,4 +1,4 @@
-package scheduler
+package runner
 
 import (
 	"context"
@@ -9,14 +9,16 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
 )
 
 func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
 	ctx := context.Background()
-	b := &DeltaBackend{Tables: NewTables()}
+	b := &Backend{Tables: NewTables()}
 	defer b.Tables.Close()
 	p := testPolicy("dv")
 	p.URL = "file://" + testutil.DeltaTable(t, "dv-basic-with-checkpoint")
@@ -36,7 +38,7 @@ func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
 	if want := 46.0 / 500.0; bl.DeletedRowsRatio != want {
 		t.Fatalf("deleted rows ratio = %v, want %v", bl.DeletedRowsRatio, want)
 	}
-	if got := Evaluate(p, bl, b.now(), b.now()); got != "deleted_rows_ratio" {
+	if got := scheduler.Evaluate(p, bl, b.now(), b.now()); got != "deleted_rows_ratio" {
 		t.Fatalf("trigger = %q", got)
 	}
 	again, err := b.Poll(ctx, p, 46)
@@ -46,7 +48,7 @@ func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
 }
 
 func TestPollHaltsATableThisBuildCannotWrite(t *testing.T) {
-	b := &DeltaBackend{Tables: NewTables()}
+	b := &Backend{Tables: NewTables()}
 	defer b.Tables.Close()
 	p := testPolicy("features")
 	p.URL = "file://" + testutil.DeltaTable(t, "many-table-features")
@@ -57,7 +59,7 @@ func TestPollHaltsATableThisBuildCannotWrite(t *testing.T) {
 }
 
 func TestTheSettleWindowKeepsFreshFilesOutOfTheBacklog(t *testing.T) {
-	b := &DeltaBackend{Tables: NewTables()}
+	b := &Backend{Tables: NewTables()}
 	defer b.Tables.Close()
 	p := testPolicy("dv")
 	p.URL = "file://" + testutil.DeltaTable(t, "dv-basic-with-checkpoint")
@@ -78,7 +80,7 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-basic-with-checkpoint"))); err != nil {
 		t.Fatal(err)
 	}
-	b := &DeltaBackend{Tables: NewTables()}
+	b := &Backend{Tables: NewTables()}
 	defer b.Tables.Close()
 	p := testPolicy("dv")
 	p.URL = "file://" + dir
@@ -131,7 +133,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-basic-with-checkpoint"))); err != nil {
 		t.Fatal(err)
 	}
-	b := &DeltaBackend{Tables: NewTables(), LeaseHolder: "replica-a", LeaseTTL: time.Minute}
+	b := &Backend{Tables: NewTables(), LeaseHolder: "replica-a", LeaseTTL: time.Minute}
 	defer b.Tables.Close()
 	p := testPolicy("dv")
 	p.URL = "file://" + dir
@@ -147,7 +149,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if held, err := other.Acquire(ctx); err != nil || !held {
 		t.Fatalf("replica-b acquire: %v %v", held, err)
 	}
-	rep, err := b.Run(ctx, RunRequest{Table: "dv", Policy: p})
+	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "dv", Policy: p})
 	if err != nil || !rep.Skipped || rep.Committed {
 		t.Fatalf("run while replica-b holds the lease: %+v, %v", rep, err)
 	}
@@ -157,7 +159,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if err := other.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.Run(ctx, RunRequest{Table: "dv", Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "dv", Policy: p})
 	if err != nil || rep.Skipped || !rep.Committed {
 		t.Fatalf("run with the lease free: %+v, %v", rep, err)
 	}
@@ -191,4 +193,38 @@ func TestTheBacklogOfATableClusteredByItsOwnMetadataCountsUnclusteredBytes(t *te
 	if bl.Files != 109 || bl.UnclusteredBytes != unclustered || unclustered == 0 {
 		t.Fatalf("backlog = %+v, unclustered by hand = %d", bl, unclustered)
 	}
+}
+
+// The daemon runs a table's retention rule after its compaction, on the
+// same schedule: expired days are gone, and the report carries the rows.
+func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
+	ctx := context.Background()
+	tbl, byDay := tabletest.NewDayTable(t, []int{0, 0, 1, 1, 2, 2, 30, 30})
+	now := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC) // day 30
+	b := &Backend{Tables: NewTables(), Now: func() time.Time { return now }}
+	defer b.Tables.Close()
+	p := testPolicy("days")
+	p.URL = tbl.URL
+	p.SettleWindow = 0
+	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
+	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cutoff instant is 2026-01-02 12:00; a date expires only tabletest.Once all
+	// of it is older, so day 0 (2026-01-01) goes and day 1 stays: its two
+	// files (compacted into one by the run first) hold 20 rows.
+	if rep.RowsExpired != 20 || rep.RetentionVersion == 0 || rep.JobsCommitted == 0 {
+		t.Fatalf("report %+v: want a compaction and 20 rows expired", rep)
+	}
+	want := tabletest.IDSet(byDay[1], byDay[2], byDay[30])
+	tabletest.WantIDs(t, tbl, want)
+}
+
+// testPolicy is the default policy of a mem:// table called name.
+func testPolicy(name string) policies.Policy {
+	p := policies.DefaultPolicy()
+	p.Name = name
+	p.URL = "mem://" + name
+	return p
 }

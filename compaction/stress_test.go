@@ -1,4 +1,4 @@
-package scheduler
+package compaction
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 
-// snapCache keeps a table's latest snapshot, reading only new commits (the
+// snapCache keeps a table's tabletest.Latest snapshot, reading only new commits (the
 // stress test makes thousands of commits and never checkpoints).
 type snapCache struct {
 	mu   sync.Mutex
@@ -28,7 +29,7 @@ type snapCache struct {
 }
 
 func newSnapCache(t testing.TB, tbl *delta.Table) *snapCache {
-	snap := latest(t, tbl)
+	snap := tabletest.Latest(t, tbl)
 	c := &snapCache{t: tbl, snap: snap, live: map[string]*delta.Add{}}
 	for _, f := range snap.Files {
 		c.live[f.Path] = f
@@ -132,7 +133,7 @@ func (tr *truth) unadd(ids []int64) {
 func (tr *truth) ids(n int) []int64 {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	out := idRange(tr.nextID, int64(n))
+	out := tabletest.IDRange(tr.nextID, int64(n))
 	tr.nextID += int64(n)
 	return out
 }
@@ -178,12 +179,12 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 		tr.add(ids)
 		files = append(files, ids)
 	}
-	spec := tableSpec{}
+	spec := tabletest.Spec{}
 	if strategy == planner.StrategyZCube {
-		spec = tableSpec{writerFeatures: []string{"clustering", "domainMetadata"},
-			extra: []string{`{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"id\"]]}","removed":false}}`}}
+		spec = tabletest.Spec{WriterFeatures: []string{"clustering", "domainMetadata"},
+			Extra: []string{`{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"id\"]]}","removed":false}}`}}
 	}
-	tbl := newTableWith(t, "file://"+t.TempDir(), spec, files...)
+	tbl := tabletest.NewTableWith(t, "file://"+t.TempDir(), spec, files...)
 	cache := newSnapCache(t, tbl)
 	cnt := &stressCounts{drops: map[string]int{}}
 
@@ -221,7 +222,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 					fail(err)
 					return
 				}
-				ids := fileIDs(t, tbl, f)
+				ids := tabletest.FileIDs(t, tbl, f)
 				var liveIdx []int
 				for i := range ids {
 					if !dv.Contains(uint64(i)) {
@@ -241,7 +242,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 				cow := k == 0 && op%8 == 7
 				copts := commit.Options{MaxAttempts: 1, Sleep: func(context.Context, time.Duration) error { return nil }}
 				if cow {
-					drop := idSet(gone)
+					drop := tabletest.IDSet(gone)
 					var keep []int64
 					for _, i := range liveIdx {
 						if !drop[ids[i]] {
@@ -251,7 +252,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 					acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}}
 					if len(keep) > 0 {
 						sort.Slice(keep, func(i, j int) bool { return keep[i] < keep[j] })
-						acts = append(acts, delta.Action{Add: writeDataFile(t, tbl, keep)})
+						acts = append(acts, delta.Action{Add: tabletest.WriteDataFile(t, tbl, keep)})
 					}
 					tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 						ReadFiles: map[string]bool{f.Path: true}, Actions: acts, Options: copts}
@@ -329,7 +330,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 			}
 			ids := tr.ids(40)
 			tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
-				Actions: []delta.Action{{Add: writeDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
+				Actions: []delta.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
 			// The rows are live from the instant the commit lands, possibly
 			// before Commit returns: a deleter may already see them.
 			tr.add(ids)
@@ -419,14 +420,14 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 	if _, err := Compact(context.Background(), tbl, RunOptions{Policy: final, Snapshots: cache.load}); err != nil {
 		t.Fatal(err)
 	}
-	wantIDs(t, tbl, tr.live)
-	got, snap := liveIDs(t, tbl)
+	tabletest.WantIDs(t, tbl, tr.live)
+	got, snap := tabletest.LiveIDs(t, tbl)
 	for id := range tr.deleted {
 		if got[id] > 0 {
 			t.Fatalf("deleted id %d resurrected", id)
 		}
 	}
-	t.Logf("stress %s: %d versions; DV deletes %d (reverse-remapped onto a winning compaction %d, DV-merged %d), copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
+	t.Logf("stress %s: %d versions; DV deletes %d (reverse-remapped onto a winning compaction %d, DV-merged %d), copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs tabletest.Committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
 		strategy, snap.Version, cnt.dvDeletes, cnt.dmlReverse, cnt.dmlMerged, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
 		cnt.reconciled, cnt.rowsRemapped, cnt.drops, cnt.gaveUp, len(tr.live), len(snap.Files))
 	if strategy == planner.StrategyZCube {

@@ -1,0 +1,99 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Advance returns snap moved forward by the commits after its version, read
+// one by one until the first version that does not exist: what a poller that
+// already holds a snapshot pays for a few new commits, instead of a listing
+// and a checkpoint read. snap is not modified (the result shares its
+// unchanged actions, which callers treat as read-only).
+//
+// ok is false, with a nil snapshot, when a full LoadSnapshot is the right
+// answer instead: no commit follows snap (a gap, or nothing new), a commit
+// changes the protocol or the metadata (schema, properties and features are
+// parsed once per load), a commit holds an action this build does not model,
+// or more than maxCommits commits follow.
+func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (next *Snapshot, ok bool, err error) {
+	r := newReplay(len(snap.Files))
+	for _, a := range snap.Files {
+		r.adds[fileKey{a.Path, a.DeletionVector.UniqueID()}] = a
+	}
+	for _, rm := range snap.Tombstones {
+		r.removes[fileKey{rm.Path, rm.DeletionVector.UniqueID()}] = rm
+	}
+	for k, v := range snap.Txns {
+		r.txns[k] = v
+	}
+	for k, v := range snap.Domains {
+		r.domains[k] = v
+	}
+	version, ts := snap.Version, snap.Timestamp
+	for v := snap.Version + 1; ; v++ {
+		if v > snap.Version+int64(maxCommits) {
+			return nil, false, nil
+		}
+		actions, modTime, err := readCommit(ctx, t, v)
+		if errors.Is(err, ErrVersionNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range actions {
+			if a := &actions[i]; a.Protocol != nil || a.Metadata != nil || a.Unknown != nil {
+				return nil, false, nil
+			}
+		}
+		if err := r.apply(actions, false); err != nil {
+			return nil, false, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(v), err)
+		}
+		version, ts = v, modTime.UnixMilli()
+		if snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" {
+			for _, a := range actions {
+				if a.CommitInfo != nil {
+					if ict, ok := a.CommitInfo.InCommitTimestamp(); ok {
+						ts = ict
+					}
+				}
+			}
+		}
+	}
+	if version == snap.Version {
+		return nil, false, nil
+	}
+	next = &Snapshot{
+		Version:   version,
+		Timestamp: ts,
+		Protocol:  snap.Protocol,
+		Metadata:  snap.Metadata,
+		Schema:    snap.Schema,
+		Txns:      r.txns,
+		Domains:   r.domains,
+	}
+	next.Files, next.Tombstones = r.sorted()
+	if err := parseAllStats(next.Files); err != nil {
+		return nil, false, fmt.Errorf("table %s: version %d: %w", t.URL, version, err)
+	}
+	return next, true, nil
+}
+
+// sorted returns the replay's live files and tombstones, each sorted by path.
+func (r *replay) sorted() ([]*Add, []*Remove) {
+	files := make([]*Add, 0, len(r.adds))
+	for _, a := range r.adds {
+		files = append(files, a)
+	}
+	slices.SortFunc(files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
+	tombs := make([]*Remove, 0, len(r.removes))
+	for _, rm := range r.removes {
+		tombs = append(tombs, rm)
+	}
+	slices.SortFunc(tombs, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
+	return files, tombs
+}

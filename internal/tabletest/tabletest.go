@@ -1,0 +1,405 @@
+package tabletest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// Row is the schema of the generated tables: {id long, v string}.
+type Row struct {
+	ID *int64  `parquet:"id"`
+	V  *string `parquet:"v"`
+}
+
+// Schema is the Delta schema string of Row.
+const Schema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
+
+// NewTable creates a DV-enabled table at url whose version 0 holds one
+// file per ids slice.
+func NewTable(t testing.TB, url string, files ...[]int64) *delta.Table {
+	return NewTableWith(t, url, Spec{}, files...)
+}
+
+// Spec adds features and properties to a generated table.
+type Spec struct {
+	// WriterFeatures are added to deletionVectors.
+	WriterFeatures []string
+	// Config are more table properties.
+	Config map[string]string
+	// ICT, when set, is version 0's inCommitTimestamp.
+	ICT int64
+	// Extra are more action lines for version 0 (e.g. domainMetadata).
+	Extra []string
+}
+
+// NewTableWith is NewTable with the features and properties of spec.
+func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.Table {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	wf, _ := json.Marshal(append([]string{"deletionVectors"}, spec.WriterFeatures...))
+	conf := map[string]string{"delta.enableDeletionVectors": "true"}
+	for k, v := range spec.Config {
+		conf[k] = v
+	}
+	cj, _ := json.Marshal(conf)
+	ci := `{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`
+	if spec.ICT != 0 {
+		ci = fmt.Sprintf(`{"commitInfo":{"inCommitTimestamp":%d,"timestamp":%d,"operation":"CREATE TABLE","txnId":"create"}}`, spec.ICT, spec.ICT)
+	}
+	lines := []string{
+		ci,
+		fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":%s}}`, wf),
+		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), Schema, cj),
+	}
+	lines = append(lines, spec.Extra...)
+	for _, ids := range files {
+		a := WriteDataFile(t, tbl, ids)
+		b, err := delta.MarshalAction(delta.Action{Add: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// WriteDataFile writes ids as a new parquet file and returns its add action
+// (dataChange=true, stats with min/max/nullCount).
+func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
+	t.Helper()
+	ctx := context.Background()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[Row](&buf)
+	rows := make([]Row, len(ids))
+	for i, id := range ids {
+		id := id
+		v := fmt.Sprintf("v%d", id)
+		rows[i] = Row{ID: &id, V: &v}
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
+	if err := tbl.Bucket.WriteAll(ctx, key, buf.Bytes(), nil); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := slices.Min(ids), slices.Max(ids)
+	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
+		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
+			len(ids), lo, lo, hi, hi)}
+}
+
+// FileIDs reads a data file's ids in physical order (our own reader, not
+// the delta scan: an independent check).
+func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	key, err := a.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tbl.Bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("open %s: %v", key, err)
+	}
+	idCol, ok := f.Schema().Lookup("id")
+	if !ok {
+		t.Fatalf("%s has no id column", key)
+	}
+	var ids []int64
+	for _, rg := range f.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, 128)
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, r := range buf[:n] {
+				var id int64 = -1
+				r.Range(func(col int, vals []parquet.Value) bool {
+					if col == idCol.ColumnIndex && len(vals) > 0 && !vals[0].IsNull() {
+						id = vals[0].Int64()
+					}
+					return true
+				})
+				ids = append(ids, id)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("read %s: %v", key, err)
+			}
+		}
+		rows.Close()
+	}
+	return ids
+}
+
+// LiveIDs reads the whole table at its Latest version: id -> occurrences.
+func LiveIDs(t testing.TB, tbl *delta.Table) (map[int64]int, *delta.Snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]int{}
+	for _, f := range snap.Files {
+		dv, err := delta.ReadDV(ctx, tbl, f.DeletionVector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range FileIDs(t, tbl, f) {
+			if !dv.Contains(uint64(i)) {
+				out[id]++
+			}
+		}
+	}
+	return out, snap
+}
+
+// IDRange returns lo, lo+1, ..., lo+n-1.
+func IDRange(lo, n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = lo + int64(i)
+	}
+	return out
+}
+
+// WantIDs checks that the table holds exactly the ids of want, Once each.
+func WantIDs(t testing.TB, tbl *delta.Table, want map[int64]bool) {
+	t.Helper()
+	got, snap := LiveIDs(t, tbl)
+	var resurrected, lost, dup []int64
+	for id, n := range got {
+		if !want[id] {
+			resurrected = append(resurrected, id)
+		}
+		if n > 1 {
+			dup = append(dup, id)
+		}
+	}
+	for id := range want {
+		if got[id] == 0 {
+			lost = append(lost, id)
+		}
+	}
+	if len(resurrected)+len(lost)+len(dup) > 0 {
+		sort.Slice(resurrected, func(i, j int) bool { return resurrected[i] < resurrected[j] })
+		t.Fatalf("version %d: %d resurrected %v, %d lost, %d duplicated", snap.Version, len(resurrected), Head(resurrected), len(lost), len(dup))
+	}
+}
+
+// Head returns the first ten ids of x (for failure messages).
+func Head(x []int64) []int64 {
+	if len(x) > 10 {
+		return x[:10]
+	}
+	return x
+}
+
+// IDSet returns the set of the ids of ranges.
+func IDSet(ranges ...[]int64) map[int64]bool {
+	m := map[int64]bool{}
+	for _, r := range ranges {
+		for _, id := range r {
+			m[id] = true
+		}
+	}
+	return m
+}
+
+// Latest loads the table's latest snapshot.
+func Latest(t testing.TB, tbl *delta.Table) *delta.Snapshot {
+	t.Helper()
+	snap, err := delta.LoadSnapshot(context.Background(), tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// ByID finds the live file holding id and id's physical index in it.
+func ByID(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, id int64) (*delta.Add, int64) {
+	t.Helper()
+	for _, f := range snap.Files {
+		for i, x := range FileIDs(t, tbl, f) {
+			if x == id {
+				return f, int64(i)
+			}
+		}
+	}
+	t.Fatalf("id %d not in any live file at version %d", id, snap.Version)
+	return nil, 0
+}
+
+// DeleteIDs commits a DV DELETE of ids (at the table's Latest version).
+func DeleteIDs(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
+	t.Helper()
+	snap := Latest(t, tbl)
+	rows := map[string][]int64{}
+	for _, id := range ids {
+		f, i := ByID(t, tbl, snap, id)
+		rows[f.Path] = append(rows[f.Path], i)
+	}
+	res, err := commit.DeleteRows(context.Background(), tbl, snap, rows, commit.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Version
+}
+
+// CowDelete rewrites the file holding ids without them (copy-on-write).
+func CowDelete(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
+	t.Helper()
+	snap := Latest(t, tbl)
+	f, _ := ByID(t, tbl, snap, ids[0])
+	dv, err := delta.ReadDV(context.Background(), tbl, f.DeletionVector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := IDSet(ids)
+	var keep []int64
+	for i, id := range FileIDs(t, tbl, f) {
+		if !dv.Contains(uint64(i)) && !drop[id] {
+			keep = append(keep, id)
+		}
+	}
+	na := WriteDataFile(t, tbl, keep)
+	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
+		ReadFiles: map[string]bool{f.Path: true},
+		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
+	v, err := tx.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Once runs f before the first commit attempt only: the compaction always
+// loses its first race to what f commits.
+func Once(f func(v int64)) func(context.Context, int64) error {
+	var done atomic.Bool
+	return func(_ context.Context, v int64) error {
+		if done.CompareAndSwap(false, true) {
+			f(v)
+		}
+		return nil
+	}
+}
+
+// Committed returns the actions of version v.
+func Committed(t testing.TB, tbl *delta.Table, v int64) []delta.Action {
+	t.Helper()
+	acts, err := delta.ReadCommit(context.Background(), tbl, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
+}
+
+// Logger returns a debug logger that writes to the test log.
+func Logger(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: logWriter{t}, Level: hclog.Debug})
+}
+
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// CopyFixture copies a shared fixture table (../shared/testdata/delta) to a
+// temporary directory and opens the copy.
+func CopyFixture(t testing.TB, name string) *delta.Table {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tbl.Close() })
+	return tbl
+}
+
+// DayTableSchema is the schema of NewDayTable: Row plus a date column day.
+const DayTableSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}},{"name":"day","type":"date","nullable":true,"metadata":{}}]}`
+
+// DayString is the date d days after 2026-01-01 (yyyy-mm-dd).
+func DayString(d int) string {
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d).Format("2006-01-02")
+}
+
+// NewDayTable creates a DV-enabled table partitioned by a date column `day`,
+// with one file of 10 fresh ids per entry of days (file k holds ids
+// 10k..10k+9); it returns the ids written per day.
+func NewDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, "file://"+filepath.ToSlash(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	lines := []string{
+		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
+		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
+		fmt.Sprintf(`{"metaData":{"id":"day-table","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":["day"],"configuration":{"delta.enableDeletionVectors":"true"},"createdTime":1}}`, DayTableSchema),
+	}
+	byDay := map[int][]int64{}
+	for k, d := range days {
+		ids := IDRange(int64(k)*10, 10)
+		byDay[d] = append(byDay[d], ids...)
+		a := WriteDataFile(t, tbl, ids)
+		day := DayString(d)
+		a.PartitionValues = map[string]*string{"day": &day}
+		b, err := delta.MarshalAction(delta.Action{Add: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	return tbl, byDay
+}

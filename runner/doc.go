@@ -1,0 +1,9 @@
+// Package runner wires policies to the table operations for the daemon: it
+// keeps one open table per URL, implements the scheduler's RunFunc (hold
+// the table's lease, then run its compaction and retention) and PollFunc
+// (advance the table's snapshot by the new commits and compute the
+// backlog), and the dry-run plan the HTTP plan page shows.
+//
+// It must not decide when a table runs (the scheduler does) nor how an
+// operation works (compaction/, retention/ do).
+package runner
