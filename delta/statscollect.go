@@ -121,24 +121,9 @@ func NewStatsCollector(meta *Metadata, schema *StructType, pq *parquet.Schema) (
 		}
 		prefixLen = n
 	}
-	fields := dataFields(meta, schema)
-	if v, ok := meta.Configuration[PropStatsColumns]; ok {
-		paths, err := parseStatsColumns(v)
-		if err != nil {
-			return nil, fmt.Errorf("stats collector: %s: %w", PropStatsColumns, err)
-		}
-		fields = filterFields(fields, paths)
-	} else {
-		n := DefaultNumIndexedCols
-		if v, ok := meta.Configuration[PropNumIndexedCols]; ok {
-			n, err = strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < -1 {
-				return nil, fmt.Errorf("stats collector: invalid %s %q", PropNumIndexedCols, v)
-			}
-		}
-		if n >= 0 {
-			fields, _ = truncateFields(fields, n)
-		}
+	fields, err := statsFields(meta, schema)
+	if err != nil {
+		return nil, fmt.Errorf("stats collector: %w", err)
 	}
 	c := &StatsCollector{prefixLen: prefixLen}
 	c.slots = make([]int32, len(pq.Columns()))

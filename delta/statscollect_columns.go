@@ -1,8 +1,36 @@
 package delta
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 )
+
+// statsFields returns the (logical) data columns that get statistics:
+// those delta.dataSkippingStatsColumns names, else the first
+// delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
+func statsFields(meta *Metadata, schema *StructType) ([]*StructField, error) {
+	fields := dataFields(meta, schema)
+	if v, ok := meta.Configuration[PropStatsColumns]; ok {
+		paths, err := parseStatsColumns(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", PropStatsColumns, err)
+		}
+		return filterFields(fields, paths), nil
+	}
+	n := DefaultNumIndexedCols
+	if v, ok := meta.Configuration[PropNumIndexedCols]; ok {
+		var err error
+		n, err = strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("invalid %s %q", PropNumIndexedCols, v)
+		}
+	}
+	if n >= 0 {
+		fields, _ = truncateFields(fields, n)
+	}
+	return fields, nil
+}
 
 // dataFields returns the schema's top-level fields minus the partition
 // columns (matched case-insensitively, as Spark does).

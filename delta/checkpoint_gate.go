@@ -1,0 +1,48 @@
+package delta
+
+import (
+	"errors"
+	"strconv"
+)
+
+// checkpointSafeWriterFeatures are writer features whose obligations do
+// not reach checkpoints, or reach them only through actions a checkpoint
+// copies verbatim (row ids, domains, clustering providers); together with
+// the features Writable accepts they are what CheckpointWritable allows.
+func checkpointSafeWriterFeatures() map[string]bool {
+	return map[string]bool{
+		"rowTracking":                 true, // baseRowId, defaultRowCommitVersion and the domain are copied
+		"checkpointProtection":        true, // checkpoints are written only at versions whose protocol is supported
+		"icebergCompatV1":             true, // obligations on data files and commits only
+		"icebergCompatV2":             true,
+		"materializePartitionColumns": true, // data files only
+		"liquid":                      true, // legacy clustering: domain and clusteringProvider copied
+	}
+}
+
+// CheckpointWritable returns nil when compactord may write a checkpoint of
+// the snapshot's version: it must read the table correctly (Readable), the
+// writer version must be at most 7, and every writer feature must be one
+// whose obligations a checkpoint writer meets. Catalog-managed and
+// coordinated-commit tables are refused: their checkpoints belong to the
+// catalog's published versions. Errors join one *UnsupportedFeatureError
+// per feature.
+func CheckpointWritable(s *Snapshot) error {
+	var errs []error
+	if err := Readable(s); err != nil {
+		errs = append(errs, err)
+	}
+	p := s.Protocol
+	if p.MinWriterVersion > 7 || p.MinWriterVersion < 1 {
+		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(p.MinWriterVersion), Kind: KindWriter,
+			Reason: "this build writes protocol writer versions 1 to 7"})
+	}
+	ok := writableFeatures()
+	extra := checkpointSafeWriterFeatures()
+	for _, f := range p.EffectiveWriterFeatures() {
+		if !ok[f] && !extra[f] {
+			errs = append(errs, unsupported(f, KindWriter))
+		}
+	}
+	return errors.Join(errs...)
+}
