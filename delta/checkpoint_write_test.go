@@ -524,3 +524,50 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 		})
 	}
 }
+
+func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"ckpt-v2-uuid-json-golden", "ckpt-v2-uuid-parquet-golden", "ckpt-v2-json-no-sidecars-txn"} {
+		t.Run(name, func(t *testing.T) {
+			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
+			tbl := openDir(t, work)
+			want, err := LoadSnapshot(ctx, tbl, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, err := WriteCompatCheckpoint(ctx, tbl, want.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if key != CheckpointKey(want.Version) {
+				t.Fatalf("wrote %q", key)
+			}
+			// A second call finds the classic name taken.
+			if again, err := WriteCompatCheckpoint(ctx, tbl, want.Version); err != nil || again != "" {
+				t.Fatalf("second call: %q, %v", again, err)
+			}
+			// Only the compatibility checkpoint and the sidecars remain.
+			only := copyTableDir(t, work, func(rel string) bool {
+				return rel != key && !strings.HasPrefix(rel, sidecarDir)
+			})
+			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts, err := readCheckpointFile(ctx, openDir(t, only), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cms := 0
+			for _, a := range acts {
+				if a.CheckpointMetadata != nil {
+					cms++
+				}
+			}
+			if cms != 1 {
+				t.Fatalf("%d checkpointMetadata actions in the compatibility checkpoint", cms)
+			}
+			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), CheckpointProps{StatsAsJSON: true, TombstoneRetention: time.Duration(1 << 62)}, want)
+		})
+	}
+}

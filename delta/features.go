@@ -58,7 +58,7 @@ func writableFeatures() map[string]bool {
 		"identityColumns":      true, // high-water mark untouched
 		"deletionVectors":      true,
 		"domainMetadata":       true, // all domains preserved
-		"v2Checkpoint":         true, // compactord writes no checkpoints
+		"v2Checkpoint":         true, // checkpoints are classic single-file or UUID-named V2, never multi-part
 		"timestampNtz":         true,
 		"vacuumProtocolCheck":  true,
 		"typeWidening":         true, // rewritten files use the current type
