@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
@@ -21,6 +18,7 @@ import (
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
+	"github.com/compactord/compactord/tableop"
 )
 
 // Tables keeps one open delta.Table per URL for the daemon's polls and runs
@@ -80,9 +78,13 @@ type Backend struct {
 	EngineInfo string
 	// Now is the clock for planning and commits (default time.Now).
 	Now func() time.Time
-	// Options is the template of every run's options; Policy, Exclude and
-	// Logger are filled per run. Tests and the demo set commit hooks here.
+	// Options is the template of every compaction's options; Policy,
+	// Exclude and Logger are filled per run. Tests and the demo set commit
+	// hooks here (retention commits with Options.Commit.Options).
 	Options compaction.RunOptions
+	// Ops are the table operations a run performs, in order; nil means
+	// DefaultOps(Options).
+	Ops []tableop.Factory
 	// LeaseHolder, when set, makes every run hold the table's lease
 	// (scheduler/lease) under this replica name: a table whose lease another
 	// replica holds is skipped, and a run whose lease is lost is cancelled.
@@ -119,35 +121,58 @@ func (b *Backend) logger() hclog.Logger {
 	return hclog.NewNullLogger()
 }
 
-func (b *Backend) options(p policies.Policy, exclude map[string]bool) compaction.RunOptions {
-	o := b.Options
-	now := b.now()
-	o.Policy = p.PlannerPolicy(now)
-	o.Exclude = exclude
-	o.Logger = b.logger().Named(p.Name)
-	if o.EngineInfo == "" {
-		o.EngineInfo = b.EngineInfo
+// DefaultOps are the operations of a run: compaction, then retention (for
+// policies with a retention block), with o as the compaction template.
+func DefaultOps(o compaction.RunOptions) []tableop.Factory {
+	return []tableop.Factory{
+		compaction.Factory(o),
+		retention.Factory(o.Commit.Options, o.Writer),
 	}
-	if o.Now == nil && b.Now != nil {
-		o.Now = b.Now
-	}
-	if p.TargetFileSize > 0 && o.Writer.TargetFileSize == 0 {
-		o.Writer.TargetFileSize = p.TargetFileSize
-	}
-	if o.Writer.Compression == "" {
-		o.Writer.Compression = p.Compression
-	}
-	if o.Writer.MaxConcurrentJobs == 0 {
-		o.Writer.MaxConcurrentJobs = p.Concurrency
-	}
-	return o
 }
 
-// Run is a RunFunc: one Compact of the table. When rewrite jobs failed, the
-// sources of the plan are checked one by one; those that cannot be read are
-// reported in RunReport.Quarantined and the error is classed Quarantine, so
-// the next run skips them and the table keeps moving.
+func (b *Backend) factories() []tableop.Factory {
+	if b.Ops != nil {
+		return b.Ops
+	}
+	return DefaultOps(b.Options)
+}
+
+func (b *Backend) env(p policies.Policy, exclude map[string]bool) tableop.Env {
+	return tableop.Env{Exclude: exclude, Now: b.Now, Logger: b.logger().Named(p.Name), EngineInfo: b.EngineInfo}
+}
+
+// OpsFor is the scheduler's OpsFunc: the names of the operations p's runs
+// perform, in order. An operation whose settings are invalid is listed, so
+// that its run reports the error.
+func (b *Backend) OpsFor(p policies.Policy) []string {
+	var names []string
+	for _, f := range b.factories() {
+		if _, ok, err := f.New(p, b.env(p, nil)); ok || err != nil {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// Run is a RunFunc: it runs the operation req.Op of the table, holding the
+// table's lease while it runs when LeaseHolder is set.
 func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
+	var op tableop.Op
+	for _, f := range b.factories() {
+		if f.Name != req.Op {
+			continue
+		}
+		o, ok, err := f.New(req.Policy, b.env(req.Policy, req.Exclude))
+		if err != nil {
+			return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: %s: %w", req.Table, req.Op, err))
+		}
+		if ok {
+			op = o
+		}
+	}
+	if op == nil {
+		return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: no operation %q for this policy", req.Table, req.Op))
+	}
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
 		return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
@@ -162,73 +187,27 @@ func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.
 		defer func() { cancel(); hl.release(ctx, b.logger(), req.Table) }()
 		go hl.renew(ctx, cancel, b.logger(), req.Table)
 	}
-	opts := b.options(req.Policy, req.Exclude)
-	res, err := compaction.Compact(ctx, t, opts)
-	var rep scheduler.RunReport
-	if res != nil {
-		rep = report(res)
-		for _, r := range res.Reconciled {
-			rep.ReconciledRows += r.RowsRemapped
-		}
+	res, err := op.Run(ctx, t)
+	if err != nil {
+		err = fmt.Errorf("table %s: %w", req.Table, err)
 	}
-	if err == nil && req.Policy.Retention != nil {
-		err = b.expire(ctx, t, req, &rep)
-		return rep, err
-	}
-	if err == nil || ctx.Err() != nil || commit.Class(err) == commit.Halt || res == nil || res.JobsFailed == 0 {
-		return rep, err
-	}
-	bad, ferr := b.findUnreadable(ctx, t, opts)
-	if ferr != nil {
-		b.logger().Warn("could not look for corrupt files", "table", req.Table, "error", ferr)
-	}
-	if len(bad) == 0 {
-		return rep, err
-	}
-	rep.Quarantined = bad
-	return rep, commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: quarantined %d unreadable data file(s) %v: %w", req.Table, len(bad), bad, err))
+	return report(res), err
 }
 
-// expire runs the table's retention delete after its compaction, on the
-// same schedule, and adds what it did to the run's report.
-func (b *Backend) expire(ctx context.Context, t *delta.Table, req scheduler.RunRequest, rep *scheduler.RunReport) error {
-	r := req.Policy.Retention
-	var loc *time.Location
-	if r.TimeZone != "" {
-		l, err := time.LoadLocation(r.TimeZone)
-		if err != nil {
-			return fmt.Errorf("table %s: retention time_zone %q: %w", req.Table, r.TimeZone, err)
-		}
-		loc = l
+// report converts an operation's result to the scheduler's RunReport.
+func report(r tableop.Result) scheduler.RunReport {
+	return scheduler.RunReport{
+		Committed:    r.Committed,
+		Version:      r.Version,
+		ReadVersion:  r.ReadVersion,
+		FilesRemoved: r.FilesRemoved,
+		BytesRemoved: r.BytesRemoved,
+		FilesAdded:   r.FilesAdded,
+		BytesAdded:   r.BytesAdded,
+		Conflicts:    r.Conflicts,
+		Counts:       r.Counts,
+		Quarantined:  r.Quarantined,
 	}
-	res, err := retention.Expire(ctx, t, retention.Options{
-		Column:              r.Column,
-		OlderThan:           r.OlderThan,
-		TimeZone:            loc,
-		Now:                 b.now(),
-		DisableDataSkipping: r.NoDataSkipping,
-		Commit:              b.Options.Commit.Options,
-		Writer:              b.options(req.Policy, req.Exclude).Writer,
-		Logger:              b.logger().Named(req.Table).Named("retention"),
-	})
-	if res != nil {
-		for k, n := range res.Conflicts {
-			if rep.Conflicts == nil {
-				rep.Conflicts = map[string]int{}
-			}
-			rep.Conflicts["retention_"+k] += n
-		}
-		if res.CommittedVersion >= 0 {
-			rep.RowsExpired = res.RowsDeleted
-			rep.RetentionVersion = res.CommittedVersion
-			rep.Committed = true
-			rep.Version = max(rep.Version, res.CommittedVersion)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("table %s: retention: %w", req.Table, err)
-	}
-	return nil
 }
 
 // holdLease takes the table's lease for one run. It returns the held
@@ -289,62 +268,6 @@ func (h *heldLease) release(ctx context.Context, log hclog.Logger, name string) 
 	defer h.mu.Unlock()
 	if err := h.l.Release(context.WithoutCancel(ctx)); err != nil {
 		log.Warn("releasing the table lease", "table", name, "error", err)
-	}
-}
-
-// findUnreadable plans again (same planner, same exclusions) and reads every
-// source of the plan; files that fail to read are returned.
-func (b *Backend) findUnreadable(ctx context.Context, t *delta.Table, opts compaction.RunOptions) ([]string, error) {
-	pl, snap, err := compaction.PlanTable(ctx, t, opts)
-	if err != nil {
-		return nil, err
-	}
-	byPath := map[string]*delta.Add{}
-	for _, f := range snap.Files {
-		byPath[f.Path] = f
-	}
-	var bad []string
-	for _, j := range pl.Jobs {
-		paths := j.SourcePaths
-		if len(paths) == 0 {
-			for _, s := range j.Sources {
-				paths = append(paths, s.Path)
-			}
-		}
-		for _, p := range paths {
-			add, ok := byPath[p]
-			if !ok {
-				continue
-			}
-			if rerr := readAll(ctx, t, snap, add); rerr != nil {
-				if ctx.Err() != nil {
-					return bad, ctx.Err()
-				}
-				b.logger().Warn("data file unreadable; quarantining it", "table", t.URL, "path", p, "error", rerr)
-				bad = append(bad, p)
-			}
-		}
-	}
-	sort.Strings(bad)
-	return bad, nil
-}
-
-func readAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add) (err error) {
-	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, s.Close()) }()
-	rows := make([]parquet.Row, 256)
-	idx := make([]int64, 256)
-	for {
-		_, rerr := s.ReadRows(rows, idx)
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
 	}
 }
 
@@ -414,7 +337,7 @@ func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[strin
 	if err != nil {
 		return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
 	}
-	pl, _, err := compaction.PlanTable(ctx, t, b.options(p, exclude))
+	pl, _, err := compaction.PlanTable(ctx, t, compaction.OptionsFor(p, b.env(p, exclude), b.Options))
 	return pl, err
 }
 
@@ -464,23 +387,4 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) sche
 		b.DeletedRowsRatio = float64(deleted) / float64(rows)
 	}
 	return b
-}
-
-// report converts a compaction result to the scheduler's RunReport.
-func report(r *compaction.RunResult) scheduler.RunReport {
-	rep := scheduler.RunReport{
-		Committed:       r.CommittedVersion >= 0,
-		Version:         r.CommittedVersion,
-		ReadVersion:     r.ReadVersion,
-		JobsPlanned:     r.JobsPlanned,
-		JobsCommitted:   r.JobsCommitted,
-		JobsDropped:     r.JobsDropped,
-		FilesRemoved:    r.FilesRemoved,
-		BytesRemoved:    r.BytesRead,
-		FilesAdded:      r.FilesAdded,
-		BytesAdded:      r.BytesWritten,
-		Conflicts:       r.Conflicts,
-		Reconciliations: len(r.Reconciled),
-	}
-	return rep
 }

@@ -4,14 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
 )
@@ -149,7 +152,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if held, err := other.Acquire(ctx); err != nil || !held {
 		t.Fatalf("replica-b acquire: %v %v", held, err)
 	}
-	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "dv", Policy: p})
+	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "dv", Op: compaction.Name, Policy: p})
 	if err != nil || !rep.Skipped || rep.Committed {
 		t.Fatalf("run while replica-b holds the lease: %+v, %v", rep, err)
 	}
@@ -159,7 +162,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if err := other.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "dv", Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "dv", Op: compaction.Name, Policy: p})
 	if err != nil || rep.Skipped || !rep.Committed {
 		t.Fatalf("run with the lease free: %+v, %v", rep, err)
 	}
@@ -207,15 +210,22 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	p.URL = tbl.URL
 	p.SettleWindow = 0
 	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
-	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Policy: p})
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name}) {
+		t.Fatalf("operations %v, want compaction then retention", ops)
+	}
+	comp, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: compaction.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The cutoff instant is 2026-01-02 12:00; a date expires only tabletest.Once all
+	ret, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: retention.Name, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cutoff instant is 2026-01-02 12:00; a date expires only once all
 	// of it is older, so day 0 (2026-01-01) goes and day 1 stays: its two
 	// files (compacted into one by the run first) hold 20 rows.
-	if rep.RowsExpired != 20 || rep.RetentionVersion == 0 || rep.JobsCommitted == 0 {
-		t.Fatalf("report %+v: want a compaction and 20 rows expired", rep)
+	if ret.Counts[retention.CountRowsExpired] != 20 || !ret.Committed || ret.Version <= comp.Version || comp.Counts[compaction.CountJobsCommitted] == 0 {
+		t.Fatalf("compaction %+v, retention %+v: want a compaction and 20 rows expired", comp, ret)
 	}
 	want := tabletest.IDSet(byDay[1], byDay[2], byDay[30])
 	tabletest.WantIDs(t, tbl, want)

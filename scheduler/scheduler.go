@@ -19,8 +19,12 @@ import (
 
 // Config configures a Scheduler. Zero fields take the documented defaults.
 type Config struct {
-	// Run executes one compaction. Required.
+	// Run executes one operation of a table. Required.
 	Run RunFunc
+	// Ops lists a table's operations; a run calls Run for each in order
+	// and stops at the first that fails or is skipped. Nil: one call per
+	// run with an empty RunRequest.Op.
+	Ops OpsFunc
 	// Poll checks a table for new log entries. Required.
 	Poll PollFunc
 	// Workers is the global limit of runs at once (default 2).
@@ -92,6 +96,9 @@ func New(cfg Config) *Scheduler {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Ops == nil {
+		cfg.Ops = func(policies.Policy) []string { return []string{""} }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Scheduler{
@@ -283,6 +290,7 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 		exclude:   map[string]bool{},
 		counters:  newCounters(),
 		state:     StateIdle,
+		ops:       s.cfg.Ops(p),
 	}
 	if p.Schedule != "" {
 		sch, err := policies.ParseSchedule(p.Schedule)
@@ -309,6 +317,7 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 type table struct {
 	s         *Scheduler
 	policy    policies.Policy
+	ops       []string
 	log       hclog.Logger
 	sched     cron.Schedule
 	trig      chan string
@@ -546,16 +555,50 @@ func (t *table) attempt(reason string, manual bool) {
 	t.mu.Unlock()
 
 	start := t.s.cfg.Clock.Now()
-	t.log.Info("run starting", "reason", reason)
-	rep, err := t.s.cfg.Run(t.runCtx, RunRequest{Table: t.policy.Name, Policy: t.policy, Exclude: exclude, Reason: reason})
+	t.log.Info("run starting", "reason", reason, "ops", t.ops)
+	var (
+		rep RunReport
+		ops []OpRecord
+		err error
+	)
+	for _, op := range t.ops {
+		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest{Table: t.policy.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason})
+		rec := OpRecord{Op: op, Result: ResultNoop, Report: orep}
+		switch {
+		case oerr != nil:
+			rec.Error = oerr.Error()
+		case orep.Skipped:
+			rec.Result = ResultSkipped
+		case orep.Committed:
+			rec.Result = ResultCommitted
+		}
+		ops = append(ops, rec)
+		rep.add(orep)
+		if oerr != nil {
+			if op != "" {
+				oerr = fmt.Errorf("%s: %w", op, oerr)
+			}
+			err = oerr
+			break
+		}
+		if orep.Skipped {
+			break
+		}
+	}
 	end := t.s.cfg.Clock.Now()
-	t.finish(reason, start, end, rep, err)
+	t.finish(reason, start, end, rep, ops, err)
 }
 
-func (t *table) finish(reason string, start, end time.Time, rep RunReport, err error) {
+func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops []OpRecord, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rec := &RunRecord{Reason: reason, Start: start, End: end, Duration: end.Sub(start).Seconds(), Report: rep}
+	rec := &RunRecord{Reason: reason, Start: start, End: end, Duration: end.Sub(start).Seconds(), Report: rep, Ops: ops}
+	defer func() {
+		// The failed operation is the last one; it gets the run's result.
+		if err != nil && len(ops) > 0 {
+			ops[len(ops)-1].Result = rec.Result
+		}
+	}()
 	t.lastRun = rec
 	t.counters.addReport(rep, end.Sub(start))
 	excludedBefore := len(t.exclude)
@@ -577,8 +620,7 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, err e
 		t.lastSuccess = end
 		t.state = StateIdle
 		t.log.Info("run finished", "result", rec.Result, "version", rep.Version,
-			"files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded,
-			"reconciliations", rep.Reconciliations, "jobs_dropped", rep.JobsDropped)
+			"files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded, "counts", rep.Counts)
 		return
 	}
 	rec.Error = err.Error()

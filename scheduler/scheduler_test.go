@@ -467,3 +467,52 @@ func TestWaitStoppedReturnsOnceARemovedTablesRunHasReturned(t *testing.T) {
 		t.Fatalf("WaitStopped returned before the removed table's run ended")
 	}
 }
+
+// A run performs the table's operations in order and records each one; an
+// operation that fails ends the run (the next ones wait for the retry), and
+// the failed one carries the run's result.
+func TestARunPerformsTheTablesOperationsInOrderAndStopsAtAFailure(t *testing.T) {
+	clock := newFakeClock()
+	run := &recordingRun{replies: []reply{
+		{rep: RunReport{Committed: true, Version: 4, FilesRemoved: 6, Counts: map[string]int64{"jobs_planned": 2}}},
+		{rep: RunReport{Committed: true, Version: 5, Counts: map[string]int64{"rows_expired": 12}}},
+		{err: errors.New("store throttled")},
+		{rep: RunReport{}},
+	}}
+	poll := &scriptedPoll{}
+	poll.set(3, Backlog{})
+	s := New(Config{
+		Run: run.run, Poll: poll.poll, Workers: 1, PollInterval: time.Hour,
+		BackoffBase: 10 * time.Second, BackoffMax: time.Minute, Clock: clock, Rand: func() float64 { return 0.5 },
+		Ops: func(p policies.Policy) []string { return []string{"compact", "expire", "vacuum", "never"} },
+	})
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	s.Apply([]policies.Policy{testPolicy("events")})
+	if err := s.Trigger("events", ReasonAPI); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "run recorded", func() bool { return statusOf(s, "events").LastRun != nil })
+	if run.count() != 3 {
+		t.Fatalf("operations called = %d, want 3 (the one after the failure does not run)", run.count())
+	}
+	for i, want := range []string{"compact", "expire", "vacuum"} {
+		if got := run.call(i).Op; got != want {
+			t.Errorf("call %d ran %q, want %q", i, got, want)
+		}
+	}
+	st := statusOf(s, "events")
+	rec := st.LastRun
+	var got []string
+	for _, o := range rec.Ops {
+		got = append(got, o.Op+"="+o.Result)
+	}
+	if strings.Join(got, " ") != "compact=committed expire=committed vacuum=retry" || rec.Result != ResultRetry {
+		t.Fatalf("ops %v, run result %s", got, rec.Result)
+	}
+	if !strings.HasPrefix(rec.Error, "vacuum: ") || rec.Ops[2].Error != "store throttled" {
+		t.Fatalf("run error %q, op error %q", rec.Error, rec.Ops[2].Error)
+	}
+	if rec.Report.Version != 5 || rec.Report.FilesRemoved != 6 || st.Counters.Counts["jobs_planned"] != 2 || st.Counters.Counts["rows_expired"] != 12 {
+		t.Fatalf("run report %+v, counters %+v", rec.Report, st.Counters.Counts)
+	}
+}

@@ -40,25 +40,35 @@ type RunRecord struct {
 	End      time.Time `json:"end"`
 	Duration float64   `json:"duration_seconds"`
 	Error    string    `json:"error,omitempty"`
-	Report   RunReport `json:"report"`
+	// Report sums the reports of Ops.
+	Report RunReport `json:"report"`
+	// Ops are the run's operations in the order they ran; an operation
+	// after a failed or skipped one does not run.
+	Ops []OpRecord `json:"ops"`
+}
+
+// OpRecord is what one operation of a run did.
+type OpRecord struct {
+	Op     string    `json:"op"`
+	Result string    `json:"result"`
+	Error  string    `json:"error,omitempty"`
+	Report RunReport `json:"report"`
 }
 
 // Counters are a table's cumulative counters since its policy was loaded.
 type Counters struct {
-	Runs            map[string]int64 `json:"runs"`
-	FilesRewritten  int64            `json:"files_rewritten"`
-	BytesRewritten  int64            `json:"bytes_rewritten"`
-	FilesWritten    int64            `json:"files_written"`
-	BytesWritten    int64            `json:"bytes_written"`
-	Conflicts       map[string]int64 `json:"conflicts"`
-	Reconciliations int64            `json:"reconciliations"`
-	ReconciledRows  int64            `json:"reconciled_rows"`
-	RowsExpired     int64            `json:"rows_expired"`
-	JobsDropped     int64            `json:"jobs_dropped"`
-	Polls           int64            `json:"polls"`
-	PollErrors      int64            `json:"poll_errors"`
-	Coalesced       int64            `json:"coalesced_triggers"`
-	Deferred        int64            `json:"deferred_triggers"`
+	Runs           map[string]int64 `json:"runs"`
+	FilesRewritten int64            `json:"files_rewritten"`
+	BytesRewritten int64            `json:"bytes_rewritten"`
+	FilesWritten   int64            `json:"files_written"`
+	BytesWritten   int64            `json:"bytes_written"`
+	Conflicts      map[string]int64 `json:"conflicts"`
+	// Counts sums the operations' own counts (RunReport.Counts).
+	Counts     map[string]int64 `json:"counts"`
+	Polls      int64            `json:"polls"`
+	PollErrors int64            `json:"poll_errors"`
+	Coalesced  int64            `json:"coalesced_triggers"`
+	Deferred   int64            `json:"deferred_triggers"`
 	// DurationBuckets[i] counts runs that took at most DurationBuckets[i]
 	// seconds (cumulative, as Prometheus wants); DurationCount and
 	// DurationSum cover every run.
@@ -68,7 +78,7 @@ type Counters struct {
 }
 
 func newCounters() *Counters {
-	c := &Counters{Runs: map[string]int64{}, Conflicts: map[string]int64{}, DurationBuckets: make([]int64, len(DurationBuckets))}
+	c := &Counters{Runs: map[string]int64{}, Conflicts: map[string]int64{}, Counts: map[string]int64{}, DurationBuckets: make([]int64, len(DurationBuckets))}
 	for _, r := range Results {
 		c.Runs[r] = 0
 	}
@@ -83,10 +93,9 @@ func (c *Counters) addReport(r RunReport, d time.Duration) {
 	for k, v := range r.Conflicts {
 		c.Conflicts[k] += int64(v)
 	}
-	c.Reconciliations += int64(r.Reconciliations)
-	c.ReconciledRows += r.ReconciledRows
-	c.RowsExpired += r.RowsExpired
-	c.JobsDropped += int64(r.JobsDropped)
+	for k, v := range r.Counts {
+		c.Counts[k] += v
+	}
 	sec := d.Seconds()
 	for i, b := range DurationBuckets {
 		if sec <= b {
@@ -106,6 +115,10 @@ func (c *Counters) clone() Counters {
 	out.Conflicts = make(map[string]int64, len(c.Conflicts))
 	for k, v := range c.Conflicts {
 		out.Conflicts[k] = v
+	}
+	out.Counts = make(map[string]int64, len(c.Counts))
+	for k, v := range c.Counts {
+		out.Counts[k] = v
 	}
 	out.DurationBuckets = append([]int64(nil), c.DurationBuckets...)
 	return out

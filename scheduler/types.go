@@ -7,11 +7,16 @@ import (
 	"github.com/compactord/compactord/policies"
 )
 
-// RunFunc runs one compaction of a table. The scheduler calls it at most once
-// at a time per table. On error, commit.Class(err) says what to do next; a
-// Quarantine error names the bad files in RunReport.Quarantined or through
-// an error implementing QuarantinedPaths.
+// RunFunc runs one operation (RunRequest.Op) of a table. The scheduler
+// calls it at most once at a time per table, for each of the table's
+// operations in order (Config.Ops). On error, commit.Class(err) says what to
+// do next; a Quarantine error names the bad files in RunReport.Quarantined
+// or through an error implementing QuarantinedPaths.
 type RunFunc func(ctx context.Context, req RunRequest) (RunReport, error)
+
+// OpsFunc lists the operations a run of the table performs, in order (for
+// example compaction, then retention, then maintenance operations).
+type OpsFunc func(p policies.Policy) []string
 
 // PollFunc reads a table's log entries newer than lastSeen (-1: none seen)
 // and, when there are any, recomputes the backlog. An idle table should cost
@@ -28,6 +33,8 @@ type QuarantinedPaths interface {
 type RunRequest struct {
 	// Table is the policy name.
 	Table string
+	// Op is the operation to run (one of Config.Ops for the policy).
+	Op string
 	// Policy is the table's effective policy.
 	Policy policies.Policy
 	// Exclude lists data file paths (as in add actions) quarantined by
@@ -38,42 +45,65 @@ type RunRequest struct {
 	Reason string
 }
 
-// RunReport is what one run did. Zero values mean "nothing".
+// RunReport is what one operation did, or (in RunRecord.Report) the sum
+// of what a run's operations did. Zero values mean "nothing".
 type RunReport struct {
 	// Skipped is set when the run did not touch the table on purpose (for
 	// example another replica holds the table's lease); SkipReason says why.
 	Skipped    bool   `json:"skipped,omitempty"`
 	SkipReason string `json:"skip_reason,omitempty"`
-	// Committed is true when the run committed a version.
+	// Committed is true when the operation committed a version.
 	Committed bool `json:"committed"`
-	// Version is the committed version (valid when Committed).
+	// Version is the latest version committed (valid when Committed).
 	Version int64 `json:"version"`
-	// ReadVersion is the snapshot version the run planned from.
+	// ReadVersion is the snapshot version the operation read.
 	ReadVersion int64 `json:"read_version"`
-	// JobsPlanned, JobsCommitted and JobsDropped count the plan's jobs.
-	JobsPlanned   int `json:"jobs_planned"`
-	JobsCommitted int `json:"jobs_committed"`
-	JobsDropped   int `json:"jobs_dropped"`
-	// FilesRemoved and BytesRemoved are the rewritten inputs.
+	// FilesRemoved and BytesRemoved are the data files the commit removed.
 	FilesRemoved int   `json:"files_removed"`
 	BytesRemoved int64 `json:"bytes_removed"`
-	// FilesAdded and BytesAdded are the outputs.
+	// FilesAdded and BytesAdded are the data files it added.
 	FilesAdded int   `json:"files_added"`
 	BytesAdded int64 `json:"bytes_added"`
-	// Conflicts counts lost commit races by kind (e.g. "append",
-	// "delete_dv", "metadata").
+	// Conflicts counts concurrent commits met by kind (e.g. "append",
+	// "delete_dv", "metadata"; an operation may prefix its kinds).
 	Conflicts map[string]int `json:"conflicts,omitempty"`
-	// Reconciliations counts sources whose concurrent deletion vectors were
-	// remapped onto outputs.
-	Reconciliations int `json:"reconciliations"`
-	// ReconciledRows counts the concurrently deleted rows carried over.
-	ReconciledRows int64 `json:"reconciled_rows"`
-	// RowsExpired counts rows the table's retention delete removed.
-	RowsExpired int64 `json:"rows_expired,omitempty"`
-	// RetentionVersion is the version the retention delete committed (0: none).
-	RetentionVersion int64 `json:"retention_version,omitempty"`
+	// Counts are the operation's own numbers by name (see the operation's
+	// package, e.g. "jobs_planned", "reconciliations", "rows_expired");
+	// the scheduler sums them without knowing what they mean.
+	Counts map[string]int64 `json:"counts,omitempty"`
 	// Quarantined lists data files found corrupt during this run.
 	Quarantined []string `json:"quarantined,omitempty"`
+}
+
+// add sums o into r (the report of a run of several operations).
+func (r *RunReport) add(o RunReport) {
+	if o.Skipped {
+		r.Skipped, r.SkipReason = true, o.SkipReason
+	}
+	if o.Committed {
+		r.Committed = true
+		r.Version = max(r.Version, o.Version)
+	}
+	if r.ReadVersion == 0 {
+		r.ReadVersion = o.ReadVersion
+	}
+	r.FilesRemoved += o.FilesRemoved
+	r.BytesRemoved += o.BytesRemoved
+	r.FilesAdded += o.FilesAdded
+	r.BytesAdded += o.BytesAdded
+	for k, v := range o.Conflicts {
+		if r.Conflicts == nil {
+			r.Conflicts = map[string]int{}
+		}
+		r.Conflicts[k] += v
+	}
+	for k, v := range o.Counts {
+		if r.Counts == nil {
+			r.Counts = map[string]int64{}
+		}
+		r.Counts[k] += v
+	}
+	r.Quarantined = append(r.Quarantined, o.Quarantined...)
 }
 
 // PollResult is what one poll learned.

@@ -123,8 +123,10 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // backend is what the daemon does to tables; the real one works on Delta
 // tables, tests and the demo may wrap it.
 type backend struct {
-	// Run is one compaction run.
+	// Run runs one operation of a table.
 	Run scheduler.RunFunc
+	// Ops lists a table's operations (nil: one unnamed operation).
+	Ops scheduler.OpsFunc
 	// Poll checks a table for new log entries.
 	Poll scheduler.PollFunc
 	// Plan is a dry run with the real planner; the result is JSON-encoded.
@@ -180,6 +182,7 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now()}
 	d.sched = scheduler.New(scheduler.Config{
 		Run:          be.Run,
+		Ops:          be.Ops,
 		Poll:         be.Poll,
 		Workers:      dc.Workers,
 		PollInterval: dc.Poll,

@@ -194,7 +194,7 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 	}
 	rep := last.Report
 	fmt.Fprintf(stdout, "compaction: read version %d, lost the race, reconciled %d source deletion vectors (%d rows) onto its output, committed version %d\n\n",
-		rep.ReadVersion, rep.Reconciliations, rep.ReconciledRows, rep.Version)
+		rep.ReadVersion, rep.Counts[compaction.CountReconciliations], rep.Counts[compaction.CountReconciledRows], rep.Version)
 
 	// 4. Before and after, from the table itself (every file scanned).
 	after, ids, err := summarize(ctx, t)
@@ -207,7 +207,7 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 	fmt.Fprintf(stdout, "%-22s %12s %12s\n", "average file size", humanSize(before.avgSize()), humanSize(after.avgSize()))
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "live rows", before.Rows, after.Rows)
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "rows deleted by DVs", before.DeletedRows, after.DeletedRows)
-	fmt.Fprintf(stdout, "%-22s %12d %12d\n\n", "deletions reconciled", 0, rep.ReconciledRows)
+	fmt.Fprintf(stdout, "%-22s %12d %12d\n\n", "deletions reconciled", 0, rep.Counts[compaction.CountReconciledRows])
 
 	// 5. The content is exactly what the writers did: every appended id
 	// except the deleted ones, once.

@@ -16,7 +16,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -51,9 +53,11 @@ func (f *fakeBackend) backend() backend {
 			f.runs[req.Table]++
 			f.mu.Unlock()
 			return scheduler.RunReport{
-				Committed: true, Version: 4, ReadVersion: 3, JobsPlanned: 2, JobsCommitted: 2,
+				Committed: true, Version: 4, ReadVersion: 3,
 				FilesRemoved: 7, BytesRemoved: 7000, FilesAdded: 1, BytesAdded: 6500,
-				Conflicts: map[string]int{"delete_dv": 1}, Reconciliations: 2, ReconciledRows: 30, RowsExpired: 12,
+				Conflicts: map[string]int{"delete_dv": 1},
+				Counts: map[string]int64{compaction.CountJobsPlanned: 2, compaction.CountJobsCommitted: 2,
+					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12},
 			}, nil
 		},
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {

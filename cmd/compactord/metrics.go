@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -115,13 +117,17 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		}
 	}
 	e.perTable("compactord_reconciliations_total", "counter", "Concurrent deletion vectors remapped onto compaction outputs.", ts,
-		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Reconciliations) })
+		func(t scheduler.TableStatus) float64 {
+			return float64(t.Counters.Counts[compaction.CountReconciliations])
+		})
 	e.perTable("compactord_reconciled_rows_total", "counter", "Concurrently deleted rows carried onto compaction outputs.", ts,
-		func(t scheduler.TableStatus) float64 { return float64(t.Counters.ReconciledRows) })
+		func(t scheduler.TableStatus) float64 {
+			return float64(t.Counters.Counts[compaction.CountReconciledRows])
+		})
 	e.perTable("compactord_expired_rows_total", "counter", "Rows removed by retention deletes.", ts,
-		func(t scheduler.TableStatus) float64 { return float64(t.Counters.RowsExpired) })
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[retention.CountRowsExpired]) })
 	e.perTable("compactord_dropped_jobs_total", "counter", "Planned jobs left out of a commit (true conflicts, failed rewrites).", ts,
-		func(t scheduler.TableStatus) float64 { return float64(t.Counters.JobsDropped) })
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[compaction.CountJobsDropped]) })
 	e.perTable("compactord_polls_total", "counter", "Log polls.", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Polls) })
 	e.perTable("compactord_poll_errors_total", "counter", "Log polls that failed.", ts,

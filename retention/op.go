@@ -1,0 +1,81 @@
+package retention
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/tableop"
+	"github.com/compactord/compactord/writer"
+)
+
+// Name is the retention operation's name in policies, reports and metrics.
+const Name = "retention"
+
+// CountRowsExpired is the count (tableop.Result.Counts) of rows a retention
+// delete removed.
+const CountRowsExpired = "rows_expired"
+
+// Factory returns the retention operation's factory: a policy with a
+// retention block gets one retention delete per run, committed with co and
+// rewritten (copy-on-write) with wo under the policy's writer settings.
+func Factory(co commit.Options, wo writer.Options) tableop.Factory {
+	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+		r := p.Retention
+		if r == nil {
+			return nil, false, nil
+		}
+		var loc *time.Location
+		if r.TimeZone != "" {
+			l, err := time.LoadLocation(r.TimeZone)
+			if err != nil {
+				return nil, false, fmt.Errorf("retention time_zone %q: %w", r.TimeZone, err)
+			}
+			loc = l
+		}
+		return &Op{Options: Options{
+			Column:              r.Column,
+			OlderThan:           r.OlderThan,
+			TimeZone:            loc,
+			Now:                 env.NowOr(),
+			DisableDataSkipping: r.NoDataSkipping,
+			Commit:              co,
+			Writer:              tableop.WriterOptions(p, wo),
+			Logger:              env.LoggerOr().Named(Name),
+		}}, true, nil
+	}}
+}
+
+// Op is one retention delete with fixed options.
+type Op struct {
+	Options Options
+}
+
+var _ tableop.Op = (*Op)(nil)
+
+// Name implements tableop.Op.
+func (*Op) Name() string { return Name }
+
+// Run implements tableop.Op: one Expire. Its conflicts are reported with a
+// "retention_" prefix, apart from compaction's.
+func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
+	res, err := Expire(ctx, t, o.Options)
+	var out tableop.Result
+	if res != nil {
+		for k, n := range res.Conflicts {
+			if out.Conflicts == nil {
+				out.Conflicts = map[string]int{}
+			}
+			out.Conflicts["retention_"+k] += n
+		}
+		if res.CommittedVersion >= 0 {
+			out.Committed = true
+			out.Version = res.CommittedVersion
+			out.Counts = map[string]int64{CountRowsExpired: res.RowsDeleted}
+		}
+	}
+	return out, err
+}

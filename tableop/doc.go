@@ -1,0 +1,10 @@
+// Package tableop is the seam between the daemon and the table operations
+// (compaction, retention, and the maintenance operations: checkpoint, log
+// cleanup, vacuum, stats backfill). An operation is an Op built for one run
+// from a table's policy by its Factory; the daemon's runner calls the
+// factories in order and hands the scheduler one Result per operation.
+//
+// It owns the Op, Factory, Env and Result types and what every operation
+// derives alike from a policy (WriterOptions). It must not know any
+// particular operation, and must not schedule anything.
+package tableop
