@@ -34,6 +34,30 @@ type fixture struct {
 	dir string
 	tbl *delta.Table
 	now time.Time
+	// snaps caches snapshots by version: a version's state never changes,
+	// and the randomized test loads each many times.
+	snaps map[int64]*delta.Snapshot
+}
+
+// load returns the snapshot at version (-1: latest), from the cache when
+// it holds that version.
+func (f *fixture) load(ctx context.Context, _ *delta.Table, version int64) (*delta.Snapshot, error) {
+	if version < 0 {
+		v, err := delta.LatestVersion(ctx, f.tbl)
+		if err != nil {
+			return nil, err
+		}
+		version = v
+	}
+	if s, ok := f.snaps[version]; ok {
+		return s, nil
+	}
+	s, err := delta.LoadSnapshot(ctx, f.tbl, version)
+	if err != nil {
+		return nil, err
+	}
+	f.snaps[version] = s
+	return s, nil
 }
 
 func (f *fixture) clock() time.Time { return f.now }
@@ -49,7 +73,7 @@ func newFixture(t testing.TB, conf map[string]string, protocol string) *fixture 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
-	f := &fixture{t: t, dir: dir, tbl: tbl, now: time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)}
+	f := &fixture{t: t, dir: dir, tbl: tbl, snaps: map[int64]*delta.Snapshot{}, now: time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)}
 	c := map[string]string{"delta.enableDeletionVectors": "true"}
 	for k, v := range conf {
 		c[k] = v
@@ -124,7 +148,7 @@ func (f *fixture) commitOpts() commit.Options {
 func (f *fixture) commit(actions ...delta.Action) int64 {
 	f.t.Helper()
 	ctx := context.Background()
-	snap, err := delta.LoadSnapshot(ctx, f.tbl, -1)
+	snap, err := f.load(ctx, f.tbl, -1)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -164,6 +188,9 @@ func (f *fixture) vacuum(opts Options) *Result {
 func (f *fixture) tryVacuum(opts Options) (*Result, error) {
 	opts.Now = f.clock
 	opts.Commit = f.commitOpts()
+	if opts.Snapshots == nil {
+		opts.Snapshots = f.load
+	}
 	opts.SpillDir = f.t.TempDir()
 	res, err := Run(context.Background(), f.tbl, opts)
 	if err == nil && res.StartVersion >= 0 {
@@ -205,4 +232,22 @@ func ids(lo, n int64) []int64 {
 		out[i] = lo + int64(i)
 	}
 	return out
+}
+
+// touchDVs sets the modification time of version v's commit and of the
+// deletion-vector files its adds reference to the fixture's clock.
+func (f *fixture) touchDVs(v int64) {
+	f.t.Helper()
+	f.touch(delta.CommitKey(v))
+	acts, err := delta.ReadCommit(context.Background(), f.tbl, v)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, a := range acts {
+		if a.Add != nil {
+			if k, ok, _ := dvKey(a.Add.DeletionVector); ok {
+				f.touch(k)
+			}
+		}
+	}
 }
