@@ -15,10 +15,10 @@ import (
 // files in 100 partition directories, commits them, removes them all 8
 // days later, and runs a lite vacuum through a counting wrapper around the
 // real (in-memory) store: every file goes, and the only LISTs are of
-// _delta_log/ and _compactord/.
+// _delta_log/ and _compactord/. (5,000 files under -race or -short.)
 func TestLiteVacuumOf100kExpiredTombstonesListsNoDataDirectory(t *testing.T) {
 	n := 100_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 5_000
 	}
 	ctx := context.Background()

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
-	"github.com/compactord/compactord/scheduler"
 )
 
 // dataBytes sums the sizes of every file outside _delta_log/ and
@@ -74,7 +74,7 @@ func TestAfterCompactionAndVacuumTheTableStoresOnlyItsLiveFiles(t *testing.T) {
 	pol := planner.DefaultPolicy()
 	pol.Strategy = planner.StrategyBinpack
 	pol.SettleWindow = 0
-	res, err := scheduler.Compact(ctx, f.tbl, scheduler.RunOptions{Policy: pol, Now: f.clock, EngineInfo: "compactord/test"})
+	res, err := compaction.Compact(ctx, f.tbl, compaction.RunOptions{Policy: pol, Now: f.clock, EngineInfo: "compactord/test"})
 	if err != nil || res.CommittedVersion < 0 {
 		t.Fatalf("compaction: %v, %+v", err, res)
 	}
