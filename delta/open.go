@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -17,7 +18,8 @@ import (
 // URL scheme:
 //
 //   - file:///abs/path, or a plain local path (made absolute): a fileblob
-//     bucket rooted at the table directory (created if missing), written
+//     bucket rooted at the table directory, which must exist (OpenTable
+//     never creates anything; CreateTable does), written
 //     without ".attrs" sidecars and with temp files beside their targets;
 //     commits use a hard-link put-if-absent because fileblob's IfNotExist
 //     is not atomic.
@@ -39,7 +41,7 @@ func OpenTable(ctx context.Context, rawURL string) (*Table, error) {
 	}
 	switch u.Scheme {
 	case "file":
-		return openFileTable(u)
+		return openFileTable(u, false)
 	case "mem":
 		return openMemTable(u)
 	case "s3", "gs", "azblob":
@@ -47,6 +49,21 @@ func OpenTable(ctx context.Context, rawURL string) (*Table, error) {
 	default:
 		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", rawURL, u.Scheme)
 	}
+}
+
+// CreateTable is OpenTable for a table that is about to be written for the
+// first time: a local table's directory (and its parents) is created if
+// missing. Object-store and in-memory URLs behave exactly as in OpenTable,
+// since their prefixes need no creating.
+func CreateTable(ctx context.Context, rawURL string) (*Table, error) {
+	u, err := parseTableURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme == "file" {
+		return openFileTable(u, true)
+	}
+	return OpenTable(ctx, rawURL)
 }
 
 // Close releases the table's bucket and any other resources OpenTable
@@ -101,7 +118,7 @@ func parseTableURL(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-func openFileTable(u *url.URL) (*Table, error) {
+func openFileTable(u *url.URL, create bool) (*Table, error) {
 	if u.Host != "" && u.Host != "localhost" {
 		return nil, fmt.Errorf("open table %s: file URLs must be file:///absolute/path (host %q not supported)", u.Redacted(), u.Host)
 	}
@@ -112,8 +129,21 @@ func openFileTable(u *url.URL) (*Table, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("open table %s: path %q is not absolute", u.Redacted(), u.Path)
 	}
+	if create {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, fmt.Errorf("create table %s: %w", dir, err)
+		}
+	}
+	// Read-only commands must not leave a directory behind for a mistyped
+	// path, so a missing table directory is an error naming it.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open table %s: %s is not a directory", u.Redacted(), dir)
+	}
 	b, err := fileblob.OpenBucket(dir, &fileblob.Options{
-		CreateDir: true,
 		NoTempDir: true,
 		Metadata:  fileblob.MetadataDontWrite,
 	})

@@ -2,6 +2,8 @@ package delta
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +31,7 @@ func TestOpenTableResolvesURLsToTableRoots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl, err := OpenTable(ctx, tc.url)
+			tbl, err := CreateTable(ctx, tc.url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,4 +116,49 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+func TestOpenTableOnAMissingLocalPathIsAnErrorAndCreatesNothing(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	missing := filepath.Join(root, "x1", "y", "z")
+	for _, url := range []string{missing, "file://" + filepath.ToSlash(missing)} {
+		tbl, err := OpenTable(ctx, url)
+		if err == nil {
+			tbl.Close()
+			t.Fatalf("OpenTable(%q) succeeded on a path that does not exist", url)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("OpenTable(%q) error %v does not wrap fs.ErrNotExist", url, err)
+		}
+		if !strings.Contains(err.Error(), missing) {
+			t.Errorf("OpenTable(%q) error %q does not name the path", url, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "x1")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("OpenTable(%q) created %s (stat err=%v)", url, filepath.Join(root, "x1"), err)
+		}
+	}
+	file := filepath.Join(root, "plain-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err := OpenTable(ctx, file); err == nil {
+		tbl.Close()
+		t.Fatalf("OpenTable(%q) succeeded on a regular file", file)
+	} else if !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("OpenTable on a regular file: %v, want it to say 'not a directory'", err)
+	}
+}
+
+func TestCreateTableMakesTheLocalDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "new", "table")
+	tbl, err := CreateTable(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("CreateTable did not create %s: %v", dir, err)
+	}
 }

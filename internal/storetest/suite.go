@@ -51,10 +51,11 @@ func Run(t *testing.T, newTable func(t *testing.T) string) {
 	})
 }
 
-// Open opens url and closes it at the end of the test.
+// Open opens url (creating a local table directory that does not exist yet)
+// and closes it at the end of the test.
 func Open(t testing.TB, url string) *delta.Table {
 	t.Helper()
-	tbl, err := delta.OpenTable(context.Background(), url)
+	tbl, err := delta.CreateTable(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
