@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -18,6 +19,10 @@ type Set struct {
 	Daemon Daemon `json:"daemon"`
 	// Tables are the effective table policies, sorted by name.
 	Tables []Policy `json:"tables"`
+	// Warnings are problems that do not stop the daemon (a schedule that
+	// never fires, an empty directory), each at file:line:col where it has
+	// one; `check` prints them and `run` logs them.
+	Warnings hcl.Diagnostics `json:"-"`
 }
 
 // Table returns the policy named name.
@@ -215,7 +220,20 @@ func Parse(files map[string][]byte) (*Set, error) {
 		if _, ok := where["url"]; !ok {
 			where["url"] = b.LabelRanges[0]
 		}
-		diags = append(diags, validationDiags(p.Validate(), where, b.TypeRange)...)
+		verr := p.Validate()
+		diags = append(diags, validationDiags(verr, where, b.TypeRange)...)
+		if verr == nil && p.Schedule != "" && neverFires(p.Schedule, time.Now()) {
+			r := b.TypeRange
+			if sr, ok := where["schedule"]; ok {
+				r = sr
+			}
+			set.Warnings = append(set.Warnings, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Schedule never fires",
+				Detail:   fmt.Sprintf("Table %q: schedule %q never fires (no matching time in the next 5 years); the table runs only on triggers, signals and the API.", name, p.Schedule),
+				Subject:  r.Ptr(),
+			})
+		}
 		if other, dup := seenURL[p.URL]; dup && p.URL != "" {
 			// Two policies on one table would defeat one-run-per-table.
 			diags = append(diags, &hcl.Diagnostic{

@@ -245,16 +245,73 @@ var (
 	ErrNeedsColumns = errors.New("strategy needs clustering columns")
 )
 
-// cronParser accepts standard 5-field cron plus descriptors (@every 1m).
+// cronParser accepts standard 5-field cron plus descriptors (@hourly); the
+// @every form is parsed by ParseSchedule itself.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// cronFields names the five fields of a cron spec and their ranges, in order.
+var cronFields = [5]struct{ name, want string }{
+	{"minute", "0-59"},
+	{"hour", "0-23"},
+	{"day of month", "1-31"},
+	{"month", "1-12 or JAN-DEC"},
+	{"day of week", "0-6 or SUN-SAT"},
+}
+
 // ParseSchedule parses a cron expression or descriptor as the daemon does.
+// "@every D" takes the policy duration syntax (30s, 5m, 2h, 7d) and must be
+// at least one second: cron's own @every would run a zero or negative
+// interval every second. A bad 5-field spec is reported with the field that
+// is out of range and the range it takes.
 func ParseSchedule(s string) (cron.Schedule, error) {
-	sch, err := cronParser.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
+	spec := strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(spec, "@every"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+		arg := strings.TrimSpace(rest)
+		d, err := ParseDuration(arg)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%w %q: @every takes a duration such as 30s, 5m, 2h or 7d, got %q", ErrBadSchedule, s, arg)
+		case d <= 0:
+			return nil, fmt.Errorf("%w %q: @every needs a positive interval, got %s", ErrBadSchedule, s, arg)
+		case d < time.Second:
+			return nil, fmt.Errorf("%w %q: @every needs an interval of at least 1s, got %s", ErrBadSchedule, s, arg)
+		}
+		return cron.Every(d), nil
 	}
-	return sch, nil
+	if strings.HasPrefix(spec, "@") {
+		sch, err := cronParser.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: unknown descriptor (want @every DURATION, @hourly, @daily, @midnight, @weekly, @monthly, @yearly or @annually)", ErrBadSchedule, s)
+		}
+		return sch, nil
+	}
+	fields := strings.Fields(spec)
+	if len(fields) > 0 && (strings.HasPrefix(fields[0], "TZ=") || strings.HasPrefix(fields[0], "CRON_TZ=")) {
+		fields = fields[1:]
+	}
+	if len(fields) != len(cronFields) {
+		return nil, fmt.Errorf("%w %q: want 5 fields (minute hour day-of-month month day-of-week) or a descriptor such as @every 5m, got %d", ErrBadSchedule, s, len(fields))
+	}
+	sch, err := cronParser.Parse(spec)
+	if err == nil {
+		return sch, nil
+	}
+	// Find the field to blame: parse each one alone among wildcards.
+	for i, f := range fields {
+		probe := []string{"*", "*", "*", "*", "*"}
+		probe[i] = f
+		if _, ferr := cronParser.Parse(strings.Join(probe, " ")); ferr != nil {
+			return nil, fmt.Errorf("%w %q: %s field %q: %v (want %s)", ErrBadSchedule, s, cronFields[i].name, f, ferr, cronFields[i].want)
+		}
+	}
+	return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
+}
+
+// neverFires reports whether a valid schedule has no run in the next five
+// years (cron's own search horizon), e.g. "0 0 31 2 *".
+func neverFires(s string, now time.Time) bool {
+	sch, err := ParseSchedule(s)
+	return err == nil && sch.Next(now).IsZero()
 }
 
 // Validate checks a policy; the error names the offending attribute. Each
@@ -271,7 +328,7 @@ func (p *Policy) Validate() error {
 	}
 	if p.Schedule != "" {
 		if _, err := ParseSchedule(p.Schedule); err != nil {
-			add("schedule", ErrBadSchedule, "%q", p.Schedule)
+			errs = append(errs, &AttrError{Attr: "schedule", Err: err})
 		}
 	}
 	switch p.Strategy {
