@@ -461,7 +461,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 
 	step("features halted")
-	if code, body := get(t, base+"/tables/features/plan"); code != 500 || !strings.Contains(body, "blahabl") {
+	if code, body := get(t, base+"/tables/features/plan"); code != http.StatusConflict || !strings.Contains(body, "blahabl") || !strings.Contains(body, "halt_reason") {
 		t.Fatalf("plan of the unwritable table: %d %s", code, body)
 	}
 	// 2. The corrupt file is quarantined and the rest of broken compacts.

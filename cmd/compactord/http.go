@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -69,6 +70,11 @@ func (d *daemon) handler() http.Handler {
 		}
 		var exclude map[string]bool
 		for _, st := range d.sched.Status() {
+			if st.Name == name && st.Halted {
+				// Planning a halted table would meet what halted it.
+				writeJSON(w, http.StatusConflict, haltBody(st))
+				return
+			}
 			if st.Name == name && len(st.Quarantined) > 0 {
 				exclude = map[string]bool{}
 				for _, q := range st.Quarantined {
@@ -91,13 +97,30 @@ func (d *daemon) handler() http.Handler {
 			writeJSON(w, http.StatusAccepted, map[string]string{"table": name, "status": "triggered"})
 		case errors.Is(err, scheduler.ErrUnknownTable):
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
-		case errors.Is(err, scheduler.ErrHalted), errors.Is(err, scheduler.ErrDisabled):
+		case errors.Is(err, scheduler.ErrHalted):
+			body := map[string]string{"error": err.Error()}
+			for _, st := range d.sched.Status() {
+				if st.Name == name {
+					body = haltBody(st)
+				}
+			}
+			writeJSON(w, http.StatusConflict, body)
+		case errors.Is(err, scheduler.ErrDisabled):
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		default:
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		}
 	})
 	return mux
+}
+
+// haltBody is the 409 answer for a halted table: what and why.
+func haltBody(st scheduler.TableStatus) map[string]string {
+	return map[string]string{
+		"error":       fmt.Sprintf("table %s is halted: %s", st.Name, st.HaltReason),
+		"table":       st.Name,
+		"halt_reason": st.HaltReason,
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

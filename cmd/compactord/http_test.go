@@ -130,8 +130,15 @@ type testDaemon struct {
 func startTestDaemon(t *testing.T, dir string) *testDaemon {
 	t.Helper()
 	fb := &fakeBackend{runs: map[string]int{}}
+	return startTestDaemonWith(t, dir, fb, fb.backend())
+}
+
+// startTestDaemonWith starts a daemon on dir over be (fb only counts runs
+// when be comes from fb.backend()).
+func startTestDaemonWith(t *testing.T, dir string, fb *fakeBackend, be backend) *testDaemon {
+	t.Helper()
 	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}},
-		hclog.NewNullLogger(), func(policies.Daemon) backend { return fb.backend() })
+		hclog.NewNullLogger(), func(policies.Daemon) backend { return be })
 	if err != nil {
 		t.Fatal(err)
 	}
