@@ -182,7 +182,13 @@ func openObjectTable(ctx context.Context, u *url.URL) (*Table, error) {
 		return nil, fmt.Errorf("open table %s: missing bucket name", u.Redacted())
 	}
 	bucketURL := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	var b *blob.Bucket
+	var err error
+	if u.Scheme == "gs" {
+		b, err = openGCSBucket(ctx, &bucketURL)
+	} else {
+		b, err = blob.OpenBucket(ctx, bucketURL.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
 	}

@@ -1,0 +1,74 @@
+package delta
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// captureStdout runs f with os.Stdout redirected and returns what was
+// written there. Not parallel: it swaps a process global.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stdout = old }()
+	f()
+	os.Stdout = old
+	w.Close()
+	return <-done
+}
+
+func TestOpeningAGCSTableWithoutCredentialsPrintsNothingOnStdout(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
+	t.Setenv("STORAGE_EMULATOR_HOST", "")
+	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	var openErr error
+	out := captureStdout(t, func() {
+		tbl, err := OpenTable(context.Background(), "gs://no-such-bucket-compactord/t")
+		if err == nil {
+			tbl.Close()
+		}
+		openErr = err
+	})
+	if out != "" {
+		t.Errorf("opening a gs:// table wrote %q to stdout", out)
+	}
+	if openErr == nil || !strings.Contains(openErr.Error(), "credentials") || !strings.Contains(openErr.Error(), "anonymous=true") {
+		t.Errorf("error %v does not say credentials are missing and how to go without them", openErr)
+	}
+}
+
+func TestAnAnonymousGCSTableOpensWithoutLookingForCredentials(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
+	t.Setenv("STORAGE_EMULATOR_HOST", "")
+	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
+	var openErr error
+	out := captureStdout(t, func() {
+		tbl, err := OpenTable(context.Background(), "gs://public-bucket/t?anonymous=true")
+		if err == nil {
+			tbl.Close()
+		}
+		openErr = err
+	})
+	if out != "" {
+		t.Errorf("opening an anonymous gs:// table wrote %q to stdout", out)
+	}
+	if openErr != nil {
+		t.Errorf("anonymous open: %v", openErr)
+	}
+}
