@@ -270,18 +270,14 @@ func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.
 		})
 	}
 
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := t.Bucket.NewWriter(wctx, key, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"})
-	if err != nil {
-		return nil, fmt.Errorf("table %s: write deletion vector file %s: %w", tableName(t), key, err)
-	}
-	if _, err := w.Write(body); err != nil {
-		cancel() // abandons the upload
-		_ = w.Close()
-		return nil, fmt.Errorf("table %s: write deletion vector file %s: %w", tableName(t), key, err)
-	}
-	if err := w.Close(); err != nil {
+	// The name is fresh and ours: an unknown outcome (a lost response, a
+	// 412 answering the SDK's retry of our own write) is settled by reading
+	// the object back, as commits are.
+	if err := putIfAbsentBlob(ctx, t.Bucket, tableName(t), key, body, "application/octet-stream"); err != nil {
+		if errors.Is(err, ErrAmbiguous) {
+			// It may have landed; nothing will reference it.
+			_ = t.Bucket.Delete(context.WithoutCancel(ctx), key)
+		}
 		return nil, fmt.Errorf("table %s: write deletion vector file %s: %w", tableName(t), key, err)
 	}
 	return dvs, nil

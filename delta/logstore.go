@@ -12,6 +12,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/objstore"
 )
 
 // ErrNoPutIfAbsent is returned (wrapped, with the store's name) when a store
@@ -22,7 +24,7 @@ var ErrNoPutIfAbsent = errors.New("store does not honour put-if-absent")
 
 // maxLogPutAttempts bounds how often PutIfAbsent sends a commit whose
 // earlier sends had unknown outcomes and which, re-read, had not landed.
-const maxLogPutAttempts = 3
+const maxLogPutAttempts = 5
 
 // blobLogStore writes log entries with the bucket's own conditional create
 // (WriterOptions.IfNotExist: S3 If-None-Match: *, GCS DoesNotExist, Azure
@@ -59,7 +61,7 @@ func (s *blobLogStore) PutIfAbsent(ctx context.Context, key string, data []byte)
 	if err := s.checkProbe(ctx); err != nil {
 		return err
 	}
-	return putIfAbsentBlob(ctx, s.bucket, s.store, key, data)
+	return putIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
 }
 
 // Probe checks, on a scratch key, that the store refuses a second
@@ -88,21 +90,32 @@ func (s *blobLogStore) checkProbe(ctx context.Context) error {
 
 // ProbePutIfAbsent writes a scratch object under "_compactord/" twice with
 // IfNotExist and deletes it. It returns an error wrapping ErrNoPutIfAbsent
-// and naming store when the second write succeeds.
+// and naming store when the second write succeeds. The first write settles
+// an unknown outcome like a commit does (the scratch name and body are
+// ours alone); the second is retried while its failure is transient.
 func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return fmt.Errorf("put-if-absent probe on %s: %w", store, err)
 	}
 	key := "_compactord/probe-" + hex.EncodeToString(nonce[:])
-	body := []byte("compactord put-if-absent probe\n")
-	if err := uploadIfAbsent(ctx, b, key, body, "text/plain"); err != nil {
+	body := []byte("compactord put-if-absent probe " + key + "\n")
+	if err := putIfAbsentBlob(ctx, b, store, key, body, "text/plain"); err != nil {
 		return fmt.Errorf("put-if-absent probe on %s: first write of %s: %w", store, key, err)
 	}
 	// The scratch object is deleted on a best-effort basis: a store that
 	// grants PUT but not DELETE must not block commits over a leftover.
-	defer func() { _ = b.Delete(ctx, key) }()
-	err := uploadIfAbsent(ctx, b, key, body, "text/plain")
+	defer func() { _ = b.Delete(context.WithoutCancel(ctx), key) }()
+	var err error
+	for attempt := 1; attempt <= maxLogPutAttempts; attempt++ {
+		err = uploadIfAbsent(ctx, b, key, body, "text/plain")
+		if err == nil || !objstore.Transient(err) {
+			break
+		}
+		if werr := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		return fmt.Errorf("%w: %s accepted a second conditional create of %s (If-None-Match ignored); refusing to commit there", ErrNoPutIfAbsent, store, key)
@@ -117,12 +130,14 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 // not taken at face value: SDKs retry failed PUTs on their own, so a
 // precondition failure may answer a retry of our own write that landed.
 // Refusals and unknown outcomes are therefore resolved by re-reading the
-// key (data is unique to the writer: a commit carries its txnId); only when
-// that is impossible does the error wrap ErrAmbiguous.
-func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte) error {
+// key (data must be unique to the writer: a commit carries its txnId, a
+// deletion-vector file has a fresh random name); only when that is
+// impossible does the error wrap ErrAmbiguous. An object of other bytes
+// at key wraps ErrCommitExists.
+func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte, contentType string) error {
 	var lastErr error
 	for attempt := 0; attempt < maxLogPutAttempts; attempt++ {
-		err := uploadIfAbsent(ctx, b, key, data, "application/json")
+		err := uploadIfAbsent(ctx, b, key, data, contentType)
 		if err == nil {
 			return nil
 		}

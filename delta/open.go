@@ -12,7 +12,17 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/compactord/compactord/objstore"
 )
+
+// OpenOptions tune how OpenTableWith reaches the table's store.
+type OpenOptions struct {
+	// Store sets the deadlines and retries of every call to an object
+	// store (s3, gs, azblob); zero fields take objstore.DefaultOptions.
+	// Local and in-memory tables ignore it.
+	Store objstore.Options
+}
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
 // URL scheme:
@@ -33,8 +43,17 @@ import (
 //
 // The returned Table's Bucket is rooted at the table directory, so its keys
 // are relative ("_delta_log/00000000000000000000.json"). The caller must
-// Close the Table.
+// Close the Table. Object-store calls have objstore's default deadlines and
+// retries (OpenTableWith sets others).
 func OpenTable(ctx context.Context, rawURL string) (*Table, error) {
+	return OpenTableWith(ctx, rawURL, OpenOptions{})
+}
+
+// OpenTableWith is OpenTable with options.
+func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table, error) {
+	if err := opts.Store.Validate(); err != nil {
+		return nil, fmt.Errorf("open table %q: %w", rawURL, err)
+	}
 	u, err := parseTableURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -45,7 +64,7 @@ func OpenTable(ctx context.Context, rawURL string) (*Table, error) {
 	case "mem":
 		return openMemTable(u)
 	case "s3", "gs", "azblob":
-		return openObjectTable(ctx, u)
+		return openObjectTable(ctx, u, opts)
 	default:
 		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", rawURL, u.Scheme)
 	}
@@ -177,7 +196,7 @@ func openMemTable(u *url.URL) (*Table, error) {
 	}, nil
 }
 
-func openObjectTable(ctx context.Context, u *url.URL) (*Table, error) {
+func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("open table %s: missing bucket name", u.Redacted())
 	}
@@ -192,6 +211,8 @@ func openObjectTable(ctx context.Context, u *url.URL) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
 	}
+	// Every call below gets deadlines and retries of transient failures.
+	b = objstore.Wrap(b, opts.Store)
 	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}

@@ -1,0 +1,271 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
+	"gocloud.dev/gcerrors"
+)
+
+// Wrap returns a bucket that sends every call to b with the deadlines and
+// retries of opts (see the package doc). b must not be used directly
+// afterwards except to close it, which closing the returned bucket does.
+// Errors keep b's codes (gcerrors.Code) and b's As types.
+func Wrap(b *blob.Bucket, opts Options) *blob.Bucket {
+	return blob.NewBucket(&bucket{inner: b, opts: opts.withDefaults()})
+}
+
+// bucket is a gocloud driver over another portable bucket; the portable
+// type wraps it again, so callers see an ordinary *blob.Bucket.
+type bucket struct {
+	inner *blob.Bucket
+	opts  Options
+}
+
+var _ driver.Bucket = (*bucket)(nil)
+
+// retrier is the retry state of one call.
+type retrier struct {
+	opts    Options
+	budget  *Budget
+	bo      *backoff.ExponentialBackOff
+	attempt int
+}
+
+func (b *bucket) retrier(ctx context.Context) *retrier {
+	bo := &backoff.ExponentialBackOff{
+		InitialInterval:     b.opts.InitialBackoff,
+		RandomizationFactor: 0.5,
+		Multiplier:          2,
+		MaxInterval:         b.opts.MaxBackoff,
+	}
+	bo.Reset()
+	return &retrier{opts: b.opts, budget: BudgetFrom(ctx), bo: bo}
+}
+
+// next decides whether err, from an attempt of a call whose context is ctx,
+// is retried: it waits the backoff and returns nil, or returns the error to
+// give the caller.
+func (r *retrier) next(ctx context.Context, op string, err error) error {
+	r.attempt++
+	if ctx.Err() != nil || !Transient(err) {
+		return err
+	}
+	if r.attempt >= r.opts.MaxAttempts {
+		return fmt.Errorf("%s: gave up after %d attempts: %w", op, r.attempt, err)
+	}
+	if !r.budget.take() {
+		return fmt.Errorf("%s: %w after %d attempt(s): %w", op, ErrBudgetExhausted, r.attempt, err)
+	}
+	t := time.NewTimer(r.bo.NextBackOff())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return err
+	case <-t.C:
+		return nil
+	}
+}
+
+// do runs fn with a per-attempt timeout until it succeeds, fails for good,
+// or the retries run out.
+func (b *bucket) do(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) error) error {
+	r := b.retrier(ctx)
+	for {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err := fn(actx)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%s: no answer within %v: %w", op, timeout, err)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if err = r.next(ctx, op, err); err != nil {
+			return err
+		}
+	}
+}
+
+// ErrorCode implements driver.Bucket: the inner bucket's errors carry
+// their codes already.
+func (b *bucket) ErrorCode(err error) gcerrors.ErrorCode { return gcerrors.Code(err) }
+
+// As implements driver.Bucket.
+func (b *bucket) As(i any) bool { return b.inner.As(i) }
+
+// ErrorAs implements driver.Bucket.
+func (b *bucket) ErrorAs(err error, i any) bool { return b.inner.ErrorAs(err, i) }
+
+// Attributes implements driver.Bucket.
+func (b *bucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
+	var a *blob.Attributes
+	err := b.do(ctx, "attributes of "+key, b.opts.MetadataTimeout, func(ctx context.Context) error {
+		var err error
+		a, err = b.inner.Attributes(ctx, key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Attributes{
+		CacheControl:       a.CacheControl,
+		ContentDisposition: a.ContentDisposition,
+		ContentEncoding:    a.ContentEncoding,
+		ContentLanguage:    a.ContentLanguage,
+		ContentType:        a.ContentType,
+		Metadata:           a.Metadata,
+		CreateTime:         a.CreateTime,
+		ModTime:            a.ModTime,
+		Size:               a.Size,
+		MD5:                a.MD5,
+		ETag:               a.ETag,
+		AsFunc:             a.As,
+	}, nil
+}
+
+// ListPaged implements driver.Bucket; each page is one retried call.
+func (b *bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	var (
+		objs []*blob.ListObject
+		next []byte
+	)
+	lo := &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, BeforeList: opts.BeforeList}
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = 1000
+	}
+	err := b.do(ctx, "list "+opts.Prefix, b.opts.MetadataTimeout, func(ctx context.Context) error {
+		var err error
+		objs, next, err = b.inner.ListPage(ctx, pageTokenOrFirst(opts.PageToken), pageSize, lo)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	page := &driver.ListPage{NextPageToken: next, Objects: make([]*driver.ListObject, len(objs))}
+	for i, o := range objs {
+		page.Objects[i] = &driver.ListObject{Key: o.Key, ModTime: o.ModTime, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir, AsFunc: o.As}
+	}
+	return page, nil
+}
+
+// pageTokenOrFirst maps the driver's "no token" to the portable first page.
+func pageTokenOrFirst(tok []byte) []byte {
+	if len(tok) == 0 {
+		return blob.FirstPageToken
+	}
+	return tok
+}
+
+// Copy implements driver.Bucket.
+func (b *bucket) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.CopyOptions) error {
+	return b.do(ctx, "copy "+srcKey+" to "+dstKey, b.opts.MetadataTimeout, func(ctx context.Context) error {
+		return b.inner.Copy(ctx, dstKey, srcKey, &blob.CopyOptions{BeforeCopy: opts.BeforeCopy})
+	})
+}
+
+// Delete implements driver.Bucket. A retried delete whose first attempt
+// landed may answer NotFound; callers that delete treat that as done.
+func (b *bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
+	return b.do(ctx, "delete "+key, b.opts.MetadataTimeout, func(ctx context.Context) error {
+		return b.inner.Delete(ctx, key)
+	})
+}
+
+// SignedURL implements driver.Bucket.
+func (b *bucket) SignedURL(ctx context.Context, key string, opts *driver.SignedURLOptions) (string, error) {
+	return b.inner.SignedURL(ctx, key, &blob.SignedURLOptions{
+		Expiry: opts.Expiry, Method: opts.Method, ContentType: opts.ContentType,
+		EnforceAbsentContentType: opts.EnforceAbsentContentType, BeforeSign: opts.BeforeSign,
+	})
+}
+
+// Close implements driver.Bucket.
+func (b *bucket) Close() error { return b.inner.Close() }
+
+// NewTypedWriter implements driver.Bucket. A write is not retried here (its
+// bytes stream through once; the SDK retries each request of it) but it has
+// a deadline: WriteTimeout from its start to its Close.
+func (b *bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
+	wctx, cancel := context.WithTimeout(ctx, b.opts.WriteTimeout)
+	return &writer{b: b.inner, key: key, ctx: wctx, cancel: cancel, timeout: b.opts.WriteTimeout, opts: &blob.WriterOptions{
+		BufferSize:                  opts.BufferSize,
+		MaxConcurrency:              opts.MaxConcurrency,
+		CacheControl:                opts.CacheControl,
+		ContentDisposition:          opts.ContentDisposition,
+		ContentEncoding:             opts.ContentEncoding,
+		ContentLanguage:             opts.ContentLanguage,
+		ContentType:                 contentType,
+		ContentMD5:                  opts.ContentMD5,
+		Metadata:                    opts.Metadata,
+		DisableContentTypeDetection: opts.DisableContentTypeDetection,
+		BeforeWrite:                 opts.BeforeWrite,
+		IfNotExist:                  opts.IfNotExist,
+	}}, nil
+}
+
+// writer is a write with a deadline. It opens the inner writer on the first
+// Write; a whole-object Upload goes to the inner bucket's Upload instead
+// (its drivers' single-shot path; gocloud's azureblob v0.47.0 panics in
+// Writer.Close after a failed streamed upload).
+type writer struct {
+	b       *blob.Bucket
+	key     string
+	opts    *blob.WriterOptions
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timeout time.Duration
+
+	w        *blob.Writer
+	uploaded bool
+}
+
+func (w *writer) open() error {
+	if w.w != nil {
+		return nil
+	}
+	bw, err := w.b.NewWriter(w.ctx, w.key, w.opts)
+	if err != nil {
+		return w.annotate(err)
+	}
+	w.w = bw
+	return nil
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if err := w.open(); err != nil {
+		return 0, err
+	}
+	n, err := w.w.Write(p)
+	return n, w.annotate(err)
+}
+
+// Upload implements driver.Uploader.
+func (w *writer) Upload(r io.Reader) error {
+	w.uploaded = true
+	return w.annotate(w.b.Upload(w.ctx, w.key, r, w.opts))
+}
+
+func (w *writer) Close() error {
+	defer w.cancel()
+	if w.uploaded {
+		return nil
+	}
+	if err := w.open(); err != nil {
+		return err
+	}
+	return w.annotate(w.w.Close())
+}
+
+func (w *writer) annotate(err error) error {
+	if err != nil && w.ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("write of %s not finished within %v: %w", w.key, w.timeout, err)
+	}
+	return err
+}

@@ -1,0 +1,261 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/s3blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/internal/faultproxy"
+	"github.com/compactord/compactord/objstore"
+)
+
+const bucketName = "objstore-test"
+
+// s3Server is gofakes3 on loopback recording each request's method, path
+// and Range header.
+type s3Server struct {
+	url string
+	mu  sync.Mutex
+	log []string
+}
+
+func (s *s3Server) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+func newS3(t *testing.T) *s3Server {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucketName); err != nil {
+		t.Fatal(err)
+	}
+	inner := gofakes3.New(backend).Server()
+	s := &s3Server{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.log = append(s.log, r.Method+" "+r.URL.Path+" "+r.Header.Get("Range"))
+		s.mu.Unlock()
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+func openS3(t *testing.T, endpoint string, opts objstore.Options) *blob.Bucket {
+	t.Helper()
+	q := url.Values{"endpoint": {endpoint}, "region": {"us-east-1"}, "use_path_style": {"true"}}
+	b, err := blob.OpenBucket(context.Background(), "s3://"+bucketName+"?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := objstore.Wrap(b, opts)
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+func fastOptions() objstore.Options {
+	return objstore.Options{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+}
+
+func TestACutBodyIsResumedFromTheFirstMissingByte(t *testing.T) {
+	ctx := context.Background()
+	s := newS3(t)
+	p := faultproxy.New(t, s.url, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.CutBody},
+		Match: faultproxy.FirstPerPath(http.MethodGet, "/obj")})
+	b := openS3(t, p.URL, fastOptions())
+	body := strings.Repeat("0123456789", 1000)
+	if err := b.WriteAll(ctx, "obj", []byte(body), nil); err != nil {
+		t.Fatal(err)
+	}
+	budget := objstore.NewBudget(10)
+	got, err := b.ReadAll(objstore.WithBudget(ctx, budget), "obj")
+	if err != nil {
+		t.Fatalf("read of a cut body: %v", err)
+	}
+	if string(got) != body {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(body))
+	}
+	var gets []string
+	for _, r := range s.requests() {
+		if strings.HasPrefix(r, "GET ") {
+			gets = append(gets, r)
+		}
+	}
+	want := []string{"GET /" + bucketName + "/obj ", fmt.Sprintf("GET /%s/obj bytes=%d-", bucketName, len(body)/2)}
+	if strings.Join(gets, "|") != strings.Join(want, "|") {
+		t.Fatalf("GETs %q, want the whole object then the missing half %q", gets, want)
+	}
+	if budget.Used() != 1 {
+		t.Fatalf("budget used %d, want 1", budget.Used())
+	}
+}
+
+func TestWhatIsNotTransientIsNotRetried(t *testing.T) {
+	ctx := context.Background()
+	s := newS3(t)
+	b := openS3(t, s.url, fastOptions())
+	budget := objstore.NewBudget(10)
+	_, err := b.ReadAll(objstore.WithBudget(ctx, budget), "missing")
+	if gcerrors.Code(err) != gcerrors.NotFound {
+		t.Fatalf("read of a missing object = %v, want NotFound", err)
+	}
+	if n := len(s.requests()); n != 1 || budget.Used() != 0 {
+		t.Fatalf("%d requests and %d retries for a missing object, want 1 and 0", n, budget.Used())
+	}
+}
+
+func TestAnEmptyBudgetStopsRetries(t *testing.T) {
+	ctx := context.Background()
+	s := newS3(t)
+	p := faultproxy.New(t, s.url, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.CutBody},
+		Match: faultproxy.FirstPerPath(http.MethodGet, "/obj")})
+	b := openS3(t, p.URL, fastOptions())
+	if err := b.WriteAll(ctx, "obj", []byte(strings.Repeat("x", 4096)), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.ReadAll(objstore.WithBudget(ctx, objstore.NewBudget(0)), "obj")
+	if !errors.Is(err, objstore.ErrBudgetExhausted) {
+		t.Fatalf("read with an empty budget = %v, want ErrBudgetExhausted", err)
+	}
+}
+
+func TestAStoreThatNeverAnswersFailsWithinItsDeadline(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	ln := silentListener(t)
+	opts := fastOptions()
+	opts.MetadataTimeout, opts.OpenTimeout, opts.MaxAttempts = 200*time.Millisecond, 200*time.Millisecond, 2
+	b := openS3(t, "http://"+ln, opts)
+	for name, call := range map[string]func(context.Context) error{
+		"attributes": func(ctx context.Context) error { _, err := b.Attributes(ctx, "k"); return err },
+		"read":       func(ctx context.Context) error { _, err := b.ReadAll(ctx, "k"); return err },
+		"list": func(ctx context.Context) error {
+			_, err := b.List(nil).Next(ctx)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- call(context.Background()) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "no answer within 200ms") {
+					t.Fatalf("call to a silent store = %v, want a deadline error", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("call to a silent store did not return within 30s (its deadline is 2 x 200ms)")
+			}
+		})
+	}
+}
+
+// silentListener accepts connections and never answers; it returns its
+// host:port.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+func TestTransient(t *testing.T) {
+	status := func(code int) error {
+		return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}}, Err: errors.New("api error")}}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"500", status(500), true},
+		{"503 SlowDown", status(503), true},
+		{"429", status(429), true},
+		{"403 is the request's fault", status(403), false},
+		{"404", status(404), false},
+		{"412", status(412), false},
+		{"a 200 whose body failed", fmt.Errorf("deserialization failed: %w", &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 200}}, Err: io.ErrUnexpectedEOF}}), true},
+		{"connection reset", fmt.Errorf("read: %w", syscall.ECONNRESET), true},
+		{"cut body", io.ErrUnexpectedEOF, true},
+		{"attempt timeout", context.DeadlineExceeded, true},
+		{"caller cancelled", context.Canceled, false},
+		{"corrupt content", errors.New("parquet: bad magic"), false},
+		{"nil", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := objstore.Transient(tc.err); got != tc.want {
+				t.Fatalf("Transient(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		opts objstore.Options
+		ok   bool
+	}{
+		{"zero value takes defaults", objstore.Options{}, true},
+		{"defaults", objstore.DefaultOptions(), true},
+		{"negative timeout", objstore.Options{OpenTimeout: -time.Second}, false},
+		{"negative attempts", objstore.Options{MaxAttempts: -1}, false},
+		{"max backoff below initial", objstore.Options{InitialBackoff: time.Second, MaxBackoff: time.Millisecond}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.opts.Validate()
+			if (err == nil) != tc.ok || (err != nil && !errors.Is(err, objstore.ErrInvalidOptions)) {
+				t.Fatalf("Validate() = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
