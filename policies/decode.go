@@ -79,6 +79,15 @@ var retentionAttrs = map[string]attrSetter{
 	},
 }
 
+var vacuumAttrs = map[string]attrSetter{
+	"mode":            func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Vacuum.Mode) },
+	"interval":        func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Vacuum.Interval) },
+	"full_interval":   func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Vacuum.FullInterval) },
+	"retention":       func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Vacuum.Retention) },
+	"force_retention": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Vacuum.ForceRetention) },
+	"concurrency":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Vacuum.Concurrency) },
+}
+
 type daemonSetter func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics
 
 var daemonAttrs = map[string]daemonSetter{
@@ -124,11 +133,19 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 				r := *p.Retention
 				p.Retention = &r
 			}
+		case "vacuum":
+			attrs = vacuumAttrs
+			if p.Vacuum == nil {
+				p.Vacuum = &Vacuum{Mode: VacuumAuto, Interval: DefaultVacuumInterval, FullInterval: DefaultVacuumFullInterval}
+			} else {
+				v := *p.Vacuum
+				p.Vacuum = &v
+			}
 		default:
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported block type",
-				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers or retention).", b.Type),
+				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention or vacuum).", b.Type),
 				Subject:  b.TypeRange.Ptr(),
 			})
 			continue

@@ -92,6 +92,20 @@ func WriteHCL(w io.Writer, s *Set) error {
 			}
 			fmt.Fprintf(&b, "  }\n")
 		}
+		if v := p.Vacuum; v != nil {
+			fmt.Fprintf(&b, "\n  vacuum {\n")
+			fmt.Fprintf(&b, "    mode          = %q\n", v.Mode)
+			fmt.Fprintf(&b, "    interval      = %q\n", FormatDuration(v.Interval))
+			fmt.Fprintf(&b, "    full_interval = %q\n", FormatDuration(v.FullInterval))
+			if v.Retention > 0 {
+				fmt.Fprintf(&b, "    retention     = %q\n", FormatDuration(v.Retention))
+				fmt.Fprintf(&b, "    force_retention = %t\n", v.ForceRetention)
+			}
+			if v.Concurrency > 0 {
+				fmt.Fprintf(&b, "    concurrency   = %d\n", v.Concurrency)
+			}
+			fmt.Fprintf(&b, "  }\n")
+		}
 		fmt.Fprintf(&b, "}\n")
 	}
 	_, err := io.WriteString(w, b.String())

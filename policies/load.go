@@ -316,5 +316,9 @@ func clonePolicy(p Policy) Policy {
 		r := *p.Retention
 		c.Retention = &r
 	}
+	if p.Vacuum != nil {
+		v := *p.Vacuum
+		c.Vacuum = &v
+	}
 	return c
 }

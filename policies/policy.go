@@ -79,6 +79,9 @@ type Policy struct {
 	Triggers Triggers `json:"triggers"`
 	// Retention is parsed and validated; nil when the table has none.
 	Retention *Retention `json:"retention,omitempty"`
+	// Vacuum is parsed and validated; nil when the table has none (the
+	// daemon then only sweeps temp leftovers of killed writes).
+	Vacuum *Vacuum `json:"vacuum,omitempty"`
 
 	// Source is where the table block was declared (file:line:col).
 	Source string `json:"source,omitempty"`
@@ -132,6 +135,39 @@ type Retention struct {
 	// TimeZone is the IANA zone zone-less timestamp partition values were
 	// written in (the writer's session time zone); "" means UTC.
 	TimeZone string `json:"time_zone,omitempty"`
+}
+
+// Vacuum modes of a vacuum block.
+const (
+	VacuumAuto = "auto" // lite, and full every FullInterval
+	VacuumLite = "lite"
+	VacuumFull = "full"
+)
+
+// Default vacuum timings.
+const (
+	DefaultVacuumInterval     = 24 * time.Hour
+	DefaultVacuumFullInterval = 7 * 24 * time.Hour
+)
+
+// Vacuum makes the daemon VACUUM the table after its other operations
+// (vacuum.Run), at most once per Interval.
+type Vacuum struct {
+	// Mode is auto (default: lite, and full when the last full vacuum is
+	// older than FullInterval), lite or full.
+	Mode string `json:"mode"`
+	// Interval is the least time between two vacuums of the table
+	// (default 24h).
+	Interval time.Duration `json:"interval"`
+	// FullInterval is how often auto runs a full vacuum (default 7d).
+	FullInterval time.Duration `json:"full_interval"`
+	// Retention overrides delta.deletedFileRetentionDuration when > 0; a
+	// shorter one needs ForceRetention.
+	Retention time.Duration `json:"retention,omitempty"`
+	// ForceRetention allows a Retention shorter than the table's.
+	ForceRetention bool `json:"force_retention,omitempty"`
+	// Concurrency bounds the deletes in flight (0: 16).
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // Daemon holds process settings from an optional `daemon {}` block.
@@ -407,6 +443,28 @@ func (p *Policy) Validate() error {
 			if _, err := time.LoadLocation(r.TimeZone); err != nil {
 				add("retention.time_zone", ErrBadEnum, "%q: %v", r.TimeZone, err)
 			}
+		}
+	}
+	if v := p.Vacuum; v != nil {
+		switch v.Mode {
+		case VacuumAuto, VacuumLite, VacuumFull:
+		default:
+			add("vacuum.mode", ErrBadEnum, "%q (want auto, lite or full)", v.Mode)
+		}
+		if v.Interval <= 0 {
+			add("vacuum.interval", ErrOutOfRange, "%v (want > 0)", v.Interval)
+		}
+		if v.FullInterval < v.Interval {
+			add("vacuum.full_interval", ErrOutOfRange, "%v (want >= interval %v)", v.FullInterval, v.Interval)
+		}
+		if v.Retention < 0 {
+			add("vacuum.retention", ErrOutOfRange, "%v (want >= 0)", v.Retention)
+		}
+		if v.ForceRetention && v.Retention == 0 {
+			add("vacuum.force_retention", ErrOutOfRange, "force_retention without a retention (set retention, shorter than the table's)")
+		}
+		if v.Concurrency < 0 || v.Concurrency > 1024 {
+			add("vacuum.concurrency", ErrOutOfRange, "%d (want 0..1024)", v.Concurrency)
 		}
 	}
 	if len(errs) == 0 {

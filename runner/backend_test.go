@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
+	"github.com/compactord/compactord/vacuum"
 )
 
 func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
@@ -210,8 +211,8 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	p.URL = tbl.URL
 	p.SettleWindow = 0
 	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
-	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name}) {
-		t.Fatalf("operations %v, want compaction then retention", ops)
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name, vacuum.Name}) {
+		t.Fatalf("operations %v, want compaction, retention, then vacuum (the temp sweep)", ops)
 	}
 	comp, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: compaction.Name, Policy: p})
 	if err != nil {
@@ -237,4 +238,69 @@ func testPolicy(name string) policies.Policy {
 	p.Name = name
 	p.URL = "mem://" + name
 	return p
+}
+
+// The daemon vacuums a table with a vacuum block after its compaction (a
+// full vacuum first, then nothing until the interval passed), and a table
+// without one gets the sweep of temp leftovers older than the retention.
+func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tbl := tabletest.NewTable(t, dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+	now := time.Now()
+	b := &Backend{Tables: NewTables(), Now: func() time.Time { return now }}
+	defer b.Tables.Close()
+	p := testPolicy("vac")
+	p.URL = tbl.URL
+	p.SettleWindow = 0
+	if _, err := b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: compaction.Name, Policy: p}); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(dir, "part-00000-killed.snappy.parquet.17f3c2a1b0.tmp")
+	logLeftover := filepath.Join(dir, "_delta_log", ".00000000000000000002.json.1234567.tmp")
+	for _, f := range []string{leftover, logLeftover} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Without a vacuum block: the sweep, and only past the retention.
+	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); err != nil || rep.Counts[vacuum.CountFilesDeleted] != 0 {
+		t.Fatalf("a fresh leftover was swept: %v, %+v", err, rep)
+	}
+	now = now.Add(8 * 24 * time.Hour)
+	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{leftover, logLeftover} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s survived the sweep past the retention", f)
+		}
+	}
+	if rep.Counts[vacuum.CountTempFiles] != 2 {
+		t.Errorf("sweep report %+v, want 2 temp files", rep.Counts)
+	}
+	// With a vacuum block: the compacted-away sources go.
+	p.Vacuum = &policies.Vacuum{Mode: policies.VacuumAuto, Interval: time.Hour, FullInterval: 24 * time.Hour}
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, vacuum.Name}) {
+		t.Fatalf("operations %v", ops)
+	}
+	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[vacuum.CountFilesDeleted] != 2 || !rep.Committed {
+		t.Fatalf("vacuum report %+v, want the 2 compacted sources deleted", rep)
+	}
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(0, 20)))
+	// Inside the interval: nothing.
+	now = now.Add(30 * time.Minute)
+	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	if err != nil || rep.Committed || rep.Counts[vacuum.CountFilesDeleted] != 0 {
+		t.Fatalf("vacuum inside the interval: %+v, %v", rep, err)
+	}
 }

@@ -77,9 +77,10 @@ func (r hiddenRule) hiddenKey(key string) bool {
 
 // tempLeftover matches the temp files a killed write leaves behind:
 // gocloud's fileblob uploads to "NAME.<hex nanos>.tmp" beside the target,
-// and the local log store and lease write ".NAME.<digits>.tmp" before they
-// link or rename it into place.
-var tempLeftover = regexp.MustCompile(`^.+\.[0-9a-f]{1,20}\.tmp$`)
+// the local log store and lease write ".NAME.<digits>.tmp" before they
+// link or rename it into place, and Hadoop-based log stores write
+// ".N.json.<uuid>.tmp".
+var tempLeftover = regexp.MustCompile(`^.+\.[0-9A-Za-z_-]{1,64}\.tmp$`)
 
 // IsTempLeftover reports whether the base name of key is the temp file of
 // an interrupted write (see the package doc). Such a file is never the

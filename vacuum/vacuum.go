@@ -34,13 +34,8 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vacuum %s: load snapshot: %w", t.URL, err)
 	}
-	for _, f := range catalogFeatures {
-		if snap.Protocol.HasFeature(f) {
-			return nil, commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: table feature %q: %w", t.URL, f, ErrCatalogManaged))
-		}
-	}
-	if err := delta.Writable(snap); err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s version %d: %w", t.URL, snap.Version, err))
+	if err := checkTable(t, snap); err != nil {
+		return nil, err
 	}
 	tableRet, err := TableRetention(&snap.Metadata)
 	if err != nil {
@@ -125,6 +120,20 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	}
 	opts.Logger.Info("vacuum done", "table", t.URL, "mode", opts.Mode, "deleted", res.FilesDeleted, "bytes", res.BytesDeleted, "dirs", res.DirsDeleted)
 	return res, r.recordWindow(ctx)
+}
+
+// checkTable refuses catalog-managed tables and tables whose writer
+// protocol this build does not implement (class Halt).
+func checkTable(t *delta.Table, snap *delta.Snapshot) error {
+	for _, f := range catalogFeatures {
+		if snap.Protocol.HasFeature(f) {
+			return commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: table feature %q: %w", t.URL, f, ErrCatalogManaged))
+		}
+	}
+	if err := delta.Writable(snap); err != nil {
+		return commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s version %d: %w", t.URL, snap.Version, err))
+	}
+	return nil
 }
 
 // run is the state of one vacuum.

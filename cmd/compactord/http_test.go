@@ -20,6 +20,7 @@ import (
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/vacuum"
 )
 
 // stillClock never moves: timers of zero wait fire at once, others never,
@@ -57,7 +58,8 @@ func (f *fakeBackend) backend() backend {
 				FilesRemoved: 7, BytesRemoved: 7000, FilesAdded: 1, BytesAdded: 6500,
 				Conflicts: map[string]int{"delete_dv": 1},
 				Counts: map[string]int64{compaction.CountJobsPlanned: 2, compaction.CountJobsCommitted: 2,
-					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12},
+					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12,
+					vacuum.CountFilesDeleted: 5, vacuum.CountBytesDeleted: 5000, vacuum.CountOrphans: 2},
 			}, nil
 		},
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
@@ -219,6 +221,15 @@ compactord_reconciled_rows_total{table="a"} 30
 # HELP compactord_expired_rows_total Rows removed by retention deletes.
 # TYPE compactord_expired_rows_total counter
 compactord_expired_rows_total{table="a"} 12
+# HELP compactord_vacuum_deleted_files_total Files (and empty directories) deleted by vacuums and temp sweeps.
+# TYPE compactord_vacuum_deleted_files_total counter
+compactord_vacuum_deleted_files_total{table="a"} 5
+# HELP compactord_vacuum_deleted_bytes_total Bytes of files deleted by vacuums and temp sweeps.
+# TYPE compactord_vacuum_deleted_bytes_total counter
+compactord_vacuum_deleted_bytes_total{table="a"} 5000
+# HELP compactord_vacuum_orphans_total Deleted files that no action of the log named (abandoned writes, temp leftovers).
+# TYPE compactord_vacuum_orphans_total counter
+compactord_vacuum_orphans_total{table="a"} 2
 # HELP compactord_dropped_jobs_total Planned jobs left out of a commit (true conflicts, failed rewrites).
 # TYPE compactord_dropped_jobs_total counter
 compactord_dropped_jobs_total{table="a"} 0

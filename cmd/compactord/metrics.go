@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/vacuum"
 )
 
 // The Prometheus text exposition is written by hand: the set of series is
@@ -126,6 +127,12 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		})
 	e.perTable("compactord_expired_rows_total", "counter", "Rows removed by retention deletes.", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[retention.CountRowsExpired]) })
+	e.perTable("compactord_vacuum_deleted_files_total", "counter", "Files (and empty directories) deleted by vacuums and temp sweeps.", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountFilesDeleted]) })
+	e.perTable("compactord_vacuum_deleted_bytes_total", "counter", "Bytes of files deleted by vacuums and temp sweeps.", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountBytesDeleted]) })
+	e.perTable("compactord_vacuum_orphans_total", "counter", "Deleted files that no action of the log named (abandoned writes, temp leftovers).", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountOrphans]) })
 	e.perTable("compactord_dropped_jobs_total", "counter", "Planned jobs left out of a commit (true conflicts, failed rewrites).", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[compaction.CountJobsDropped]) })
 	e.perTable("compactord_polls_total", "counter", "Log polls.", ts,

@@ -41,4 +41,19 @@ table "telemetry" {
     # session time zone. Name it here when that is not UTC.
     # time_zone = "America/Los_Angeles"
   }
+
+  # VACUUM after the other operations, at most once per interval: the
+  # files of tombstones older than the table's
+  # delta.deletedFileRetentionDuration (7 days by default) and, on the full
+  # runs, every unreferenced file past that window (abandoned writes,
+  # upload temp files). auto = lite (from the log, no listing) and a full
+  # vacuum every full_interval. Without this block the daemon only sweeps
+  # temp leftovers of killed writes. `compactord vacuum URL` runs it by hand.
+  vacuum {
+    mode          = "auto"
+    interval      = "24h"
+    full_interval = "7d"
+    # retention = "3d"          # shorter than the table's needs:
+    # force_retention = true    # files concurrent writers still need may go
+  }
 }

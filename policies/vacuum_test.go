@@ -1,0 +1,67 @@
+package policies
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAVacuumBlockDecodesWithDefaultsAndRoundTrips(t *testing.T) {
+	src := "table \"t\" {\n  url = \"mem://t\"\n  vacuum {\n    retention = \"2d\"\n    force_retention = true\n  }\n}\n" +
+		"table \"u\" {\n  url = \"mem://u\"\n  vacuum {\n    mode = \"full\"\n    interval = \"6h\"\n    full_interval = \"6h\"\n    concurrency = 4\n  }\n}\n" +
+		"table \"w\" {\n  url = \"mem://w\"\n}\n"
+	set, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Policy{}
+	for _, p := range set.Tables {
+		byName[p.Name] = p
+	}
+	v := byName["t"].Vacuum
+	if v == nil || v.Mode != VacuumAuto || v.Interval != DefaultVacuumInterval || v.FullInterval != DefaultVacuumFullInterval ||
+		v.Retention != 48*time.Hour || !v.ForceRetention {
+		t.Fatalf("t: %+v", v)
+	}
+	if u := byName["u"].Vacuum; u == nil || u.Mode != VacuumFull || u.Interval != 6*time.Hour || u.Concurrency != 4 {
+		t.Fatalf("u: %+v", u)
+	}
+	if byName["w"].Vacuum != nil {
+		t.Fatalf("w has a vacuum block: %+v", byName["w"].Vacuum)
+	}
+	var buf bytes.Buffer
+	if err := WriteHCL(&buf, set); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(map[string][]byte{"e.hcl": buf.Bytes()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	for _, p := range again.Tables {
+		if want := byName[p.Name].Vacuum; (want == nil) != (p.Vacuum == nil) || (want != nil && *want != *p.Vacuum) {
+			t.Fatalf("%s: round trip %+v, want %+v", p.Name, p.Vacuum, want)
+		}
+	}
+}
+
+func TestBadVacuumBlocksAreReportedAtTheirAttribute(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"bad mode", `mode = "deep"`, "t.hcl:4:5: Invalid value for vacuum.mode"},
+		{"full interval below interval", `interval = "48h"`, "Invalid value for vacuum.full_interval"},
+		{"force without retention", `force_retention = true`, "t.hcl:4:5: Invalid value for vacuum.force_retention"},
+		{"unknown attribute", `dry_run = true`, `An argument named "dry_run"`},
+		{"bad duration", `retention = "soon"`, "Invalid value for retention"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "table \"t\" {\n  url = \"mem://t\"\n  vacuum {\n    " + c.body + "\n    full_interval = \"24h\"\n  }\n}\n"
+			if c.name == "full interval below interval" {
+				src = "table \"t\" {\n  url = \"mem://t\"\n  vacuum {\n    " + c.body + "\n  full_interval = \"24h\"\n  }\n}\n"
+			}
+			_, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
