@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,12 +22,21 @@ import (
 // Options describe one retention delete: rows whose Column is older
 // than a cutoff are deleted.
 type Options struct {
-	// Column is the logical column (dotted path for nested fields), a date
-	// or timestamp column, or any orderable one. On a partition column the
-	// delete is a pure partition predicate (whole files, metadata only).
+	// Column is the logical column (dotted path for nested fields): a date,
+	// timestamp or timestamp_ntz column, or an integer column holding time
+	// since the Unix epoch in EpochUnit. Other types are refused. On a
+	// partition column the delete is a pure partition predicate (whole
+	// files, metadata only).
 	Column string
-	// Before is the cutoff literal: rows with Column < Before expire.
-	// When empty, the cutoff is Now - OlderThan.
+	// EpochUnit is the unit of an integer Column: days, seconds,
+	// milliseconds or microseconds since 1970-01-01 UTC. It is required for
+	// an integer column (so that a row id is never taken for a time by
+	// accident) and refused for the others.
+	EpochUnit string
+	// Before is the cutoff: rows with Column < Before expire. A date
+	// (2021-03-01) or timestamp (2021-03-01 12:00:00, RFC 3339); for an
+	// integer column also a count of EpochUnit. When empty, the cutoff is
+	// Now - OlderThan.
 	Before string
 	// OlderThan and Now give the cutoff when Before is empty.
 	OlderThan time.Duration
@@ -39,6 +49,9 @@ type Options struct {
 	// DisableDataSkipping turns conflict-time data skipping off (the policy
 	// switch): concurrent added files are then matched on partitions only.
 	DisableDataSkipping bool
+	// DryRun finds what would be deleted (Result.Partitions) without
+	// writing or committing anything.
+	DryRun bool
 	// MaxAttempts bounds the runs from a fresh snapshot after an
 	// unresolvable conflict (default 5).
 	MaxAttempts int
@@ -62,6 +75,29 @@ type Result struct {
 	FilesScanned     int            `json:"filesScanned"`
 	Attempts         int            `json:"attempts"`
 	Conflicts        map[string]int `json:"conflicts"`
+	// DryRun is set when nothing was committed on purpose; the counts
+	// above and Partitions are then what the delete would do at
+	// ReadVersion.
+	DryRun      bool  `json:"dryRun,omitempty"`
+	ReadVersion int64 `json:"readVersion"`
+	// Partitions breaks the delete down by partition (one entry with an
+	// empty Partition on an unpartitioned table), sorted by partition.
+	Partitions []PartitionDeletes `json:"partitions,omitempty"`
+}
+
+// PartitionDeletes is what a retention delete does in one partition.
+type PartitionDeletes struct {
+	// Partition is "col=value/col2=value2" in the table's partition order;
+	// a null value is written __HIVE_DEFAULT_PARTITION__ as Spark does.
+	Partition string `json:"partition"`
+	// Rows is how many live rows are deleted.
+	Rows int64 `json:"rows"`
+	// FilesRemoved are files every live row of which expires;
+	// FilesWithNewDV get a deletion vector; FilesRewritten are rewritten
+	// without the expired rows (tables without deletion vectors).
+	FilesRemoved   int `json:"filesRemoved"`
+	FilesWithNewDV int `json:"filesWithNewDV"`
+	FilesRewritten int `json:"filesRewritten"`
 }
 
 // Expire runs one retention delete on t. Files whose statistics prove that
@@ -119,32 +155,28 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 		return nil, err
 	}
 	kind := predicate.KindOf(field.Type.Name)
-	if kind == predicate.KindInvalid || kind == predicate.KindBool {
-		return nil, fmt.Errorf("retention column %s has type %s, which has no order to expire by", opts.Column, field.Type.Name)
+	switch {
+	case kind == predicate.KindDate || kind == predicate.KindTimestamp:
+		if opts.EpochUnit != "" {
+			return nil, fmt.Errorf("retention column %s has type %s: an epoch unit (%s) applies only to integer columns", opts.Column, field.Type.Name, opts.EpochUnit)
+		}
+	case kind == predicate.KindInt:
+		if opts.EpochUnit == "" {
+			return nil, fmt.Errorf("retention column %s has type %s: expire by an integer column only with the unit of time it holds since 1970-01-01 (epoch unit %s)", opts.Column, field.Type.Name, strings.Join(EpochUnits, ", "))
+		}
+		if _, ok := epochMicros[opts.EpochUnit]; !ok {
+			return nil, fmt.Errorf("retention column %s: unknown epoch unit %q (want %s)", opts.Column, opts.EpochUnit, strings.Join(EpochUnits, ", "))
+		}
+	default:
+		return nil, fmt.Errorf("retention column %s has type %s: expire takes a date, timestamp or timestamp_ntz column, or an integer column with its epoch unit", opts.Column, field.Type.Name)
 	}
 	phys, err := snap.Schema.PhysicalPath(logical)
 	if err != nil {
 		return nil, fmt.Errorf("retention column %s: %w", opts.Column, err)
 	}
-	var cutoff predicate.Value
-	switch {
-	case opts.Before != "":
-		cutoff, err = predicate.ParseLiteral(kind, opts.Before)
-		if err != nil {
-			return nil, fmt.Errorf("retention cutoff for %s: %w", opts.Column, err)
-		}
-	case opts.OlderThan > 0:
-		at := opts.Now.Add(-opts.OlderThan).UTC()
-		switch kind {
-		case predicate.KindDate:
-			cutoff = predicate.Date(at.Unix() / 86400)
-		case predicate.KindTimestamp:
-			cutoff = predicate.Timestamp(at.UnixMicro())
-		default:
-			return nil, fmt.Errorf("retention column %s has type %s: older_than needs a date or timestamp column (give a cutoff instead)", opts.Column, field.Type.Name)
-		}
-	default:
-		return nil, errors.New("retention: neither a cutoff (before) nor older_than given")
+	cutoff, err := expireCutoff(opts, kind, field.Type.Name)
+	if err != nil {
+		return nil, err
 	}
 	col := predicate.Column{Path: phys, Kind: kind}
 	pred, err := predicate.NewCmp(col, predicate.OpLt, cutoff)
@@ -160,6 +192,66 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 		}
 	}
 	return &expireTarget{logical: logical, col: col, typ: field.Type, partition: partition, pred: pred}, nil
+}
+
+// EpochUnits are the units an integer retention column may hold.
+var EpochUnits = []string{"days", "seconds", "milliseconds", "microseconds"}
+
+// epochMicros is the length of one epoch unit in microseconds.
+var epochMicros = map[string]int64{"days": 86400 * 1_000_000, "seconds": 1_000_000, "milliseconds": 1000, "microseconds": 1}
+
+// cutoffFormats says which cutoffs a column of kind takes.
+func cutoffFormats(kind predicate.Kind, unit string) string {
+	const ts = "a date YYYY-MM-DD (2021-03-01), or a timestamp YYYY-MM-DD HH:MM:SS[.ffffff] (UTC) or RFC 3339 (2021-03-01T12:00:00Z, 2021-03-01T12:00:00+02:00)"
+	switch kind {
+	case predicate.KindDate:
+		return "a date YYYY-MM-DD, e.g. 2021-03-01"
+	case predicate.KindInt:
+		return "a whole number of " + unit + " since 1970-01-01, " + ts
+	}
+	return ts
+}
+
+// expireCutoff is the value rows must be below to expire.
+func expireCutoff(opts Options, kind predicate.Kind, typeName string) (predicate.Value, error) {
+	var micros int64
+	switch {
+	case opts.Before != "":
+		v, err := predicate.ParseLiteral(kind, opts.Before)
+		if err == nil {
+			return v, nil
+		}
+		if kind != predicate.KindInt {
+			return predicate.Value{}, fmt.Errorf("retention cutoff %q for %s column %s: want %s", opts.Before, typeName, opts.Column, cutoffFormats(kind, opts.EpochUnit))
+		}
+		ts, err := predicate.ParseLiteral(predicate.KindTimestamp, opts.Before)
+		if err != nil {
+			return predicate.Value{}, fmt.Errorf("retention cutoff %q for %s column %s (%s since 1970-01-01): want %s", opts.Before, typeName, opts.Column, opts.EpochUnit, cutoffFormats(kind, opts.EpochUnit))
+		}
+		micros = ts.I
+	case opts.OlderThan > 0:
+		micros = opts.Now.Add(-opts.OlderThan).UnixMicro()
+	default:
+		return predicate.Value{}, errors.New("retention: neither a cutoff (before) nor older_than given")
+	}
+	switch kind {
+	case predicate.KindDate:
+		return predicate.Date(floorDiv(micros, epochMicros["days"])), nil
+	case predicate.KindTimestamp:
+		return predicate.Timestamp(micros), nil
+	}
+	// A cutoff inside a unit rounds down, as for dates: a value expires
+	// only when all of its unit lies before the cutoff.
+	return predicate.Int(floorDiv(micros, epochMicros[opts.EpochUnit])), nil
+}
+
+// floorDiv is a / b rounded toward negative infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
@@ -197,6 +289,8 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
 		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
 	}
+	res.ReadVersion = snap.Version
+	res.DryRun = opts.DryRun
 	tgt, err := resolveExpire(snap, opts)
 	if err != nil {
 		return commit.WithClass(commit.Halt, err)
@@ -227,9 +321,10 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	dvOK := commit.DVsAllowed(snap)
 
 	var (
-		changes  []*commit.FileChange
-		readOnly = map[string]bool{}
-		rewrites []*writer.Result
+		changes     []*commit.FileChange
+		readOnly    = map[string]bool{}
+		rewrites    []*writer.Result
+		dryRewrites = map[string]bool{} // files a dry run would rewrite
 	)
 	abortRewrites := func() {
 		for _, r := range rewrites {
@@ -291,6 +386,9 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			changes = append(changes, &commit.FileChange{Read: f, Whole: true, Deleted: deleted})
 		case dvOK:
 			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted})
+		case opts.DryRun:
+			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted})
+			dryRewrites[f.Path] = true
 		default:
 			out, err := rewriteWithout(ctx, t, snap, f, deleted, opts.Writer)
 			if err != nil {
@@ -306,6 +404,12 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			}
 			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted, Rewritten: adds})
 		}
+	}
+	if opts.DryRun {
+		dryRunReport(res, snap, parts, changes, dryRewrites)
+		opts.Logger.Info("retention dry run: nothing committed", "table", t.URL, "predicate", res.Predicate, "version", snap.Version,
+			"rows", res.RowsDeleted, "filesRemoved", res.FilesRemoved, "filesWithNewDV", res.FilesWithNewDV)
+		return nil
 	}
 	if len(changes) == 0 {
 		opts.Logger.Info("retention delete: no rows expired", "table", t.URL, "predicate", res.Predicate, "version", snap.Version)
@@ -340,6 +444,67 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	opts.Logger.Info("retention delete committed", "table", t.URL, "version", out.Version, "rows", out.RowsDeleted,
 		"filesRemoved", out.FilesRemoved, "filesWithNewDV", out.FilesWithNewDV)
 	return nil
+}
+
+// dryRunReport fills res with what changes would do, per partition.
+func dryRunReport(res *Result, snap *delta.Snapshot, parts []*delta.StructField, changes []*commit.FileChange, rewrites map[string]bool) {
+	byPart := map[string]*PartitionDeletes{}
+	res.RowsDeleted, res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded = 0, 0, 0, 0
+	for _, c := range changes {
+		key := partitionKey(parts, c.Read)
+		pd := byPart[key]
+		if pd == nil {
+			pd = &PartitionDeletes{Partition: key}
+			byPart[key] = pd
+		}
+		var rows int64
+		if c.Deleted != nil {
+			rows = int64(c.Deleted.GetCardinality())
+		} else if n, known, _ := c.Read.NumRecords(); known {
+			rows = n
+			if c.Read.DeletionVector != nil {
+				rows -= c.Read.DeletionVector.Cardinality
+			}
+		}
+		pd.Rows += rows
+		res.RowsDeleted += rows
+		switch {
+		case c.Whole:
+			pd.FilesRemoved++
+			res.FilesRemoved++
+		case rewrites[c.Read.Path]:
+			pd.FilesRewritten++
+			res.FilesRemoved++
+			res.FilesAdded++ // at most one output per rewritten file
+		default:
+			pd.FilesWithNewDV++
+			res.FilesWithNewDV++
+		}
+	}
+	res.Partitions = make([]PartitionDeletes, 0, len(byPart))
+	for _, pd := range byPart {
+		res.Partitions = append(res.Partitions, *pd)
+	}
+	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
+}
+
+// partitionKey renders f's partition values as col=value/... in the
+// table's partition order, with logical column names.
+func partitionKey(parts []*delta.StructField, f *delta.Add) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(p.Name)
+		b.WriteByte('=')
+		if v := f.PartitionValues[delta.PhysicalName(p)]; v != nil {
+			b.WriteString(*v)
+		} else {
+			b.WriteString("__HIVE_DEFAULT_PARTITION__")
+		}
+	}
+	return b.String()
 }
 
 // expirePredicateText renders the predicate with logical names, as Spark

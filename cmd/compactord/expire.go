@@ -17,8 +17,10 @@ import (
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("expire", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	column := fs.String("column", "", "date or timestamp column to expire by (logical name)")
-	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted")
+	column := fs.String("column", "", "date, timestamp or timestamp_ntz column to expire by (logical name); an integer column needs --epoch-unit")
+	epochUnit := fs.String("epoch-unit", "", "unit of an integer --column: days, seconds, milliseconds or microseconds since 1970-01-01")
+	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted; a date 2021-03-01 or a timestamp 2021-03-01T12:00:00Z (for an integer column also a number in --epoch-unit)")
+	dryRun := fs.Bool("dry-run", false, "report the rows and files that would be deleted, per partition, and commit nothing")
 	olderThan := fs.String("older-than", "", "cutoff relative to now, e.g. 90d (instead of --before)")
 	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
@@ -29,13 +31,13 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if len(pos) != 1 || *column == "" || (*before == "") == (*olderThan == "") {
-		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--time-zone ZONE] [--json]", errUsage)
+		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--epoch-unit U] [--dry-run] [--time-zone ZONE] [--json]", errUsage)
 	}
 	loc, err := time.LoadLocation(*zone)
 	if err != nil {
 		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
 	}
-	opts := retention.Options{Column: *column, Before: *before, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
+	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
 	if *olderThan != "" {
 		d, err := policies.ParseDuration(*olderThan)
 		if err != nil {
@@ -57,6 +59,18 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(res)
+	}
+	if res.DryRun {
+		fmt.Fprintf(stdout, "dry run at version %d, nothing committed: would delete %d rows where %s\n", res.ReadVersion, res.RowsDeleted, res.Predicate)
+		fmt.Fprintf(stdout, "  files removed %d, files with a new deletion vector %d, files rewritten %d\n", res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded)
+		for _, p := range res.Partitions {
+			name := p.Partition
+			if name == "" {
+				name = "(unpartitioned)"
+			}
+			fmt.Fprintf(stdout, "  %s: %d rows; %d files removed, %d with a new deletion vector, %d rewritten\n", name, p.Rows, p.FilesRemoved, p.FilesWithNewDV, p.FilesRewritten)
+		}
+		return nil
 	}
 	if res.CommittedVersion < 0 {
 		fmt.Fprintf(stdout, "nothing expired on %s (%s)\n", pos[0], res.Predicate)

@@ -22,7 +22,7 @@ func TestExpireCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if err := runExpire(ctx, []string{dir, "--column", "col1", "--before", "10", "--json"}, &out, &errOut); err != nil {
+	if err := runExpire(ctx, []string{dir, "--column", "col1", "--epoch-unit", "days", "--before", "10", "--json"}, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	var res struct {
@@ -58,5 +58,31 @@ func TestExpireCommand(t *testing.T) {
 	err := runExpire(ctx, []string{dir, "--column", "col1"}, &out, &errOut)
 	if !errors.Is(err, errUsage) {
 		t.Fatalf("missing cutoff: got %v, want a usage error", err)
+	}
+}
+
+func TestExpireDryRunPrintsPerPartitionAndCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "t")
+	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-partitioned-with-checkpoint"))); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runExpire(ctx, []string{dir, "--column", "col1", "--epoch-unit", "days", "--before", "10", "--dry-run"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"dry run at version 15, nothing committed: would delete 5 rows where `col1` < 10", "part=1: 1 rows; 0 files removed, 1 with a new deletion vector"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("dry run output does not say %q:\n%s", want, text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_delta_log", "00000000000000000016.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dry run committed version 16 (stat err=%v)", err)
+	}
+	// A string column is refused by name and type.
+	err := runExpire(ctx, []string{dir, "--column", "part", "--before", "2020-01-01"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "part has type integer") {
+		t.Fatalf("integer column without --epoch-unit: %v", err)
 	}
 }
