@@ -302,3 +302,13 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 	}
 	return acts, nil
 }
+
+// LastCheckpointVersion returns the version _delta_log/_last_checkpoint
+// names, or -1 when it is missing, corrupt or fails its checksum.
+func LastCheckpointVersion(ctx context.Context, t *Table) (int64, error) {
+	lc, _, err := readLastCheckpoint(ctx, t)
+	if err != nil || lc == nil {
+		return -1, err
+	}
+	return lc.Version, nil
+}

@@ -30,6 +30,8 @@ func commands() []command {
 		{"compact", "plan, rewrite and commit one compaction", runCompact},
 		{"expire", "run one retention delete", runExpire},
 		{"vacuum", "delete files no version inside the retention window needs", runVacuum},
+		{"checkpoint", "write a checkpoint of a table version", runCheckpoint},
+		{"cleanup-log", "delete log files older than the log retention that a checkpoint covers", runCleanupLog},
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},

@@ -1,0 +1,12 @@
+// Package checkpoint is the checkpoint table operation: write a checkpoint
+// of a table version (Write, the CLI's `compactord checkpoint`), checkpoint
+// after one of compactord's commits when its version is a multiple of
+// delta.checkpointInterval (AfterCommit, Spark's rule), and catch up on
+// tables whose writers never checkpoint (CatchUp: when the newest
+// checkpoint is more than a set number of commits behind, checkpoint the
+// newest multiple of the interval). The checkpoint itself is written by
+// delta.WriteCheckpoint.
+//
+// It must not schedule anything and holds no state between runs; it never
+// commits to the table.
+package checkpoint

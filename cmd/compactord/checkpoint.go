@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/compactord/compactord/checkpoint"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/logcleanup"
+)
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("checkpoint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	const use = "compactord checkpoint URL [--version N] [--json]"
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: %s", errUsage, use)
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: cliLogger(*verbose, stderr)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, res)
+	}
+	if c := res.Checkpoint; c != nil {
+		kind := "classic"
+		if c.V2 {
+			kind = fmt.Sprintf("V2 with %d sidecars", len(c.Sidecars))
+		}
+		fmt.Fprintf(stdout, "checkpoint of %s at version %d (%s): %s, %d actions (%d adds, %d tombstones kept, %d expired), %d bytes, %s\n",
+			res.Table, c.Version, kind, c.Key, c.Actions, c.NumAddFiles, c.Tombstones, c.Expired, c.SizeInBytes, res.Duration.Round(time.Millisecond))
+		return nil
+	}
+	fmt.Fprintf(stdout, "no checkpoint written: %s\n", res.Skipped)
+	return nil
+}
+
+func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cleanup-log", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
+	concurrency := fs.Int("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	const use = "compactord cleanup-log URL [--dry-run] [--json]"
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: %s", errUsage, use)
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: cliLogger(*verbose, stderr)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, res)
+	}
+	verb := "deleted"
+	if res.DryRun {
+		verb = "would delete"
+		for _, f := range res.Deleted {
+			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
+		}
+	}
+	if res.Skipped != "" {
+		fmt.Fprintf(stdout, "log cleanup of %s: nothing to delete: %s\n", res.Table, res.Skipped)
+		return nil
+	}
+	fmt.Fprintf(stdout, "log cleanup of %s: %s %d files, %d bytes below checkpoint %d (cutoff %s, latest version %d)\n",
+		res.Table, verb, len(res.Deleted), res.BytesDeleted, res.Boundary, res.Cutoff.Format("2006-01-02T15:04:05Z"), res.Latest)
+	if res.CompatCheckpoint != "" {
+		fmt.Fprintf(stdout, "  wrote the V2 compatibility checkpoint %s first\n", res.CompatCheckpoint)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// LogFileKind classifies a file of _delta_log/ in a LogListing.
+type LogFileKind int
+
+// Kinds of LogEntry.
+const (
+	LogCommit              LogFileKind = iota + 1 // NNN.json
+	LogCheckpoint                                 // NNN.checkpoint.parquet (V1 or V2 content)
+	LogMultiPartCheckpoint                        // NNN.checkpoint.PPP.TTT.parquet
+	LogV2Checkpoint                               // NNN.checkpoint.<uuid>.json|parquet
+	LogCompaction                                 // XXX.YYY.compacted.json
+	LogChecksum                                   // NNN.crc
+	LogSidecar                                    // _sidecars/<name>.parquet
+)
+
+// String names the kind as reports print it.
+func (k LogFileKind) String() string {
+	switch k {
+	case LogCommit:
+		return "commit"
+	case LogCheckpoint:
+		return "checkpoint"
+	case LogMultiPartCheckpoint:
+		return "multi-part checkpoint"
+	case LogV2Checkpoint:
+		return "v2 checkpoint"
+	case LogCompaction:
+		return "log compaction"
+	case LogChecksum:
+		return "checksum"
+	case LogSidecar:
+		return "sidecar"
+	}
+	return "unknown"
+}
+
+// MarshalText renders the kind as its name.
+func (k LogFileKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses a kind's name.
+func (k *LogFileKind) UnmarshalText(b []byte) error {
+	for c := LogCommit; c <= LogSidecar; c++ {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown log file kind %q", b)
+}
+
+// IsCheckpoint reports whether the kind is a checkpoint file of any naming.
+func (k LogFileKind) IsCheckpoint() bool {
+	return k == LogCheckpoint || k == LogMultiPartCheckpoint || k == LogV2Checkpoint
+}
+
+// LogEntry is one listed file of the log.
+type LogEntry struct {
+	// Key is relative to the table root ("_delta_log/...").
+	Key  string      `json:"key"`
+	Kind LogFileKind `json:"kind"`
+	// Version is the file's version (a compaction file's end version; 0
+	// for sidecars).
+	Version int64 `json:"version"`
+	// Start is a compaction file's first version.
+	Start int64 `json:"start,omitempty"`
+	// Part and Parts number a multi-part checkpoint's files.
+	Part  int `json:"part,omitempty"`
+	Parts int `json:"parts,omitempty"`
+	// Size and ModTime come from the listing.
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"modTime"`
+}
+
+// LogListing is one listing of _delta_log/: commits, checkpoints of every
+// naming, log compaction files and version checksums, sorted by version
+// then key. Other names (_last_checkpoint, temp files) are not listed.
+type LogListing struct {
+	Entries  []LogEntry
+	complete []int64
+}
+
+// ListLog lists the table's log in one LIST.
+func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
+	var files []logFile
+	var entries []LogEntry
+	err := listRetryNotFound(func() error {
+		files, entries = nil, nil
+		it := t.Bucket.List(&blob.ListOptions{Prefix: LogDir, Delimiter: "/"})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("list %s: %w", LogDir, err)
+			}
+			if obj.IsDir {
+				continue
+			}
+			name := strings.TrimPrefix(obj.Key, LogDir)
+			e := LogEntry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
+			if f, ok := parseLogName(name); ok {
+				f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
+				files = append(files, f)
+				e.Version, e.Start, e.Part, e.Parts = f.version, f.start, f.part, f.parts
+				e.Kind = map[logFileKind]LogFileKind{fileCommit: LogCommit, fileCheckpoint: LogCheckpoint,
+					fileMultiPart: LogMultiPartCheckpoint, fileV2Checkpoint: LogV2Checkpoint, fileCompaction: LogCompaction}[f.kind]
+			} else if v, ok := checksumVersion(name); ok {
+				e.Kind, e.Version = LogChecksum, v
+			} else {
+				continue
+			}
+			entries = append(entries, e)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.URL, err)
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].Version != entries[j].Version {
+			return entries[i].Version < entries[j].Version
+		}
+		return entries[i].Key < entries[j].Key
+	})
+	l := &LogListing{Entries: entries}
+	cps, _ := checkpointsByVersion(files, nil)
+	for i := len(cps) - 1; i >= 0; i-- {
+		l.complete = append(l.complete, cps[i].version)
+	}
+	return l, nil
+}
+
+// listRetryNotFound retries a local listing that lost a race with a
+// vanishing temp file (see listLog).
+func listRetryNotFound(fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
+			return err
+		}
+	}
+}
+
+// checksumVersion parses "%020d.crc".
+func checksumVersion(name string) (int64, bool) {
+	if len(name) != 24 || !strings.HasSuffix(name, ".crc") {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(name[:20], 10, 64)
+	return v, err == nil && v >= 0
+}
+
+// LatestCommit returns the newest commit version listed, -1 when none.
+func (l *LogListing) LatestCommit() int64 {
+	latest := int64(-1)
+	for _, e := range l.Entries {
+		if e.Kind == LogCommit {
+			latest = max(latest, e.Version)
+		}
+	}
+	return latest
+}
+
+// CompleteCheckpoints returns the versions that have a complete checkpoint
+// (a single file, or every part of a multi-part set), ascending.
+func (l *LogListing) CompleteCheckpoints() []int64 { return l.complete }
+
+// NewestCheckpoint returns the newest complete checkpoint at or below
+// version, or -1.
+func (l *LogListing) NewestCheckpoint(version int64) int64 {
+	for i := len(l.complete) - 1; i >= 0; i-- {
+		if l.complete[i] <= version {
+			return l.complete[i]
+		}
+	}
+	return -1
+}
+
+// ListSidecars lists _delta_log/_sidecars/.
+func ListSidecars(ctx context.Context, t *Table) ([]LogEntry, error) {
+	var out []LogEntry
+	err := listRetryNotFound(func() error {
+		out = nil
+		it := t.Bucket.List(&blob.ListOptions{Prefix: sidecarDir, Delimiter: "/"})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("list %s: %w", sidecarDir, err)
+			}
+			if obj.IsDir || !strings.HasSuffix(obj.Key, ".parquet") {
+				continue
+			}
+			out = append(out, LogEntry{Key: obj.Key, Kind: LogSidecar, Size: obj.Size, ModTime: obj.ModTime})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.URL, err)
+	}
+	return out, nil
+}
+
+// CheckpointSidecars returns the keys of the sidecar files a checkpoint
+// file references (none for V1 content). A parquet checkpoint without a
+// sidecar column is not read beyond its footer.
+func CheckpointSidecars(ctx context.Context, t *Table, key string) ([]string, error) {
+	if strings.HasSuffix(key, ".parquet") {
+		has, err := parquetHasColumn(ctx, t, key, kindSidecar)
+		if err != nil || !has {
+			return nil, err
+		}
+	}
+	acts, err := readCheckpointFile(ctx, t, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range acts {
+		if a.Sidecar == nil {
+			continue
+		}
+		k, err := sidecarKey(a.Sidecar.Path)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, key, err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// parquetHasColumn reads a parquet file's footer and reports whether it has
+// a top-level column named name.
+func parquetHasColumn(ctx context.Context, t *Table, key, name string) (bool, error) {
+	attrs, err := t.Bucket.Attributes(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("table %s: stat %s: %w", t.URL, key, err)
+	}
+	f, err := openParquet(NewObjectReaderAt(ctx, t.Bucket, key, attrs.Size), attrs.Size, 0)
+	if err != nil {
+		return false, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, key, err)
+	}
+	for _, fl := range f.Schema().Fields() {
+		if fl.Name() == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
