@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sync/errgroup"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta"
 )
