@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/statsbackfill"
 )
 
 // inspectReport is what `compactord inspect` prints (--json: this struct).
@@ -29,9 +30,13 @@ type inspectReport struct {
 	NumRecords         int64 `json:"numRecords"`
 	NumPhysicalRecords int64 `json:"numPhysicalRecords"`
 	NumDeletedRows     int64 `json:"numDeletedRows"`
-	// FilesWithoutStats counts files without numRecords: their rows are
-	// not in the counts above.
-	FilesWithoutStats int `json:"filesWithoutStats"`
+	// FilesWithoutStats counts files without numRecords; their rows are
+	// counted from their parquet footers (RowsFromFooters files), and
+	// FilesWithUnknownRows could not be read: only those are missing from
+	// the counts above.
+	FilesWithoutStats    int `json:"filesWithoutStats"`
+	RowsFromFooters      int `json:"rowsFromFooters"`
+	FilesWithUnknownRows int `json:"filesWithUnknownRows"`
 
 	SizeHistogram      []sizeBucket `json:"sizeHistogram"`
 	SmallFileThreshold int64        `json:"smallFileThresholdBytes"`
@@ -150,12 +155,41 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	countFooterRows(ctx, t, snap, rep)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
 	return writeInspectText(stdout, rep, *maxParts)
+}
+
+// countFooterRows adds to rep the rows of the files without numRecords,
+// read from their parquet footers.
+func countFooterRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rep *inspectReport) {
+	var files []*delta.Add
+	for _, f := range snap.Files {
+		if _, ok := f.LiveRows(); !ok {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	rows, _ := statsbackfill.FooterCounts(ctx, t, files, 8)
+	for i, f := range files {
+		if rows[i] < 0 {
+			rep.FilesWithUnknownRows++
+			continue
+		}
+		rep.RowsFromFooters++
+		rep.NumPhysicalRecords += rows[i]
+		rep.NumDeletedRows += f.NumDeleted()
+		rep.NumRecords += rows[i] - f.NumDeleted()
+	}
+	if rep.NumPhysicalRecords > 0 {
+		rep.DeletedRowRatio = float64(rep.NumDeletedRows) / float64(rep.NumPhysicalRecords)
+	}
 }
 
 // parseSize parses "1048576", "32MiB", "64MB", "1.5GiB".
@@ -387,7 +421,11 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 	p("files\t%d (%s)\n", r.NumFiles, inspectSize(r.SizeBytes))
 	p("rows\t%d live, %d physical, %d deleted by DVs", r.NumRecords, r.NumPhysicalRecords, r.NumDeletedRows)
 	if r.FilesWithoutStats > 0 {
-		p(" (%d files without numRecords not counted)", r.FilesWithoutStats)
+		p(" (%d files without numRecords: %d counted from footers", r.FilesWithoutStats, r.RowsFromFooters)
+		if r.FilesWithUnknownRows > 0 {
+			p(", %d unreadable and not counted", r.FilesWithUnknownRows)
+		}
+		p(")")
 	}
 	p("\n")
 	p("small files\t%d below %s (%s)\n", r.SmallFiles, inspectSize(r.SmallFileThreshold), inspectSize(r.SmallFilesBytes))

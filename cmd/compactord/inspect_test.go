@@ -72,7 +72,7 @@ func TestInspectEveryTestTable(t *testing.T) {
 			if rep.Version != want.Version || rep.NumFiles != want.LiveFiles {
 				t.Errorf("version %d files %d, want %d and %d", rep.Version, rep.NumFiles, want.Version, want.LiveFiles)
 			}
-			if !want.LogOnly && rep.FilesWithoutStats == 0 && rep.NumRecords != want.LiveRows {
+			if !want.LogOnly && rep.FilesWithUnknownRows == 0 && rep.NumRecords != want.LiveRows {
 				t.Errorf("numRecords %d, want %d", rep.NumRecords, want.LiveRows)
 			}
 			if rep.NumPhysicalRecords-rep.NumDeletedRows != rep.NumRecords {
@@ -242,5 +242,16 @@ func TestInspectPartitionsOfAColumnMappedTable(t *testing.T) {
 	sort.Strings(ints)
 	if strings.Join(ints, ",") != "0,1" {
 		t.Fatalf("as_int values %v, want 0 and 1 (and one null partition)", ints)
+	}
+}
+
+// Files without statistics are counted from their footers, not as 0 rows.
+func TestInspectCountsTheRowsOfFilesWithoutStatsFromTheirFooters(t *testing.T) {
+	for name, want := range map[string]int64{"part-special-chars": 2, "small-files-merge-update-delete": 3, "stats-optional": 2} {
+		rep, _ := inspectJSON(t, "file://"+testutil.DeltaTable(t, name))
+		if rep.FilesWithoutStats == 0 || rep.RowsFromFooters != rep.FilesWithoutStats || rep.NumRecords != want {
+			t.Errorf("%s: %d files without stats, %d counted from footers, %d rows; want all counted and %d rows",
+				name, rep.FilesWithoutStats, rep.RowsFromFooters, rep.NumRecords, want)
+		}
 	}
 }

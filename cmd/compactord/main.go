@@ -32,6 +32,7 @@ func commands() []command {
 		{"vacuum", "delete files no version inside the retention window needs", runVacuum},
 		{"checkpoint", "write a checkpoint of a table version", runCheckpoint},
 		{"cleanup-log", "delete log files older than the log retention that a checkpoint covers", runCleanupLog},
+		{"backfill-stats", "compute missing file statistics and re-add the files with them", runBackfillStats},
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},

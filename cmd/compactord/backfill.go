@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/statsbackfill"
+)
+
+func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backfill-stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dryRun := fs.Bool("dry-run", false, "count the files that need statistics; compute and commit nothing")
+	maxFiles := fs.Int("max-files", 0, "backfill at most this many files (0: all)")
+	concurrency := fs.Int("concurrency", 4, "files read at once")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "log progress to stderr")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: compactord backfill-stats URL [--dry-run] [--max-files N] [--json]", errUsage)
+	}
+	t, err := delta.OpenTable(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := statsbackfill.Run(ctx, t, statsbackfill.Options{DryRun: *dryRun, MaxFiles: *maxFiles, Concurrency: *concurrency,
+		EngineInfo: "compactord/" + version, Logger: cliLogger(*verbose, stderr)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(stdout, "%s at version %d: %d files need statistics (%d without, %d with fewer indexed columns)\n",
+		res.Table, res.ReadVersion, res.Candidates, res.NoStats, res.Partial)
+	if res.CommittedVersion >= 0 {
+		fmt.Fprintf(stdout, "committed COMPUTE STATS at version %d: %d files, %d rows\n", res.CommittedVersion, res.Backfilled, res.Rows)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package statsbackfill
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// FooterRows returns the physical row count of a's data file from its
+// parquet footer (one or two range reads, no page is read).
+func FooterRows(ctx context.Context, t *delta.Table, a *delta.Add) (n int64, err error) {
+	key, err := a.Key()
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("footer of %s: corrupt parquet: %v", key, p)
+		}
+	}()
+	r := delta.NewObjectReaderAt(ctx, t.Bucket, key, a.Size)
+	f, err := parquet.OpenFile(r, a.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+	if err != nil {
+		return 0, fmt.Errorf("footer of %s: %w", key, err)
+	}
+	return f.NumRows(), nil
+}
+
+// FooterCounts reads the footers of files (at most concurrency at once) and
+// returns each one's physical row count; unreadable files are -1 and
+// their errors are counted in failed.
+func FooterCounts(ctx context.Context, t *delta.Table, files []*delta.Add, concurrency int) (rows []int64, failed int) {
+	rows = make([]int64, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(concurrency, 1))
+	for i, a := range files {
+		g.Go(func() error {
+			n, err := FooterRows(gctx, t, a)
+			if err != nil {
+				n = -1
+			}
+			rows[i] = n
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, n := range rows {
+		if n < 0 {
+			failed++
+		}
+	}
+	return rows, failed
+}
