@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
@@ -26,12 +27,20 @@ import (
 // (mem:// tables live only as long as their handle, and object-store
 // clients are worth reusing).
 type Tables struct {
+	opts delta.OpenOptions
+
 	mu   sync.Mutex
 	open map[string]*delta.Table
 }
 
-// NewTables returns an empty cache.
-func NewTables() *Tables { return &Tables{open: map[string]*delta.Table{}} }
+// NewTables returns an empty cache opening tables with delta's defaults.
+func NewTables() *Tables { return NewTablesWith(delta.OpenOptions{}) }
+
+// NewTablesWith returns an empty cache opening tables with opts (the
+// object-store deadlines and retries).
+func NewTablesWith(opts delta.OpenOptions) *Tables {
+	return &Tables{opts: opts, open: map[string]*delta.Table{}}
+}
 
 // Get returns the open table of url, opening it on first use.
 func (ts *Tables) Get(ctx context.Context, url string) (*delta.Table, error) {
@@ -40,7 +49,7 @@ func (ts *Tables) Get(ctx context.Context, url string) (*delta.Table, error) {
 	if t, ok := ts.open[url]; ok {
 		return t, nil
 	}
-	t, err := delta.OpenTable(ctx, url)
+	t, err := delta.OpenTableWith(ctx, url, ts.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +103,9 @@ type Backend struct {
 	// LeaseTTL is the lease duration (default 60s); it is renewed every
 	// third of it while the run lasts.
 	LeaseTTL time.Duration
+	// RetryBudget is how many retries of transient object-store failures
+	// one run, or one poll, may spend (default objstore.DefaultRunBudget).
+	RetryBudget int
 
 	mu        sync.Mutex
 	polled    map[string]*delta.Snapshot // by policy name + URL (one poller each)
@@ -107,6 +119,15 @@ const maxIncrementalCommits = 100
 // FullLoads counts polls that loaded a whole snapshot instead of replaying
 // only the new commits.
 func (b *Backend) FullLoads() int64 { return b.fullLoads.Load() }
+
+// withBudget gives one run or poll its own retry budget.
+func (b *Backend) withBudget(ctx context.Context) context.Context {
+	n := b.RetryBudget
+	if n <= 0 {
+		n = objstore.DefaultRunBudget
+	}
+	return objstore.WithBudget(ctx, objstore.NewBudget(n))
+}
 
 func (b *Backend) now() time.Time {
 	if b.Now != nil {
@@ -161,6 +182,7 @@ func (b *Backend) OpsFor(p policies.Policy) []string {
 // Run is a RunFunc: it runs the operation req.Op of the table, holding the
 // table's lease while it runs when LeaseHolder is set.
 func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
+	ctx = b.withBudget(ctx)
 	var op tableop.Op
 	for _, f := range b.factories() {
 		if f.Name != req.Op {
@@ -282,6 +304,7 @@ func (h *heldLease) release(ctx context.Context, log hclog.Logger, name string) 
 // snapshot load). A table compactord cannot write is reported as a Halt
 // error, so the scheduler never runs it.
 func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
+	ctx = b.withBudget(ctx)
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
 		return scheduler.PollResult{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))

@@ -13,9 +13,14 @@ import (
 // through runner.Backend (the same Compact and PlanTable the CLI
 // uses).
 // With a replica name, every run holds the table's lease.
-func newDeltaBackend(log hclog.Logger, dc policies.Daemon) backend {
+func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backend {
+	tables, budget := runner.NewTables(), 0
+	if sf != nil {
+		tables, budget = runner.NewTablesWith(sf.openOptions()), sf.budget
+	}
 	return deltaBackend(&runner.Backend{
-		Tables:      runner.NewTables(),
+		Tables:      tables,
+		RetryBudget: budget,
 		Logger:      log.Named("run"),
 		EngineInfo:  "compactord/" + version,
 		LeaseHolder: dc.Replica,

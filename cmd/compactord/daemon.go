@@ -62,6 +62,8 @@ type daemonOptions struct {
 	Replica         string
 	LogFormat       string
 	LogLevel        string
+	// Store is the object-store deadlines and retries of every table.
+	Store *storeFlags
 
 	// clock replaces the wall clock of the scheduler (tests).
 	clock scheduler.Clock
@@ -79,6 +81,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (daemonOptions, error) {
 	fs.StringVar(&o.Replica, "replica", "", "replica name: hold a per-table lease for every run, so several daemons can watch the same tables (default from the daemon block; empty: single replica, no leases)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	o.Store = addStoreFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -113,7 +116,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := newDaemon(o, log, func(dc policies.Daemon) backend { return newDeltaBackend(log, dc) })
+	d, err := newDaemon(o, log, func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, o.Store) })
 	if err != nil {
 		return err
 	}

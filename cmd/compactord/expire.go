@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 )
@@ -26,6 +25,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	verbose := fs.Bool("v", false, "log progress to stderr")
+	store := addStoreFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -45,12 +45,12 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.OlderThan = d
 	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := store.open(ctx, pos[0])
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	res, err := retention.Expire(ctx, t, opts)
+	res, err := retention.Expire(store.run(ctx), t, opts)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type planFlags struct {
 	strategy, target, minSize string
 	full                      bool
 	verbose                   bool
+	store                     *storeFlags
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.minSize, "min-file-size", "", "files smaller than this are candidates, e.g. 64MiB (default 1GiB)")
 	fs.BoolVar(&p.full, "full", false, "re-cluster every file (zcube)")
 	fs.BoolVar(&p.verbose, "v", false, "log progress to stderr")
+	p.store = addStoreFlags(fs)
 }
 
 func (p *planFlags) policy() (planner.Policy, error) {
@@ -79,7 +81,7 @@ func (p *planFlags) open(ctx context.Context, fs *flag.FlagSet, args []string, u
 	if err != nil {
 		return planner.Policy{}, nil, err
 	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := p.store.open(ctx, pos[0])
 	if err != nil {
 		return planner.Policy{}, nil, err
 	}
@@ -201,7 +203,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer t.Close()
 	opts := runOptions(pf.verbose, stderr)
 	opts.Policy = pol
-	res, err := compaction.Compact(ctx, t, opts)
+	res, err := compaction.Compact(pf.store.run(ctx), t, opts)
 	return report(stdout, res, err, *asJSON)
 }
 

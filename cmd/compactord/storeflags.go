@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/objstore"
+)
+
+// storeFlags are the object-store deadlines and retries every command that
+// reads a table takes (zero: objstore's defaults).
+type storeFlags struct {
+	opts   objstore.Options
+	budget int
+}
+
+// addStoreFlags registers the --store-* flags on fs.
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	sf := &storeFlags{}
+	d := objstore.DefaultOptions()
+	fs.DurationVar(&sf.opts.MetadataTimeout, "store-timeout", d.MetadataTimeout, "deadline of one attempt of an object-store call (list, attributes, delete) and of opening a read")
+	fs.DurationVar(&sf.opts.ReadIdleTimeout, "store-read-idle-timeout", d.ReadIdleTimeout, "how long an object body read may make no progress before it is resumed")
+	fs.DurationVar(&sf.opts.WriteTimeout, "store-write-timeout", d.WriteTimeout, "deadline of one object write")
+	fs.IntVar(&sf.opts.MaxAttempts, "store-attempts", d.MaxAttempts, "attempts of one object-store call, the first included")
+	fs.IntVar(&sf.budget, "store-retry-budget", objstore.DefaultRunBudget, "retries of transient object-store failures one run may spend")
+	return sf
+}
+
+// openOptions are the delta.OpenOptions of the flags.
+func (sf *storeFlags) openOptions() delta.OpenOptions {
+	o := sf.opts
+	o.OpenTimeout = o.MetadataTimeout
+	return delta.OpenOptions{Store: o}
+}
+
+// run returns ctx carrying a fresh retry budget for one run.
+func (sf *storeFlags) run(ctx context.Context) context.Context {
+	return objstore.WithBudget(ctx, objstore.NewBudget(sf.budget))
+}
+
+// open opens the table at url with the flags' options.
+func (sf *storeFlags) open(ctx context.Context, url string) (*delta.Table, error) {
+	return delta.OpenTableWith(ctx, url, sf.openOptions())
+}
