@@ -12,7 +12,6 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/writer"
 )
 
 // Conflict kinds counted in Outcome.Conflicts.
@@ -57,7 +56,7 @@ type DroppedJob struct {
 // the test one keeps bitmaps in memory.
 type dvIO interface {
 	readDV(ctx context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error)
-	writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, []string, error)
+	writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, error)
 }
 
 // sourceState follows one source of a job through the winners.
@@ -80,7 +79,7 @@ type sourceState struct {
 
 // jobState follows one writer result.
 type jobState struct {
-	res      *writer.Result
+	job      *CompactionJob
 	sources  []*sourceState
 	dropped  *DroppedJob
 	sortable bool // rows were permuted: no offset remap (origin map if any)
@@ -114,7 +113,7 @@ func DVsAllowed(snap *delta.Snapshot) bool {
 	return false
 }
 
-func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, deleteTime int64) (*compaction, error) {
+func newCompaction(snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, deleteTime int64) (*compaction, error) {
 	c := &compaction{
 		snap:       snap,
 		byPath:     map[string]*sourceState{},
@@ -127,32 +126,32 @@ func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, del
 	for _, f := range snap.Files {
 		live[f.Path] = f
 	}
-	for _, res := range results {
-		if res == nil || res.Job == nil {
-			return nil, fmt.Errorf("compaction commit: nil writer result or job")
+	for _, job := range jobs {
+		if job == nil {
+			return nil, fmt.Errorf("compaction commit: nil job")
 		}
-		j := &jobState{res: res}
+		j := &jobState{job: job}
 		c.jobs = append(c.jobs, j)
-		if err := validateComposition(res); err != nil {
+		if err := validateComposition(job); err != nil {
 			j.sortable = true // never remap; dropped below anyway
-			j.dropped = &DroppedJob{JobID: res.Job.ID, Kind: KindInvalidComposition, Reason: err.Error(), Sources: sourcePaths(res.Job)}
+			j.dropped = &DroppedJob{JobID: job.ID, Kind: KindInvalidComposition, Reason: err.Error(), Sources: job.sourcePaths()}
 			c.conflicts[KindInvalidComposition]++
 		}
-		if len(res.Composition) == 0 {
+		if job.Sorted || len(job.Runs) == 0 {
 			j.sortable = true
 		}
 		runs := map[string]composition.Run{}
-		for _, r := range res.Composition {
+		for _, r := range job.Runs {
 			runs[r.Source] = r
 		}
-		for k, src := range res.Job.Sources {
+		for k, src := range job.Sources {
 			ss := &sourceState{job: j, idx: k, read: src, current: src}
 			if r, ok := runs[src.Path]; ok && !j.sortable && r.Output >= 0 {
 				ss.run = &r
 				ss.out = r.Output
 			}
 			if prev, dup := c.byPath[src.Path]; dup && prev.job.dropped == nil && j.dropped == nil {
-				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.res.Job.ID, res.Job.ID))
+				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.job.ID, job.ID))
 			}
 			// The read snapshot must still list the source exactly as read.
 			if l, ok := live[src.Path]; !ok || l.FileKey() != src.FileKey() {
@@ -165,37 +164,27 @@ func newCompaction(snap *delta.Snapshot, results []*writer.Result, dvs dvIO, del
 	return c, nil
 }
 
-func sourcePaths(j *writer.Job) []string {
-	out := make([]string, 0, len(j.Sources))
-	for _, s := range j.Sources {
-		out = append(out, s.Path)
-	}
-	return out
-}
-
 // validateComposition checks the writer's record before it is trusted:
 // the runs of an unsorted job (composition.Check), the origin map of a
 // sorted one (composition.CheckOrigins).
-func validateComposition(res *writer.Result) error {
-	rows := make([]int64, len(res.Outputs))
-	for i, o := range res.Outputs {
-		rows[i] = o.NumRecords
-	}
+func validateComposition(job *CompactionJob) error {
 	var err error
 	switch {
-	case len(res.Composition) > 0:
-		deleted := make(map[string]int64, len(res.Job.Sources))
-		for _, s := range res.Job.Sources {
+	case job.Sorted && len(job.Runs) > 0:
+		err = errors.New("sorted job with runs")
+	case job.Sorted && job.Origins != nil:
+		err = composition.CheckOrigins(job.Origins, job.outputRows())
+	case job.Sorted:
+		// No origin map: committed as is, dropped on any DV update.
+	case len(job.Sources) > 0:
+		deleted := make(map[string]int64, len(job.Sources))
+		for _, s := range job.Sources {
 			deleted[s.Path] = s.NumDeleted()
 		}
-		err = composition.Check(res.Composition, deleted, rows)
-	case res.Origins != nil:
-		err = composition.CheckOrigins(res.Origins, rows)
-	case res.Job.Sort == nil && len(res.Job.Sources) > 0:
-		err = errors.New("unsorted result without a composition")
+		err = composition.Check(job.Runs, deleted, job.outputRows())
 	}
 	if err != nil {
-		return fmt.Errorf("job %s: %w", res.Job.ID, err)
+		return fmt.Errorf("job %s: %w", job.ID, err)
 	}
 	return nil
 }
@@ -204,7 +193,7 @@ func (c *compaction) drop(j *jobState, kind, reason string, winner int64) {
 	if j.dropped != nil {
 		return
 	}
-	j.dropped = &DroppedJob{JobID: j.res.Job.ID, Kind: kind, Reason: reason, WinnerVersion: winner, Sources: sourcePaths(j.res.Job)}
+	j.dropped = &DroppedJob{JobID: j.job.ID, Kind: kind, Reason: reason, WinnerVersion: winner, Sources: j.job.sourcePaths()}
 }
 
 // active reports how many jobs are still in the transaction.
@@ -280,7 +269,7 @@ func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.
 	switch {
 	case !c.dvAllowed:
 		return fmt.Sprintf("winner rewrote the DV of %s but the table does not allow deletion vectors", ss.read.Path)
-	case ss.job.sortable && ss.job.res.Origins == nil:
+	case ss.job.sortable && ss.job.job.Origins == nil:
 		return fmt.Sprintf("winner rewrote the DV of %s in a sorted job without an origin map", ss.read.Path)
 	case !ss.job.sortable && ss.run == nil:
 		return fmt.Sprintf("winner rewrote the DV of %s, which has no run in any output", ss.read.Path)
@@ -302,7 +291,7 @@ func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.
 	}
 	var m map[int]*roaring64.Bitmap
 	if ss.job.sortable {
-		m, err = composition.Sorted(ss.job.res.Origins, ss.idx, ss.readDV, w)
+		m, err = composition.Sorted(ss.job.job.Origins, ss.idx, ss.readDV, w)
 		if err != nil {
 			return fmt.Sprintf("remap %s at version %d through the origin map: %v", ss.read.Path, version, err)
 		}
@@ -331,9 +320,9 @@ func cardinality(m map[int]*roaring64.Bitmap) uint64 {
 }
 
 // attemptActions builds the remove and add actions of the surviving jobs.
-// DV files for reconciled outputs are written here; their keys are returned
-// so that a failed attempt can delete them.
-func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remove, adds []*delta.Add, dvKeys []string, err error) {
+// DV files for reconciled outputs are written here (tracked in the
+// attempt's objects by the dvIO).
+func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remove, adds []*delta.Add, err error) {
 	type outRef struct {
 		j   *jobState
 		idx int
@@ -344,14 +333,14 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 		if j.dropped != nil {
 			continue
 		}
-		dels := make([]*roaring64.Bitmap, len(j.res.Outputs))
+		dels := make([]*roaring64.Bitmap, len(j.job.Outputs))
 		for _, ss := range j.sources {
 			for o, bm := range ss.remap {
 				if bm.IsEmpty() {
 					continue
 				}
 				if o < 0 || o >= len(dels) {
-					return nil, nil, nil, fmt.Errorf("job %s: remapped rows name output %d of %d", j.res.Job.ID, o, len(dels))
+					return nil, nil, fmt.Errorf("job %s: remapped rows name output %d of %d", j.job.ID, o, len(dels))
 				}
 				if dels[o] == nil {
 					dels[o] = roaring64.New()
@@ -368,11 +357,10 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 	}
 	descs := map[outRef]*delta.DeletionVector{}
 	if len(bitmaps) > 0 {
-		ds, keys, err := c.dvs.writeDVs(ctx, bitmaps)
+		ds, err := c.dvs.writeDVs(ctx, bitmaps)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("write reconciled deletion vectors: %w", err)
+			return nil, nil, fmt.Errorf("write reconciled deletion vectors: %w", err)
 		}
-		dvKeys = keys
 		for i, r := range needDV {
 			descs[r] = ds[i]
 		}
@@ -388,18 +376,18 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 			}
 			rm, err := compactionRemove(ss.current, physicalRecords(ss), tag, c.deleteTime)
 			if err != nil {
-				return nil, nil, dvKeys, err
+				return nil, nil, err
 			}
 			removes = append(removes, rm)
 		}
-		for i, o := range j.res.Outputs {
+		for i, o := range j.job.Outputs {
 			a := *o.Add
 			a.DataChange = false
 			if d, ok := descs[outRef{j, i}]; ok {
 				a.DeletionVector = d
 				wide, err := markWide(a.Stats)
 				if err != nil {
-					return nil, nil, dvKeys, fmt.Errorf("output %s: %w", a.Path, err)
+					return nil, nil, fmt.Errorf("output %s: %w", a.Path, err)
 				}
 				a.Stats = wide
 				a.ParsedStats = nil
@@ -407,7 +395,7 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 			adds = append(adds, &a)
 		}
 	}
-	return removes, adds, dvKeys, nil
+	return removes, adds, nil
 }
 
 func physicalRecords(ss *sourceState) int64 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/writer"
 )
 
 // memDVs keeps deletion vectors in memory: a descriptor's PathOrInlineDv
@@ -42,12 +41,12 @@ func (d *memDVs) readDV(_ context.Context, dv *delta.DeletionVector) (*roaring64
 	return b.Clone(), nil
 }
 
-func (d *memDVs) writeDVs(_ context.Context, bms []*roaring64.Bitmap) ([]*delta.DeletionVector, []string, error) {
+func (d *memDVs) writeDVs(_ context.Context, bms []*roaring64.Bitmap) ([]*delta.DeletionVector, error) {
 	var out []*delta.DeletionVector
 	for _, b := range bms {
 		out = append(out, d.put(b))
 	}
-	return out, nil, nil
+	return out, nil
 }
 
 func dvSnap(files ...*delta.Add) *delta.Snapshot {
@@ -65,17 +64,17 @@ func file(path string, n int64, dv *delta.DeletionVector) *delta.Add {
 }
 
 // binpack builds a writer result concatenating sources' live rows into one output.
-func binpack(id string, out string, srcs ...*delta.Add) *writer.Result {
-	res := &writer.Result{Job: &writer.Job{ID: id, Sources: srcs}}
+func binpack(id string, out string, srcs ...*delta.Add) *CompactionJob {
+	res := &CompactionJob{ID: id, Sources: srcs}
 	var off int64
 	for _, s := range srcs {
 		var phys int64
 		fmt.Sscanf(s.Stats, `{"numRecords":%d`, &phys)
 		live := phys - s.NumDeleted()
-		res.Composition = append(res.Composition, composition.Run{Source: s.Path, Target: out, Output: 0, RowOffsetInTarget: off, SourceNumPhysicalRecords: phys, LiveRows: live})
+		res.Runs = append(res.Runs, composition.Run{Source: s.Path, Target: out, Output: 0, RowOffsetInTarget: off, SourceNumPhysicalRecords: phys, LiveRows: live})
 		off += live
 	}
-	res.Outputs = []writer.Output{{Add: &delta.Add{Path: out, PartitionValues: map[string]*string{}, Size: 999, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"tightBounds":true}`, off)}, NumRecords: off}}
+	res.Outputs = []JobOutput{{Add: &delta.Add{Path: out, PartitionValues: map[string]*string{}, Size: 999, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"tightBounds":true}`, off)}, Rows: off}}
 	return res
 }
 
@@ -95,7 +94,7 @@ func TestCompactionConflicts(t *testing.T) {
 	type setup struct {
 		d     *memDVs
 		snap  *delta.Snapshot
-		res   []*writer.Result
+		res   []*CompactionJob
 		files map[string]*delta.Add
 	}
 	mk := func(dvEnabled bool) setup {
@@ -109,7 +108,7 @@ func TestCompactionConflicts(t *testing.T) {
 			snap.Metadata.Configuration = map[string]string{}
 		}
 		return setup{d: d, snap: snap,
-			res:   []*writer.Result{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", c, e)},
+			res:   []*CompactionJob{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", c, e)},
 			files: map[string]*delta.Add{"a": a, "b": b, "c": c, "e": e}}
 	}
 	tests := []struct {
@@ -239,7 +238,7 @@ func TestCompactionConflicts(t *testing.T) {
 					t.Errorf("conflicts[%s]=%d want %d (%v)", k, c.conflicts[k], n, c.conflicts)
 				}
 			}
-			removes, adds, _, err := c.attemptActions(ctx)
+			removes, adds, err := c.attemptActions(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,11 +282,11 @@ func TestCompactionRemoveShape(t *testing.T) {
 	b := file("b.parquet", 2, d.put(roaring64.BitmapOf(1)))
 	c2 := file("c.parquet", 2, d.put(roaring64.BitmapOf(0)))
 	snap := dvSnap(a, b, c2)
-	c, err := newCompaction(snap, []*writer.Result{binpack("j", "part-out.parquet", a, b, c2)}, d, 1734070118440)
+	c, err := newCompaction(snap, []*CompactionJob{binpack("j", "part-out.parquet", a, b, c2)}, d, 1734070118440)
 	if err != nil {
 		t.Fatal(err)
 	}
-	removes, _, _, err := c.attemptActions(context.Background())
+	removes, _, err := c.attemptActions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,17 +326,17 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 	b := file("b.parquet", 10, d.put(roaring64.BitmapOf(0)))
 	c := file("c.parquet", 10, nil)
 	// a and b land in output 0 (rows 0..18), c in output 1 (rows 0..9).
-	res := &writer.Result{Job: &writer.Job{ID: "j", Sources: []*delta.Add{a, b, c}},
-		Composition: []composition.Run{
+	res := &CompactionJob{ID: "j", Sources: []*delta.Add{a, b, c},
+		Runs: []composition.Run{
 			{Source: a.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
 			{Source: b.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 10, SourceNumPhysicalRecords: 10, LiveRows: 9},
 			{Source: c.Path, Target: "o1.parquet", Output: 1, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
 		},
-		Outputs: []writer.Output{
-			{Add: &delta.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, NumRecords: 19},
-			{Add: &delta.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, NumRecords: 10},
+		Outputs: []JobOutput{
+			{Add: &delta.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, Rows: 19},
+			{Add: &delta.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, Rows: 10},
 		}}
-	comp, err := newCompaction(dvSnap(a, b, c), []*writer.Result{res}, d, 1)
+	comp, err := newCompaction(dvSnap(a, b, c), []*CompactionJob{res}, d, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +345,7 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 	if err := comp.observe(ctx, 6, []delta.Action{rb, ab, rc, ac}); err != nil {
 		t.Fatal(err)
 	}
-	_, adds, _, err := comp.attemptActions(ctx)
+	_, adds, err := comp.attemptActions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,14 +362,14 @@ func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
 	a := file("a.parquet", 10, nil)
 	b := file("b.parquet", 10, nil)
 	bad := binpack("bad", "o.parquet", a, b)
-	bad.Composition[1].RowOffsetInTarget = 9 // overlaps a's run
+	bad.Runs[1].RowOffsetInTarget = 9 // overlaps a's run
 	good := binpack("good", "o2.parquet", file("c.parquet", 5, nil), file("e.parquet", 5, nil))
-	snap := dvSnap(append(append([]*delta.Add{}, bad.Job.Sources...), good.Job.Sources...)...)
-	comp, err := newCompaction(snap, []*writer.Result{bad, good}, newMemDVs(), 1)
+	snap := dvSnap(append(append([]*delta.Add{}, bad.Sources...), good.Sources...)...)
+	comp, err := newCompaction(snap, []*CompactionJob{bad, good}, newMemDVs(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	removes, adds, _, err := comp.attemptActions(context.Background())
+	removes, adds, err := comp.attemptActions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // DeleteOptions tune DeleteRows.
@@ -95,15 +96,19 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	if len(olds) == 0 {
 		return res, nil
 	}
-	dvs, err := delta.WriteDV(ctx, t, "", bitmaps)
+	o := opts.Options.withDefaults()
+	// This DELETE owns its attempt: the DV file it writes is deleted on
+	// every exit unless the commit published it (or may have).
+	objs := &attempt.Objects{}
+	defer func() {
+		if _, err := objs.Clean(ctx, t.Bucket); err != nil {
+			o.Logger.Warn("delete uncommitted deletion vector file", "table", t.URL, "error", err)
+		}
+	}()
+	dvs, err := (tableDVs{t: t, objs: objs}).writeDVs(ctx, bitmaps)
 	if err != nil {
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}
-	dvKey, err := dvObjectKey(dvs[0])
-	if err != nil {
-		return nil, err
-	}
-	o := opts.Options.withDefaults()
 	now := o.Now().UnixMilli()
 	var acts []delta.Action
 	read := map[string]bool{}
@@ -154,15 +159,11 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		CommitTags:     map[string]string{"noRowsCopied": "true", "delta.rowTracking.preserved": "false", "restoresDeletedRows": "false"},
 		ReadFiles:      read,
 		Actions:        acts,
+		Objects:        objs,
 		Options:        o,
 	}
 	v, err := tx.Commit(ctx)
 	if err != nil {
-		if !errors.Is(err, delta.ErrAmbiguous) {
-			cctx, cancel := cleanupContext(ctx)
-			_ = deleteKeys(cctx, t, []string{dvKey})
-			cancel()
-		}
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}
 	res.Version = v

@@ -127,7 +127,7 @@ func (d *DML) Commit(ctx context.Context) (*DMLOutcome, error) {
 		return nil, fmt.Errorf("commit: DML transaction needs a Txn with a read snapshot")
 	}
 	if d.dvs == nil {
-		d.dvs = tableDVs{t: d.Txn.Table}
+		d.dvs = tableDVs{t: d.Txn.Table, objs: d.Txn.Objects}
 	}
 	if err := d.init(); err != nil {
 		return nil, err
@@ -396,7 +396,7 @@ func numRecords(a *delta.Add) int64 {
 }
 
 // build writes the new DVs and returns the attempt's actions.
-func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, func(context.Context), error) {
+func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
 	o := d.Txn.Options.withDefaults()
 	now := o.Now().UnixMilli()
 	paths := make([]string, 0, len(d.targets))
@@ -417,7 +417,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 	for _, p := range paths {
 		t := d.targets[p]
 		if err := d.loadBase(ctx, t); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		n := numRecords(t.base)
 		full := t.whole
@@ -447,7 +447,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 			continue
 		default:
 			if n < 0 {
-				return nil, nil, nil, fmt.Errorf("file %s has no numRecords statistic: cannot add a deletion vector", t.base.Path)
+				return nil, nil, fmt.Errorf("file %s has no numRecords statistic: cannot add a deletion vector", t.base.Path)
 			}
 			dvTargets = append(dvTargets, t)
 			bitmaps = append(bitmaps, roaring64.Or(t.baseDV, t.ours))
@@ -457,13 +457,11 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 			dvRemoved++
 		}
 	}
-	var keys []string
 	if len(bitmaps) > 0 {
-		descs, ks, err := d.dvs.writeDVs(ctx, bitmaps)
+		descs, err := d.dvs.writeDVs(ctx, bitmaps)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("write deletion vectors: %w", err)
+			return nil, nil, fmt.Errorf("write deletion vectors: %w", err)
 		}
-		keys = ks
 		for i, t := range dvTargets {
 			add := *t.base
 			add.DeletionVector = descs[i]
@@ -471,7 +469,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 			add.ModificationTime = now
 			wide, err := markWide(add.Stats)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("file %s: %w", add.Path, err)
+				return nil, nil, fmt.Errorf("file %s: %w", add.Path, err)
 			}
 			add.Stats, add.ParsedStats = wide, nil
 			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)}, delta.Action{Add: &add})
@@ -482,7 +480,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 		}
 	}
 	if len(acts) == 0 {
-		return nil, nil, nil, nil
+		return nil, nil, nil
 	}
 	metrics := map[string]string{
 		"numRemovedFiles":           strconv.Itoa(removed),
@@ -493,12 +491,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, fun
 		"numCopiedRows":             strconv.Itoa(copied),
 		"numAddedChangeFiles":       "0",
 	}
-	cleanup := func(ctx context.Context) {
-		if err := deleteKeys(ctx, d.Txn.Table, keys); err != nil {
-			o.Logger.Warn("cleanup after failed attempt", "error", err)
-		}
-	}
-	return acts, metrics, cleanup, nil
+	return acts, metrics, nil
 }
 
 func countAdds(acts []delta.Action) int {

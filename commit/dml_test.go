@@ -116,7 +116,7 @@ func TestDMLSameFileDVMerge(t *testing.T) {
 			if err != nil {
 				return
 			}
-			acts, _, _, err := m.build(ctx)
+			acts, _, err := m.build(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func compactionWinner(t *testing.T, d *memDVs, out string, srcs ...*delta.Add) [
 	res := binpack("w", out, srcs...)
 	var acts []delta.Action
 	for i, s := range srcs {
-		run := res.Composition[i]
+		run := res.Runs[i]
 		rm, err := compactionRemove(s, run.SourceNumPhysicalRecords, &run, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestDMLReverseRemapOntoCompaction(t *testing.T) {
 	if m.conflicts[KindReverseRemapped] != 3 {
 		t.Fatalf("conflicts = %v, want 3 reverse remaps", m.conflicts)
 	}
-	acts, metrics, _, err := m.build(ctx)
+	acts, metrics, err := m.build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,13 @@
 // so a reader using the tag would misplace rows. Without the tag such a
 // reader falls back to a conflict, which is safe.
 //
-// It must not plan or rewrite data: jobs arrive already written by package
-// writer, and this package only decides what can be committed and how.
+// Jobs arrive as CompactionJob values (sources, outputs, the composition
+// record of package composition); this package never imports the writer.
+// It deletes nothing it did not commit either: the DV files it writes are
+// tracked in the caller's attempt.Objects, the commit loop marks the
+// objects a committed (or possibly committed) version references as kept,
+// and the operation that owns the attempt cleans up the rest.
+//
+// It must not plan or rewrite data, and only decides what can be committed
+// and how.
 package commit

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // commitKey is the object key of version v's commit file.
@@ -35,18 +34,21 @@ func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []delta.Acti
 func encodeAction(a delta.Action) ([]byte, error) { return delta.MarshalAction(a) }
 
 // tableDVs is the dvIO of a real table: DVs are read with delta.ReadDV and
-// written as one new DV file per attempt (inline when tiny).
+// written as one new DV file per attempt (inline when tiny), tracked in the
+// attempt's objects.
 type tableDVs struct {
 	t *delta.Table
 	// inlineMax is the largest cardinality written inline (0: never).
 	inlineMax uint64
+	// objs receives the key of every DV file written.
+	objs *attempt.Objects
 }
 
 func (d tableDVs) readDV(ctx context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error) {
 	return delta.ReadDV(ctx, d.t, dv)
 }
 
-func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, []string, error) {
+func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, error) {
 	out := make([]*delta.DeletionVector, len(bitmaps))
 	var fileIdx []int
 	var fileBMs []*roaring64.Bitmap
@@ -54,7 +56,7 @@ func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]
 		if b.GetCardinality() <= d.inlineMax {
 			dv, err := delta.InlineDV(b)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			out[i] = dv
 			continue
@@ -62,22 +64,27 @@ func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]
 		fileIdx = append(fileIdx, i)
 		fileBMs = append(fileBMs, b)
 	}
-	var keys []string
-	if len(fileBMs) > 0 {
-		dvs, err := delta.WriteDV(ctx, d.t, "", fileBMs)
-		if err != nil {
-			return nil, nil, err
-		}
-		for k, i := range fileIdx {
-			out[i] = dvs[k]
-		}
-		key, err := dvObjectKey(dvs[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		keys = append(keys, key)
+	if len(fileBMs) == 0 {
+		return out, nil
 	}
-	return out, keys, nil
+	if d.objs == nil {
+		return nil, fmt.Errorf("table %s: write deletion vectors: no attempt.Objects to track the file in", d.t.URL)
+	}
+	// The key is known once written; a failed write leaves no object (an
+	// abandoned upload is discarded).
+	dvs, err := delta.WriteDV(ctx, d.t, "", fileBMs)
+	if err != nil {
+		return nil, err
+	}
+	key, err := dvObjectKey(dvs[0])
+	if err != nil {
+		return nil, err
+	}
+	d.objs.Track(key)
+	for k, i := range fileIdx {
+		out[i] = dvs[k]
+	}
+	return out, nil
 }
 
 // dvObjectKey returns the object key of a `u` descriptor's file.
@@ -86,18 +93,4 @@ func dvObjectKey(dv *delta.DeletionVector) (string, error) {
 		return "", fmt.Errorf("deletion vector %q is not a relative (u) file", dv.UniqueID())
 	}
 	return delta.DVFileKey(dv.PathOrInlineDv)
-}
-
-// deleteKeys removes objects written for an attempt that never committed.
-func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
-	var errs []string
-	for _, k := range keys {
-		if err := t.Bucket.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("table %s: delete uncommitted objects: %s", t.URL, strings.Join(errs, "; "))
-	}
-	return nil
 }

@@ -2,12 +2,10 @@ package commit
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/writer"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // CompactionOptions tune a compaction commit.
@@ -31,7 +29,7 @@ type Outcome struct {
 	// Version is the committed version, -1 when nothing was committed.
 	Version int64 `json:"committedVersion"`
 	// Committed are the results that went into the commit.
-	Committed []*writer.Result `json:"-"`
+	Committed []*CompactionJob `json:"-"`
 	// Dropped are the jobs left out, with why.
 	Dropped []DroppedJob `json:"dropped"`
 	// Reconciled lists every winner DV remapped onto a committed output.
@@ -49,30 +47,31 @@ type Outcome struct {
 // vector in place is reconciled by remapping its deletions onto our output;
 // a winner that removed a source otherwise drops that source's job (only
 // that job); a protocol or metadata change abandons the whole attempt
-// (ErrMetadataChanged, class Retry). Outputs of dropped jobs, and of every
-// job when the attempt is abandoned, are deleted at once.
+// (ErrMetadataChanged, class Retry).
+//
+// objs is the attempt's object set, owned by the caller: the jobs' outputs
+// are in it already, the reconciled DV files this commit writes are added
+// to it, and the objects the committed version references (or may
+// reference, after an ambiguous put) are marked kept. CommitCompaction
+// deletes nothing; the caller cleans objs on every exit path, which removes
+// the outputs of dropped jobs, of a failed commit and the DV files of lost
+// attempts.
 //
 // Reconciled results are only committed when all of a job's sources
 // reconcile; the committed outcome is returned even when every job was
 // dropped (Version -1).
-func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot, results []*writer.Result, opts CompactionOptions) (*Outcome, error) {
+func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*CompactionJob, objs *attempt.Objects, opts CompactionOptions) (*Outcome, error) {
 	o := opts.Options.withDefaults()
 	out := &Outcome{ReadVersion: snap.Version, Version: -1}
-	// Sorted jobs' origin maps are only needed while committing.
-	defer func() {
-		for _, r := range results {
-			if r != nil {
-				_ = r.Origins.Close()
-			}
-		}
-	}()
+	if objs == nil {
+		return out, WithClass(Halt, fmt.Errorf("compaction commit of %s: no attempt.Objects to track its objects in", t.URL))
+	}
 	inlineMax := uint64(0)
 	if opts.InlineDVMaxRows > 0 {
 		inlineMax = uint64(opts.InlineDVMaxRows)
 	}
-	c, err := newCompaction(snap, results, tableDVs{t: t, inlineMax: inlineMax}, o.Now().UnixMilli())
+	c, err := newCompaction(snap, jobs, tableDVs{t: t, inlineMax: inlineMax, objs: objs}, o.Now().UnixMilli())
 	if err != nil {
-		abortAll(ctx, t, results, o)
 		return out, err
 	}
 	clusterBy := opts.ClusterBy
@@ -93,13 +92,14 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 		IsolationLevel: "SnapshotIsolation",
 		IsBlindAppend:  false,
 		CommitTags:     map[string]string{"delta.rowTracking.preserved": "false"},
+		Objects:        objs,
 		Options:        o,
 	}
 	for k, v := range opts.OperationParameters {
 		tx.OperationParameters[k] = v
 	}
-	p := &compactionParticipant{c: c, t: t, o: o, aborted: map[*jobState]bool{}}
-	p.abortDropped(ctx)
+	p := &compactionParticipant{c: c, t: t, o: o, logged: map[*jobState]bool{}}
+	p.logDropped()
 	v, err := tx.run(ctx, p)
 	out.Conflicts = c.conflicts
 	out.Reconciled = c.reconciled
@@ -109,22 +109,19 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 		}
 	}
 	if err != nil {
-		if !errors.Is(err, delta.ErrAmbiguous) {
-			abortAll(ctx, t, results, o)
-		}
 		out.Reconciled = nil
 		return out, err
 	}
-	p.abortDropped(ctx)
+	p.logDropped()
 	if v < 0 {
 		return out, nil
 	}
 	out.Version = v
 	for _, j := range c.jobs {
 		if j.dropped == nil {
-			out.Committed = append(out.Committed, j.res)
+			out.Committed = append(out.Committed, j.job)
 			out.FilesRemoved += len(j.sources)
-			out.FilesAdded += len(j.res.Outputs)
+			out.FilesAdded += len(j.job.Outputs)
 		}
 	}
 	// Keep only reconciliations of committed jobs.
@@ -141,46 +138,38 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 }
 
 type compactionParticipant struct {
-	c       *compaction
-	t       *delta.Table
-	o       Options
-	aborted map[*jobState]bool
+	c      *compaction
+	t      *delta.Table
+	o      Options
+	logged map[*jobState]bool
 }
 
 func (p *compactionParticipant) observe(ctx context.Context, version int64, actions []delta.Action) error {
 	if err := p.c.observe(ctx, version, actions); err != nil {
 		return err
 	}
-	p.abortDropped(ctx)
+	p.logDropped()
 	return nil
 }
 
-// abortDropped deletes the outputs of jobs dropped since the last call.
-func (p *compactionParticipant) abortDropped(ctx context.Context) {
+// logDropped logs the jobs dropped since the last call (their outputs stay
+// in the attempt's objects, unkept, for the owner's cleanup).
+func (p *compactionParticipant) logDropped() {
 	for _, j := range p.c.jobs {
-		if j.dropped != nil && !p.aborted[j] {
-			p.aborted[j] = true
-			abortResult(ctx, p.t, j.res, p.o)
+		if j.dropped != nil && !p.logged[j] {
+			p.logged[j] = true
 			p.o.Logger.Info("compaction job dropped", "table", p.t.URL, "job", j.dropped.JobID, "kind", j.dropped.Kind, "reason", j.dropped.Reason)
 		}
 	}
 }
 
-func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[string]string, func(context.Context), error) {
+func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
 	if p.c.active() == 0 {
-		return nil, nil, nil, nil
+		return nil, nil, nil
 	}
-	removes, adds, dvKeys, err := p.c.attemptActions(ctx)
-	cleanup := func(ctx context.Context) {
-		ctx, cancel := cleanupContext(ctx)
-		defer cancel()
-		if err := deleteKeys(ctx, p.t, dvKeys); err != nil {
-			p.o.Logger.Warn("cleanup of reconciled DV files failed", "error", err)
-		}
-	}
+	removes, adds, err := p.c.attemptActions(ctx)
 	if err != nil {
-		cleanup(ctx)
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	acts := make([]delta.Action, 0, len(removes)+len(adds))
 	for _, r := range removes {
@@ -189,43 +178,7 @@ func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[
 	for _, a := range adds {
 		acts = append(acts, delta.Action{Add: a})
 	}
-	return acts, p.c.metrics(removes, adds), cleanup, nil
-}
-
-// cleanupContext detaches cleanup from the caller's cancellation (which may
-// be why we are cleaning up) but still bounds it.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-}
-
-// abortResult deletes a result's outputs (never committed).
-func abortResult(ctx context.Context, t *delta.Table, res *writer.Result, o Options) {
-	ctx, cancel := cleanupContext(ctx)
-	defer cancel()
-	if err := res.Abort(ctx); err != nil {
-		o.Logger.Warn("abort job outputs", "error", err)
-	}
-	var keys []string
-	for _, out := range res.Outputs {
-		k := out.Key
-		if k == "" && out.Add != nil {
-			k, _ = out.Add.Key()
-		}
-		if k != "" {
-			keys = append(keys, k)
-		}
-	}
-	if err := deleteKeys(ctx, t, keys); err != nil {
-		o.Logger.Warn("delete dropped job outputs", "error", err)
-	}
-}
-
-func abortAll(ctx context.Context, t *delta.Table, results []*writer.Result, o Options) {
-	for _, r := range results {
-		if r != nil {
-			abortResult(ctx, t, r, o)
-		}
-	}
+	return acts, p.c.metrics(removes, adds), nil
 }
 
 // String summarizes an outcome for logs.

@@ -17,7 +17,6 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/writer"
 )
 
 // lines splits a commit into (kind, body) pairs.
@@ -75,12 +74,12 @@ func TestCompactionCommitMatchesDatabricksShape(t *testing.T) {
 	c := file("part-c.parquet", 2, d.put(roaring64.BitmapOf(0)))
 	snap := dvSnap(a, b, c)
 	res := binpack("j", "part-out.parquet", a, b, c)
-	comp, err := newCompaction(snap, []*writer.Result{res}, d, 1734070118440)
+	comp, err := newCompaction(snap, []*CompactionJob{res}, d, 1734070118440)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &compactionParticipant{c: comp}
-	acts, metrics, _, err := p.build(context.Background())
+	acts, metrics, err := p.build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,14 +235,14 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 				adds = append(adds, file(s.rm.Path, s.phys, dv))
 			}
 			res := binpack("j", "target.parquet", adds...)
-			if res.Outputs[0].NumRecords != outRows {
-				t.Fatalf("output rows %d, DBR %d", res.Outputs[0].NumRecords, outRows)
+			if res.Outputs[0].Rows != outRows {
+				t.Fatalf("output rows %d, DBR %d", res.Outputs[0].Rows, outRows)
 			}
-			c, err := newCompaction(dvSnap(adds...), []*writer.Result{res}, d, 1)
+			c, err := newCompaction(dvSnap(adds...), []*CompactionJob{res}, d, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours, _, _, err := c.attemptActions(context.Background())
+			ours, _, err := c.attemptActions(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

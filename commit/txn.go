@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // Options tune a transaction's commit loop. The zero value is usable.
@@ -96,6 +97,13 @@ type Txn struct {
 	ReadFiles map[string]bool
 	// Actions are the actions to commit (no commitInfo: Commit writes it).
 	Actions []delta.Action
+	// Objects is the attempt's object set, owned by the operation that
+	// started the attempt: objects the transaction writes (deletion
+	// vectors) are tracked in it, and those its committed version
+	// references, or may reference after an ambiguous put, are marked kept
+	// there. The transaction itself deletes nothing. nil: a transaction
+	// that writes no objects.
+	Objects *attempt.Objects
 	// Options tune retries.
 	Options Options
 
@@ -107,9 +115,8 @@ type participant interface {
 	// observe checks one winning commit; an error abandons the transaction.
 	observe(ctx context.Context, version int64, actions []delta.Action) error
 	// build returns the actions (after commitInfo) for the next attempt;
-	// nil means there is nothing left to commit. cleanup undoes objects
-	// written for an attempt that did not commit.
-	build(ctx context.Context) (actions []delta.Action, metrics map[string]string, cleanup func(context.Context), err error)
+	// nil means there is nothing left to commit.
+	build(ctx context.Context) (actions []delta.Action, metrics map[string]string, err error)
 }
 
 // TxnID returns the transaction's id (commitInfo.txnId), fixed for its life.
@@ -141,8 +148,8 @@ func (p *plainTxn) observe(ctx context.Context, version int64, actions []delta.A
 	return nil
 }
 
-func (p *plainTxn) build(ctx context.Context) ([]delta.Action, map[string]string, func(context.Context), error) {
-	return p.tx.Actions, p.tx.OperationMetrics, nil, nil
+func (p *plainTxn) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
+	return p.tx.Actions, p.tx.OperationMetrics, nil
 }
 
 // ictEnabled reports whether the table writes in-commit timestamps.
@@ -186,12 +193,16 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 			}
 			next++
 		}
-		actions, metrics, cleanup, err := p.build(ctx)
+		actions, metrics, err := p.build(ctx)
 		if err != nil {
 			return -1, err
 		}
 		if actions == nil {
 			return -1, nil
+		}
+		refs, err := referencedKeys(actions)
+		if err != nil {
+			return -1, fmt.Errorf("commit to %s: %w", tx.Table.URL, err)
 		}
 		now := o.Now().UnixMilli()
 		var ict *int64
@@ -201,20 +212,20 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		}
 		data, err := tx.encode(now, ict, metrics, actions, o.EngineInfo)
 		if err != nil {
-			if cleanup != nil {
-				cleanup(ctx)
-			}
 			return -1, err
 		}
 		if o.BeforePut != nil {
 			if err := o.BeforePut(ctx, next); err != nil {
-				if cleanup != nil {
-					cleanup(ctx)
-				}
 				return -1, fmt.Errorf("before-put hook: %w", err)
 			}
 		}
 		err = tx.Table.Log.PutIfAbsent(ctx, commitKey(next), data)
+		if err == nil || errors.Is(err, delta.ErrAmbiguous) {
+			// Published, or perhaps: a commit that lands late may
+			// reference this attempt's objects, so they are never
+			// cleaned (at worst orphans for a later vacuum).
+			tx.keep(refs)
+		}
 		if err == nil {
 			o.Logger.Debug("committed", "table", tx.Table.URL, "version", next, "attempt", attempt)
 			return next, nil
@@ -236,17 +247,8 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 				// lands later, and the retry's catch-up will recognise it).
 				o.Logger.Warn("ambiguous commit not visible", "table", tx.Table.URL, "version", next, "error", err)
 			}
-			// Objects of this attempt may be referenced by a commit that
-			// lands late: keep them (at worst orphans for a later cleanup).
-			cleanup = nil
 		default:
-			if cleanup != nil {
-				cleanup(ctx)
-			}
 			return -1, fmt.Errorf("commit version %d of %s: %w", next, tx.Table.URL, err)
-		}
-		if cleanup != nil {
-			cleanup(ctx)
 		}
 		if attempt >= o.MaxAttempts {
 			return -1, fmt.Errorf("commit to %s after %d attempts: %w", tx.Table.URL, attempt, ErrTooManyAttempts)
@@ -257,6 +259,39 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		}
 		backoff = min(backoff*2, o.MaxBackoff)
 	}
+}
+
+// keep marks an attempt's referenced objects as published.
+func (tx *Txn) keep(refs []string) {
+	if tx.Objects != nil && len(refs) > 0 {
+		tx.Objects.Keep(refs...)
+	}
+}
+
+// referencedKeys returns the object keys an attempt's add actions
+// reference: each data file and its deletion-vector file (`u` DVs). They
+// are what a committed version makes live, so they must never be cleaned;
+// a path that does not decode fails the attempt before the put.
+func referencedKeys(actions []delta.Action) ([]string, error) {
+	var keys []string
+	for _, a := range actions {
+		if a.Add == nil {
+			continue
+		}
+		k, err := a.Add.Key()
+		if err != nil {
+			return nil, fmt.Errorf("add %s: %w", a.Add.Path, err)
+		}
+		keys = append(keys, k)
+		if dv := a.Add.DeletionVector; dv != nil && dv.StorageType == "u" {
+			k, err := dvObjectKey(dv)
+			if err != nil {
+				return nil, fmt.Errorf("add %s: %w", a.Add.Path, err)
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
 }
 
 // commitInfoJSON is commitInfo in Spark's field order.

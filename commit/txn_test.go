@@ -57,9 +57,9 @@ func (r *recorder) observe(_ context.Context, v int64, _ []delta.Action) error {
 	return nil
 }
 
-func (r *recorder) build(context.Context) ([]delta.Action, map[string]string, func(context.Context), error) {
+func (r *recorder) build(context.Context) ([]delta.Action, map[string]string, error) {
 	r.builds++
-	return r.actions, nil, nil, nil
+	return r.actions, nil, nil
 }
 
 type fakeSleep struct{ waits []time.Duration }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
@@ -218,17 +219,25 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	if err != nil {
 		return nil, fmt.Errorf("run plan on %s: %w", t.URL, err)
 	}
-	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, opts.Writer)
-	var ok []*writer.Result
+	// The run owns its attempt: every object written for it is tracked in
+	// objs, and whatever the commit did not publish is deleted on every
+	// exit path (failed and dropped jobs, a failed or canceled commit).
+	objs := &attempt.Objects{}
+	var results []*writer.Result
+	defer func() { cleanAttempt(ctx, t, objs, results, opts.Logger) }()
+	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, objs, opts.Writer)
+	var ok []*commit.CompactionJob
+	written := map[*commit.CompactionJob]*writer.Result{}
 	for _, r := range results {
 		if r != nil {
-			ok = append(ok, r)
+			cj := compactionJob(r)
+			ok = append(ok, cj)
+			written[cj] = r
 		} else {
 			res.JobsFailed++
 		}
 	}
 	if ctx.Err() != nil {
-		abort(ctx, ok, opts.Logger)
 		return nil, fmt.Errorf("run on %s: %w", t.URL, ctx.Err())
 	}
 	if rewriteErr != nil {
@@ -239,7 +248,7 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 		cop.OperationParameters = pl.OperationParameters
 	}
 	if len(ok) > 0 {
-		out, err := commit.CommitCompaction(ctx, t, snap, ok, cop)
+		out, err := commit.CommitCompaction(ctx, t, snap, ok, objs, cop)
 		if out != nil {
 			res.Conflicts = out.Conflicts
 			res.Dropped = append(res.Dropped, out.Dropped...)
@@ -255,9 +264,9 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 		if out.Reconciled != nil {
 			res.Reconciled = out.Reconciled
 		}
-		for _, r := range out.Committed {
-			res.BytesRead += r.BytesRead
-			res.BytesWritten += r.BytesWritten
+		for _, cj := range out.Committed {
+			res.BytesRead += written[cj].BytesRead
+			res.BytesWritten += written[cj].BytesWritten
 		}
 	}
 	if rewriteErr != nil {
@@ -270,12 +279,39 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	return res, nil
 }
 
-func abort(ctx context.Context, results []*writer.Result, log hclog.Logger) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
+// compactionJob hands a writer result to the commit: the sources as read,
+// the outputs, and the composition record (runs, or the origin map of a
+// sorted job).
+func compactionJob(r *writer.Result) *commit.CompactionJob {
+	cj := &commit.CompactionJob{
+		ID:      r.Job.ID,
+		Sources: r.Job.Sources,
+		Runs:    r.Composition,
+		Sorted:  r.Job.Sort != nil,
+	}
+	if r.Origins != nil {
+		cj.Origins = r.Origins
+	}
+	for _, o := range r.Outputs {
+		cj.Outputs = append(cj.Outputs, commit.JobOutput{Add: o.Add, Rows: o.NumRecords})
+	}
+	return cj
+}
+
+// cleanAttempt ends a run's attempt: it releases the sorted jobs' origin
+// maps and deletes every object written for the run that the commit did
+// not publish.
+func cleanAttempt(ctx context.Context, t *delta.Table, objs *attempt.Objects, results []*writer.Result, log hclog.Logger) {
 	for _, r := range results {
-		if err := r.Abort(cctx); err != nil {
-			log.Warn("abort rewrite outputs", "error", err)
+		if r != nil {
+			_ = r.Origins.Close()
 		}
+	}
+	n, err := objs.Clean(ctx, t.Bucket)
+	if err != nil {
+		log.Warn("delete uncommitted outputs", "table", t.URL, "error", err)
+	}
+	if n > 0 {
+		log.Info("deleted uncommitted outputs", "table", t.URL, "objects", n)
 	}
 }

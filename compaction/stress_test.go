@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -274,12 +275,18 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 						return
 					}
 					dopts := copts
-					dopts.MaxAttempts = 5 // losing a race is where it reconciles
-					d := &commit.DML{Txn: &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", Options: dopts},
+					dopts.MaxAttempts = 5      // losing a race is where it reconciles
+					objs := &attempt.Objects{} // this DELETE owns its attempt
+					d := &commit.DML{Txn: &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", Objects: objs, Options: dopts},
 						Reads: []predicate.Read{{Data: pred}}, Changes: []*commit.FileChange{{Read: f, Deleted: bm}},
 						Isolation: commit.WriteSerializable}
 					var out *commit.DMLOutcome
-					if out, err = d.Commit(ctx); err == nil {
+					out, err = d.Commit(ctx)
+					if _, cerr := objs.Clean(ctx, tbl.Bucket); cerr != nil {
+						fail(cerr)
+						return
+					}
+					if err == nil {
 						cnt.mu.Lock()
 						cnt.dmlReverse += out.Conflicts[commit.KindReverseRemapped]
 						cnt.dmlMerged += out.Conflicts[commit.KindDVMerged]

@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -323,16 +324,17 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	var (
 		changes     []*commit.FileChange
 		readOnly    = map[string]bool{}
-		rewrites    []*writer.Result
 		dryRewrites = map[string]bool{} // files a dry run would rewrite
+		// The delete owns its attempt: copy-on-write outputs and DV files
+		// are tracked here, and what the commit did not publish is
+		// deleted on every exit path.
+		objs = &attempt.Objects{}
 	)
-	abortRewrites := func() {
-		for _, r := range rewrites {
-			if err := r.Abort(context.WithoutCancel(ctx)); err != nil {
-				opts.Logger.Warn("delete uncommitted copy-on-write output", "table", t.URL, "error", err)
-			}
+	defer func() {
+		if _, err := objs.Clean(ctx, t.Bucket); err != nil {
+			opts.Logger.Warn("delete uncommitted retention outputs", "table", t.URL, "error", err)
 		}
-	}
+	}()
 	for _, f := range snap.Files {
 		if tgt.partition {
 			match, err := matcher.MayMatchReads([]predicate.Read{read}, false, f)
@@ -374,7 +376,6 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		res.FilesScanned++
 		deleted, live, err := expiredRows(ctx, t, snap, f, tgt)
 		if err != nil {
-			abortRewrites()
 			return commit.WithClass(commit.Quarantine, err)
 		}
 		switch {
@@ -390,12 +391,10 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted})
 			dryRewrites[f.Path] = true
 		default:
-			out, err := rewriteWithout(ctx, t, snap, f, deleted, opts.Writer)
+			out, err := rewriteWithout(ctx, t, snap, f, deleted, objs, opts.Writer)
 			if err != nil {
-				abortRewrites()
 				return err
 			}
-			rewrites = append(rewrites, out)
 			var adds []*delta.Add
 			for _, o := range out.Outputs {
 				a := *o.Add
@@ -421,6 +420,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			Snapshot:            snap,
 			Operation:           "DELETE",
 			OperationParameters: map[string]any{"predicate": fmt.Sprintf("[%q]", expirePredicateText(tgt, opts))},
+			Objects:             objs,
 			Options:             opts.Commit,
 		},
 		Reads:    []predicate.Read{read},
@@ -433,7 +433,6 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		res.Conflicts[k] += n
 	}
 	if err != nil {
-		abortRewrites()
 		return err
 	}
 	res.CommittedVersion = out.Version
@@ -624,7 +623,7 @@ func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
 // rewriteWithout rewrites f without the deleted rows (copy-on-write): the
 // writer reads a copy of f's add whose inline DV also covers the deleted
 // rows, so the shared streaming path writes only the survivors.
-func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, deleted *roaring64.Bitmap, wo writer.Options) (*writer.Result, error) {
+func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, deleted *roaring64.Bitmap, objs *attempt.Objects, wo writer.Options) (*writer.Result, error) {
 	all := deleted.Clone()
 	if f.DeletionVector != nil {
 		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
@@ -640,7 +639,7 @@ func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f
 	src := *f
 	src.DeletionVector = dv
 	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*delta.Add{&src}, PartitionValues: f.PartitionValues}
-	out, err := writer.Rewrite(ctx, t, snap, job, wo)
+	out, err := writer.Rewrite(ctx, t, snap, job, objs, wo)
 	if err != nil {
 		return nil, fmt.Errorf("copy-on-write rewrite of %s: %w", f.Path, err)
 	}

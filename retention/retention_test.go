@@ -352,3 +352,58 @@ func compactOpts() compaction.RunOptions {
 	pol.SettleWindow = 0
 	return compaction.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 }
+
+// landsLate holds the first put back and reports an unknown outcome (a
+// request that timed out on our side but is still in flight); Land makes it
+// reach the store afterwards.
+type landsLate struct {
+	delta.LogStore
+	key  string
+	data []byte
+}
+
+func (l *landsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if l.key == "" {
+		l.key, l.data = key, data
+		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
+	}
+	return l.LogStore.PutIfAbsent(ctx, key, data)
+}
+
+func (l *landsLate) Land(ctx context.Context) error {
+	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
+}
+
+// A retention DELETE whose put may still land keeps the objects it wrote
+// (copy-on-write outputs, DV files) even when it gives up: here the put
+// lands after the run returned, and deleting them would leave the committed
+// version pointing at missing files.
+func TestAmbiguousCommitKeepsTheDeletesObjects(t *testing.T) {
+	for _, dvs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deletion vectors %v", dvs), func(t *testing.T) {
+			ctx := context.Background()
+			tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+			if !dvs {
+				snap := tabletest.Latest(t, tbl)
+				meta := snap.Metadata
+				meta.Configuration = map[string]string{}
+				tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
+				if _, err := tx.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			late := &landsLate{LogStore: tbl.Log}
+			tbl.Log = late
+			_, err := Expire(ctx, tbl, Options{Column: "id", EpochUnit: "days", Before: "5", Commit: commit.Options{MaxAttempts: 1}, Logger: tabletest.Logger(t)})
+			if !errors.Is(err, commit.ErrTooManyAttempts) {
+				t.Fatalf("Expire = %v, want it to give up after the unknown outcome", err)
+			}
+			if err := late.Land(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The DELETE landed after all: the table reads back without
+			// the expired rows, through the objects the attempt wrote.
+			tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(5, 15)))
+		})
+	}
+}

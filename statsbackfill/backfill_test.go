@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
@@ -50,15 +51,12 @@ func dataHashes(t *testing.T, tbl *delta.Table) map[string][32]byte {
 func writerStats(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add) string {
 	t.Helper()
 	ctx := context.Background()
-	res, err := writer.RewriteAll(ctx, tbl, snap, []*writer.Job{{ID: "check", Sources: []*delta.Add{f}}}, writer.Options{})
+	objs := &attempt.Objects{} // the check owns its attempt: nothing it writes is kept
+	defer func() { _, _ = objs.Clean(ctx, tbl.Bucket) }()
+	res, err := writer.RewriteAll(ctx, tbl, snap, []*writer.Job{{ID: "check", Sources: []*delta.Add{f}}}, objs, writer.Options{})
 	if err != nil {
 		t.Fatalf("rewrite %s: %v", f.Path, err)
 	}
-	defer func() {
-		for _, r := range res {
-			_ = r.Abort(ctx)
-		}
-	}()
 	if len(res) != 1 || len(res[0].Outputs) != 1 {
 		t.Fatalf("rewrite of %s: %d results", f.Path, len(res))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // BenchmarkRewrite rewrites generated tables (10 mixed columns) and reports
@@ -66,7 +67,8 @@ func BenchmarkRewrite(b *testing.B) {
 			b.ResetTimer()
 			copied, packed := 0, 0
 			for i := 0; i < b.N; i++ {
-				results, err := RewriteAll(ctx, tbl, snap, jobs, opts)
+				objs := &attempt.Objects{}
+				results, err := RewriteAll(ctx, tbl, snap, jobs, objs, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -74,7 +76,7 @@ func BenchmarkRewrite(b *testing.B) {
 				for _, r := range results {
 					copied += r.CopiedRowGroups
 					packed += r.PackedSources
-					if err := r.Abort(ctx); err != nil {
+					if err := cleanAttempt(ctx, objs, tbl); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // corruptColumnChunk overwrites one column chunk of a data file (header and
@@ -89,16 +90,21 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			opts.SpillDir = t.TempDir()
 			tc.opts(&opts)
 			job := &Job{ID: "j", Sources: snap.Files}
-			res, err := Rewrite(context.Background(), tbl, snap, job, opts)
+			objs := &attempt.Objects{}
+			_, err = Rewrite(context.Background(), tbl, snap, job, objs, opts)
+			if cerr := cleanAttempt(context.Background(), objs, tbl); cerr != nil {
+				t.Fatal(cerr)
+			}
 			if err == nil {
-				_ = res.Abort(context.Background())
 				t.Fatal("a corrupt source was rewritten without error")
 			}
 			if !strings.Contains(err.Error(), bad.Path) {
 				t.Errorf("error does not name %s: %v", bad.Path, err)
 			}
+			// Every object the failed job wrote was tracked: cleaning the
+			// attempt restores the table.
 			if after := listKeys(t, tbl); !slices.Equal(before, after) {
-				t.Errorf("objects changed by the failed rewrite:\nbefore %v\nafter  %v", before, after)
+				t.Errorf("objects left after cleaning the failed attempt:\nbefore %v\nafter  %v", before, after)
 			}
 			t.Logf("%v", err)
 		})

@@ -24,6 +24,8 @@
 // by Options (page size, read buffers, batches in flight); the pages of the
 // row group being built spill to unlinked temp files.
 //
-// It must not commit anything: it returns what it wrote and can delete it
-// (Result.Abort; every error path of Rewrite already did).
+// It must not commit anything, and it deletes nothing it wrote: every output
+// key is tracked in the caller's attempt.Objects before the object is
+// created, and the operation that owns the attempt deletes what it does not
+// commit, on every exit path (failed jobs included).
 package writer

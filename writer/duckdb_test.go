@@ -18,6 +18,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // duckFile is one line of tools/duckcheck/check.mjs output.
@@ -99,7 +100,8 @@ func TestOutputsAgreeWithDuckDB(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: load snapshot: %v", name, err)
 		}
-		results, err := RewriteAll(ctx, tbl, snap, partitionJobs(snap), DefaultOptions())
+		objs := &attempt.Objects{}
+		results, err := RewriteAll(ctx, tbl, snap, partitionJobs(snap), objs, DefaultOptions())
 		if err != nil {
 			t.Fatalf("%s: rewrite: %v", name, err)
 		}

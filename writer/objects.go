@@ -2,46 +2,14 @@ package writer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
-	"gocloud.dev/gcerrors"
 )
-
-// tracker remembers every object key written (or being written) for a job so
-// that an abandoned attempt can delete them all.
-type tracker struct {
-	mu   sync.Mutex
-	keys []string
-}
-
-func (tr *tracker) add(key string) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	tr.keys = append(tr.keys, key)
-}
-
-// deleteAll deletes every tracked object; missing objects are fine (a write
-// that never completed leaves nothing behind).
-func (tr *tracker) deleteAll(ctx context.Context, b *blob.Bucket) error {
-	tr.mu.Lock()
-	keys := tr.keys
-	tr.keys = nil
-	tr.mu.Unlock()
-	var errs []error
-	for _, k := range keys {
-		if err := b.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			errs = append(errs, fmt.Errorf("delete %s: %w", k, err))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // countingWriter counts the bytes that reach the object.
 type countingWriter struct {

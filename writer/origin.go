@@ -31,7 +31,7 @@ const DefaultOriginMemory = 16 << 20
 // ...), 12 bytes per row; beyond a memory bound they are appended to an
 // unlinked temp file, so a crash leaves nothing behind. The commit uses
 // Locate to remap a concurrent writer's deletions onto permuted outputs;
-// Close releases the temp file (Result.Abort closes it too).
+// Close releases the temp file (Rewrite closes it when the job fails).
 type OriginMap struct {
 	mu     sync.Mutex
 	limit  int

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // ErrLiveRowMismatch means a source yielded a different number of live rows
@@ -23,9 +24,11 @@ import (
 var ErrLiveRowMismatch = errors.New("live row count does not match numRecords minus DV cardinality")
 
 // Rewrite streams the live rows of job's sources, in order, into new parquet
-// files under the table root and returns what it wrote. On error every object
-// it wrote is deleted before returning. It never commits.
-func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job, opts Options) (*Result, error) {
+// files under the table root and returns what it wrote. It tracks every
+// object key in objs before creating the object, and deletes nothing: on
+// error, and for a result that is never committed, the caller that owns objs
+// cleans up (attempt.Objects.Clean). It never commits.
+func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.Objects, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -33,8 +36,11 @@ func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job
 	if job == nil || len(job.Sources) == 0 {
 		return nil, errors.New("writer: job has no sources")
 	}
-	res := &Result{Job: job, table: t, written: &tracker{}}
-	jw, err := newJobWriter(t, snap, job, opts, res)
+	if objs == nil {
+		return nil, fmt.Errorf("writer: job %s: no attempt.Objects to track its outputs in", job.ID)
+	}
+	res := &Result{Job: job}
+	jw, err := newJobWriter(t, snap, job, objs, opts, res)
 	if err != nil {
 		return nil, fmt.Errorf("writer: job %s: %w", job.ID, err)
 	}
@@ -43,21 +49,17 @@ func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job
 		run = jw.runSorted // sorted (zcube) rewrites: see sort.go (engineer I)
 	}
 	if err := run(ctx); err != nil {
-		err = fmt.Errorf("writer: job %s: %w", job.ID, err)
-		// Clean up with a context that survives the cancellation that may
-		// have caused the failure.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		return nil, errors.Join(err, res.Abort(cctx))
+		_ = res.Origins.Close() // a sorted job's permutation is of no use now
+		return nil, fmt.Errorf("writer: job %s: %w", job.ID, err)
 	}
 	return res, nil
 }
 
-// RewriteAll runs jobs concurrently, at most opts.MaxConcurrentJobs at once.
-// results[i] is the result of jobs[i], nil when that job failed; the error
-// joins every job's error. A failed job has already deleted its objects; the
-// successful ones are left for the caller to commit or Abort.
-func RewriteAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*Job, opts Options) ([]*Result, error) {
+// RewriteAll runs jobs concurrently, at most opts.MaxConcurrentJobs at once,
+// tracking every object in objs. results[i] is the result of jobs[i], nil
+// when that job failed; the error joins every job's error. Nothing is
+// deleted: the owner of objs cleans up whatever is not committed.
+func RewriteAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*Job, objs *attempt.Objects, opts Options) ([]*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -77,7 +79,7 @@ func RewriteAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i], errs[i] = Rewrite(ctx, t, snap, job, opts)
+			results[i], errs[i] = Rewrite(ctx, t, snap, job, objs, opts)
 		}()
 	}
 	wg.Wait()
@@ -92,6 +94,7 @@ type jobWriter struct {
 	opts   Options
 	log    hclog.Logger
 	res    *Result
+	objs   *attempt.Objects
 	schema *parquet.Schema
 	codec  compress.Codec
 	layout layout
@@ -109,7 +112,7 @@ type jobWriter struct {
 	batches []*rowBatch
 }
 
-func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, res *Result) (*jobWriter, error) {
+func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.Objects, opts Options, res *Result) (*jobWriter, error) {
 	schema, err := dataSchema(snap)
 	if err != nil {
 		return nil, err
@@ -142,7 +145,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, opts Options, 
 		return nil, err
 	}
 	return &jobWriter{
-		t: t, snap: snap, job: job, opts: opts, res: res,
+		t: t, snap: snap, job: job, opts: opts, res: res, objs: objs,
 		log:    opts.Logger.With("job", job.ID),
 		schema: schema, codec: codec, layout: lay, target: target, pv: pv,
 		rows:    make([]parquet.Row, opts.BatchRows),
@@ -308,7 +311,7 @@ func (jw *jobWriter) openOutput(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	jw.res.written.add(key)
+	jw.objs.Track(key)
 	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, stats)
 	if err != nil {
 		return err
@@ -465,7 +468,7 @@ func (o *output) finish() (string, error) {
 }
 
 // abandon aborts the object write (the canceled context makes the blob
-// writer discard it; the tracker deletes anything that still landed).
+// writer discard it; the attempt's owner deletes anything that still landed).
 func (o *output) abandon() {
 	o.cancel()
 	_ = o.bw.Close()

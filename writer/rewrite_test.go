@@ -1,9 +1,6 @@
 package writer
 
 import (
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/compactord/compactord/composition"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,10 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // listKeys returns every object key under the table root.
@@ -55,7 +55,7 @@ func cloneAdd(a *delta.Add) *delta.Add {
 	return &c
 }
 
-func TestFailedRewriteLeavesNoObjects(t *testing.T) {
+func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
 	missing := func(snap *delta.Snapshot) []*delta.Add {
 		gone := cloneAdd(snap.Files[2])
 		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
@@ -67,12 +67,13 @@ func TestFailedRewriteLeavesNoObjects(t *testing.T) {
 		return []*delta.Add{snap.Files[0], snap.Files[1], bad}
 	}
 	tests := []struct {
-		name    string
-		sources func(*delta.Snapshot) []*delta.Add
-		ctx     func() context.Context
-		want    string
+		name        string
+		sources     func(*delta.Snapshot) []*delta.Add
+		ctx         func() context.Context
+		want        string
+		wantTracked bool
 	}{
-		{name: "a missing source after two outputs were written", sources: missing, want: "does-not-exist"},
+		{name: "a missing source after two outputs were written", sources: missing, want: "does-not-exist", wantTracked: true},
 		{name: "stats numRecords that disagree with the footer", sources: wrongCount, want: "numRecords 999999"},
 		{
 			name: "a canceled context", sources: func(s *delta.Snapshot) []*delta.Add { return s.Files[:4] },
@@ -95,7 +96,8 @@ func TestFailedRewriteLeavesNoObjects(t *testing.T) {
 			opts := DefaultOptions()
 			opts.TargetFileSize = 1 // one output per source: several objects exist before the failure
 			opts.SpillDir = t.TempDir()
-			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: tt.sources(snap)}, opts)
+			objs := &attempt.Objects{}
+			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: tt.sources(snap)}, objs, opts)
 			if left, _ := os.ReadDir(opts.SpillDir); len(left) != 0 {
 				t.Errorf("%d page spill files left behind", len(left))
 			}
@@ -105,8 +107,16 @@ func TestFailedRewriteLeavesNoObjects(t *testing.T) {
 			if !strings.Contains(err.Error(), "job j") {
 				t.Errorf("error %q does not name the job", err)
 			}
+			// The writer deletes nothing itself; every object it created is
+			// tracked, so the attempt's owner restores the table.
+			if tt.wantTracked && len(objs.Uncommitted()) < 2 {
+				t.Errorf("tracked %v, want the outputs written before the failure", objs.Uncommitted())
+			}
+			if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
+				t.Fatal(err)
+			}
 			if after := listKeys(t, tbl); !slices.Equal(before, after) {
-				t.Errorf("objects changed by a failed rewrite:\nbefore %v\nafter  %v", before, after)
+				t.Errorf("objects left after cleaning a failed rewrite:\nbefore %v\nafter  %v", before, after)
 			}
 		})
 	}
@@ -137,7 +147,8 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := listKeys(t, tbl)
-			_, err := Rewrite(context.Background(), tbl, snap, tt.job, DefaultOptions())
+			objs := &attempt.Objects{}
+			_, err := Rewrite(context.Background(), tbl, snap, tt.job, objs, DefaultOptions())
 			if err == nil {
 				t.Fatal("Rewrite succeeded")
 			}
@@ -163,12 +174,18 @@ func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
 		{ID: "bad", Sources: []*delta.Add{snap.Files[3], gone}},
 		{ID: "ok-2", Sources: snap.Files[6:9]},
 	}
-	results, err := RewriteAll(context.Background(), tbl, snap, jobs, DefaultOptions())
+	before := listKeys(t, tbl)
+	objs := &attempt.Objects{}
+	results, err := RewriteAll(context.Background(), tbl, snap, jobs, objs, DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "job bad") {
 		t.Fatalf("err = %v, want the failure of job bad", err)
 	}
 	if results[0] == nil || results[1] != nil || results[2] == nil {
 		t.Fatalf("results = %v, want ok, nil, ok", results)
+	}
+	tracked := map[string]bool{}
+	for _, k := range objs.Uncommitted() {
+		tracked[k] = true
 	}
 	for _, r := range []*Result{results[0], results[2]} {
 		if len(r.Outputs) != 1 {
@@ -177,16 +194,18 @@ func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
 		if _, err := tbl.Bucket.Attributes(context.Background(), r.Outputs[0].Key); err != nil {
 			t.Errorf("job %s output missing: %v", r.Job.ID, err)
 		}
-		if err := r.Abort(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Abort(context.Background()); err != nil {
-			t.Errorf("second Abort: %v", err)
+		if !tracked[r.Outputs[0].Key] {
+			t.Errorf("job %s output %s is not tracked", r.Job.ID, r.Outputs[0].Key)
 		}
 	}
-	var nilResult *Result
-	if err := nilResult.Abort(context.Background()); err != nil {
-		t.Errorf("Abort on nil: %v", err)
+	if len(tracked) != 3 {
+		t.Errorf("tracked %v, want the two outputs and the failed job's", objs.Uncommitted())
+	}
+	if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if after := listKeys(t, tbl); !slices.Equal(before, after) {
+		t.Errorf("objects left after cleaning:\nbefore %v\nafter  %v", before, after)
 	}
 }
 
@@ -216,7 +235,8 @@ func TestCompressionAndRowGroupOptionsReachTheFile(t *testing.T) {
 			}
 			opts := DefaultOptions()
 			tt.opts(&opts)
-			res, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "c", Sources: snap.Files}, opts)
+			objs := &attempt.Objects{}
+			res, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "c", Sources: snap.Files}, objs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,11 +291,12 @@ func TestOutputsCarryJobTagsAndProvider(t *testing.T) {
 	job := partitionJobs(snap)[0]
 	job.Tags = map[string]string{"ZCUBE_ID": "abc"}
 	job.ClusteringProvider = "liquid"
-	res, err := Rewrite(context.Background(), tbl, snap, job, DefaultOptions())
+	objs := &attempt.Objects{}
+	res, err := Rewrite(context.Background(), tbl, snap, job, objs, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Abort(context.Background())
+	defer cleanAttempt(context.Background(), objs, tbl)
 	a := res.Outputs[0].Add
 	if a.Tags["ZCUBE_ID"] != "abc" || a.ClusteringProvider == nil || *a.ClusteringProvider != "liquid" {
 		t.Errorf("tags %v provider %v", a.Tags, a.ClusteringProvider)
@@ -309,7 +330,8 @@ func TestOutputsKeepColumnMappingFieldIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Rewrite(context.Background(), tbl, snap, partitionJobs(snap)[0], DefaultOptions())
+			objs := &attempt.Objects{}
+			res, err := Rewrite(context.Background(), tbl, snap, partitionJobs(snap)[0], objs, DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -346,11 +368,12 @@ func TestJobTargetFileSizeOverridesTheOption(t *testing.T) {
 	outputs := func(target int64) int {
 		t.Helper()
 		job := &Job{ID: "t", Sources: snap.Files[:6], TargetFileSize: target}
-		res, err := Rewrite(context.Background(), tbl, snap, job, opts)
+		objs := &attempt.Objects{}
+		res, err := Rewrite(context.Background(), tbl, snap, job, objs, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer res.Abort(context.Background())
+		defer cleanAttempt(context.Background(), objs, tbl)
 		return len(res.Outputs)
 	}
 	if n := outputs(0); n != 1 {
@@ -380,11 +403,12 @@ func TestTrailingSourceWithoutLiveRowsLandsInTheLastOutput(t *testing.T) {
 	job := &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], gone}}
 	opts := DefaultOptions()
 	opts.TargetFileSize = 1 // the first source fills its output
-	res, err := Rewrite(ctx, tbl, snap, job, opts)
+	objs := &attempt.Objects{}
+	res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Abort(ctx)
+	defer cleanAttempt(ctx, objs, tbl)
 	if len(res.Outputs) != 1 || len(res.Composition) != 2 {
 		t.Fatalf("%d outputs, %d runs; want 1 and 2", len(res.Outputs), len(res.Composition))
 	}
@@ -396,4 +420,11 @@ func TestTrailingSourceWithoutLiveRowsLandsInTheLastOutput(t *testing.T) {
 	if err := composition.Check(res.Composition, deleted, []int64{res.Outputs[0].NumRecords}); err != nil {
 		t.Errorf("composition.Check: %v", err)
 	}
+}
+
+// cleanAttempt deletes what an attempt tracked, as the operation owning it
+// does when it abandons the attempt.
+func cleanAttempt(ctx context.Context, objs *attempt.Objects, tbl *delta.Table) error {
+	_, err := objs.Clean(ctx, tbl.Bucket)
+	return err
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -182,7 +183,8 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 					opts.copyMinBytes = 1
 				}
 				jobs := partitionJobs(snap)
-				results, err := RewriteAll(ctx, tbl, snap, jobs, opts)
+				objs := &attempt.Objects{}
+				results, err := RewriteAll(ctx, tbl, snap, jobs, objs, opts)
 				if want, ok := rewriteRefusals[name]; ok {
 					if err == nil || !strings.Contains(err.Error(), want) {
 						t.Fatalf("rewrite err = %v, want one mentioning %q", err, want)
@@ -212,7 +214,7 @@ func TestRewriteRoundTripsEveryReadableTable(t *testing.T) {
 					t.Errorf("rewrote %d live rows, expected.json says %d", total, exp.LiveRows)
 				}
 				for _, res := range results {
-					if err := res.Abort(ctx); err != nil {
+					if err := cleanAttempt(ctx, objs, tbl); err != nil {
 						t.Fatal(err)
 					}
 					for _, o := range res.Outputs {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // heapPeak samples the live heap as of the last GC (runtime/metrics
@@ -123,7 +124,8 @@ func BenchmarkSortedRewrite(b *testing.B) {
 			b.ResetTimer()
 			var spills, runs, copied int
 			for i := 0; i < b.N; i++ {
-				res, err := Rewrite(ctx, tbl, snap, job, opts)
+				objs := &attempt.Objects{}
+				res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -132,7 +134,7 @@ func BenchmarkSortedRewrite(b *testing.B) {
 					spills, runs = res.Sort.Spills, res.Sort.Runs
 				}
 				copied = res.CopiedRowGroups
-				if err := res.Abort(ctx); err != nil {
+				if err := cleanAttempt(ctx, objs, tbl); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

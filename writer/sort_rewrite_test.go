@@ -18,6 +18,7 @@ import (
 
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
 )
 
@@ -96,7 +97,8 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				job.Sort = &SortSpec{Columns: cols, Curve: "hilbert"}
 				job.Tags = map[string]string{"ZCUBE_ID": "z"}
 				job.ClusteringProvider = "liquid"
-				res, err := Rewrite(ctx, tbl, snap, job, opts)
+				objs := &attempt.Objects{}
+				res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 				if err != nil {
 					t.Fatalf("sorted rewrite of %s on %v: %v", job.ID, cols, err)
 				}
@@ -108,7 +110,7 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 					originSpilled++
 				}
 				sorted++
-				if err := res.Abort(ctx); err != nil {
+				if err := cleanAttempt(ctx, objs, tbl); err != nil {
 					t.Fatal(err)
 				}
 				for _, o := range res.Outputs {
@@ -202,8 +204,11 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
 	cols := sortableColumns(mustDataSchema(t, snap))
 	before := listKeys(t, tbl)
-	check := func(t *testing.T, spill string, err error, want string) {
+	check := func(t *testing.T, spill string, objs *attempt.Objects, err error, want string) {
 		t.Helper()
+		if cerr := cleanAttempt(context.Background(), objs, tbl); cerr != nil {
+			t.Fatal(cerr)
+		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("Rewrite err = %v, want one mentioning %q", err, want)
 		}
@@ -211,7 +216,7 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 			t.Errorf("%d spill files left behind", len(left))
 		}
 		if after := listKeys(t, tbl); !slices.Equal(before, after) {
-			t.Errorf("objects changed by a failed rewrite:\nbefore %v\nafter  %v", before, after)
+			t.Errorf("objects left after cleaning a failed rewrite:\nbefore %v\nafter  %v", before, after)
 		}
 	}
 	opts := DefaultOptions()
@@ -222,31 +227,35 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		gone := cloneAdd(snap.Files[2])
 		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
 		opts.SpillDir = t.TempDir()
-		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, opts)
-		check(t, opts.SpillDir, err, "does-not-exist")
+		objs := &attempt.Objects{}
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, objs, opts)
+		check(t, opts.SpillDir, objs, err, "does-not-exist")
 	})
 	t.Run("bucket counts not matching the columns", func(t *testing.T) {
 		opts.SpillDir = t.TempDir()
-		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: cols, Buckets: make([]int, len(cols)+1)}}, opts)
-		check(t, opts.SpillDir, err, "bucket counts")
+		objs := &attempt.Objects{}
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: cols, Buckets: make([]int, len(cols)+1)}}, objs, opts)
+		check(t, opts.SpillDir, objs, err, "bucket counts")
 	})
 	t.Run("an unknown clustering column", func(t *testing.T) {
 		opts.SpillDir = t.TempDir()
-		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, opts)
-		check(t, opts.SpillDir, err, `"no_such_col"`)
+		objs := &attempt.Objects{}
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, objs, opts)
+		check(t, opts.SpillDir, objs, err, `"no_such_col"`)
 	})
 	// Count the checks of a whole run, then cancel at points through it.
 	probe := &countdownCtx{Context: context.Background()}
 	probe.n.Store(1 << 40)
 	opts.SpillDir = t.TempDir()
-	res, err := Rewrite(probe, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, opts)
+	objs := &attempt.Objects{}
+	res, err := Rewrite(probe, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Outputs) < 3 {
 		t.Fatalf("%d outputs, want several", len(res.Outputs))
 	}
-	if err := res.Abort(context.Background()); err != nil {
+	if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 		t.Fatal(err)
 	}
 	total := 1<<40 - probe.n.Load()
@@ -256,19 +265,20 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 			opts.SpillDir = t.TempDir()
 			ctx := &countdownCtx{Context: context.Background()}
 			ctx.n.Store(n)
-			res, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, opts)
+			objs := &attempt.Objects{}
+			_, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
 			if err == nil {
 				succeeded++
-				if err := res.Abort(context.Background()); err != nil {
+				if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 					t.Fatal(err)
 				}
 				if after := listKeys(t, tbl); !slices.Equal(before, after) {
-					t.Errorf("objects left after Abort")
+					t.Errorf("objects left after cleaning the attempt")
 				}
 				return
 			}
 			failed++
-			check(t, opts.SpillDir, err, "context canceled")
+			check(t, opts.SpillDir, objs, err, "context canceled")
 		})
 	}
 	if failed != 6 || succeeded != 1 {
@@ -313,11 +323,12 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 			opts := DefaultOptions()
 			opts.TargetFileSize = 256 << 10
 			opts.Sort = SortOptions{MemoryBytes: 128 << 10, SampleSize: 1 << 20, Buckets: 1000}
-			res, err := Rewrite(ctx, tbl, snap, job, opts)
+			objs := &attempt.Objects{}
+			res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer res.Abort(ctx)
+			defer cleanAttempt(ctx, objs, tbl)
 			if res.Sort.Spills == 0 || len(res.Outputs) < 2 || res.Sort.Curve != string(tt.curve) {
 				t.Fatalf("sort stats %+v, %d outputs: want spills, several outputs, curve %s", res.Sort, len(res.Outputs), tt.curve)
 			}

@@ -1,9 +1,6 @@
 package writer
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 )
@@ -58,8 +55,9 @@ type Output struct {
 	NumRecords int64
 }
 
-// Result is what a job wrote. Until it is committed the outputs are orphans:
-// call Abort to delete them when the attempt is abandoned.
+// Result is what a job wrote. Until it is committed the outputs are orphans;
+// their keys are in the attempt.Objects the job was run with, whose owner
+// deletes them when the attempt is abandoned.
 type Result struct {
 	// Job is the job that produced the result.
 	Job *Job
@@ -88,25 +86,6 @@ type Result struct {
 	// parquet schema is the table's data schema); the others went through
 	// the Delta core's FileScan.
 	DirectSources int
-
-	table   *delta.Table
-	written *tracker
-}
-
-// Abort deletes every object the job wrote (and releases the origin map of
-// a sorted job). It is safe to call more than once and on a nil Result.
-func (r *Result) Abort(ctx context.Context) error {
-	if r == nil {
-		return nil
-	}
-	_ = r.Origins.Close() // sorted jobs: the row permutation is no longer needed
-	if r.written == nil || r.table == nil {
-		return nil
-	}
-	if err := r.written.deleteAll(ctx, r.table.Bucket); err != nil {
-		return fmt.Errorf("abort job %s: %w", r.Job.ID, err)
-	}
-	return nil
 }
 
 // OriginMap is defined in origin.go (sorted rewrites).

@@ -29,6 +29,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -162,7 +163,9 @@ func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bo
 		curSize += f.Size
 	}
 	start := time.Now()
-	results, err := writer.RewriteAll(ctx, t, snap, js, opts)
+	// The bench owns the attempt: without -keep it deletes what it wrote.
+	objs := &attempt.Objects{}
+	results, err := writer.RewriteAll(ctx, t, snap, js, objs, opts)
 	secs := time.Since(start).Seconds()
 	var r report
 	r.Seconds = secs
@@ -180,9 +183,10 @@ func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bo
 				fmt.Fprintln(os.Stderr, filepath.Join(abs, o.Key))
 			}
 		}
-		if !keep {
-			err = errors.Join(err, res.Abort(ctx))
-		}
+	}
+	if !keep {
+		_, cerr := objs.Clean(ctx, t.Bucket)
+		err = errors.Join(err, cerr)
 	}
 	return r, err
 }

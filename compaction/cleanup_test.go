@@ -1,0 +1,303 @@
+package compaction
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/planner"
+)
+
+// storeObjects lists every object outside _delta_log/.
+func storeObjects(t testing.TB, tbl *delta.Table) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	it := tbl.Bucket.List(nil)
+	for {
+		obj, err := it.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(obj.Key, "_delta_log/") {
+			out[obj.Key] = true
+		}
+	}
+}
+
+// logReferenced returns every object key a commit of the table names: data
+// files of adds and removes and their `u` deletion-vector files.
+func logReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
+	t.Helper()
+	ref := map[string]bool{}
+	addDV := func(dv *delta.DeletionVector) {
+		if dv != nil && dv.StorageType == "u" {
+			k, err := delta.DVFileKey(dv.PathOrInlineDv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref[k] = true
+		}
+	}
+	for v := int64(0); v <= tabletest.Latest(t, tbl).Version; v++ {
+		for _, a := range tabletest.Committed(t, tbl, v) {
+			switch {
+			case a.Add != nil:
+				k, err := a.Add.Key()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref[k] = true
+				addDV(a.Add.DeletionVector)
+			case a.Remove != nil:
+				k, err := delta.DecodePath(a.Remove.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref[k] = true
+				addDV(a.Remove.DeletionVector)
+			}
+		}
+	}
+	return ref
+}
+
+var cleanedRE = regexp.MustCompile(`deleted uncommitted outputs: .*objects=(\d+)`)
+
+// Every exit path of a compaction run deletes exactly the objects it wrote
+// and did not commit: afterwards no object the run wrote is left that no
+// commit references, every object that existed before (or that a
+// concurrent writer committed) is still there, and the committed table
+// reads the right rows.
+func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
+	type scenario struct {
+		name string
+		// setup prepares the table and options after the run was planned;
+		// it returns the rows the table must hold afterwards.
+		setup       func(t *testing.T, tbl *delta.Table, opts *RunOptions, cancel context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool
+		wantErr     func(error) bool
+		wantCommit  bool
+		wantCleaned bool // the run wrote objects it did not commit
+	}
+	find := func(t *testing.T, tbl *delta.Table, path string) *delta.Add {
+		for _, f := range tabletest.Latest(t, tbl).Files {
+			if f.Path == path {
+				return f
+			}
+		}
+		t.Fatalf("no live file %s", path)
+		return nil
+	}
+	scenarios := []scenario{
+		{
+			name: "a job whose rewrite fails (a source object vanished)",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				// Job 1's second source is gone; with an output per source,
+				// the first one's output has landed when the read fails.
+				pl.Jobs[1].TargetFileSize = 1
+				k, _ := find(t, tbl, pl.Jobs[1].SourcePaths[1]).Key()
+				if err := tbl.Bucket.Delete(context.Background(), k); err != nil {
+					t.Fatal(err)
+				}
+				return nil // the vanished file's rows cannot be read back
+			},
+			wantErr:     func(err error) bool { return err != nil && strings.Contains(err.Error(), "failed to rewrite") },
+			wantCommit:  true,
+			wantCleaned: true,
+		},
+		{
+			name: "a job dropped for a conflict (copy-on-write winner)",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				victim := tabletest.FileIDs(t, tbl, find(t, tbl, pl.Jobs[0].SourcePaths[0]))[3]
+				opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.CowDelete(t, tbl, victim) })
+				want := tabletest.IDSet(files...)
+				delete(want, victim)
+				return want
+			},
+			wantErr:     func(err error) bool { return err == nil },
+			wantCommit:  true,
+			wantCleaned: true,
+		},
+		{
+			name: "two lost races, each reconciled with a new output DV",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				calls := 0
+				opts.Commit.BeforePut = func(context.Context, int64) error {
+					calls++
+					switch calls {
+					case 1:
+						tabletest.DeleteIDs(t, tbl, 3)
+					case 2:
+						tabletest.DeleteIDs(t, tbl, 140)
+					}
+					return nil
+				}
+				want := tabletest.IDSet(files...)
+				delete(want, 3)
+				delete(want, 140)
+				return want
+			},
+			wantErr:     func(err error) bool { return err == nil },
+			wantCommit:  true,
+			wantCleaned: true, // the first retry's DV file
+		},
+		{
+			name: "a commit that fails (the log store refuses the put)",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				opts.Commit.BeforePut = func(context.Context, int64) error { return errors.New("injected: log store unavailable") }
+				return tabletest.IDSet(files...)
+			},
+			wantErr:     func(err error) bool { return err != nil && strings.Contains(err.Error(), "injected") },
+			wantCleaned: true,
+		},
+		{
+			name: "a commit that fails after a lost race reconciled a DV",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				calls := 0
+				opts.Commit.BeforePut = func(context.Context, int64) error {
+					calls++
+					if calls == 1 {
+						tabletest.DeleteIDs(t, tbl, 7)
+						return nil
+					}
+					return errors.New("injected: log store unavailable")
+				}
+				want := tabletest.IDSet(files...)
+				delete(want, 7)
+				return want
+			},
+			wantErr:     func(err error) bool { return err != nil && strings.Contains(err.Error(), "injected") },
+			wantCleaned: true,
+		},
+		{
+			name: "a context canceled right before the put",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, cancel context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				opts.Commit.BeforePut = func(ctx context.Context, _ int64) error { cancel(); return ctx.Err() }
+				return tabletest.IDSet(files...)
+			},
+			wantErr:     func(err error) bool { return errors.Is(err, context.Canceled) },
+			wantCleaned: true,
+		},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			files := [][]int64{tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100), tabletest.IDRange(300, 100)}
+			tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+			var maxSize int64
+			for _, f := range tabletest.Latest(t, tbl).Files {
+				maxSize = max(maxSize, f.Size)
+			}
+			var logs bytes.Buffer
+			opts := binpackOpts()
+			opts.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
+			opts.Policy.TargetFileSize = 2*maxSize + maxSize/2 // two files per job
+			pl, _, err := PlanTable(ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Jobs) != 2 {
+				t.Fatalf("want 2 jobs, got %d", len(pl.Jobs))
+			}
+			want := sc.setup(t, tbl, &opts, cancel, files, pl)
+			before := storeObjects(t, tbl)
+
+			res, err := RunPlan(ctx, tbl, pl, opts)
+			if !sc.wantErr(err) {
+				t.Fatalf("RunPlan = %+v, %v", res, err)
+			}
+			if committed := res != nil && res.CommittedVersion >= 0; committed != sc.wantCommit {
+				t.Fatalf("committed = %v (result %+v), want %v", committed, res, sc.wantCommit)
+			}
+			after := storeObjects(t, tbl)
+			ref := logReferenced(t, tbl)
+			for k := range before {
+				if !after[k] {
+					t.Errorf("object %s existed before the run and is gone", k)
+				}
+			}
+			wrote := 0
+			for k := range after {
+				if before[k] {
+					continue
+				}
+				if !ref[k] {
+					t.Errorf("object %s was left behind: no commit references it", k)
+				}
+				wrote++
+			}
+			if sc.wantCommit && wrote == 0 {
+				t.Error("the run committed but no new object is on the store")
+			}
+			m := cleanedRE.FindStringSubmatch(logs.String())
+			cleaned := 0
+			if m != nil {
+				cleaned, _ = strconv.Atoi(m[1])
+			}
+			if sc.wantCleaned && cleaned == 0 {
+				t.Errorf("the run cleaned no uncommitted object; log:\n%s", logs.String())
+			}
+			if want != nil {
+				tabletest.WantIDs(t, tbl, want)
+			}
+		})
+	}
+}
+
+// landsLate holds the first put back and reports an unknown outcome (a
+// request that timed out on our side but is still in flight); Land makes it
+// reach the store afterwards.
+type landsLate struct {
+	delta.LogStore
+	key  string
+	data []byte
+}
+
+func (l *landsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if l.key == "" {
+		l.key, l.data = key, data
+		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
+	}
+	return l.LogStore.PutIfAbsent(ctx, key, data)
+}
+
+func (l *landsLate) Land(ctx context.Context) error {
+	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
+}
+
+// A run that gives up after a put with an unknown outcome keeps the outputs
+// that put referenced: here it lands after the run returned, and the
+// committed version must find its files.
+func TestGivingUpAfterAnAmbiguousPutKeepsItsOutputs(t *testing.T) {
+	ctx := context.Background()
+	files := [][]int64{tabletest.IDRange(0, 20), tabletest.IDRange(20, 20)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+	late := &landsLate{LogStore: tbl.Log}
+	tbl.Log = late
+	opts := binpackOpts()
+	opts.Commit.MaxAttempts = 1
+	if _, err := Compact(ctx, tbl, opts); !errors.Is(err, commit.ErrTooManyAttempts) {
+		t.Fatalf("Compact = %v, want it to give up after the unknown outcome", err)
+	}
+	if err := late.Land(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := tabletest.Latest(t, tbl).Version; v != 1 {
+		t.Fatalf("table at version %d, want the late compaction at 1", v)
+	}
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(files...))
+}

@@ -1,0 +1,107 @@
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"gocloud.dev/gcerrors"
+)
+
+// Deleter deletes one object; *blob.Bucket implements it.
+type Deleter interface {
+	Delete(ctx context.Context, key string) error
+}
+
+// Objects is the set of objects written for one attempt. The zero value is
+// ready to use; it is safe for concurrent use (jobs write in parallel).
+type Objects struct {
+	mu    sync.Mutex
+	order []string        // keys in the order they were tracked
+	kept  map[string]bool // keys that must never be deleted
+	seen  map[string]bool
+}
+
+// Track records key before the object is created, so that a write that
+// fails half way (or whose outcome is unknown) is still cleaned up.
+func (o *Objects) Track(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen == nil {
+		o.seen = map[string]bool{}
+	}
+	if !o.seen[key] {
+		o.seen[key] = true
+		o.order = append(o.order, key)
+	}
+}
+
+// Keep marks keys as published: a committed version references them (or
+// may, when the put's outcome is unknown). Clean never deletes them.
+func (o *Objects) Keep(keys ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.kept == nil {
+		o.kept = map[string]bool{}
+	}
+	for _, k := range keys {
+		o.kept[k] = true
+	}
+}
+
+// Uncommitted returns the tracked keys not kept, in tracking order.
+func (o *Objects) Uncommitted() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, k := range o.order {
+		if !o.kept[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// cleanTimeout bounds one Clean.
+const cleanTimeout = time.Minute
+
+// Clean deletes every uncommitted object (a missing one is fine: a write
+// that never completed leaves nothing) and forgets it, so a second Clean
+// deletes nothing. It runs on exit paths that a cancellation may have
+// caused, so it ignores ctx's cancellation (keeping its values) and bounds
+// itself instead. It returns how many keys it cleaned; the error joins
+// every failed delete, each naming its key (those stay tracked).
+func (o *Objects) Clean(ctx context.Context, d Deleter) (int, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanTimeout)
+	defer cancel()
+	keys := o.Uncommitted()
+	var errs []error
+	var failed []string
+	for _, k := range keys {
+		if err := d.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			errs = append(errs, fmt.Errorf("delete uncommitted object %s: %w", k, err))
+			failed = append(failed, k)
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	drop := map[string]bool{}
+	for _, k := range keys {
+		drop[k] = true
+	}
+	for _, k := range failed {
+		delete(drop, k) // retried by a later Clean
+	}
+	rest := o.order[:0]
+	for _, k := range o.order {
+		if drop[k] {
+			delete(o.seen, k)
+			continue
+		}
+		rest = append(rest, k)
+	}
+	o.order = rest
+	return len(keys) - len(failed), errors.Join(errs...)
+}
