@@ -102,7 +102,7 @@ type compaction struct {
 // table: the deletionVectors feature is present and
 // delta.enableDeletionVectors=true.
 func DVsAllowed(snap *delta.Snapshot) bool {
-	if snap.Metadata.Configuration["delta.enableDeletionVectors"] != "true" {
+	if !snap.Properties().DeletionVectors {
 		return false
 	}
 	for _, f := range snap.Protocol.WriterFeatures {

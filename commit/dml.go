@@ -40,17 +40,14 @@ const (
 
 // Isolation levels of data-changing transactions.
 const (
-	Serializable      = "Serializable"
-	WriteSerializable = "WriteSerializable"
+	Serializable      = delta.IsolationSerializable
+	WriteSerializable = delta.IsolationWriteSerializable
 )
 
 // TableIsolation returns the table's isolation level for data-changing
 // commits: delta.isolationLevel, Serializable by default (Delta OSS).
 func TableIsolation(snap *delta.Snapshot) string {
-	if snap.Metadata.Configuration["delta.isolationLevel"] == WriteSerializable {
-		return WriteSerializable
-	}
-	return Serializable
+	return snap.Properties().IsolationLevel
 }
 
 // FileChange is one file a data-changing transaction deletes rows from.

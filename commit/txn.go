@@ -154,7 +154,7 @@ func (p *plainTxn) build(ctx context.Context) ([]delta.Action, map[string]string
 
 // ictEnabled reports whether the table writes in-commit timestamps.
 func ictEnabled(snap *delta.Snapshot) bool {
-	return snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true"
+	return snap.Properties().InCommitTimestamps
 }
 
 // run is the commit loop shared by all transaction kinds. It returns the

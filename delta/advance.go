@@ -54,7 +54,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 			return nil, false, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(v), err)
 		}
 		version, ts = v, modTime.UnixMilli()
-		if snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" {
+		if snap.Properties().InCommitTimestamps {
 			for _, a := range actions {
 				if a.CommitInfo != nil {
 					if ict, ok := a.CommitInfo.InCommitTimestamp(); ok {
@@ -75,6 +75,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		Schema:    snap.Schema,
 		Txns:      r.txns,
 		Domains:   r.domains,
+		props:     snap.props,
 	}
 	next.Files, next.Tombstones = r.sorted()
 	if err := parseAllStats(next.Files); err != nil {

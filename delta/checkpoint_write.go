@@ -104,7 +104,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 	if err := CheckpointWritable(snap); err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
-	props, err := CheckpointPropsOf(&snap.Metadata)
+	props, err := checkpointProperties(snap)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
@@ -126,7 +126,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 
 	var info *CheckpointInfo
 	var lc *lastCheckpointOut
-	if snap.Protocol.HasFeature("v2Checkpoint") && props.PolicyV2 {
+	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2 {
 		info, lc, err = w.writeV2(ctx)
 	} else {
 		info, lc, err = w.writeClassic(ctx)
@@ -157,9 +157,9 @@ type checkpointWrite struct {
 
 // selectLive applies tombstone and txn expiry and orders the non-file
 // actions deterministically.
-func (w *checkpointWrite) selectLive(now time.Time, props CheckpointProps) {
+func (w *checkpointWrite) selectLive(now time.Time, props *Properties) {
 	w.info.Version = w.snap.Version
-	minDeletion := now.UnixMilli() - props.TombstoneRetention.Milliseconds()
+	minDeletion := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
 	for _, r := range w.snap.Tombstones {
 		// A tombstone without deletionTimestamp counts as deleted at 0
 		// (Spark's delTimestamp): expired.
@@ -170,9 +170,9 @@ func (w *checkpointWrite) selectLive(now time.Time, props CheckpointProps) {
 		w.info.Expired++
 	}
 	w.info.Tombstones = int64(len(w.tombstones))
-	minTxn := now.UnixMilli() - props.TxnRetention.Milliseconds()
+	minTxn := now.UnixMilli() - props.SetTransactionRetention.Milliseconds()
 	for _, tx := range w.snap.Txns {
-		if props.TxnRetention > 0 && (tx.LastUpdated == nil || *tx.LastUpdated <= minTxn) {
+		if props.SetTransactionRetention > 0 && (tx.LastUpdated == nil || *tx.LastUpdated <= minTxn) {
 			w.info.ExpiredTxns++
 			continue
 		}
@@ -653,4 +653,12 @@ func writeLastCheckpoint(ctx context.Context, t *Table, lc *lastCheckpointOut) (
 		return false, fmt.Errorf("table %s: write %s: %w", t.URL, lastCheckpointKey, err)
 	}
 	return true, nil
+}
+
+// checkpointProperties returns the snapshot's properties once those a
+// checkpoint depends on are known to be valid.
+func checkpointProperties(snap *Snapshot) (*Properties, error) {
+	props := snap.Properties()
+	return props, props.Check(PropCheckpointPolicy, PropCheckpointWriteStatsAsJSON, PropCheckpointWriteStatsAsStruct,
+		PropDeletedFileRetentionDuration, PropSetTransactionRetentionDuration)
 }

@@ -101,7 +101,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 				}
 				return
 			}
-			props, err := CheckpointPropsOf(&snap.Metadata)
+			props, err := checkpointProperties(snap)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.PolicyV2
+			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2
 			if info.V2 != isV2 {
 				t.Fatalf("V2 = %v, want %v", info.V2, isV2)
 			}
@@ -227,7 +227,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 // compareCheckpointSnapshot checks that got (from our checkpoint alone) is ref (JSON
 // replay) with expired tombstones and txns dropped.
-func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props CheckpointProps, snap *Snapshot) {
+func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *Properties, snap *Snapshot) {
 	t.Helper()
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
@@ -262,7 +262,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 			continue
 		}
 		switch {
-		case props.StatsAsJSON:
+		case props.CheckpointWriteStatsAsJSON:
 			if g.Stats != statsJSON(w) {
 				t.Errorf("%s: stats %q, want %q", g.Path, g.Stats, statsJSON(w))
 			}
@@ -279,7 +279,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 			}
 		}
 	}
-	minDel := now.UnixMilli() - props.TombstoneRetention.Milliseconds()
+	minDel := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
 	var wantTomb []*Remove
 	for _, r := range ref.Tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > minDel {
@@ -312,7 +312,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 	}
 	wantTxn := map[string]Txn{}
 	for k, v := range ref.Txns {
-		if props.TxnRetention > 0 && (v.LastUpdated == nil || *v.LastUpdated <= now.UnixMilli()-props.TxnRetention.Milliseconds()) {
+		if props.SetTransactionRetention > 0 && (v.LastUpdated == nil || *v.LastUpdated <= now.UnixMilli()-props.SetTransactionRetention.Milliseconds()) {
 			continue
 		}
 		wantTxn[k] = v
@@ -567,7 +567,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			if cms != 1 {
 				t.Fatalf("%d checkpointMetadata actions in the compatibility checkpoint", cms)
 			}
-			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), CheckpointProps{StatsAsJSON: true, TombstoneRetention: time.Duration(1 << 62)}, want)
+			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), &Properties{CheckpointWriteStatsAsJSON: true, DeletedFileRetention: time.Duration(1 << 62)}, want)
 		})
 	}
 }

@@ -224,9 +224,9 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 
 // checkpointColumns decides the add columns of a table's checkpoints from
 // its properties, schema and protocol.
-func checkpointColumns(snap *Snapshot, props CheckpointProps) (cpColumns, error) {
-	cols := cpColumns{statsJSON: props.StatsAsJSON}
-	if !props.StatsAsStruct {
+func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
+	cols := cpColumns{statsJSON: props.CheckpointWriteStatsAsJSON}
+	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil
 	}
 	mode, err := ColumnMappingMode(&snap.Metadata)

@@ -121,7 +121,7 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			props, err := CheckpointPropsOf(&snap.Metadata)
+			props, err := checkpointProperties(snap)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,16 +22,19 @@ const (
 )
 
 // ColumnMappingMode returns the table's column mapping mode: "none", "name"
-// or "id". An unknown mode is an error naming it.
+// or "id" (Properties.ColumnMappingMode). An unknown mode is an error
+// naming it.
 func ColumnMappingMode(meta *Metadata) (string, error) {
-	if meta == nil {
-		return ColumnMappingNone, nil
+	p := meta.Properties()
+	if err := p.Check(PropColumnMappingMode); err != nil {
+		return "", err
 	}
-	m, ok := meta.Configuration["delta.columnMapping.mode"]
-	if !ok || m == "" {
-		return ColumnMappingNone, nil
-	}
-	switch strings.ToLower(m) {
+	return p.ColumnMappingMode, nil
+}
+
+// parseColumnMappingMode reads delta.columnMapping.mode (any case).
+func parseColumnMappingMode(v string) (string, error) {
+	switch strings.ToLower(v) {
 	case ColumnMappingNone:
 		return ColumnMappingNone, nil
 	case ColumnMappingName:
@@ -39,7 +42,7 @@ func ColumnMappingMode(meta *Metadata) (string, error) {
 	case ColumnMappingID:
 		return ColumnMappingID, nil
 	}
-	return "", fmt.Errorf("unsupported column mapping mode %q", m)
+	return "", fmt.Errorf("unsupported column mapping mode %q", v)
 }
 
 // PhysicalName returns the field's physical name: the
@@ -166,8 +169,11 @@ func PartitionValueKeys(meta *Metadata, schema *StructType) ([]string, error) {
 	if len(cols) == 0 {
 		return nil, nil
 	}
-	mode := strings.ToLower(strings.TrimSpace(meta.Configuration["delta.columnMapping.mode"]))
-	if mode == "" || mode == "none" {
+	mode, err := ColumnMappingMode(meta)
+	if err != nil {
+		return nil, err
+	}
+	if mode == ColumnMappingNone {
 		return cols, nil
 	}
 	if schema == nil {

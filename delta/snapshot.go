@@ -25,4 +25,8 @@ type Snapshot struct {
 	Txns map[string]Txn
 	// Domains holds the live (not removed) domain metadata per domain name.
 	Domains map[string]DomainMetadata
+
+	// props are Metadata.Configuration parsed when the snapshot was
+	// loaded (nil in a snapshot built by hand; see Properties).
+	props *Properties
 }

@@ -116,6 +116,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		Metadata: *r.metadata,
 		Txns:     r.txns,
 		Domains:  r.domains,
+		props:    ParseProperties(r.metadata.Configuration),
 	}
 	if snap.Schema, err = ParseSchema(r.metadata.SchemaString); err != nil {
 		// A feature this build does not read often brings types it does
@@ -159,7 +160,7 @@ func missingCommitError(t *Table, v, target int64, cp *checkpoint, incomplete ma
 // when in-commit timestamps are enabled, else the commit file's
 // modification time (the checkpoint's when the commit file is gone).
 func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logFile, cp *checkpoint, commitActions [][]Action, first int64) (int64, error) {
-	if snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" {
+	if snap.Properties().InCommitTimestamps {
 		var acts []Action
 		if snap.Version >= first {
 			acts = commitActions[snap.Version-first]

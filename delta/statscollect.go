@@ -17,19 +17,6 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// Table properties that steer statistics collection.
-const (
-	PropNumIndexedCols     = "delta.dataSkippingNumIndexedCols"
-	PropStatsColumns       = "delta.dataSkippingStatsColumns"
-	PropStringPrefixLength = "delta.dataSkippingStringPrefixLength"
-
-	// DefaultNumIndexedCols is Spark's default for PropNumIndexedCols.
-	DefaultNumIndexedCols = 32
-	// DefaultStringPrefixLength is Spark's default string stats prefix
-	// (spark.databricks.io.skipping.stringPrefixLength), in UTF-16 units.
-	DefaultStringPrefixLength = 32
-)
-
 // statCat is the kind of min/max a leaf column gets.
 type statCat uint8
 
@@ -113,14 +100,11 @@ func NewStatsCollector(meta *Metadata, schema *StructType, pq *parquet.Schema) (
 	if err != nil {
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
-	prefixLen := DefaultStringPrefixLength
-	if v, ok := meta.Configuration[PropStringPrefixLength]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("stats collector: invalid %s %q", PropStringPrefixLength, v)
-		}
-		prefixLen = n
+	props := meta.Properties()
+	if err := props.Check(PropStringPrefixLength); err != nil {
+		return nil, fmt.Errorf("stats collector: %w", err)
 	}
+	prefixLen := props.StringPrefixLength
 	fields, err := statsFields(meta, schema)
 	if err != nil {
 		return nil, fmt.Errorf("stats collector: %w", err)

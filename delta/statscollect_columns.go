@@ -1,8 +1,6 @@
 package delta
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -11,23 +9,15 @@ import (
 // delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
 func statsFields(meta *Metadata, schema *StructType) ([]*StructField, error) {
 	fields := dataFields(meta, schema)
-	if v, ok := meta.Configuration[PropStatsColumns]; ok {
-		paths, err := parseStatsColumns(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", PropStatsColumns, err)
-		}
-		return filterFields(fields, paths), nil
+	props := meta.Properties()
+	if err := props.Check(PropStatsColumns, PropNumIndexedCols); err != nil {
+		return nil, err
 	}
-	n := DefaultNumIndexedCols
-	if v, ok := meta.Configuration[PropNumIndexedCols]; ok {
-		var err error
-		n, err = strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < -1 {
-			return nil, fmt.Errorf("invalid %s %q", PropNumIndexedCols, v)
-		}
+	if props.StatsColumns != nil {
+		return filterFields(fields, props.StatsColumns), nil
 	}
-	if n >= 0 {
-		fields, _ = truncateFields(fields, n)
+	if props.NumIndexedCols >= 0 {
+		fields, _ = truncateFields(fields, props.NumIndexedCols)
 	}
 	return fields, nil
 }

@@ -259,7 +259,7 @@ func TestTargetFileSizeComesFromTablePropertyUnlessPolicySetsIt(t *testing.T) {
 	} {
 		conf := map[string]string{}
 		if tc.prop != "" {
-			conf[TablePropertyTargetFileSize] = tc.prop
+			conf[delta.PropTargetFileSize] = tc.prop
 		}
 		pl, err := Plan(&delta.Snapshot{Metadata: delta.Metadata{Configuration: conf}}, Policy{TargetFileSize: tc.policy})
 		if tc.bad {

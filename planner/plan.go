@@ -184,13 +184,26 @@ var ErrNoClusteringColumns = errors.New("no clustering columns (table is not clu
 // Plan plans one compaction run of snap under p. It is a pure function: the
 // same snapshot and policy give the same plan, byte for byte once marshaled.
 func Plan(snap *delta.Snapshot, p Policy) (*CompactionPlan, error) {
+	st, err := plan(snap, p)
+	if err != nil {
+		return nil, err
+	}
+	st.admit()
+	st.plan.OperationParameters = st.operationParameters()
+	st.plan.Skipped = st.skipList()
+	return st.plan, nil
+}
+
+// plan runs the planner up to the jobs, before the per-run caps admit
+// them: what Plan and BacklogOf share.
+func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 	if snap == nil {
 		return nil, errors.New("plan: nil snapshot")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
 	}
-	s, err := resolve(p, snap.Metadata.Configuration)
+	s, err := resolve(p, snap.Properties())
 	if err != nil {
 		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
 	}
@@ -234,10 +247,7 @@ func Plan(snap *delta.Snapshot, p Policy) (*CompactionPlan, error) {
 	case StrategyZCube:
 		st.zcube()
 	}
-	st.admit()
-	pl.OperationParameters = st.operationParameters()
-	pl.Skipped = st.skipList()
-	return pl, nil
+	return st, nil
 }
 
 // fileInfo is what the planner derives from one add action.
@@ -354,14 +364,14 @@ func (st *state) classify() {
 			}
 			f.logical = int64(float64(a.Size) * float64(live) / float64(f.records))
 		}
-		f.settling = cutoff > 0 && a.ModificationTime > cutoff
+		f.settling = st.s.SettleWindow > 0 && a.ModificationTime > cutoff
 		switch {
 		case f.deleted > 0 && f.records <= 0:
 			f.purge = true
 		case f.deleted > 0:
 			f.purge = float64(f.deleted)/float64(f.records) > st.s.maxDeletedRatio
 		}
-		f.small = a.Size < st.s.minSize
+		f.small = st.s.smallFile(a.Size)
 		if a.ClusteringProvider != nil {
 			f.provider = *a.ClusteringProvider
 		}

@@ -1,11 +1,14 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/compactord/compactord/delta"
 )
 
 // Strategy names how a plan rewrites files.
@@ -69,10 +72,6 @@ const (
 	// MaxClusteringColumns is Delta's clusteredTable.numClusteringColumnsLimit.
 	MaxClusteringColumns = 4
 )
-
-// TablePropertyTargetFileSize is the table property read when
-// Policy.TargetFileSize is zero.
-const TablePropertyTargetFileSize = "delta.targetFileSize"
 
 // Policy says what a plan may rewrite. The zero value is usable: every
 // zero field means its documented default, except SettleWindow,
@@ -253,7 +252,7 @@ type settings struct {
 	cubeMinCubes                             int
 }
 
-func resolve(p Policy, tableConfig map[string]string) (settings, error) {
+func resolve(p Policy, props *delta.Properties) (settings, error) {
 	s := settings{Policy: p}
 	if s.Strategy == "" {
 		s.Strategy = StrategyAuto
@@ -263,14 +262,10 @@ func resolve(p Policy, tableConfig map[string]string) (settings, error) {
 	}
 	s.target = p.TargetFileSize
 	if s.target == 0 {
-		s.target = DefaultTargetFileSize
-		if v, ok := tableConfig[TablePropertyTargetFileSize]; ok {
-			n, err := parseSize(v)
-			if err != nil {
-				return s, fmt.Errorf("table property %s=%q: %w", TablePropertyTargetFileSize, v, err)
-			}
-			s.target = n
+		if err := props.Check(delta.PropTargetFileSize); err != nil {
+			return s, err
 		}
+		s.target = cmp.Or(props.TargetFileSize, DefaultTargetFileSize)
 	}
 	s.minSize = orDefault(p.MinFileSize, DefaultMinFileSize)
 	s.maxUnclustered = orDefault(p.MaxUnclusteredBytes, DefaultMaxUnclusteredBytes)
@@ -288,6 +283,12 @@ func resolve(p Policy, tableConfig map[string]string) (settings, error) {
 		s.maxRelRange = DefaultMaxRelativeFileRange
 	}
 	return s, nil
+}
+
+// smallFile is the one rule of what a small file is (IsSmallFile), under
+// the resolved sizes.
+func (s settings) smallFile(size int64) bool {
+	return IsSmallFile(size, s.target, s.minSize)
 }
 
 func orDefault(v, d int64) int64 {

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/compactord/compactord/internal/units"
 )
 
 // The decoder walks hclsyntax bodies itself instead of using gohcl so that
@@ -344,7 +345,7 @@ func decSize(a *hclsyntax.Attribute, dst *int64) hcl.Diagnostics {
 		*dst = i
 		return nil
 	case cty.String:
-		n, err := ParseSize(v.AsString())
+		n, err := units.ParseBytes(v.AsString())
 		if err != nil {
 			return badValue(a, "%v", err)
 		}
@@ -362,59 +363,10 @@ func decDuration(a *hclsyntax.Attribute, dst *time.Duration) hcl.Diagnostics {
 	if v.Type() != cty.String {
 		return badValue(a, "want a duration such as \"5m\", got %s", v.Type().FriendlyName())
 	}
-	d, err := ParseDuration(v.AsString())
+	d, err := units.ParseDuration(v.AsString())
 	if err != nil {
 		return badValue(a, "%v", err)
 	}
 	*dst = d
 	return nil
-}
-
-var sizeUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", 1 << 40},
-	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"TB", 1000 * 1000 * 1000 * 1000},
-	{"B", 1},
-}
-
-// ParseSize parses "128MiB", "1GB", "512KiB" or a plain byte count.
-// KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("bad size %q: want a number with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s)
-	}
-	n := f * float64(mult)
-	if n > 1<<62 {
-		return 0, fmt.Errorf("bad size %q: too large", s)
-	}
-	return int64(n), nil
-}
-
-// ParseDuration parses Go durations ("90s", "5m", "1h30m") plus whole days
-// ("7d").
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	if strings.HasSuffix(t, "d") {
-		days, err := strconv.Atoi(strings.TrimSuffix(t, "d"))
-		if err != nil || days < 0 {
-			return 0, fmt.Errorf("bad duration %q: want e.g. \"30s\", \"5m\", \"2h\" or \"7d\"", s)
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil {
-		return 0, fmt.Errorf("bad duration %q: want e.g. \"30s\", \"5m\", \"2h\" or \"7d\"", s)
-	}
-	return d, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -192,9 +193,9 @@ type Daemon struct {
 
 // Sizes used by the defaults.
 const (
-	KiB int64 = 1 << 10
-	MiB int64 = 1 << 20
-	GiB int64 = 1 << 30
+	KiB = units.KiB
+	MiB = units.MiB
+	GiB = units.GiB
 )
 
 // DefaultPolicy returns the defaults every table starts from. The sizes,

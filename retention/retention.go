@@ -287,7 +287,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	if err := delta.Writable(snap); err != nil {
 		return commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
 	}
-	if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
+	if snap.Properties().AppendOnly {
 		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
 	}
 	res.ReadVersion = snap.Version

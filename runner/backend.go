@@ -327,7 +327,10 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 			}
 			if ok {
 				b.remember(p, next)
-				bl := ComputeBacklog(next, p, b.now())
+				bl, err := ComputeBacklog(next, p, b.now())
+				if err != nil {
+					return scheduler.PollResult{Version: next.Version}, err
+				}
 				return scheduler.PollResult{Version: next.Version, Changed: true, Backlog: &bl}, nil
 			}
 		}
@@ -342,7 +345,10 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
 	b.remember(p, snap)
-	bl := ComputeBacklog(snap, p, b.now())
+	bl, err := ComputeBacklog(snap, p, b.now())
+	if err != nil {
+		return scheduler.PollResult{Version: snap.Version}, err
+	}
 	return scheduler.PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
 }
 
@@ -368,36 +374,29 @@ func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[strin
 	return pl, err
 }
 
-// ComputeBacklog counts a snapshot's compaction candidates under p: files
-// below min(min_file_size, target_file_size) and older than the settle
-// window, the deleted-rows ratio, and, on clustered tables (by policy or by
-// the table's own clustering columns), the bytes of files no clustering
-// wrote (no clusteringProvider).
-func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) scheduler.Backlog {
-	target := p.TargetFileSize
-	if target <= 0 {
-		target = planner.DefaultTargetFileSize
+// ComputeBacklog measures the work waiting in a snapshot under p. Its
+// SmallFiles and SmallBytes are the planner's own count (planner.BacklogOf
+// with the policy a run would plan with): the small files a run would
+// merge, so the small_files trigger fires exactly when the planner would
+// find merge work. It also counts the deleted-rows ratio and, on clustered
+// tables (by policy or by the table's own clustering columns), the bytes
+// of files no clustering wrote (no clusteringProvider).
+func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (scheduler.Backlog, error) {
+	pb, err := planner.BacklogOf(snap, p.PlannerPolicy(now))
+	if err != nil {
+		return scheduler.Backlog{}, fmt.Errorf("table %s: backlog: %w", p.Name, err)
 	}
-	small := p.MinFileSize
-	if small <= 0 || small > target {
-		small = target
-	}
+	b := scheduler.Backlog{SmallFiles: pb.SmallFiles, SmallBytes: pb.SmallBytes}
 	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
 	if !clustered {
 		if cols, err := delta.ClusteringColumns(snap); err == nil && len(cols) > 0 {
 			clustered = true
 		}
 	}
-	settledBefore := now.Add(-p.SettleWindow).UnixMilli()
-	var b scheduler.Backlog
 	var rows, deleted int64
 	for _, f := range snap.Files {
 		b.Files++
 		b.Bytes += f.Size
-		if f.Size < small && (p.SettleWindow <= 0 || f.ModificationTime <= settledBefore) {
-			b.SmallFiles++
-			b.SmallBytes += f.Size
-		}
 		if clustered && f.ClusteringProvider == nil {
 			b.UnclusteredBytes += f.Size
 		}
@@ -413,5 +412,5 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) sche
 	if rows > 0 {
 		b.DeletedRowsRatio = float64(deleted) / float64(rows)
 	}
-	return b
+	return b, nil
 }

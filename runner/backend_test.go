@@ -118,7 +118,10 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ComputeBacklog(full, p, b.now())
+	want, err := ComputeBacklog(full, p, b.now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !res.Changed || res.Version != first.Version+2 || *res.Backlog != want {
 		t.Fatalf("incremental poll = %+v %+v, full = %+v", res, res.Backlog, want)
 	}
@@ -187,7 +190,10 @@ func TestTheBacklogOfATableClusteredByItsOwnMetadataCountsUnclusteredBytes(t *te
 	}
 	p := testPolicy("c") // auto, no clustering columns in the policy
 	p.SettleWindow = 0
-	bl := ComputeBacklog(snap, p, time.Now())
+	bl, err := ComputeBacklog(snap, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var unclustered int64
 	for _, f := range snap.Files {
 		if f.ClusteringProvider == nil {

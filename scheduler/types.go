@@ -118,8 +118,9 @@ type PollResult struct {
 
 // Backlog is the work waiting in a table.
 type Backlog struct {
-	// SmallFiles and SmallBytes count compaction candidates (files below
-	// the policy's small-file size and older than the settle window).
+	// SmallFiles and SmallBytes count the small files a compaction run
+	// would merge (planner.BacklogOf: below min(min_file_size, target file
+	// size), past the settle window, sharing a bin with another file).
 	SmallFiles int   `json:"small_files"`
 	SmallBytes int64 `json:"small_bytes"`
 	// Files and Bytes count all live files.

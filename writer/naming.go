@@ -3,7 +3,6 @@ package writer
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,16 +27,12 @@ type layout struct {
 // newLayout computes the output layout of a job's partition.
 func newLayout(snap *delta.Snapshot, partitionValues map[string]*string, codecExt string) (layout, error) {
 	l := layout{codecExt: codecExt}
-	conf := snap.Metadata.Configuration
-	if strings.EqualFold(strings.TrimSpace(conf["delta.randomizeFilePrefixes"]), "true") {
-		l.randomPrefixLen = 2
-		if v := strings.TrimSpace(conf["delta.randomPrefixLength"]); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 32 {
-				return layout{}, fmt.Errorf("table property delta.randomPrefixLength=%q: want an integer in 1..32", v)
-			}
-			l.randomPrefixLen = n
-		}
+	props := snap.Properties()
+	if err := props.Check(delta.PropRandomizeFilePrefixes, delta.PropRandomPrefixLength); err != nil {
+		return layout{}, err
+	}
+	if props.RandomizeFilePrefixes {
+		l.randomPrefixLen = props.RandomPrefixLength
 		return l, nil
 	}
 	cols, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -207,41 +206,16 @@ func codecFor(name string) (compress.Codec, string, error) {
 
 // targetFileSize resolves the output target: the policy value, else the
 // table property delta.targetFileSize, else DefaultTargetFileSize.
-func targetFileSize(o Options, meta *delta.Metadata) (int64, error) {
+func targetFileSize(o Options, snap *delta.Snapshot) (int64, error) {
 	if o.TargetFileSize > 0 {
 		return o.TargetFileSize, nil
 	}
-	if v, ok := meta.Configuration["delta.targetFileSize"]; ok && strings.TrimSpace(v) != "" {
-		n, err := parseByteSize(v)
-		if err != nil {
-			return 0, fmt.Errorf("table property delta.targetFileSize=%q: %w", v, err)
-		}
-		return n, nil
+	props := snap.Properties()
+	if err := props.Check(delta.PropTargetFileSize); err != nil {
+		return 0, err
+	}
+	if props.TargetFileSize > 0 {
+		return props.TargetFileSize, nil
 	}
 	return DefaultTargetFileSize, nil
-}
-
-// parseByteSize parses a byte count: a plain integer or one with a b/k/kb/
-// m/mb/g/gb suffix (binary multiples, as Spark's byte-string config does).
-func parseByteSize(s string) (int64, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
-		if strings.HasSuffix(s, u.suffix) {
-			s = strings.TrimSpace(strings.TrimSuffix(s, u.suffix))
-			mult = u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("not a byte size: %w", err)
-	}
-	if n <= 0 {
-		return 0, fmt.Errorf("byte size %d must be positive", n)
-	}
-	return n * mult, nil
 }

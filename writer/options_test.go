@@ -28,7 +28,7 @@ func TestTargetFileSizeResolution(t *testing.T) {
 			if tt.prop != "" {
 				meta.Configuration["delta.targetFileSize"] = tt.prop
 			}
-			got, err := targetFileSize(Options{TargetFileSize: tt.policy}, meta)
+			got, err := targetFileSize(Options{TargetFileSize: tt.policy}, &delta.Snapshot{Metadata: *meta})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}

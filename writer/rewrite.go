@@ -127,7 +127,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.
 	if job.TargetFileSize > 0 {
 		opts.TargetFileSize = job.TargetFileSize
 	}
-	target, err := targetFileSize(opts, &snap.Metadata)
+	target, err := targetFileSize(opts, snap)
 	if err != nil {
 		return nil, err
 	}

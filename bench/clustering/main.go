@@ -331,7 +331,11 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 				measured++
 			}
 			at := time.UnixMilli(now)
-			if scheduler.Evaluate(daemonPolicy, runner.ComputeBacklog(t.snapshot(), daemonPolicy, at), lastRun, at) == "" {
+			bl, err := runner.ComputeBacklog(t.snapshot(), daemonPolicy, at)
+			if err != nil {
+				return res, fmt.Errorf("%s: batch %d: %w", name, b, err)
+			}
+			if scheduler.Evaluate(daemonPolicy, bl, lastRun, at) == "" {
 				continue
 			}
 			lastRun = at

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/retention"
 )
 
@@ -39,7 +39,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
 	if *olderThan != "" {
-		d, err := policies.ParseDuration(*olderThan)
+		d, err := units.ParseDuration(*olderThan)
 		if err != nil {
 			return fmt.Errorf("%w: --older-than: %v", errUsage, err)
 		}

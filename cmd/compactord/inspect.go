@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/statsbackfill"
 )
@@ -42,6 +43,11 @@ type inspectReport struct {
 	SmallFileThreshold int64        `json:"smallFileThresholdBytes"`
 	SmallFiles         int          `json:"smallFiles"`
 	SmallFilesBytes    int64        `json:"smallFilesBytes"`
+	// SmallFilesToMerge counts the small files a compaction under the
+	// default policy would merge (planner.BacklogOf, the daemon's
+	// small-file backlog, settle window ignored): a small file alone in
+	// its bin is not among them.
+	SmallFilesToMerge int `json:"smallFilesToMerge"`
 
 	FilesWithDVs int `json:"filesWithDeletionVectors"`
 	// DeletedRowRatio is numDeletedRows / numPhysicalRecords.
@@ -132,7 +138,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	version := fs.Int64("version", -1, "table version to inspect (default: latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	small := fs.String("small-file-size", "32MiB", "files below this size count as small (bytes, or with KiB/MiB/GiB/KB/MB/GB)")
+	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
 	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compactord inspect URL|PATH [--version N] [--json] [--small-file-size SIZE]")
@@ -142,15 +148,22 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	threshold, err := parseSize(*small)
-	if err != nil {
-		return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
+	threshold := int64(-1)
+	if *small != "" {
+		if threshold, err = units.ParseBytes(*small); err != nil {
+			return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
+		}
 	}
 	t, snap, err := openSnapshot(ctx, url, *version)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
+	if threshold < 0 {
+		if threshold, err = planner.SmallFileThreshold(snap, planner.DefaultPolicy()); err != nil {
+			return err
+		}
+	}
 	rep, err := buildInspectReport(t.URL, snap, threshold)
 	if err != nil {
 		return err
@@ -190,27 +203,6 @@ func countFooterRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, 
 	if rep.NumPhysicalRecords > 0 {
 		rep.DeletedRowRatio = float64(rep.NumDeletedRows) / float64(rep.NumPhysicalRecords)
 	}
-}
-
-// parseSize parses "1048576", "32MiB", "64MB", "1.5GiB".
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", kib}, {"MiB", mib}, {"GiB", gib}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return int64(f * mult), nil
 }
 
 // maxInspectCubes bounds the Z-cubes the text report lists.
@@ -348,6 +340,13 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 	if err != nil {
 		return nil, err
 	}
+	pol := planner.DefaultPolicy()
+	pol.SettleWindow = 0
+	bl, err := planner.BacklogOf(snap, pol)
+	if err != nil {
+		return nil, err
+	}
+	rep.SmallFilesToMerge = bl.SmallFiles
 	rep.ClusteringColumns = cols
 	if rep.ClusteringColumns == nil {
 		rep.ClusteringColumns = [][]string{}
@@ -428,7 +427,7 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 		p(")")
 	}
 	p("\n")
-	p("small files\t%d below %s (%s)\n", r.SmallFiles, inspectSize(r.SmallFileThreshold), inspectSize(r.SmallFilesBytes))
+	p("small files\t%d below %s (%s), %d to merge\n", r.SmallFiles, inspectSize(r.SmallFileThreshold), inspectSize(r.SmallFilesBytes), r.SmallFilesToMerge)
 	p("deletion vectors\t%d files, deleted-row ratio %.4f\n", r.FilesWithDVs, r.DeletedRowRatio)
 	p("file sizes\n")
 	for _, b := range r.SizeHistogram {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
-	"github.com/compactord/compactord/policies"
 )
 
 // planFile is the JSON `compactord plan --out` writes and `run-plan` reads:
@@ -48,14 +48,14 @@ func (p *planFlags) policy() (planner.Policy, error) {
 	pol.Strategy = planner.Strategy(p.strategy)
 	pol.Full = p.full
 	if p.target != "" {
-		n, err := policies.ParseSize(p.target)
+		n, err := units.ParseBytes(p.target)
 		if err != nil {
 			return pol, fmt.Errorf("%w: --target-file-size: %v", errUsage, err)
 		}
 		pol.TargetFileSize = n
 	}
 	if p.minSize != "" {
-		n, err := policies.ParseSize(p.minSize)
+		n, err := units.ParseBytes(p.minSize)
 		if err != nil {
 			return pol, fmt.Errorf("%w: --min-file-size: %v", errUsage, err)
 		}

@@ -12,12 +12,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/bench/gen"
+	"github.com/compactord/compactord/internal/units"
 )
 
 func main() {
@@ -32,9 +32,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gendata: -dir is required")
 		os.Exit(2)
 	}
-	total, err1 := parseSize(*size)
-	lo, err2 := parseSize(*minSize)
-	hi, err3 := parseSize(*maxSize)
+	total, err1 := units.ParseBytes(*size)
+	lo, err2 := units.ParseBytes(*minSize)
+	hi, err3 := units.ParseBytes(*maxSize)
 	if err1 != nil || err2 != nil || err3 != nil || lo > hi {
 		fmt.Fprintln(os.Stderr, "gendata: bad -size/-min/-max")
 		os.Exit(2)
@@ -47,26 +47,4 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gendata:", err)
 		os.Exit(1)
 	}
-}
-
-func parseSize(s string) (int64, error) {
-	var n int64
-	var unit string
-	if _, err := fmt.Sscanf(s, "%d%s", &n, &unit); err != nil {
-		if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
-			return 0, err
-		}
-	}
-	switch strings.ToLower(unit) {
-	case "", "b":
-	case "kib", "k", "kb":
-		n <<= 10
-	case "mib", "m", "mb":
-		n <<= 20
-	case "gib", "g", "gb":
-		n <<= 30
-	default:
-		return 0, fmt.Errorf("unit %q", unit)
-	}
-	return n, nil
 }

@@ -1,0 +1,84 @@
+package units
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Binary byte multiples.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+	TiB int64 = 1 << 40
+	PiB int64 = 1 << 50
+)
+
+// byteUnits maps every accepted unit (lower case) to its multiple: Spark's
+// byteSuffixes plus the IEC spellings.
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": KiB, "kb": KiB, "kib": KiB,
+	"m": MiB, "mb": MiB, "mib": MiB,
+	"g": GiB, "gb": GiB, "gib": GiB,
+	"t": TiB, "tb": TiB, "tib": TiB,
+	"p": PiB, "pb": PiB, "pib": PiB,
+}
+
+// ParseBytes parses a byte size: "134217728", "128m", "128MB", "1g",
+// "1.5GiB", "10 MiB". Units are case-insensitive powers of 1024 (see the
+// package doc). Beyond Spark's rules it accepts a space before the unit and
+// a decimal fraction (the result is truncated to whole bytes); it refuses
+// negative numbers, unknown units and sizes above 2^62 bytes.
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	whole, frac, hasFrac := strings.Cut(num, ".")
+	if whole == "" && !hasFrac || hasFrac && frac == "" || strings.Contains(frac, ".") {
+		return 0, fmt.Errorf("bad size %q: want a non-negative number with an optional unit, e.g. 134217728, 128m, 1GiB", s)
+	}
+	mult, ok := byteUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("bad size %q: unknown unit %q (want b, k/kb/KiB, m/mb/MiB, g/gb/GiB, t/tb/TiB or p/pb/PiB; all powers of 1024)", s, unit)
+	}
+	const limit = int64(1) << 62
+	var n int64
+	if whole != "" {
+		w, err := strconv.ParseInt(whole, 10, 64)
+		if err != nil || w > limit/mult {
+			return 0, fmt.Errorf("bad size %q: too large", s)
+		}
+		n = w * mult
+	}
+	if frac != "" {
+		f, err := strconv.ParseFloat("0."+frac, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad size %q: %w", s, err)
+		}
+		n += int64(math.Floor(f * float64(mult)))
+		if n > limit {
+			return 0, fmt.Errorf("bad size %q: too large", s)
+		}
+	}
+	return n, nil
+}
+
+// FormatBytes renders n with the largest binary unit that divides it
+// ("128MiB", "1536B"); ParseBytes reads it back to n.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"PiB", PiB}, {"TiB", TiB}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}} {
+		if n != 0 && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}

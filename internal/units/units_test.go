@@ -1,0 +1,144 @@
+package units
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseBytesFollowsSparkByteStringsWithBinaryUnits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		// Spark's byteStringAsBytes spellings, all powers of 1024.
+		{in: "134217728", want: 134217728},
+		{in: "1g", want: 1 << 30},
+		{in: "1G", want: 1 << 30},
+		{in: "128mb", want: 128 << 20},
+		{in: "128MB", want: 128 << 20},
+		{in: "32m", want: 32 << 20},
+		{in: "1kb", want: 1024},
+		{in: "1KB", want: 1024},
+		{in: "1k", want: 1024},
+		{in: "2t", want: 2 << 40},
+		{in: "1pb", want: 1 << 50},
+		{in: "50b", want: 50},
+		{in: " 64mb ", want: 64 << 20},
+		// IEC spellings mean the same.
+		{in: "1KiB", want: 1024},
+		{in: "128MiB", want: 128 << 20},
+		{in: "10 MiB", want: 10 << 20},
+		// Fractions (policy files), truncated to whole bytes.
+		{in: "1.5KiB", want: 1536},
+		{in: "1.5g", want: 3 << 29},
+		{in: "0", want: 0},
+		{in: "", bad: true},
+		{in: "MiB", bad: true},
+		{in: "-1MiB", bad: true},
+		{in: "1XB", bad: true},
+		{in: "1e9", bad: true},
+		{in: "1..5m", bad: true},
+		{in: "1.", bad: true},
+		{in: "99999999999999999999", bad: true},
+		{in: "8192p", bad: true},
+	} {
+		got, err := ParseBytes(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d (bad %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+func TestFormatBytesReadsBack(t *testing.T) {
+	for _, n := range []int64{0, 1, 1023, 1024, 1536, 128 << 20, 1 << 30, 3 << 40, 5 << 50} {
+		back, err := ParseBytes(FormatBytes(n))
+		if err != nil || back != n {
+			t.Errorf("FormatBytes(%d) = %q reads back as %d, %v", n, FormatBytes(n), back, err)
+		}
+	}
+}
+
+func TestParseIntervalReadsDeltaIntervalProperties(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		// Delta's defaults and documented examples.
+		{in: "interval 30 days", want: 30 * Day},
+		{in: "interval 1 week", want: Week},
+		{in: "interval 2 days", want: 2 * Day},
+		{in: "interval 24 hours", want: 24 * time.Hour},
+		{in: "2 weeks", want: 2 * Week},
+		{in: "365 days", want: 365 * Day},
+		{in: "7 days", want: 7 * Day},
+		{in: "INTERVAL 7 DAYS", want: 7 * Day},
+		{in: "  interval   1 day  12 hours ", want: 36 * time.Hour},
+		{in: "interval 1 day -1 hour", want: 23 * time.Hour},
+		{in: "interval 1 hour 30 minutes", want: 90 * time.Minute},
+		{in: "1.5 seconds", want: 1500 * time.Millisecond},
+		{in: "interval .5 second", want: 500 * time.Millisecond},
+		{in: "interval 10 milliseconds 7 microseconds", want: 10*time.Millisecond + 7*time.Microsecond},
+		{in: "interval 0 seconds", want: 0},
+		{in: "+ 3 days", want: 3 * Day},
+		{in: "interval 1.0000000001 seconds", bad: true},
+		{in: "interval 1 month", bad: true},
+		{in: "1 year", bad: true},
+		{in: "interval -1 day", bad: true},
+		{in: "1.5 days", bad: true},
+		{in: "7d", bad: true},
+		{in: "7days", bad: true},
+		{in: "7 dayz", bad: true},
+		{in: "7 dayss", bad: true},
+		{in: "7", bad: true},
+		{in: "interval", bad: true},
+		{in: "", bad: true},
+		{in: "interval 7 days 3", bad: true},
+		{in: "interval --7 days", bad: true},
+		{in: "interval 99999999999 days", bad: true},
+	} {
+		got, err := ParseInterval(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("ParseInterval(%q) = %v, %v; want %v (bad %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+func TestParseDurationReadsBothSyntaxes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{in: "5m", want: 5 * time.Minute},
+		{in: "90d", want: 90 * Day},
+		{in: "7d", want: 7 * Day},
+		{in: "2w", want: 2 * Week},
+		{in: "1d12h", want: 36 * time.Hour},
+		{in: "1h30m", want: 90 * time.Minute},
+		{in: "1.5h", want: 90 * time.Minute},
+		{in: "250ms", want: 250 * time.Millisecond},
+		{in: "-5m", want: -5 * time.Minute},
+		{in: "0", want: 0},
+		{in: "interval 7 days", want: 7 * Day},
+		{in: "1 week", want: Week},
+		{in: "5", bad: true},
+		{in: "xd", bad: true},
+		{in: "5y", bad: true},
+		{in: "", bad: true},
+		{in: "1 month", bad: true},
+		{in: "999999999999d", bad: true},
+	} {
+		got, err := ParseDuration(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v (bad %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+	for _, d := range []time.Duration{30 * time.Second, time.Minute, 90 * time.Second, 2 * time.Hour, 36 * time.Hour, 48 * time.Hour, 0} {
+		back, err := ParseDuration(FormatDuration(d))
+		if err != nil || back != d {
+			t.Errorf("FormatDuration(%v) = %q reads back as %v, %v", d, FormatDuration(d), back, err)
+		}
+	}
+}
