@@ -304,7 +304,7 @@ func ParseSchedule(s string) (cron.Schedule, error) {
 	spec := strings.TrimSpace(s)
 	if rest, ok := strings.CutPrefix(spec, "@every"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
 		arg := strings.TrimSpace(rest)
-		d, err := ParseDuration(arg)
+		d, err := units.ParseDuration(arg)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%w %q: @every takes a duration such as 30s, 5m, 2h or 7d, got %q", ErrBadSchedule, s, arg)
