@@ -68,10 +68,10 @@ func WriteHCL(w io.Writer, s *Set) error {
 		if v := p.Vacuum; v != nil {
 			fmt.Fprintf(&b, "\n  vacuum {\n")
 			fmt.Fprintf(&b, "    mode          = %q\n", v.Mode)
-			fmt.Fprintf(&b, "    interval      = %q\n", FormatDuration(v.Interval))
-			fmt.Fprintf(&b, "    full_interval = %q\n", FormatDuration(v.FullInterval))
+			fmt.Fprintf(&b, "    interval      = %q\n", units.FormatDuration(v.Interval))
+			fmt.Fprintf(&b, "    full_interval = %q\n", units.FormatDuration(v.FullInterval))
 			if v.Retention > 0 {
-				fmt.Fprintf(&b, "    retention     = %q\n", FormatDuration(v.Retention))
+				fmt.Fprintf(&b, "    retention     = %q\n", units.FormatDuration(v.Retention))
 				fmt.Fprintf(&b, "    force_retention = %t\n", v.ForceRetention)
 			}
 			if v.Concurrency > 0 {
