@@ -90,13 +90,14 @@ func AfterCommit(ctx context.Context, t *delta.Table, version int64, opts Option
 	if err != nil {
 		return res, err
 	}
-	props, err := delta.CheckpointPropsOf(&snap.Metadata)
-	if err != nil {
+	props := snap.Properties()
+	if err := props.Check(delta.PropCheckpointInterval); err != nil {
 		return res, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	res.Interval = props.Interval
-	if version == 0 || version%props.Interval != 0 {
-		res.Skipped = fmt.Sprintf("version %d is not a multiple of delta.checkpointInterval=%d", version, props.Interval)
+	interval := int64(props.CheckpointInterval)
+	res.Interval = interval
+	if version == 0 || version%interval != 0 {
+		res.Skipped = fmt.Sprintf("version %d is not a multiple of delta.checkpointInterval=%d", version, interval)
 		return res, nil
 	}
 	l, err := delta.ListLog(ctx, t)
@@ -127,14 +128,15 @@ func CatchUp(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	if err != nil {
 		return res, err
 	}
-	props, err := delta.CheckpointPropsOf(&snap.Metadata)
-	if err != nil {
+	props := snap.Properties()
+	if err := props.Check(delta.PropCheckpointInterval); err != nil {
 		return res, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	res.Interval = props.Interval
+	interval := int64(props.CheckpointInterval)
+	res.Interval = interval
 	maxBehind := opts.MaxBehind
 	if maxBehind <= 0 {
-		maxBehind = props.Interval
+		maxBehind = interval
 	}
 	behind := res.Latest - res.NewestBefore
 	if res.NewestBefore < 0 {
@@ -144,9 +146,9 @@ func CatchUp(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 		res.Skipped = fmt.Sprintf("newest checkpoint is %d commits behind (threshold %d)", behind, maxBehind)
 		return res, nil
 	}
-	target := res.Latest - res.Latest%props.Interval
+	target := res.Latest - res.Latest%interval
 	if target == 0 || target <= res.NewestBefore {
-		res.Skipped = fmt.Sprintf("no multiple of delta.checkpointInterval=%d after checkpoint %d up to version %d", props.Interval, res.NewestBefore, res.Latest)
+		res.Skipped = fmt.Sprintf("no multiple of delta.checkpointInterval=%d after checkpoint %d up to version %d", interval, res.NewestBefore, res.Latest)
 		return res, nil
 	}
 	if target != res.Latest {

@@ -122,11 +122,11 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	if err := delta.CheckpointWritable(snap); err != nil {
 		return res, fmt.Errorf("table %s: log cleanup: %w", t.URL, err)
 	}
-	props, err := delta.CheckpointPropsOf(&snap.Metadata)
-	if err != nil {
+	props := snap.Properties()
+	if err := props.Check(delta.PropEnableExpiredLogCleanup, delta.PropLogRetentionDuration, delta.PropRequireCheckpointProtectionBeforeVersion); err != nil {
 		return res, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	if !props.LogCleanup {
+	if !props.ExpiredLogCleanup {
 		res.Skipped = "delta.enableExpiredLogCleanup is false"
 		return res, nil
 	}
@@ -161,9 +161,9 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 		res.Skipped = fmt.Sprintf("no checkpoint at or before the cutoff commit %d: nothing is covered", res.CutoffCommit)
 		return res, nil
 	}
-	if snap.Protocol.HasFeature("checkpointProtection") && boundary < props.ProtectedBefore {
+	if snap.Protocol.HasFeature("checkpointProtection") && boundary < props.RequireCheckpointProtectionBeforeVersion {
 		res.Skipped = fmt.Sprintf("checkpointProtection: checkpoint %d is below %s=%d; history before it goes only in one cut",
-			boundary, delta.PropCheckpointProtectionBefore, props.ProtectedBefore)
+			boundary, delta.PropRequireCheckpointProtectionBeforeVersion, props.RequireCheckpointProtectionBeforeVersion)
 		return res, nil
 	}
 	// The boundary checkpoint must really cover its version.
