@@ -89,6 +89,10 @@ var vacuumAttrs = map[string]attrSetter{
 	"concurrency":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Vacuum.Concurrency) },
 }
 
+var statsBackfillAttrs = map[string]attrSetter{
+	"max_files": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.StatsBackfill.MaxFiles) },
+}
+
 type daemonSetter func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics
 
 var daemonAttrs = map[string]daemonSetter{
@@ -142,11 +146,19 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 				v := *p.Vacuum
 				p.Vacuum = &v
 			}
+		case "stats_backfill":
+			attrs = statsBackfillAttrs
+			if p.StatsBackfill == nil {
+				p.StatsBackfill = &StatsBackfill{MaxFiles: DefaultStatsBackfillMaxFiles}
+			} else {
+				v := *p.StatsBackfill
+				p.StatsBackfill = &v
+			}
 		default:
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported block type",
-				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention or vacuum).", b.Type),
+				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum or stats_backfill).", b.Type),
 				Subject:  b.TypeRange.Ptr(),
 			})
 			continue

@@ -79,6 +79,9 @@ func WriteHCL(w io.Writer, s *Set) error {
 			}
 			fmt.Fprintf(&b, "  }\n")
 		}
+		if sb := p.StatsBackfill; sb != nil {
+			fmt.Fprintf(&b, "\n  stats_backfill {\n    max_files = %d\n  }\n", sb.MaxFiles)
+		}
 		fmt.Fprintf(&b, "}\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -320,5 +320,9 @@ func clonePolicy(p Policy) Policy {
 		v := *p.Vacuum
 		c.Vacuum = &v
 	}
+	if p.StatsBackfill != nil {
+		v := *p.StatsBackfill
+		c.StatsBackfill = &v
+	}
 	return c
 }

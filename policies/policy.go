@@ -83,6 +83,8 @@ type Policy struct {
 	// Vacuum is parsed and validated; nil when the table has none (the
 	// daemon then only sweeps temp leftovers of killed writes).
 	Vacuum *Vacuum `json:"vacuum,omitempty"`
+	// StatsBackfill is parsed and validated; nil when the table has none.
+	StatsBackfill *StatsBackfill `json:"stats_backfill,omitempty"`
 
 	// Source is where the table block was declared (file:line:col).
 	Source string `json:"source,omitempty"`
@@ -169,6 +171,16 @@ type Vacuum struct {
 	ForceRetention bool `json:"force_retention,omitempty"`
 	// Concurrency bounds the deletes in flight (0: 16).
 	Concurrency int `json:"concurrency,omitempty"`
+}
+
+// DefaultStatsBackfillMaxFiles bounds the files one backfill run reads.
+const DefaultStatsBackfillMaxFiles = 100
+
+// StatsBackfill makes the daemon compute the statistics of files written
+// without them (statsbackfill.Run) on every run of the table.
+type StatsBackfill struct {
+	// MaxFiles bounds the files one run backfills (default 100).
+	MaxFiles int `json:"max_files"`
 }
 
 // Daemon holds process settings from an optional `daemon {}` block.
@@ -467,6 +479,9 @@ func (p *Policy) Validate() error {
 		if v.Concurrency < 0 || v.Concurrency > 1024 {
 			add("vacuum.concurrency", ErrOutOfRange, "%d (want 0..1024)", v.Concurrency)
 		}
+	}
+	if b := p.StatsBackfill; b != nil && b.MaxFiles < 1 {
+		add("stats_backfill.max_files", ErrOutOfRange, "%d (want >= 1)", b.MaxFiles)
 	}
 	if len(errs) == 0 {
 		// The planner has the last word on what it can plan with.

@@ -65,3 +65,29 @@ func TestBadVacuumBlocksAreReportedAtTheirAttribute(t *testing.T) {
 		})
 	}
 }
+
+func TestAStatsBackfillBlockDecodesWithItsDefault(t *testing.T) {
+	src := "table \"t\" {\n  url = \"mem://t\"\n  stats_backfill {}\n}\ntable \"u\" {\n  url = \"mem://u\"\n  stats_backfill {\n    max_files = 5\n  }\n}\n"
+	set, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range set.Tables {
+		got[p.Name] = p.StatsBackfill.MaxFiles
+	}
+	if got["t"] != DefaultStatsBackfillMaxFiles || got["u"] != 5 {
+		t.Fatalf("max_files %v", got)
+	}
+	var buf bytes.Buffer
+	if err := WriteHCL(&buf, set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(map[string][]byte{"e.hcl": buf.Bytes()}); err != nil || !strings.Contains(buf.String(), "max_files = 5") {
+		t.Fatalf("round trip: %v\n%s", err, buf.String())
+	}
+	_, err = Parse(map[string][]byte{"t.hcl": []byte("table \"t\" {\n  url = \"mem://t\"\n  stats_backfill {\n    max_files = 0\n  }\n}\n")})
+	if err == nil || !strings.Contains(err.Error(), "stats_backfill.max_files") {
+		t.Fatalf("max_files = 0: %v", err)
+	}
+}

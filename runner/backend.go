@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
+	"github.com/compactord/compactord/statsbackfill"
 	"github.com/compactord/compactord/tableop"
 	"github.com/compactord/compactord/vacuum"
 )
@@ -144,13 +145,15 @@ func (b *Backend) logger() hclog.Logger {
 }
 
 // DefaultOps are the operations of a run: compaction, then retention (for
-// policies with a retention block), then vacuum (a vacuum block's lite or
+// policies with a retention block), then the statistics backfill (with a
+// stats_backfill block), then vacuum (a vacuum block's lite or
 // full vacuum once per interval, else the cheap sweep of temp leftovers),
 // with o as the compaction template.
 func DefaultOps(o compaction.RunOptions) []tableop.Factory {
 	return []tableop.Factory{
 		compaction.Factory(o),
 		retention.Factory(o.Commit.Options, o.Writer),
+		statsbackfill.Factory(o.Commit.Options),
 		vacuum.Factory(o.Commit.Options),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/scheduler/lease"
+	"github.com/compactord/compactord/statsbackfill"
 	"github.com/compactord/compactord/vacuum"
 )
 
@@ -308,5 +309,34 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
 	if err != nil || rep.Committed || rep.Counts[vacuum.CountFilesDeleted] != 0 {
 		t.Fatalf("vacuum inside the interval: %+v, %v", rep, err)
+	}
+}
+
+// A policy's stats_backfill block makes the daemon compute the statistics
+// of files written without them, before its vacuum.
+func TestDaemonBackfillsStatisticsOfFilesWrittenWithoutThem(t *testing.T) {
+	ctx := context.Background()
+	tbl := tabletest.CopyFixture(t, "part-special-chars")
+	b := &Backend{Tables: NewTables()}
+	defer b.Tables.Close()
+	p := testPolicy("special")
+	p.URL = tbl.URL
+	p.StatsBackfill = &policies.StatsBackfill{MaxFiles: 1}
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, statsbackfill.Name, vacuum.Name}) {
+		t.Fatalf("operations %v", ops)
+	}
+	for range 2 {
+		rep, err := b.Run(ctx, scheduler.RunRequest{Table: "special", Op: statsbackfill.Name, Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Counts[statsbackfill.CountFilesBackfilled] != 1 {
+			t.Fatalf("report %+v, want one file per run (max_files = 1)", rep)
+		}
+	}
+	for _, f := range tabletest.Latest(t, tbl).Files {
+		if f.Stats == "" {
+			t.Errorf("%s still has no stats", f.Path)
+		}
 	}
 }

@@ -85,12 +85,8 @@ type history struct {
 func newHistory(t *delta.Table, snap *delta.Snapshot, commits []commitFile) *history {
 	sort.Slice(commits, func(i, j int) bool { return commits[i].version < commits[j].version })
 	h := &history{t: t, commits: commits, ictFrom: -1, ict: map[int]int64{}}
-	conf := snap.Metadata.Configuration
-	if conf["delta.enableInCommitTimestamps"] == "true" {
-		h.ictFrom = 0
-		if v, err := strconv.ParseInt(conf["delta.inCommitTimestampEnablementVersion"], 10, 64); err == nil {
-			h.ictFrom = v
-		}
+	if p := snap.Properties(); p.InCommitTimestamps {
+		h.ictFrom = max(p.InCommitTimestampEnablementVersion, 0)
 	}
 	h.adjusted = make([]int64, len(commits))
 	for i, c := range commits {

@@ -64,7 +64,7 @@ func Sweep(ctx context.Context, t *delta.Table, opts SweepOptions) (*SweepResult
 	}
 	window := opts.Window
 	if window <= 0 {
-		if window, err = TableRetention(&snap.Metadata); err != nil {
+		if window, err = TableRetention(snap); err != nil {
 			return nil, fmt.Errorf("sweep %s: %w", t.URL, err)
 		}
 	}

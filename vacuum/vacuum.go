@@ -37,7 +37,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err := checkTable(t, snap); err != nil {
 		return nil, err
 	}
-	tableRet, err := TableRetention(&snap.Metadata)
+	tableRet, err := TableRetention(snap)
 	if err != nil {
 		return nil, commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
 	}

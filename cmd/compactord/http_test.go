@@ -20,6 +20,7 @@ import (
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/statsbackfill"
 	"github.com/compactord/compactord/vacuum"
 )
 
@@ -59,7 +60,8 @@ func (f *fakeBackend) backend() backend {
 				Conflicts: map[string]int{"delete_dv": 1},
 				Counts: map[string]int64{compaction.CountJobsPlanned: 2, compaction.CountJobsCommitted: 2,
 					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12,
-					vacuum.CountFilesDeleted: 5, vacuum.CountBytesDeleted: 5000, vacuum.CountOrphans: 2},
+					vacuum.CountFilesDeleted: 5, vacuum.CountBytesDeleted: 5000, vacuum.CountOrphans: 2,
+					statsbackfill.CountFilesBackfilled: 3},
 			}, nil
 		},
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
@@ -230,6 +232,9 @@ compactord_vacuum_deleted_bytes_total{table="a"} 5000
 # HELP compactord_vacuum_orphans_total Deleted files that no action of the log named (abandoned writes, temp leftovers).
 # TYPE compactord_vacuum_orphans_total counter
 compactord_vacuum_orphans_total{table="a"} 2
+# HELP compactord_stats_backfilled_files_total Data files that got statistics from a stats backfill.
+# TYPE compactord_stats_backfilled_files_total counter
+compactord_stats_backfilled_files_total{table="a"} 3
 # HELP compactord_dropped_jobs_total Planned jobs left out of a commit (true conflicts, failed rewrites).
 # TYPE compactord_dropped_jobs_total counter
 compactord_dropped_jobs_total{table="a"} 0

@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/statsbackfill"
 	"github.com/compactord/compactord/vacuum"
 )
 
@@ -133,6 +134,10 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountBytesDeleted]) })
 	e.perTable("compactord_vacuum_orphans_total", "counter", "Deleted files that no action of the log named (abandoned writes, temp leftovers).", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountOrphans]) })
+	e.perTable("compactord_stats_backfilled_files_total", "counter", "Data files that got statistics from a stats backfill.", ts,
+		func(t scheduler.TableStatus) float64 {
+			return float64(t.Counters.Counts[statsbackfill.CountFilesBackfilled])
+		})
 	e.perTable("compactord_dropped_jobs_total", "counter", "Planned jobs left out of a commit (true conflicts, failed rewrites).", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[compaction.CountJobsDropped]) })
 	e.perTable("compactord_polls_total", "counter", "Log polls.", ts,
