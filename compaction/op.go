@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
+	"github.com/compactord/compactord/writer"
 )
 
 // Name is the compaction operation's name in policies, reports and metrics.
@@ -152,21 +153,38 @@ func findUnreadable(ctx context.Context, t *delta.Table, opts RunOptions) ([]str
 	return bad, nil
 }
 
+// readAll reads every live row of add, and checks what the rewrite relies
+// on: the statistics' numRecords equals the footer's row count (deletion
+// vectors index physical rows), and the rows read equal numRecords minus
+// the DV's cardinality. A file that fails either is as unusable as a
+// truncated one.
 func readAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add) (err error) {
 	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
+	physical := s.NumPhysicalRows()
+	if n, ok, nerr := add.NumRecords(); nerr != nil {
+		return fmt.Errorf("data file %s: %w", add.Path, nerr)
+	} else if ok && n != physical {
+		return fmt.Errorf("data file %s: %w: stats numRecords %d, parquet footer %d rows", add.Path, writer.ErrStatsContradictFooter, n, physical)
+	}
 	rows := make([]parquet.Row, 256)
 	idx := make([]int64, 256)
+	var live int64
 	for {
-		_, rerr := s.ReadRows(rows, idx)
+		n, rerr := s.ReadRows(rows, idx)
+		live += int64(n)
 		if rerr == io.EOF {
-			return nil
+			break
 		}
 		if rerr != nil {
 			return rerr
 		}
 	}
+	if want := physical - add.NumDeleted(); live != want {
+		return fmt.Errorf("data file %s: %w: read %d live rows, want %d", add.Path, writer.ErrLiveRowMismatch, live, want)
+	}
+	return nil
 }

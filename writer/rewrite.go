@@ -23,6 +23,11 @@ import (
 // composition would be wrong, so the job fails.
 var ErrLiveRowMismatch = errors.New("live row count does not match numRecords minus DV cardinality")
 
+// ErrStatsContradictFooter means a source's statistics give a numRecords
+// other than its parquet footer's row count: its deletion vector cannot be
+// trusted to index its rows, so the file is not rewritten.
+var ErrStatsContradictFooter = errors.New("statistics contradict the parquet footer")
+
 // Rewrite streams the live rows of job's sources, in order, into new parquet
 // files under the table root and returns what it wrote. It tracks every
 // object key in objs before creating the object, and deletes nothing: on
@@ -300,7 +305,7 @@ func physicalRecords(src *delta.Add, footer int64) (int64, error) {
 		return footer, nil
 	}
 	if stats != footer {
-		return 0, fmt.Errorf("stats numRecords %d but the parquet footer has %d rows", stats, footer)
+		return 0, fmt.Errorf("source %s: %w: stats numRecords %d but the parquet footer has %d rows", src.Path, ErrStatsContradictFooter, stats, footer)
 	}
 	return stats, nil
 }
