@@ -58,7 +58,7 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // positional URL argument.
 func parseWithPositional(fs *flag.FlagSet, args []string) (string, error) {
 	if err := fs.Parse(args); err != nil {
-		return "", fmt.Errorf("%w: %v", errUsage, err)
+		return "", usageError(err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -67,7 +67,7 @@ func parseWithPositional(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	url := rest[0]
 	if err := fs.Parse(rest[1:]); err != nil {
-		return "", fmt.Errorf("%w: %v", errUsage, err)
+		return "", usageError(err)
 	}
 	if fs.NArg() > 0 {
 		return "", fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())

@@ -32,7 +32,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageError(err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -83,7 +83,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (daemonOptions, error) {
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	o.Store = addStoreFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("%w: %v", errUsage, err)
+		return o, usageError(err)
 	}
 	if o.PolicyDir == "" || fs.NArg() != 0 {
 		fs.Usage()

@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir")
 	fs.StringVar(&o.logLevel, "log-level", "info", "daemon log level (logs go to stderr)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageError(err)
 	}
 	if fs.NArg() != 0 || o.commits < 1 || o.filesPer < 1 || o.rowsPerFile < 1 || o.deleteMod < 4 {
 		return fmt.Errorf("%w: demo takes only flags; counts must be positive and --delete-every at least 4", errUsage)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,18 @@ func commands() []command {
 // errUsage marks a command-line error (exit code 2).
 var errUsage = errors.New("usage")
 
+// errHelp marks a request for a command's help (-h): its usage was
+// printed, and the exit code is 0.
+var errHelp = errors.New("help requested")
+
+// usageError classes a flag parse error: -h is errHelp, the rest errUsage.
+func usageError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -58,6 +71,9 @@ func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			continue
 		}
 		if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+			if errors.Is(err, errHelp) {
+				return 0
+			}
 			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, err)
 			if errors.Is(err, errUsage) {
 				return 2

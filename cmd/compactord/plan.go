@@ -101,7 +101,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, usageError(err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
