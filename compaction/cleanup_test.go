@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -258,27 +257,6 @@ func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
 	}
 }
 
-// landsLate holds the first put back and reports an unknown outcome (a
-// request that timed out on our side but is still in flight); Land makes it
-// reach the store afterwards.
-type landsLate struct {
-	delta.LogStore
-	key  string
-	data []byte
-}
-
-func (l *landsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if l.key == "" {
-		l.key, l.data = key, data
-		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
-	}
-	return l.LogStore.PutIfAbsent(ctx, key, data)
-}
-
-func (l *landsLate) Land(ctx context.Context) error {
-	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
-}
-
 // A run that gives up after a put with an unknown outcome keeps the outputs
 // that put referenced: here it lands after the run returned, and the
 // committed version must find its files.
@@ -286,7 +264,7 @@ func TestGivingUpAfterAnAmbiguousPutKeepsItsOutputs(t *testing.T) {
 	ctx := context.Background()
 	files := [][]int64{tabletest.IDRange(0, 20), tabletest.IDRange(20, 20)}
 	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
-	late := &landsLate{LogStore: tbl.Log}
+	late := &tabletest.LandsLate{LogStore: tbl.Log}
 	tbl.Log = late
 	opts := binpackOpts()
 	opts.Commit.MaxAttempts = 1

@@ -55,13 +55,7 @@ func TestExpireRemovesWholeFilesAndAddsDVs(t *testing.T) {
 func TestExpireCopyOnWriteWithoutDVs(t *testing.T) {
 	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	// Turn deletion vectors off (a metadata update at version 1).
-	snap := tabletest.Latest(t, tbl)
-	meta := snap.Metadata
-	meta.Configuration = map[string]string{}
-	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
-	if _, err := tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tabletest.DisableDVs(t, tbl)
 	res := expireBefore(t, tbl, 5, commit.Options{})
 	if res.FilesRemoved != 1 || res.FilesAdded != 1 || res.FilesWithNewDV != 0 || res.RowsDeleted != 5 {
 		t.Fatalf("result %+v: want one copy-on-write rewrite of 5 rows", res)
@@ -353,27 +347,6 @@ func compactOpts() compaction.RunOptions {
 	return compaction.RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 }
 
-// landsLate holds the first put back and reports an unknown outcome (a
-// request that timed out on our side but is still in flight); Land makes it
-// reach the store afterwards.
-type landsLate struct {
-	delta.LogStore
-	key  string
-	data []byte
-}
-
-func (l *landsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if l.key == "" {
-		l.key, l.data = key, data
-		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
-	}
-	return l.LogStore.PutIfAbsent(ctx, key, data)
-}
-
-func (l *landsLate) Land(ctx context.Context) error {
-	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
-}
-
 // A retention DELETE whose put may still land keeps the objects it wrote
 // (copy-on-write outputs, DV files) even when it gives up: here the put
 // lands after the run returned, and deleting them would leave the committed
@@ -384,15 +357,9 @@ func TestAmbiguousCommitKeepsTheDeletesObjects(t *testing.T) {
 			ctx := context.Background()
 			tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 			if !dvs {
-				snap := tabletest.Latest(t, tbl)
-				meta := snap.Metadata
-				meta.Configuration = map[string]string{}
-				tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
-				if _, err := tx.Commit(ctx); err != nil {
-					t.Fatal(err)
-				}
+				tabletest.DisableDVs(t, tbl)
 			}
-			late := &landsLate{LogStore: tbl.Log}
+			late := &tabletest.LandsLate{LogStore: tbl.Log}
 			tbl.Log = late
 			_, err := Expire(ctx, tbl, Options{Column: "id", EpochUnit: "days", Before: "5", Commit: commit.Options{MaxAttempts: 1}, Logger: tabletest.Logger(t)})
 			if !errors.Is(err, commit.ErrTooManyAttempts) {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/commit"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
 )
 
@@ -142,13 +140,7 @@ func TestAnExpireDryRunReportsWhatItWouldDeletePerPartitionAndWritesNothing(t *t
 	t.Run("copy-on-write", func(t *testing.T) {
 		url := fileURL(t)
 		tbl := tabletest.NewTable(t, url, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
-		snap := tabletest.Latest(t, tbl)
-		meta := snap.Metadata
-		meta.Configuration = map[string]string{}
-		tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
-		if _, err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
+		tabletest.DisableDVs(t, tbl)
 		dir := strings.TrimPrefix(url, "file://")
 		before := countFiles(t, dir)
 		dry, err := Expire(ctx, tbl, Options{Column: "id", EpochUnit: "days", Before: "5", DryRun: true})

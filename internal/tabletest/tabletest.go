@@ -403,3 +403,40 @@ func NewDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
 	}
 	return tbl, byDay
 }
+
+// DisableDVs commits a metadata update that turns deletion vectors off
+// (an empty configuration), so deletes must copy on write.
+func DisableDVs(t testing.TB, tbl *delta.Table) {
+	t.Helper()
+	snap := Latest(t, tbl)
+	meta := snap.Metadata
+	meta.Configuration = map[string]string{}
+	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// LandsLate is a log store that holds the first put back and reports an
+// unknown outcome (a request that timed out on our side but is still in
+// flight); Land makes it reach the store afterwards.
+type LandsLate struct {
+	delta.LogStore
+	key  string
+	data []byte
+}
+
+// PutIfAbsent holds back the first put, answering delta.ErrAmbiguous, and
+// passes the others through.
+func (l *LandsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if l.key == "" {
+		l.key, l.data = key, data
+		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
+	}
+	return l.LogStore.PutIfAbsent(ctx, key, data)
+}
+
+// Land writes the held-back put.
+func (l *LandsLate) Land(ctx context.Context) error {
+	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
+}
