@@ -177,16 +177,7 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 			}
 		}
 		slices.Sort(inside)
-		picks := inside
-		if len(inside) > 6 {
-			// The oldest versions of the window are the ones at risk; the
-			// rest are sampled.
-			picks = append([]int64{}, inside[:3]...)
-			for range 3 {
-				picks = append(picks, inside[3+rng.IntN(len(inside)-3)])
-			}
-		}
-		for _, v := range picks {
+		for _, v := range inside {
 			got, err := liveIDsAt(t, f, v)
 			if err != nil {
 				t.Fatalf("step %d: time travel to version %d (inside the window): %v", step, v, err)
