@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,80 @@ func TestWriteSkipsACheckpointedVersionAndRefusesUnknownFeatures(t *testing.T) {
 	bad, _ := grown(t, logtest.Spec{Protocol: &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"someFutureFeature"}}}, 2)
 	if _, err := Write(ctx, bad, -1, Options{}); err == nil || !strings.Contains(err.Error(), "someFutureFeature") {
 		t.Fatalf("unknown writer feature: %v", err)
+	}
+}
+
+func TestMaintainCheckpointsOurCommitsOnMultiplesAndRetriesMissedOnes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tbl := logtest.Create(t, dir, logtest.Spec{Configuration: map[string]string{"delta.checkpointInterval": "5"}})
+	// Ours at 5, 10 and 15 (as if their checkpoints had failed), others
+	// elsewhere; up to 17.
+	for v := int64(1); v <= 17; v++ {
+		engine := "spark/3.5"
+		if v%5 == 0 {
+			engine = "compactord/0.1.0"
+		}
+		logtest.CommitAs(t, tbl, v, engine, delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+	}
+	res, err := Maintain(ctx, tbl, MaintainOptions{Engine: "compactord", NoCatchUp: true})
+	if err != nil || len(res.Failed) != 0 {
+		t.Fatal(err, res.Failed)
+	}
+	var got []int64
+	for _, c := range res.Written {
+		got = append(got, c.Version)
+	}
+	if fmt.Sprint(got) != "[5 10 15]" {
+		t.Fatalf("checkpoints %v, want [5 10 15]", got)
+	}
+	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != 15 {
+		t.Fatalf("_last_checkpoint at %d", v)
+	}
+	// Someone else's commit on 20; nothing of ours above 15: catch-up
+	// only once the threshold is passed.
+	for v := int64(18); v <= 21; v++ {
+		logtest.CommitAs(t, tbl, v, "spark/3.5", delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+	}
+	res, err = Maintain(ctx, tbl, MaintainOptions{Engine: "compactord"})
+	if err != nil || len(res.Written) != 1 || res.Written[0].Version != 20 {
+		t.Fatalf("catch-up: %v %+v", err, res)
+	}
+	if exists(t, dir, delta.CheckpointKey(21)) {
+		t.Fatal("checkpoint at 21")
+	}
+}
+
+func TestOpCountsAFailedCheckpointAndDoesNotFail(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tbl := logtest.Create(t, dir, logtest.Spec{
+		Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"},
+			WriterFeatures: []string{"v2Checkpoint", "appendOnly", "invariants"}},
+		Configuration: map[string]string{"delta.checkpointInterval": "2", "delta.checkpointPolicy": "v2"}})
+	logtest.CommitAs(t, tbl, 1, "compactord", delta.Action{Add: logtest.AddFile("a.parquet", "", 1)})
+	logtest.CommitAs(t, tbl, 2, "compactord", delta.Action{Add: logtest.AddFile("b.parquet", "", 2)})
+	// A file where the sidecar directory goes makes the write fail.
+	side := filepath.Join(dir, "_delta_log", "_sidecars")
+	if err := os.WriteFile(side, []byte("in the way"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	op := &Op{Options: MaintainOptions{Engine: "compactord", NoCatchUp: true}}
+	res, err := op.Run(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts[CountFailed] != 1 || res.Counts[CountWritten] != 0 {
+		t.Fatalf("counts %v", res.Counts)
+	}
+	if err := os.Remove(side); err != nil {
+		t.Fatal(err)
+	}
+	res, err = op.Run(ctx, tbl)
+	if err != nil || res.Counts[CountWritten] != 1 || res.Counts[CountFailed] != 0 {
+		t.Fatalf("retry: %v %v", err, res.Counts)
+	}
+	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != 2 {
+		t.Fatalf("_last_checkpoint at %d", v)
 	}
 }

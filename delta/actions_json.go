@@ -467,6 +467,13 @@ func (c CommitInfo) Operation() string {
 	return s
 }
 
+// EngineInfo returns commitInfo.engineInfo ("" when absent).
+func (c CommitInfo) EngineInfo() string {
+	var s string
+	_ = json.Unmarshal(c["engineInfo"], &s)
+	return s
+}
+
 // decodeInto decodes data into *v (a method-less copy of an action type,
 // so that decoding does not recurse into UnmarshalJSON) and stores the
 // fields it does not model in *extra.

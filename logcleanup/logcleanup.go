@@ -166,14 +166,6 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 			boundary, delta.PropRequireCheckpointProtectionBeforeVersion, props.RequireCheckpointProtectionBeforeVersion)
 		return res, nil
 	}
-	// The boundary checkpoint must really cover its version.
-	if bs, err := delta.LoadSnapshot(ctx, t, boundary); err != nil {
-		return res, fmt.Errorf("table %s: checkpoint %d does not load, nothing deleted: %w", t.URL, boundary, err)
-	} else if bs.Version != boundary {
-		return res, fmt.Errorf("table %s: checkpoint %d loaded as version %d, nothing deleted", t.URL, boundary, bs.Version)
-	}
-	res.Boundary = boundary
-
 	var commits, checkpoints []File
 	for _, e := range l.Entries {
 		f := File{Key: e.Key, Kind: e.Kind, Version: e.Version, Size: e.Size}
@@ -191,8 +183,17 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	}
 	if len(commits)+len(checkpoints) == 0 {
 		res.Skipped = fmt.Sprintf("nothing below checkpoint %d", boundary)
+		res.Boundary = boundary
 		return res, nil
 	}
+	// The boundary checkpoint must really cover its version.
+	if bs, err := delta.LoadSnapshot(ctx, t, boundary); err != nil {
+		return res, fmt.Errorf("table %s: checkpoint %d does not load, nothing deleted: %w", t.URL, boundary, err)
+	} else if bs.Version != boundary {
+		return res, fmt.Errorf("table %s: checkpoint %d loaded as version %d, nothing deleted", t.URL, boundary, bs.Version)
+	}
+	res.Boundary = boundary
+
 	v2 := snap.Protocol.HasFeature("v2Checkpoint")
 	if v2 {
 		newest := l.NewestCheckpoint(snap.Version)

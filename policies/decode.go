@@ -93,6 +93,17 @@ var statsBackfillAttrs = map[string]attrSetter{
 	"max_files": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.StatsBackfill.MaxFiles) },
 }
 
+var checkpointAttrs = map[string]attrSetter{
+	"enabled":    func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Checkpoint.Enabled) },
+	"catch_up":   func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Checkpoint.CatchUp) },
+	"max_behind": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Checkpoint.MaxBehind) },
+}
+
+var logCleanupAttrs = map[string]attrSetter{
+	"enabled":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.LogCleanup.Enabled) },
+	"concurrency": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.LogCleanup.Concurrency) },
+}
+
 type daemonSetter func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics
 
 var daemonAttrs = map[string]daemonSetter{
@@ -154,11 +165,15 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 				v := *p.StatsBackfill
 				p.StatsBackfill = &v
 			}
+		case "checkpoint":
+			attrs = checkpointAttrs
+		case "log_cleanup":
+			attrs = logCleanupAttrs
 		default:
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported block type",
-				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum or stats_backfill).", b.Type),
+				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, checkpoint or log_cleanup).", b.Type),
 				Subject:  b.TypeRange.Ptr(),
 			})
 			continue

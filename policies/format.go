@@ -65,6 +65,17 @@ func WriteHCL(w io.Writer, s *Set) error {
 			}
 			fmt.Fprintf(&b, "  }\n")
 		}
+		fmt.Fprintf(&b, "\n  checkpoint {\n")
+		fmt.Fprintf(&b, "    enabled    = %t\n", p.Checkpoint.Enabled)
+		fmt.Fprintf(&b, "    catch_up   = %t\n", p.Checkpoint.CatchUp)
+		fmt.Fprintf(&b, "    max_behind = %d\n", p.Checkpoint.MaxBehind)
+		fmt.Fprintf(&b, "  }\n")
+		fmt.Fprintf(&b, "\n  log_cleanup {\n")
+		fmt.Fprintf(&b, "    enabled     = %t\n", p.LogCleanup.Enabled)
+		if p.LogCleanup.Concurrency > 0 {
+			fmt.Fprintf(&b, "    concurrency = %d\n", p.LogCleanup.Concurrency)
+		}
+		fmt.Fprintf(&b, "  }\n")
 		if v := p.Vacuum; v != nil {
 			fmt.Fprintf(&b, "\n  vacuum {\n")
 			fmt.Fprintf(&b, "    mode          = %q\n", v.Mode)

@@ -75,6 +75,14 @@ table "orders" {
     older_than = "90d"
     time_zone  = "Europe/Paris"
   }
+  checkpoint {
+    catch_up   = false
+    max_behind = 50
+  }
+  log_cleanup {
+    enabled     = false
+    concurrency = 4
+  }
 }
 `
 	set, err := Parse(map[string][]byte{"orders.hcl": []byte(src)})
@@ -91,8 +99,10 @@ table "orders" {
 			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB, CubeMergeMinCubes: 6},
 		Triggers: Triggers{SmallFiles: 10, DeletedRowsRatio: 0.1, UnclusteredBytes: 512 * MiB,
 			MaxTimeSinceLastRun: 48 * time.Hour},
-		Retention: &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour, TimeZone: "Europe/Paris"},
-		Source:    "orders.hcl:2:1",
+		Retention:  &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour, TimeZone: "Europe/Paris"},
+		Checkpoint: Checkpoint{Enabled: true, CatchUp: false, MaxBehind: 50},
+		LogCleanup: LogCleanup{Enabled: false, Concurrency: 4},
+		Source:     "orders.hcl:2:1",
 	}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("got  %+v\nwant %+v", p, want)

@@ -85,6 +85,11 @@ type Policy struct {
 	Vacuum *Vacuum `json:"vacuum,omitempty"`
 	// StatsBackfill is parsed and validated; nil when the table has none.
 	StatsBackfill *StatsBackfill `json:"stats_backfill,omitempty"`
+	// Checkpoint configures the checkpoints the daemon writes (on by
+	// default).
+	Checkpoint Checkpoint `json:"checkpoint"`
+	// LogCleanup configures the expired-log cleanup (on by default).
+	LogCleanup LogCleanup `json:"log_cleanup"`
 
 	// Source is where the table block was declared (file:line:col).
 	Source string `json:"source,omitempty"`
@@ -138,6 +143,32 @@ type Retention struct {
 	// TimeZone is the IANA zone zone-less timestamp partition values were
 	// written in (the writer's session time zone); "" means UTC.
 	TimeZone string `json:"time_zone,omitempty"`
+}
+
+// Checkpoint is the checkpoint block: after its other operations, the
+// daemon checkpoints each of its own commits whose version is a multiple
+// of the table's delta.checkpointInterval, and catches up on tables whose
+// other writers never checkpoint (checkpoint.Maintain).
+type Checkpoint struct {
+	// Enabled turns the daemon's checkpoints on (default true).
+	Enabled bool `json:"enabled"`
+	// CatchUp also checkpoints other writers' commits when the newest
+	// checkpoint is more than MaxBehind commits behind (default true).
+	CatchUp bool `json:"catch_up"`
+	// MaxBehind is the catch-up threshold in commits; 0 means the table's
+	// delta.checkpointInterval.
+	MaxBehind int `json:"max_behind"`
+}
+
+// LogCleanup is the log_cleanup block: after the checkpoint pass the
+// daemon deletes the log files older than delta.logRetentionDuration that
+// a checkpoint covers (logcleanup.Cleanup). The table's
+// delta.enableExpiredLogCleanup=false always wins.
+type LogCleanup struct {
+	// Enabled turns the daemon's log cleanup on (default true).
+	Enabled bool `json:"enabled"`
+	// Concurrency bounds the deletes in flight (0: 16).
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // Vacuum modes of a vacuum block.
@@ -240,6 +271,8 @@ func DefaultPolicy() Policy {
 			UnclusteredBytes:    0,
 			MaxTimeSinceLastRun: 24 * time.Hour,
 		},
+		Checkpoint: Checkpoint{Enabled: true, CatchUp: true},
+		LogCleanup: LogCleanup{Enabled: true},
 	}
 }
 
@@ -482,6 +515,12 @@ func (p *Policy) Validate() error {
 	}
 	if b := p.StatsBackfill; b != nil && b.MaxFiles < 1 {
 		add("stats_backfill.max_files", ErrOutOfRange, "%d (want >= 1)", b.MaxFiles)
+	}
+	if p.Checkpoint.MaxBehind < 0 {
+		add("checkpoint.max_behind", ErrOutOfRange, "%d (want >= 0; 0 = the table's delta.checkpointInterval)", p.Checkpoint.MaxBehind)
+	}
+	if c := p.LogCleanup.Concurrency; c < 0 || c > 1024 {
+		add("log_cleanup.concurrency", ErrOutOfRange, "%d (want 0..1024)", c)
 	}
 	if len(errs) == 0 {
 		// The planner has the last word on what it can plan with.

@@ -10,9 +10,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -146,14 +148,18 @@ func (b *Backend) logger() hclog.Logger {
 
 // DefaultOps are the operations of a run: compaction, then retention (for
 // policies with a retention block), then the statistics backfill (with a
-// stats_backfill block), then vacuum (a vacuum block's lite or
-// full vacuum once per interval, else the cheap sweep of temp leftovers),
-// with o as the compaction template.
+// stats_backfill block), then the checkpoint pass (our commits on
+// multiples of delta.checkpointInterval, and the catch-up of other
+// writers'), then the expired-log cleanup, then vacuum (a vacuum block's
+// lite or full vacuum once per interval, else the cheap sweep of temp
+// leftovers), with o as the compaction template.
 func DefaultOps(o compaction.RunOptions) []tableop.Factory {
 	return []tableop.Factory{
 		compaction.Factory(o),
 		retention.Factory(o.Commit.Options, o.Writer),
 		statsbackfill.Factory(o.Commit.Options),
+		checkpoint.Factory(),
+		logcleanup.Factory(),
 		vacuum.Factory(o.Commit.Options),
 	}
 }

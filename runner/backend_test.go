@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
@@ -218,8 +220,8 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	p.URL = tbl.URL
 	p.SettleWindow = 0
 	p.Retention = &policies.Retention{Column: "day", OlderThan: 29 * 24 * time.Hour} // cutoff: day 1 12:00
-	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name, vacuum.Name}) {
-		t.Fatalf("operations %v, want compaction, retention, then vacuum (the temp sweep)", ops)
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name, checkpoint.Name, logcleanup.Name, vacuum.Name}) {
+		t.Fatalf("operations %v, want compaction, retention, checkpoint, log cleanup, then vacuum (the temp sweep)", ops)
 	}
 	comp, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: compaction.Name, Policy: p})
 	if err != nil {
@@ -293,7 +295,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 	}
 	// With a vacuum block: the compacted-away sources go.
 	p.Vacuum = &policies.Vacuum{Mode: policies.VacuumAuto, Interval: time.Hour, FullInterval: 24 * time.Hour}
-	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, vacuum.Name}) {
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, checkpoint.Name, logcleanup.Name, vacuum.Name}) {
 		t.Fatalf("operations %v", ops)
 	}
 	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})

@@ -16,7 +16,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
@@ -61,7 +63,9 @@ func (f *fakeBackend) backend() backend {
 				Counts: map[string]int64{compaction.CountJobsPlanned: 2, compaction.CountJobsCommitted: 2,
 					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12,
 					vacuum.CountFilesDeleted: 5, vacuum.CountBytesDeleted: 5000, vacuum.CountOrphans: 2,
-					statsbackfill.CountFilesBackfilled: 3},
+					statsbackfill.CountFilesBackfilled: 3,
+					checkpoint.CountWritten:            3, checkpoint.CountFailed: 1, checkpoint.CountDurationMillis: 1500,
+					logcleanup.CountFilesDeleted: 21},
 			}, nil
 		},
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
@@ -223,6 +227,18 @@ compactord_reconciled_rows_total{table="a"} 30
 # HELP compactord_expired_rows_total Rows removed by retention deletes.
 # TYPE compactord_expired_rows_total counter
 compactord_expired_rows_total{table="a"} 12
+# HELP compactord_checkpoints_written_total Checkpoints the daemon wrote (after its own commits on multiples of delta.checkpointInterval, and catch-ups).
+# TYPE compactord_checkpoints_written_total counter
+compactord_checkpoints_written_total{table="a"} 3
+# HELP compactord_checkpoints_failed_total Checkpoints that failed (the commits stand; the next run retries).
+# TYPE compactord_checkpoints_failed_total counter
+compactord_checkpoints_failed_total{table="a"} 1
+# HELP compactord_checkpoint_duration_seconds_total Time spent writing checkpoints.
+# TYPE compactord_checkpoint_duration_seconds_total counter
+compactord_checkpoint_duration_seconds_total{table="a"} 1.5
+# HELP compactord_log_files_deleted_total Expired log files (commits, checkpoints, checksums, compaction files, sidecars) deleted by log cleanup.
+# TYPE compactord_log_files_deleted_total counter
+compactord_log_files_deleted_total{table="a"} 21
 # HELP compactord_vacuum_deleted_files_total Files (and empty directories) deleted by vacuums and temp sweeps.
 # TYPE compactord_vacuum_deleted_files_total counter
 compactord_vacuum_deleted_files_total{table="a"} 5

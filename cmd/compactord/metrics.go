@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/statsbackfill"
@@ -128,6 +130,16 @@ func writeMetrics(w io.Writer, ts []scheduler.TableStatus, dc daemonCounters) er
 		})
 	e.perTable("compactord_expired_rows_total", "counter", "Rows removed by retention deletes.", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[retention.CountRowsExpired]) })
+	e.perTable("compactord_checkpoints_written_total", "counter", "Checkpoints the daemon wrote (after its own commits on multiples of delta.checkpointInterval, and catch-ups).", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[checkpoint.CountWritten]) })
+	e.perTable("compactord_checkpoints_failed_total", "counter", "Checkpoints that failed (the commits stand; the next run retries).", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[checkpoint.CountFailed]) })
+	e.perTable("compactord_checkpoint_duration_seconds_total", "counter", "Time spent writing checkpoints.", ts,
+		func(t scheduler.TableStatus) float64 {
+			return float64(t.Counters.Counts[checkpoint.CountDurationMillis]) / 1000
+		})
+	e.perTable("compactord_log_files_deleted_total", "counter", "Expired log files (commits, checkpoints, checksums, compaction files, sidecars) deleted by log cleanup.", ts,
+		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[logcleanup.CountFilesDeleted]) })
 	e.perTable("compactord_vacuum_deleted_files_total", "counter", "Files (and empty directories) deleted by vacuums and temp sweeps.", ts,
 		func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[vacuum.CountFilesDeleted]) })
 	e.perTable("compactord_vacuum_deleted_bytes_total", "counter", "Bytes of files deleted by vacuums and temp sweeps.", ts,

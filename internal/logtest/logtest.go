@@ -60,11 +60,18 @@ func Create(t testing.TB, dir string, spec Spec) *delta.Table {
 	return tbl
 }
 
-// Commit writes version v with the given actions (a commitInfo first).
+// Commit writes version v with the given actions (a commitInfo first,
+// engineInfo "logtest").
 func Commit(t testing.TB, tbl *delta.Table, v int64, actions ...delta.Action) {
 	t.Helper()
+	CommitAs(t, tbl, v, "logtest", actions...)
+}
+
+// CommitAs is Commit with the given commitInfo.engineInfo.
+func CommitAs(t testing.TB, tbl *delta.Table, v int64, engine string, actions ...delta.Action) {
+	t.Helper()
 	ci := delta.CommitInfo{"timestamp": json.RawMessage(fmt.Sprint(1_600_000_000_000 + v)), "operation": json.RawMessage(`"WRITE"`),
-		"txnId": json.RawMessage(fmt.Sprintf(`"logtest-%d"`, v))}
+		"txnId": json.RawMessage(fmt.Sprintf(`"logtest-%d"`, v)), "engineInfo": json.RawMessage(fmt.Sprintf("%q", engine))}
 	body, err := delta.MarshalAction(delta.Action{CommitInfo: ci})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,114 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// maxOwnPerRun bounds how many of our own uncheckpointed commits one
+// Maintain call checkpoints (the newest ones; older ones are superseded).
+const maxOwnPerRun = 10
+
+// MaintainOptions steer Maintain.
+type MaintainOptions struct {
+	Options
+	// Engine is the product name in commitInfo.engineInfo of the commits
+	// that are ours ("compactord": "compactord" or "compactord/<version>").
+	Engine string
+	// NoCatchUp turns the catch-up of other writers' commits off.
+	NoCatchUp bool
+}
+
+// MaintainResult says what Maintain wrote and what failed.
+type MaintainResult struct {
+	// Written are the checkpoints written, oldest first.
+	Written []*delta.CheckpointInfo
+	// Failed are the errors of checkpoints that could not be written.
+	Failed []error
+	// Duration is the time spent writing checkpoints.
+	Duration time.Duration
+}
+
+// Maintain is the daemon's checkpoint pass over a table after its other
+// operations ran: every version above the newest checkpoint that is a
+// multiple of delta.checkpointInterval and whose commit is ours
+// (commitInfo.engineInfo names Engine) gets a checkpoint, as Spark gives
+// one to each of its own commits on such versions; a checkpoint that
+// failed in an earlier run is retried this way, with no state kept. Then,
+// unless NoCatchUp, CatchUp covers the commits of writers that never
+// checkpoint. A failed checkpoint is reported in Failed and the pass goes
+// on; only the context's end makes it return an error.
+func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*MaintainResult, error) {
+	res := &MaintainResult{}
+	l, err := delta.ListLog(ctx, t)
+	if err != nil {
+		return res, err
+	}
+	latest, newest := l.LatestCommit(), l.NewestCheckpoint(1<<62-1)
+	if latest <= 0 || newest == latest {
+		return res, nil
+	}
+	snap, err := delta.LoadSnapshot(ctx, t, latest)
+	if err != nil {
+		return res, err
+	}
+	props, err := delta.CheckpointPropsOf(&snap.Metadata)
+	if err != nil {
+		return res, fmt.Errorf("table %s: %w", t.URL, err)
+	}
+	engine := opts.Engine
+	if engine == "" {
+		engine = "compactord"
+	}
+	var own []int64
+	for m := latest - latest%props.Interval; m > max(newest, 0) && len(own) < maxOwnPerRun; m -= props.Interval {
+		acts, err := delta.ReadCommit(ctx, t, m)
+		if err != nil {
+			res.Failed = append(res.Failed, err)
+			continue
+		}
+		if ours(acts, engine) {
+			own = append(own, m)
+		}
+	}
+	for i := len(own) - 1; i >= 0; i-- {
+		r, err := AfterCommit(ctx, t, own[i], opts.Options)
+		res.add(r, err)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+	if !opts.NoCatchUp {
+		r, err := CatchUp(ctx, t, opts.Options)
+		res.add(r, err)
+	}
+	return res, ctx.Err()
+}
+
+func (r *MaintainResult) add(res *Result, err error) {
+	if err != nil {
+		r.Failed = append(r.Failed, err)
+	}
+	if res == nil {
+		return
+	}
+	r.Duration += res.Duration
+	if res.Checkpoint != nil {
+		r.Written = append(r.Written, res.Checkpoint)
+	}
+}
+
+// ours reports whether a commit's commitInfo.engineInfo names engine.
+func ours(acts []delta.Action, engine string) bool {
+	for _, a := range acts {
+		if a.CommitInfo != nil {
+			e := a.CommitInfo.EngineInfo()
+			return e == engine || strings.HasPrefix(e, engine+"/")
+		}
+	}
+	return false
+}
