@@ -56,16 +56,17 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 	if err != nil {
 		return res, err
 	}
-	props, err := delta.CheckpointPropsOf(&snap.Metadata)
-	if err != nil {
+	props := snap.Properties()
+	if err := props.Check(delta.PropCheckpointInterval); err != nil {
 		return res, fmt.Errorf("table %s: %w", t.URL, err)
 	}
+	interval := int64(props.CheckpointInterval)
 	engine := opts.Engine
 	if engine == "" {
 		engine = "compactord"
 	}
 	var own []int64
-	for m := latest - latest%props.Interval; m > max(newest, 0) && len(own) < maxOwnPerRun; m -= props.Interval {
+	for m := latest - latest%interval; m > max(newest, 0) && len(own) < maxOwnPerRun; m -= interval {
 		acts, err := delta.ReadCommit(ctx, t, m)
 		if err != nil {
 			res.Failed = append(res.Failed, err)
