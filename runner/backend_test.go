@@ -324,7 +324,7 @@ func TestDaemonBackfillsStatisticsOfFilesWrittenWithoutThem(t *testing.T) {
 	p := testPolicy("special")
 	p.URL = tbl.URL
 	p.StatsBackfill = &policies.StatsBackfill{MaxFiles: 1}
-	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, statsbackfill.Name, vacuum.Name}) {
+	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, statsbackfill.Name, checkpoint.Name, logcleanup.Name, vacuum.Name}) {
 		t.Fatalf("operations %v", ops)
 	}
 	for range 2 {
