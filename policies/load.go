@@ -84,7 +84,15 @@ func LoadDir(dir string) (*Set, error) {
 		}
 		files[n] = b
 	}
-	return Parse(files)
+	set, err := Parse(files)
+	if err == nil && len(names) == 0 {
+		set.Warnings = append(set.Warnings, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "No policies",
+			Detail:   fmt.Sprintf("%s has no *.hcl files: no table will run until one is added (then SIGHUP reloads).", dir),
+		})
+	}
+	return set, err
 }
 
 // Parse decodes policy files given by name. The daemon and defaults blocks

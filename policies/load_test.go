@@ -174,6 +174,7 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 			`t.hcl:3:17: Invalid value for concurrency; want a whole number, got string`},
 		{"bad cron", "table \"t\" {\n  url = \"mem://t\"\n  schedule = \"every minute\"\n}\n",
 			`t.hcl:3:3: Invalid value for schedule`},
+		{"relative url", "table \"t\" {\n  url = \"data/t\"\n}\n", `t.hcl:2:3: Invalid value for url; url: bad url: "data/t" is a relative path`},
 		{"missing url", "table \"t\" {\n  strategy = \"auto\"\n}\n",
 			`t.hcl:1:7: Invalid value for url; url: url is required`},
 		{"ratio out of range", "table \"t\" {\n  url = \"mem://t\"\n  triggers {\n    deleted_rows_ratio = 2\n  }\n}\n",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,7 +42,8 @@ var compressions = []string{"zstd", "snappy", "gzip", "none"}
 type Policy struct {
 	// Name is the table block's label; unique in a directory.
 	Name string `json:"name"`
-	// URL locates the table (file:///abs, s3://bucket/prefix, mem://...).
+	// URL locates the table (file:///abs, an absolute path,
+	// s3://bucket/prefix, mem://...), as the command line takes it.
 	URL string `json:"url"`
 	// Schedule is a cron expression (5 fields, or @every/@hourly forms);
 	// empty means the table runs only on triggers, signals and the API.
@@ -405,8 +407,14 @@ func (p *Policy) Validate() error {
 	}
 	if p.URL == "" {
 		add("url", ErrMissingURL, "table %q", p.Name)
+	} else if !strings.Contains(p.URL, "://") {
+		// A plain path, as the command line takes; relative ones would
+		// depend on the daemon's working directory.
+		if !filepath.IsAbs(p.URL) {
+			add("url", ErrBadURL, "%q is a relative path: write an absolute path, or a URL such as file:///abs/path or s3://bucket/prefix", p.URL)
+		}
 	} else if u, err := url.Parse(p.URL); err != nil || u.Scheme == "" {
-		add("url", ErrBadURL, "%q needs a scheme such as file:// or s3://", p.URL)
+		add("url", ErrBadURL, "%q needs a scheme such as file:// or s3://, or an absolute path", p.URL)
 	}
 	if p.Schedule != "" {
 		if _, err := ParseSchedule(p.Schedule); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,14 +11,12 @@ import (
 )
 
 func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backfill-stats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "backfill-stats", "warn", stderr)
 	dryRun := fs.Bool("dry-run", false, "count the files that need statistics; compute and commit nothing")
 	maxFiles := fs.Int("max-files", 0, "backfill at most this many files (0: all)")
 	concurrency := fs.Int("concurrency", 4, "files read at once")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -32,7 +29,7 @@ func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	defer t.Close()
 	res, err := statsbackfill.Run(ctx, t, statsbackfill.Options{DryRun: *dryRun, MaxFiles: *maxFiles, Concurrency: *concurrency,
-		EngineInfo: "compactord/" + version, Logger: cliLogger(*verbose, stderr)})
+		EngineInfo: "compactord/" + version, Logger: fs.logger(stderr)})
 	if err != nil {
 		return err
 	}

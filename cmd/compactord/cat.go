@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -14,16 +13,11 @@ import (
 // runCat prints a table's live rows as JSON lines with logical column
 // names: `compactord cat URL [--version N] [--limit N] [--time-zone Z]`.
 func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "cat", "warn", stderr)
 	version := fs.Int64("version", -1, "table version to read (default: latest)")
 	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compactord cat URL [--version N] [--limit N] [--time-zone ZONE]")
-		fs.PrintDefaults()
-	}
-	url, err := parseWithPositional(fs, args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
@@ -52,25 +46,4 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		err = ferr
 	}
 	return err
-}
-
-// parseWithPositional parses flags placed before or after the single
-// positional URL argument.
-func parseWithPositional(fs *flag.FlagSet, args []string) (string, error) {
-	if err := fs.Parse(args); err != nil {
-		return "", usageError(err)
-	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		fs.Usage()
-		return "", fmt.Errorf("%w: missing table URL", errUsage)
-	}
-	url := rest[0]
-	if err := fs.Parse(rest[1:]); err != nil {
-		return "", usageError(err)
-	}
-	if fs.NArg() > 0 {
-		return "", fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
-	}
-	return url, nil
 }

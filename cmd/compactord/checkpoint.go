@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -21,13 +20,11 @@ func printJSON(w io.Writer, v any) error {
 }
 
 func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("checkpoint", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
 	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
 	const use = "compactord checkpoint URL [--version N] [--json]"
-	pos, err := parseInterleaved(fs, args)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -39,7 +36,7 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer t.Close()
-	res, err := checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: cliLogger(*verbose, stderr)})
+	res, err := checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: fs.logger(stderr)})
 	if err != nil {
 		return err
 	}
@@ -60,14 +57,12 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cleanup-log", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "cleanup-log", "warn", stderr)
 	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
 	concurrency := fs.Int("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
 	const use = "compactord cleanup-log URL [--dry-run] [--json]"
-	pos, err := parseInterleaved(fs, args)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -79,7 +74,7 @@ func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer t.Close()
-	res, err := logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: cliLogger(*verbose, stderr)})
+	res, err := logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: fs.logger(stderr)})
 	if err != nil {
 		return err
 	}

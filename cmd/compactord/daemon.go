@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,23 +23,18 @@ import (
 
 // runCheck validates a policy directory and prints the effective policies.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "check", "warn", stderr)
 	asJSON := fs.Bool("json", false, "print the effective policies as JSON instead of HCL")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compactord check [--json] DIR")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return usageError(err)
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("%w: check needs exactly one policy directory", errUsage)
-	}
-	set, err := policies.LoadDir(fs.Arg(0))
+	dir, err := fs.parseOne(args, "policy directory")
 	if err != nil {
 		return err
+	}
+	set, err := policies.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, w := range set.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", policies.FormatDiagnostic(w))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -69,28 +63,23 @@ type daemonOptions struct {
 	clock scheduler.Clock
 }
 
-func parseDaemonFlags(args []string, stderr io.Writer) (daemonOptions, error) {
+func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (daemonOptions, error) {
 	var o daemonOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
-	fs.DurationVar(&o.Poll, "poll", 0, "log poll interval per table (default from the daemon block, else 1m)")
+	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")
 	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
-	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs (default from the daemon block, else 30s)")
+	fs.durationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs, e.g. 30s, 2m (default from the daemon block, else 30s)")
 	fs.StringVar(&o.Replica, "replica", "", "replica name: hold a per-table lease for every run, so several daemons can watch the same tables (default from the daemon block; empty: single replica, no leases)")
-	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
-	o.Store = addStoreFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return o, usageError(err)
+	o.Store = addStoreFlags(fs.FlagSet)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return o, err
 	}
-	if o.PolicyDir == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return o, fmt.Errorf("%w: run needs --policies DIR and no arguments", errUsage)
-	}
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		return o, fmt.Errorf("%w: --log-format must be text or json", errUsage)
+	o.LogFormat, o.LogLevel = fs.logFormat, fs.logLevel
+	if o.PolicyDir == "" || len(pos) != 0 {
+		return o, fmt.Errorf("%w: run needs --policies DIR and no arguments (usage: compactord run %s)", errUsage, commandSynopsis("run"))
 	}
 	return o, nil
 }
@@ -108,7 +97,7 @@ func newLogger(w io.Writer, format, level string) hclog.Logger {
 // and serves HTTP until SIGTERM/SIGINT (ctx). SIGUSR1 runs every enabled
 // table now; SIGHUP reloads the policy directory.
 func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseDaemonFlags(args, stderr)
+	o, err := parseDaemonFlags(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -165,6 +154,7 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
+	logPolicyWarnings(log, set)
 	dc := set.Daemon
 	if o.HTTP != "" {
 		dc.HTTP = o.HTTP
@@ -197,6 +187,14 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	return d, nil
 }
 
+// logPolicyWarnings logs what the policy directory has that does not stop
+// the daemon (an empty directory, a schedule that never fires).
+func logPolicyWarnings(log hclog.Logger, set *policies.Set) {
+	for _, w := range set.Warnings {
+		log.Warn("policy warning", "warning", policies.FormatDiagnostic(w))
+	}
+}
+
 // start applies the loaded policies to the scheduler.
 func (d *daemon) start() {
 	d.mu.Lock()
@@ -222,6 +220,7 @@ func (d *daemon) reload() error {
 		d.log.Error("policy reload failed; keeping the previous policies", "error", err)
 		return err
 	}
+	logPolicyWarnings(d.log, set)
 	d.counters.ReloadsOK++
 	d.loadErr = ""
 	d.reloaded = time.Now()

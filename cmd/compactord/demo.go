@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -53,19 +52,19 @@ type demoOptions struct {
 // before/after.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o demoOptions
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "demo", "info", stderr)
 	fs.StringVar(&o.dir, "dir", "", "directory for the demo table and policy (default: a temp dir, removed afterwards unless --keep)")
 	fs.IntVar(&o.commits, "commits", 12, "append commits to write")
 	fs.IntVar(&o.filesPer, "files-per-commit", 4, "files per append commit")
 	fs.Int64Var(&o.rowsPerFile, "rows", 250, "rows per file")
 	fs.Int64Var(&o.deleteMod, "delete-every", 10, "the racing DELETE removes rows whose id % N == 3")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir")
-	fs.StringVar(&o.logLevel, "log-level", "info", "daemon log level (logs go to stderr)")
-	if err := fs.Parse(args); err != nil {
-		return usageError(err)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 0 || o.commits < 1 || o.filesPer < 1 || o.rowsPerFile < 1 || o.deleteMod < 4 {
+	o.logLevel = fs.logLevel
+	if len(pos) != 0 || o.commits < 1 || o.filesPer < 1 || o.rowsPerFile < 1 || o.deleteMod < 4 {
 		return fmt.Errorf("%w: demo takes only flags; counts must be positive and --delete-every at least 4", errUsage)
 	}
 	if o.dir == "" {
@@ -83,7 +82,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	o.dir = abs
-	return demo(ctx, o, stdout, newLogger(stderr, "text", o.logLevel))
+	return demo(ctx, o, stdout, fs.logger(stderr))
 }
 
 func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ func TestTheDockerfileCommandIsAValidRunCommandLine(t *testing.T) {
 	if len(args) == 0 || args[0] != "run" {
 		t.Fatalf("CMD = %v", args)
 	}
-	o, err := parseDaemonFlags(args[1:], io.Discard)
+	o, err := parseDaemonFlags(context.Background(), args[1:], io.Discard)
 	if err != nil {
 		t.Fatalf("CMD %v: %v", args, err)
 	}

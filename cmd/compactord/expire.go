@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -14,8 +13,7 @@ import (
 )
 
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("expire", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "expire", "warn", stderr)
 	column := fs.String("column", "", "date, timestamp or timestamp_ntz column to expire by (logical name); an integer column needs --epoch-unit")
 	epochUnit := fs.String("epoch-unit", "", "unit of an integer --column: days, seconds, milliseconds or microseconds since 1970-01-01")
 	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted; a date 2021-03-01 or a timestamp 2021-03-01T12:00:00Z (for an integer column also a number in --epoch-unit)")
@@ -24,9 +22,8 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
-	store := addStoreFlags(fs)
-	pos, err := parseInterleaved(fs, args)
+	store := addStoreFlags(fs.FlagSet)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -37,7 +34,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
 	}
-	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: cliLogger(*verbose, stderr)}
+	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: fs.logger(stderr)}
 	if *olderThan != "" {
 		d, err := units.ParseDuration(*olderThan)
 		if err != nil {

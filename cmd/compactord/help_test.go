@@ -3,9 +3,140 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
+
+// Every command in the command table, those added later included, prints
+// its usage with every flag on -h, --help and `help CMD`, and exits 0.
+func TestEveryCommandsHelpExitsZeroAndListsEveryFlag(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				var sets []*flag.FlagSet
+				ctx := context.WithValue(context.Background(), flagSetsKey{}, &sets)
+				var stdout, stderr bytes.Buffer
+				if code := mainExit(ctx, args, &stdout, &stderr); code != 0 {
+					t.Fatalf("exit code %d, want 0; stderr:\n%s", code, stderr.String())
+				}
+				if len(sets) == 0 {
+					t.Fatalf("command %s does not build its flags with newCommandFlags (cmd/compactord/flags.go), so -h, --log-level and --log-format are not known to be there", c.name)
+				}
+				help := stdout.String()
+				if want := "usage: compactord " + c.name + " " + commandSynopsis(c.name); !strings.Contains(help, want) {
+					t.Errorf("help does not start with %q:\n%s", want, help)
+				}
+				for _, fs := range sets {
+					fs.VisitAll(func(f *flag.Flag) {
+						if !listsFlag(help, f.Name) {
+							t.Errorf("help does not list -%s:\n%s", f.Name, help)
+						}
+					})
+					for _, common := range []string{"log-level", "log-format", "v"} {
+						if fs.Lookup(common) == nil {
+							t.Errorf("command %s has no --%s", c.name, common)
+						}
+					}
+				}
+				if stderr.Len() != 0 {
+					t.Errorf("asked-for help wrote to stderr: %q", stderr.String())
+				}
+			})
+		}
+	}
+}
+
+func TestTopLevelHelpAndVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := mainExit(ctx, args, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "commands:") {
+			t.Errorf("%v: exit %d, stdout %q", args, code, stdout.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := mainExit(ctx, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "commands:") {
+		t.Errorf("no arguments: exit %d, stderr %q; want the usage on stderr and exit 2", code, stderr.String())
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout.Reset()
+		if code := mainExit(ctx, args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		if want := "compactord " + version + " (" + runtime.Version(); !strings.HasPrefix(stdout.String(), want) {
+			t.Errorf("%v printed %q, want it to start with %q", args, stdout.String(), want)
+		}
+	}
+	stdout.Reset()
+	if code := mainExit(ctx, []string{"version", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("version --json: exit %d", code)
+	}
+	var v versionInfo
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != version || v.Go != runtime.Version() {
+		t.Fatalf("version --json: %q (%v)", stdout.String(), err)
+	}
+}
+
+func TestBadLoggingFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"inspect", "--log-level", "loud", "x"},
+		{"cat", "--log-format", "xml", "x"},
+		{"run", "--policies", "x", "--log-level", "chatty"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := mainExit(context.Background(), args, &stdout, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		}
+	}
+}
+
+func TestDaemonDurationsTakeThePolicySyntax(t *testing.T) {
+	o, err := parseDaemonFlags(context.Background(), []string{"--policies", "p", "--poll", "1d", "--shutdown-timeout", "90s"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Poll != 24*time.Hour || o.ShutdownTimeout != 90*time.Second {
+		t.Fatalf("poll %v, shutdown timeout %v", o.Poll, o.ShutdownTimeout)
+	}
+	if _, err := parseDaemonFlags(context.Background(), []string{"--policies", "p", "--poll", "soon"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "7d") {
+		t.Fatalf("bad --poll: %v, want the accepted syntax", err)
+	}
+}
+
+func TestCheckWarnsOnAnEmptyPolicyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := mainExit(context.Background(), []string{"check", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "warning: ") || !strings.Contains(stderr.String(), "no *.hcl files") {
+		t.Fatalf("stderr %q: want a warning about the empty directory", stderr.String())
+	}
+	// A plain absolute path is a table URL in a policy, as on the command line.
+	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte("table \"t\" {\n  url = \""+filepath.Join(dir, "table")+"\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := mainExit(context.Background(), []string{"check", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("a policy with a plain absolute path: exit %d: %s", code, stderr.String())
+	}
+}
+
+// listsFlag reports whether help has flag.PrintDefaults' line for name.
+func listsFlag(help, name string) bool {
+	for _, line := range strings.Split(help, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  -"+name); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return true
+		}
+	}
+	return false
+}
 
 // Every subcommand's -h prints its flags and exits 0; a bad flag exits 2.
 func TestEveryCommandsHelpExitsZero(t *testing.T) {

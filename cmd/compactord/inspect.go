@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -134,17 +133,12 @@ var histogramBounds = []int64{1 * mib, 8 * mib, 32 * mib, 128 * mib, 512 * mib, 
 // runInspect describes a table: `compactord inspect URL [--version N]
 // [--json] [--small-file-size SIZE]`.
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "inspect", "warn", stderr)
 	version := fs.Int64("version", -1, "table version to inspect (default: latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
 	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compactord inspect URL|PATH [--version N] [--json] [--small-file-size SIZE]")
-		fs.PrintDefaults()
-	}
-	url, err := parseWithPositional(fs, args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -37,7 +40,26 @@ func commands() []command {
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},
+		{"version", "print the build's version and Go version", runVersion},
 	}
+}
+
+// synopses are the arguments of the commands that take other than one
+// table URL; commandSynopsis falls back to "URL [flags]".
+var synopses = map[string]string{
+	"run-plan": "PLAN.json [flags]",
+	"check":    "DIR [flags]",
+	"run":      "--policies DIR [flags]",
+	"demo":     "[flags]",
+	"version":  "[flags]",
+}
+
+// commandSynopsis is the usage line of a command after its name.
+func commandSynopsis(name string) string {
+	if s, ok := synopses[name]; ok {
+		return s
+	}
+	return "URL [flags]"
 }
 
 // errUsage marks a command-line error (exit code 2).
@@ -62,16 +84,32 @@ func main() {
 }
 
 func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			// `compactord help CMD` is `compactord CMD -h`.
+			return mainExit(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	case "--version", "-version":
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
 		}
-		if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
-			if errors.Is(err, errHelp) {
+		cmdErr := stderr
+		if wantsHelp(args[1:]) {
+			// Asked-for help is the command's output.
+			cmdErr = stdout
+		}
+		if err := c.run(ctx, args[1:], stdout, cmdErr); err != nil {
+			if errors.Is(err, flag.ErrHelp) || errors.Is(err, errHelp) {
 				return 0
 			}
 			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, err)
@@ -87,9 +125,83 @@ func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 2
 }
 
+// wantsHelp reports whether args ask for help (before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: compactord <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\n`compactord <command> -h` lists the command's flags; `compactord --version` prints the version.")
+}
+
+// runVersion prints the build's version, Go version and, when the binary
+// was built from a git checkout, the commit.
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cf := newCommandFlags(ctx, "version", "warn", stderr)
+	asJSON := cf.Bool("json", false, "print the version as JSON")
+	pos, err := cf.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("%w: version takes no arguments", errUsage)
+	}
+	v := buildVersion()
+	if *asJSON {
+		return writeJSONTo(stdout, v)
+	}
+	fmt.Fprintf(stdout, "compactord %s (%s %s/%s", v.Version, v.Go, v.OS, v.Arch)
+	if v.Revision != "" {
+		fmt.Fprintf(stdout, ", commit %s", v.Revision)
+		if v.Modified {
+			fmt.Fprint(stdout, " with local changes")
+		}
+	}
+	fmt.Fprintln(stdout, ")")
+	return nil
+}
+
+// versionInfo is what `compactord version --json` prints.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Revision string `json:"revision,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+}
+
+func buildVersion() versionInfo {
+	v := versionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Revision = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			}
+		}
+	}
+	return v
+}
+
+// writeJSONTo writes v as indented JSON without HTML escaping.
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -29,17 +29,15 @@ type planFile struct {
 type planFlags struct {
 	strategy, target, minSize string
 	full                      bool
-	verbose                   bool
 	store                     *storeFlags
 }
 
-func (p *planFlags) register(fs *flag.FlagSet) {
+func (p *planFlags) register(fs *commandFlags) {
 	fs.StringVar(&p.strategy, "strategy", "auto", "auto | binpack | lightweight | zcube")
 	fs.StringVar(&p.target, "target-file-size", "", "output file size, e.g. 128MiB (default: table property or 128MiB)")
 	fs.StringVar(&p.minSize, "min-file-size", "", "files smaller than this are candidates, e.g. 64MiB (default 1GiB)")
 	fs.BoolVar(&p.full, "full", false, "re-cluster every file (zcube)")
-	fs.BoolVar(&p.verbose, "v", false, "log progress to stderr")
-	p.store = addStoreFlags(fs)
+	p.store = addStoreFlags(fs.FlagSet)
 }
 
 func (p *planFlags) policy() (planner.Policy, error) {
@@ -69,25 +67,26 @@ func (p *planFlags) policy() (planner.Policy, error) {
 
 // open parses args (flags and exactly one table URL), builds the planner
 // policy from the flags and opens the table.
-func (p *planFlags) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (planner.Policy, *delta.Table, error) {
-	pos, err := parseInterleaved(fs, args)
+func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string) (planner.Policy, *delta.Table, error) {
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return planner.Policy{}, nil, err
-	}
-	if len(pos) != 1 {
-		return planner.Policy{}, nil, fmt.Errorf("%w: %s", errUsage, usage)
 	}
 	pol, err := p.policy()
 	if err != nil {
 		return planner.Policy{}, nil, err
 	}
-	t, err := p.store.open(ctx, pos[0])
+	t, err := p.store.open(ctx, url)
 	if err != nil {
 		return planner.Policy{}, nil, err
 	}
 	return pol, t, nil
 }
 
+// cliLogger is a debug logger when verbose, else a null one.
+//
+// Deprecated: build a command's flags with newCommandFlags and use its
+// logger, so that every command takes --log-level and --log-format.
 func cliLogger(verbose bool, stderr io.Writer) hclog.Logger {
 	if !verbose {
 		return hclog.NewNullLogger()
@@ -97,6 +96,9 @@ func cliLogger(verbose bool, stderr io.Writer) hclog.Logger {
 
 // parseInterleaved parses flags that may come before or after positional
 // arguments (Go's flag package stops at the first positional one).
+//
+// Deprecated: use commandFlags.parse (newCommandFlags), which -h and the
+// logging flags go through.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -113,17 +115,16 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "plan", "warn", stderr)
 	var pf planFlags
 	pf.register(fs)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
-	pol, t, err := pf.open(ctx, fs, args, "compactord plan URL [--strategy S] [--target-file-size N] [--min-file-size N] [--out plan.json]")
+	pol, t, err := pf.open(ctx, fs, args)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	pl, _, err := compaction.PlanTable(ctx, t, compaction.RunOptions{Policy: pol, Logger: cliLogger(pf.verbose, stderr)})
+	pl, _, err := compaction.PlanTable(ctx, t, compaction.RunOptions{Policy: pol, Logger: fs.logger(stderr)})
 	if err != nil {
 		return err
 	}
@@ -144,18 +145,14 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run-plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "run-plan", "warn", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
 	table := fs.String("table", "", "table URL (default: the plan's)")
-	pos, err := parseInterleaved(fs, args)
+	planPath, err := fs.parseOne(args, "plan file")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: compactord run-plan plan.json [--json]", errUsage)
-	}
+	pos := []string{planPath}
 	data, err := os.ReadFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("read plan: %w", err)
@@ -182,26 +179,25 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer t.Close()
-	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(*verbose, stderr))
+	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(fs.logger(stderr)))
 	return report(stdout, res, err, *asJSON)
 }
 
-func runOptions(verbose bool, stderr io.Writer) compaction.RunOptions {
-	return compaction.RunOptions{EngineInfo: "compactord/" + version, Logger: cliLogger(verbose, stderr)}
+func runOptions(log hclog.Logger) compaction.RunOptions {
+	return compaction.RunOptions{EngineInfo: "compactord/" + version, Logger: log}
 }
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "compact", "warn", stderr)
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pol, t, err := pf.open(ctx, fs, args, "compactord compact URL [--strategy S] [--json]")
+	pol, t, err := pf.open(ctx, fs, args)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	opts := runOptions(pf.verbose, stderr)
+	opts := runOptions(fs.logger(stderr))
 	opts.Policy = pol
 	res, err := compaction.Compact(pf.store.run(ctx), t, opts)
 	return report(stdout, res, err, *asJSON)

@@ -19,9 +19,9 @@ type storeFlags struct {
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	sf := &storeFlags{}
 	d := objstore.DefaultOptions()
-	fs.DurationVar(&sf.opts.MetadataTimeout, "store-timeout", d.MetadataTimeout, "deadline of one attempt of an object-store call (list, attributes, delete) and of opening a read")
-	fs.DurationVar(&sf.opts.ReadIdleTimeout, "store-read-idle-timeout", d.ReadIdleTimeout, "how long an object body read may make no progress before it is resumed")
-	fs.DurationVar(&sf.opts.WriteTimeout, "store-write-timeout", d.WriteTimeout, "deadline of one object write")
+	durationFlagVar(fs, &sf.opts.MetadataTimeout, "store-timeout", d.MetadataTimeout, "deadline of one attempt of an object-store call (list, attributes, delete) and of opening a read")
+	durationFlagVar(fs, &sf.opts.ReadIdleTimeout, "store-read-idle-timeout", d.ReadIdleTimeout, "how long an object body read may make no progress before it is resumed")
+	durationFlagVar(fs, &sf.opts.WriteTimeout, "store-write-timeout", d.WriteTimeout, "deadline of one object write")
 	fs.IntVar(&sf.opts.MaxAttempts, "store-attempts", d.MaxAttempts, "attempts of one object-store call, the first included")
 	fs.IntVar(&sf.budget, "store-retry-budget", objstore.DefaultRunBudget, "retries of transient object-store failures one run may spend")
 	return sf

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/vacuum"
@@ -21,17 +18,15 @@ type vacuumReport struct {
 }
 
 func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("vacuum", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags(ctx, "vacuum", "warn", stderr)
 	mode := fs.String("mode", "full", "lite (expired tombstones from the log, no data listing) or full (list the table)")
 	retention := fs.String("retention", "", "keep files newer than this (default: delta.deletedFileRetentionDuration, 7 days); e.g. 168h, 7d, \"interval 7 days\"")
 	force := fs.Bool("force-retention", false, "allow a retention shorter than the table's (files concurrent writers or time travel need may go)")
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
 	concurrency := fs.Int("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "log progress to stderr")
 	const use = "compactord vacuum URL [--mode lite|full] [--retention DURATION] [--force-retention] [--dry-run] [--json]"
-	pos, err := parseInterleaved(fs, args)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -42,12 +37,9 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%w: --mode: %v", errUsage, err)
 	}
-	log := cliLogger(*verbose, stderr)
-	if *force && !*verbose {
-		// The retention warning is the point of the flag: show it even
-		// without -v.
-		log = hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: stderr, Level: hclog.Warn})
-	}
+	// Warnings (the forced retention's among them) show at the default
+	// log level.
+	log := fs.logger(stderr)
 	opts := vacuum.Options{Mode: m, ForceRetention: *force, DryRun: *dryRun, Concurrency: *concurrency,
 		EngineInfo: "compactord/" + version, Logger: log}
 	if *retention != "" {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/compactord/compactord/internal/units"
+	"github.com/hashicorp/go-hclog"
+)
+
+// flagSetsKey is the context key under which a test collects the flag set of
+// the command it runs (a *[]*flag.FlagSet), to check that -h lists it all.
+type flagSetsKey struct{}
+
+// commandFlags is a subcommand's flag set with the flags every subcommand
+// has: --log-level, --log-format and -v. Every subcommand builds its flags
+// with newCommandFlags so that -h, the usage line and logging are the same
+// everywhere.
+type commandFlags struct {
+	*flag.FlagSet
+	name      string
+	logLevel  string
+	logFormat string
+	verbose   bool
+}
+
+// newCommandFlags returns the flag set of subcommand name; its usage is the
+// command's synopsis and summary from the command table, then every flag.
+// defaultLevel is the log level without flags ("warn" for commands whose
+// stdout is their report, "info" for the daemon).
+func newCommandFlags(ctx context.Context, name, defaultLevel string, stderr io.Writer) *commandFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := &commandFlags{FlagSet: fs, name: name}
+	fs.StringVar(&cf.logLevel, "log-level", defaultLevel, "log level on stderr: trace, debug, info, warn, error or off")
+	fs.StringVar(&cf.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.BoolVar(&cf.verbose, "v", false, "verbose: --log-level debug")
+	fs.Usage = cf.usage
+	if rec, ok := ctx.Value(flagSetsKey{}).(*[]*flag.FlagSet); ok {
+		*rec = append(*rec, fs)
+	}
+	return cf
+}
+
+func (cf *commandFlags) usage() {
+	w := cf.Output()
+	synopsis, summary := commandSynopsis(cf.name), ""
+	for _, c := range commands() {
+		if c.name == cf.name {
+			summary = c.summary
+		}
+	}
+	fmt.Fprintf(w, "usage: compactord %s %s\n", cf.name, synopsis)
+	if summary != "" {
+		fmt.Fprintf(w, "\n%s.\n", summary)
+	}
+	fmt.Fprintln(w, "\nflags (before or after the arguments):")
+	cf.PrintDefaults()
+}
+
+// parse parses args, flags before or after positional arguments (Go's flag
+// package stops at the first positional one), and checks the logging
+// flags. -h and --help return an error wrapping flag.ErrHelp after printing
+// the usage.
+func (cf *commandFlags) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := cf.Parse(args); err != nil {
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
+		}
+		args = cf.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if cf.verbose {
+		cf.logLevel = "debug"
+	}
+	if cf.logFormat != "text" && cf.logFormat != "json" {
+		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, cf.logFormat)
+	}
+	if lvl := strings.ToLower(cf.logLevel); lvl != "off" && hclog.LevelFromString(lvl) == hclog.NoLevel {
+		return nil, fmt.Errorf("%w: --log-level %q: want trace, debug, info, warn, error or off", errUsage, cf.logLevel)
+	}
+	return pos, nil
+}
+
+// logger is the logger the flags ask for, writing to w.
+func (cf *commandFlags) logger(w io.Writer) hclog.Logger {
+	return newLogger(w, cf.logFormat, cf.logLevel)
+}
+
+// durationFlag is a flag.Value holding a duration in the policy syntax
+// (30s, 5m, 2h, 7d), so that the command line and policy files agree.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return errors.New("negative duration")
+	}
+	*f.d = d
+	return nil
+}
+
+// durationVar defines a duration flag in the policy syntax.
+func (cf *commandFlags) durationVar(p *time.Duration, name string, value time.Duration, usage string) {
+	durationFlagVar(cf.FlagSet, p, name, value, usage)
+}
+
+// durationFlagVar defines a duration flag in the policy syntax on fs.
+func durationFlagVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var(durationFlag{p}, name, usage)
+}
+
+// parseOne parses args that must hold exactly one positional argument
+// (what, e.g. "table URL").
+func (cf *commandFlags) parseOne(args []string, what string) (string, error) {
+	pos, err := cf.parse(args)
+	if err != nil {
+		return "", err
+	}
+	switch len(pos) {
+	case 1:
+		return pos[0], nil
+	case 0:
+		return "", fmt.Errorf("%w: missing %s (usage: compactord %s %s)", errUsage, what, cf.name, commandSynopsis(cf.name))
+	}
+	return "", fmt.Errorf("%w: unexpected arguments %v (usage: compactord %s %s)", errUsage, pos[1:], cf.name, commandSynopsis(cf.name))
+}
