@@ -1,22 +1,19 @@
 package composition
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // The composition record is shared by the writer and commit, so it must be
 // a leaf: it imports no package of this module (and so no storage or file
 // format).
 func TestCompositionIsALeaf(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
 	const self = "github.com/compactord/compactord/composition"
 	seen := false
-	for _, d := range strings.Fields(string(out)) {
+	for _, d := range testutil.Deps(t) {
 		switch {
 		case d == self:
 			seen = true

@@ -2,7 +2,9 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,4 +44,20 @@ func DeltaTable(t testing.TB, name string) string {
 func DeltaTestdata(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(SharedDir(t), "testdata", "delta")
+}
+
+// Deps returns the import paths the package under test depends on (`go
+// list -deps .`, run in the test's directory), itself included. It fails
+// the test when go list fails or lists nothing.
+func Deps(t testing.TB) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) == 0 {
+		t.Fatal("go list -deps listed nothing")
+	}
+	return deps
 }
