@@ -44,6 +44,7 @@ const (
 	PropRequireCheckpointProtectionBeforeVersion = "delta.requireCheckpointProtectionBeforeVersion"
 	PropColumnMappingMode                        = "delta.columnMapping.mode"
 	PropColumnMappingMaxColumnID                 = "delta.columnMapping.maxColumnId"
+	PropUniversalFormatEnabledFormats            = "delta.universalFormat.enabledFormats"
 )
 
 // Defaults of the table properties (Delta's DeltaConfigs defaults).
@@ -180,6 +181,10 @@ type Properties struct {
 	ColumnMappingMode string
 	// ColumnMappingMaxColumnID is delta.columnMapping.maxColumnId (default 0).
 	ColumnMappingMaxColumnID int64
+
+	// UniversalFormats is delta.universalFormat.enabledFormats split at
+	// commas and trimmed ("iceberg", "hudi"); nil when unset.
+	UniversalFormats []string
 
 	invalid []*PropertyError
 }
@@ -322,6 +327,12 @@ func (p *Properties) set(key, v string) (known bool, err error) {
 		p.ColumnMappingMode, err = parseColumnMappingMode(v)
 	case PropColumnMappingMaxColumnID:
 		p.ColumnMappingMaxColumnID, err = parseInt64(v, 0)
+	case PropUniversalFormatEnabledFormats:
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				p.UniversalFormats = append(p.UniversalFormats, f)
+			}
+		}
 	default:
 		return false, nil
 	}

@@ -64,6 +64,7 @@ func TestEveryPropertyIsParsedIntoItsField(t *testing.T) {
 		PropRequireCheckpointProtectionBeforeVersion: "7",
 		PropColumnMappingMode:                        "Name",
 		PropColumnMappingMaxColumnID:                 "12",
+		PropUniversalFormatEnabledFormats:            "iceberg, hudi",
 		"delta.someFutureProperty":                   "whatever",
 	})
 	if err := p.Check(); err != nil {
@@ -78,7 +79,7 @@ func TestEveryPropertyIsParsedIntoItsField(t *testing.T) {
 		InCommitTimestampEnablementVersion: 4, InCommitTimestampEnablementTimestamp: 1700000000000,
 		RowTracking: true, MaterializedRowIDColumn: "_row-id-col-x",
 		MaterializedRowCommitVersionColumn: "_row-commit-version-col-y", RequireCheckpointProtectionBeforeVersion: 7,
-		ColumnMappingMode: "name", ColumnMappingMaxColumnID: 12,
+		ColumnMappingMode: "name", ColumnMappingMaxColumnID: 12, UniversalFormats: []string{"iceberg", "hudi"},
 	}
 	if !reflect.DeepEqual(*p, want) {
 		t.Fatalf("parsed\n got %+v\nwant %+v", *p, want)

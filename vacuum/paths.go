@@ -36,8 +36,8 @@ func newHiddenRule(snap *delta.Snapshot) hiddenRule {
 			}
 		}
 	}
-	for _, f := range strings.Split(snap.Metadata.Configuration["delta.universalFormat.enabledFormats"], ",") {
-		if strings.EqualFold(strings.TrimSpace(f), "iceberg") {
+	for _, f := range snap.Properties().UniversalFormats {
+		if strings.EqualFold(f, "iceberg") {
 			r.icebergMetadata = true
 		}
 	}
