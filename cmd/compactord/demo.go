@@ -52,7 +52,9 @@ type demoOptions struct {
 // before/after.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o demoOptions
-	fs := newCommandFlags(ctx, "demo", "info", stderr)
+	// The report is stdout; the daemon's info lines would interleave with it on a
+	// terminal, so they show only with --log-level info (or -v).
+	fs := newCommandFlags(ctx, "demo", "warn", stderr)
 	fs.StringVar(&o.dir, "dir", "", "directory for the demo table and policy (default: a temp dir, removed afterwards unless --keep)")
 	fs.IntVar(&o.commits, "commits", 12, "append commits to write")
 	fs.IntVar(&o.filesPer, "files-per-commit", 4, "files per append commit")

@@ -12,7 +12,8 @@ import (
 func TestTheDemoCompactsAndReconcilesTheRacingDelete(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb strings.Builder
-	args := []string{"demo", "--dir", dir, "--commits", "5", "--files-per-commit", "3", "--rows", "40", "--log-level", "warn"}
+	// Default flags: the report on stdout, no daemon log lines beside it.
+	args := []string{"demo", "--dir", dir, "--commits", "5", "--files-per-commit", "3", "--rows", "40"}
 	if code := mainExit(context.Background(), args, &out, &errb); code != 0 {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
@@ -32,6 +33,9 @@ func TestTheDemoCompactsAndReconcilesTheRacingDelete(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(got) {
 			t.Fatalf("demo output does not match %s:\n%s", re, got)
 		}
+	}
+	if strings.Contains(errb.String(), "[INFO]") {
+		t.Errorf("the demo wrote info log lines by default, which interleave with its report on a terminal:\n%s", errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "policies", "events.hcl")); err != nil {
 		t.Fatal(err)
