@@ -3,6 +3,7 @@ package logcleanup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,44 @@ func TestCleanupRefusesCatalogManagedTables(t *testing.T) {
 	_, err = Cleanup(context.Background(), tbl, Options{})
 	if !errors.Is(err, ErrCatalogManaged) {
 		t.Fatalf("err = %v, want ErrCatalogManaged", err)
+	}
+}
+
+// A cleanup stopped after any number of deletes (a crash between two store
+// calls) leaves every version at or after the boundary loading exactly as
+// before, and a later run finishes the job.
+func TestCleanupInterruptedAtEveryDeleteLeavesRetainedVersionsIntact(t *testing.T) {
+	ctx := context.Background()
+	now := day0.Add(55*24*time.Hour + 5*time.Hour) // boundary 20: 21 deletes
+	for stop := 0; stop <= 21; stop += 3 {
+		t.Run(fmt.Sprintf("after %d deletes", stop), func(t *testing.T) {
+			tbl, _ := history(t, logtest.Spec{}, 39, 10, 20, 30)
+			before := states(t, tbl, 39)
+			n := 0
+			crash := errors.New("crash")
+			_, err := Cleanup(ctx, tbl, Options{Now: func() time.Time { return now }, Concurrency: 1, OnDelete: func(string) error {
+				if n == stop {
+					return crash
+				}
+				n++
+				return nil
+			}})
+			if stop < 21 && !errors.Is(err, crash) {
+				t.Fatalf("err = %v", err)
+			}
+			after := states(t, tbl, 39)
+			for v := int64(20); v <= 39; v++ {
+				if !logtest.SameState(after[v], before[v]) {
+					t.Fatalf("version %d changed after an interrupted cleanup", v)
+				}
+			}
+			if _, err := Cleanup(ctx, tbl, Options{Now: func() time.Time { return now }}); err != nil {
+				t.Fatal(err)
+			}
+			final := states(t, tbl, 39)
+			if len(final) != 20 {
+				t.Fatalf("%d versions load after the second run, want 20..39", len(final))
+			}
+		})
 	}
 }
