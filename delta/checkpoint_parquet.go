@@ -309,7 +309,7 @@ func leafValue(n *pqNode, v parquet.Value) (any, error) {
 		b := v.ByteArray()
 		if lt != nil {
 			if t, ok := lt.Value.(*format.DecimalType); ok {
-				return decimalNumber(twosComplement(b), int(t.Scale)), nil
+				return decimalNumber(twosComplementInt(b), int(t.Scale)), nil
 			}
 		}
 		return string(b), nil
@@ -333,31 +333,10 @@ func formatTimestamp(i int64, unit format.TimeUnitValue, utc bool) any {
 	return t.UTC().Format("2006-01-02T15:04:05.000")
 }
 
-func twosComplement(b []byte) *big.Int {
-	x := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		x.Sub(x, new(big.Int).Lsh(big.NewInt(1), uint(len(b)*8)))
-	}
-	return x
-}
-
+// decimalNumber renders unscaled * 10^-scale as a JSON number (the stats
+// formatter's rendering, appendDecimal).
 func decimalNumber(unscaled *big.Int, scale int) json.Number {
-	s := unscaled.String()
-	if scale <= 0 {
-		return json.Number(s)
-	}
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	for len(s) <= scale {
-		s = "0" + s
-	}
-	s = s[:len(s)-scale] + "." + s[len(s)-scale:]
-	if neg {
-		s = "-" + s
-	}
-	return json.Number(s)
+	return json.Number(appendDecimal(nil, unscaled, scale))
 }
 
 // parseCheckpointParquet reads every action row of a checkpoint or sidecar
