@@ -596,7 +596,11 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops [
 	defer func() {
 		// The failed operation is the last one; it gets the run's result.
 		if err != nil && len(ops) > 0 {
-			ops[len(ops)-1].Result = rec.Result
+			r := rec.Result
+			if r == ResultPartial && !ops[len(ops)-1].Report.Committed {
+				r = ResultRetry // an earlier operation made the progress
+			}
+			ops[len(ops)-1].Result = r
 		}
 	}()
 	t.lastRun = rec
@@ -659,6 +663,13 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops [
 		t.log.Warn("quarantine error without a file to skip; backing off", "error", err)
 	default:
 		rec.Result = ResultRetry
+		if rep.Committed {
+			// Progress was made: retry the rest after the first backoff
+			// step, not after a growing one.
+			rec.Result = ResultPartial
+			t.failures = 0
+			t.lastSuccess = end
+		}
 		t.counters.Runs[rec.Result]++
 	}
 	t.failures++

@@ -506,7 +506,7 @@ func TestARunPerformsTheTablesOperationsInOrderAndStopsAtAFailure(t *testing.T) 
 	for _, o := range rec.Ops {
 		got = append(got, o.Op+"="+o.Result)
 	}
-	if strings.Join(got, " ") != "compact=committed expire=committed vacuum=retry" || rec.Result != ResultRetry {
+	if strings.Join(got, " ") != "compact=committed expire=committed vacuum=retry" || rec.Result != ResultPartial {
 		t.Fatalf("ops %v, run result %s", got, rec.Result)
 	}
 	if !strings.HasPrefix(rec.Error, "vacuum: ") || rec.Ops[2].Error != "store throttled" {
@@ -514,5 +514,28 @@ func TestARunPerformsTheTablesOperationsInOrderAndStopsAtAFailure(t *testing.T) 
 	}
 	if rec.Report.Version != 5 || rec.Report.FilesRemoved != 6 || st.Counters.Counts["jobs_planned"] != 2 || st.Counters.Counts["rows_expired"] != 12 {
 		t.Fatalf("run report %+v, counters %+v", rec.Report, st.Counters.Counts)
+	}
+}
+
+func TestARunThatCommittedPartOfItsWorkIsPartialNotAFailure(t *testing.T) {
+	clock := newFakeClock()
+	run := &recordingRun{replies: []reply{
+		{err: errors.New("throttled")},
+		{rep: RunReport{Committed: true, Version: 7, FilesRemoved: 4}, err: errors.New("1 of 2 jobs failed to rewrite")},
+	}}
+	s := newTestScheduler(t, run, &scriptedPoll{}, clock, 1)
+	s.Apply([]policies.Policy{testPolicy("t")})
+	_ = s.Trigger("t", ReasonAPI)
+	eventually(t, "first failure", func() bool { return statusOf(s, "t").Failures == 1 })
+	clock.Advance(7500 * time.Millisecond)
+	eventually(t, "the partial run", func() bool { return statusOf(s, "t").Counters.Runs[ResultPartial] == 1 })
+	st := statusOf(s, "t")
+	if st.LastRun.Result != ResultPartial || st.Counters.Runs[ResultRetry] != 1 {
+		t.Fatalf("last result %s, runs %v; want partial after one retry", st.LastRun.Result, st.Counters.Runs)
+	}
+	// Progress resets the failure streak: the rest is retried after the
+	// first backoff step (base 10s, rand 0.5: 7.5s), not the second.
+	if st.Failures != 1 || st.NextRun == nil || st.NextRun.Sub(clock.Now()) != 7500*time.Millisecond {
+		t.Fatalf("after a partial run: failures %d, next run in %v", st.Failures, st.NextRun.Sub(clock.Now()))
 	}
 }

@@ -17,7 +17,11 @@ const (
 
 // Run results (the "result" label of compactord_runs_total).
 const (
-	ResultCommitted  = "committed"
+	ResultCommitted = "committed"
+	// ResultPartial is a run that committed some of its work and failed
+	// with a retry-class error for the rest (a job that could not be
+	// rewritten, an operation after a committed one).
+	ResultPartial    = "partial"
 	ResultNoop       = "noop"
 	ResultRetry      = "retry"
 	ResultQuarantine = "quarantine"
@@ -27,7 +31,7 @@ const (
 )
 
 // Results lists every run result, in exposition order.
-var Results = []string{ResultCommitted, ResultNoop, ResultSkipped, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
+var Results = []string{ResultCommitted, ResultPartial, ResultNoop, ResultSkipped, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
 
 // DurationBuckets are the upper bounds (seconds) of the run duration histogram.
 var DurationBuckets = []float64{0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600}

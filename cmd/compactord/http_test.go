@@ -197,6 +197,7 @@ compactord_policy_reloads_total{result="failure"} 0
 # HELP compactord_runs_total Compaction runs by result.
 # TYPE compactord_runs_total counter
 compactord_runs_total{table="a",result="committed"} 1
+compactord_runs_total{table="a",result="partial"} 0
 compactord_runs_total{table="a",result="noop"} 0
 compactord_runs_total{table="a",result="skipped"} 0
 compactord_runs_total{table="a",result="retry"} 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/units"
@@ -180,7 +181,7 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer t.Close()
 	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(fs.logger(stderr)))
-	return report(stdout, res, err, *asJSON)
+	return report(stdout, stderr, res, err, *asJSON)
 }
 
 func runOptions(log hclog.Logger) compaction.RunOptions {
@@ -200,22 +201,53 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opts := runOptions(fs.logger(stderr))
 	opts.Policy = pol
 	res, err := compaction.Compact(pf.store.run(ctx), t, opts)
-	return report(stdout, res, err, *asJSON)
+	return report(stdout, stderr, res, err, *asJSON)
+}
+
+// Run statuses of `compactord compact` and `run-plan` (the JSON "status").
+const (
+	statusCommitted = "committed"
+	statusPartial   = "partial"
+	statusNothing   = "nothing"
+	statusFailed    = "failed"
+)
+
+// runStatus says what a run did: committed everything it planned, partial
+// (committed some jobs, failed others with an error worth retrying),
+// nothing (no job planned or all dropped), or failed.
+func runStatus(res *compaction.RunResult, err error) string {
+	switch {
+	case res == nil:
+		return statusFailed
+	case res.CommittedVersion >= 0 && err == nil:
+		return statusCommitted
+	case res.CommittedVersion >= 0 && commit.Class(err) == commit.Retry:
+		return statusPartial
+	case err == nil:
+		return statusNothing
+	}
+	return statusFailed
 }
 
 // report prints a run result (also a partial one that came with an error).
-func report(stdout io.Writer, res *compaction.RunResult, err error, asJSON bool) error {
+// A partial run is a success of the command (exit 0) with status
+// "partial"; what failed is printed on stderr.
+func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool) error {
+	status := runStatus(res, err)
 	if res != nil {
 		if asJSON {
-			data, merr := json.MarshalIndent(res, "", "  ")
+			data, merr := json.MarshalIndent(struct {
+				Status string `json:"status"`
+				*compaction.RunResult
+			}{status, res}, "", "  ")
 			if merr != nil {
 				return errors.Join(err, merr)
 			}
 			fmt.Fprintf(stdout, "%s\n", data)
 		} else {
 			if res.CommittedVersion >= 0 {
-				fmt.Fprintf(stdout, "committed version %d (read %d): %d jobs, %d files removed, %d added, %d bytes read, %d written\n",
-					res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded, res.BytesRead, res.BytesWritten)
+				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %d bytes read, %d written\n",
+					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded, res.BytesRead, res.BytesWritten)
 			} else {
 				fmt.Fprintf(stdout, "nothing committed (read %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
 			}
@@ -226,6 +258,10 @@ func report(stdout io.Writer, res *compaction.RunResult, err error, asJSON bool)
 				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
 			}
 		}
+	}
+	if status == statusPartial {
+		fmt.Fprintf(stderr, "compactord: partial: %d of %d jobs failed and will be retried by the next run: %v\n", res.JobsFailed, res.JobsPlanned, err)
+		return nil
 	}
 	return err
 }
