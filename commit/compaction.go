@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 )
 
 // Conflict kinds counted in Outcome.Conflicts.
@@ -151,11 +152,11 @@ func newCompaction(snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, delete
 				ss.out = r.Output
 			}
 			if prev, dup := c.byPath[src.Path]; dup && prev.job.dropped == nil && j.dropped == nil {
-				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.job.ID, job.ID))
+				return nil, failure.With(failure.Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.job.ID, job.ID))
 			}
 			// The read snapshot must still list the source exactly as read.
 			if l, ok := live[src.Path]; !ok || l.FileKey() != src.FileKey() {
-				return nil, WithClass(Halt, fmt.Errorf("compaction commit: source %s (dv %q) is not live in snapshot version %d", src.Path, src.DeletionVector.UniqueID(), snap.Version))
+				return nil, failure.With(failure.Halt, fmt.Errorf("compaction commit: source %s (dv %q) is not live in snapshot version %d", src.Path, src.DeletionVector.UniqueID(), snap.Version))
 			}
 			c.byPath[src.Path] = ss
 			j.sources = append(j.sources, ss)

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -74,7 +75,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		}
 		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
 		if err != nil {
-			return nil, WithClass(Quarantine, fmt.Errorf("delete on %s: %w", t.URL, err))
+			return nil, failure.With(failure.Quarantine, fmt.Errorf("delete on %s: %w", t.URL, err))
 		}
 		n := numRecords(f)
 		nb := old.Clone()

@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/failure"
 )
 
 // Conflict kinds of data-changing (DML) transactions, counted in
@@ -178,7 +179,7 @@ func (d *DML) init() error {
 
 func (d *DML) conflict(kind, format string, args ...any) error {
 	d.conflicts[kind]++
-	return WithClass(Retry, fmt.Errorf("%s: %s: %w", kind, fmt.Sprintf(format, args...), ErrConflict))
+	return failure.With(failure.Retry, fmt.Errorf("%s: %s: %w", kind, fmt.Sprintf(format, args...), ErrConflict))
 }
 
 // observe checks one winning commit in Delta's order: protocol, metadata,
@@ -193,7 +194,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 		switch {
 		case a.Protocol != nil, a.Metadata != nil:
 			d.conflicts[KindMetadata]++
-			return WithClass(Retry, fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged))
+			return failure.With(failure.Retry, fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged))
 		case a.Txn != nil && d.ReadAppIDs[a.Txn.AppID]:
 			return d.conflict(KindConcurrentTxn, "winning commit %d wrote txn %s", version, a.Txn.AppID)
 		case a.Remove != nil:
@@ -365,7 +366,7 @@ func (d *DML) loadBase(ctx context.Context, t *dmlTarget) error {
 	}
 	dv, err := d.dvs.readDV(ctx, t.base.DeletionVector)
 	if err != nil {
-		return WithClass(Quarantine, fmt.Errorf("read DV of %s: %w", t.base.Path, err))
+		return failure.With(failure.Quarantine, fmt.Errorf("read DV of %s: %w", t.base.Path, err))
 	}
 	t.baseDV = dv
 	return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -289,8 +290,8 @@ func TestDMLMetadataChangeAbandons(t *testing.T) {
 	a := rangeFile("a.parquet", 10, 0, 9, nil)
 	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
 	err := m.observe(context.Background(), 6, []delta.Action{{Metadata: &delta.Metadata{ID: "x"}}})
-	if !errors.Is(err, ErrMetadataChanged) || Class(err) != Retry {
-		t.Fatalf("got %v (class %v), want ErrMetadataChanged, retry", err, Class(err))
+	if !errors.Is(err, ErrMetadataChanged) || failure.Of(err) != failure.Retry {
+		t.Fatalf("got %v (class %v), want ErrMetadataChanged, retry", err, failure.Of(err))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -23,7 +24,7 @@ func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []delta.Acti
 			return nil, false, nil
 		}
 		if errors.Is(err, delta.ErrMalformedAction) {
-			return nil, false, WithClass(Halt, err)
+			return nil, false, failure.With(failure.Halt, err)
 		}
 		return nil, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -64,7 +65,7 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 	o := opts.Options.withDefaults()
 	out := &Outcome{ReadVersion: snap.Version, Version: -1}
 	if objs == nil {
-		return out, WithClass(Halt, fmt.Errorf("compaction commit of %s: no attempt.Objects to track its objects in", t.URL))
+		return out, failure.With(failure.Halt, fmt.Errorf("compaction commit of %s: no attempt.Objects to track its objects in", t.URL))
 	}
 	inlineMax := uint64(0)
 	if opts.InlineDVMaxRows > 0 {

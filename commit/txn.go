@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -164,7 +165,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		return -1, fmt.Errorf("commit: transaction needs a table and a read snapshot")
 	}
 	if tx.Table.Log == nil {
-		return -1, WithClass(Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, ErrNoPutIfAbsent))
+		return -1, failure.With(failure.Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, delta.ErrNoPutIfAbsent))
 	}
 	o := tx.Options.withDefaults()
 	readVersion := tx.Snapshot.Version

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 )
 
 // memTable opens a mem:// table whose log holds versions 0..latest (each a
@@ -138,7 +139,7 @@ func TestCommitLoopGivesUpAfterMaxAttemptsWithGrowingBackoff(t *testing.T) {
 			return nil
 		}}
 	_, err := testTxn(tbl, 0, o).run(ctx, &recorder{actions: []delta.Action{}})
-	if !errors.Is(err, ErrTooManyAttempts) || Class(err) != Retry {
+	if !errors.Is(err, ErrTooManyAttempts) || failure.Of(err) != failure.Retry {
 		t.Fatalf("err %v, want ErrTooManyAttempts of class retry", err)
 	}
 	if len(sl.waits) != 4 {
@@ -263,7 +264,7 @@ func TestCommitRefusesATableWithoutALogStore(t *testing.T) {
 	tbl := memTable(t, 0)
 	tbl.Log = nil
 	_, err := testTxn(tbl, 0, Options{}).run(context.Background(), &recorder{actions: []delta.Action{}})
-	if !errors.Is(err, ErrNoPutIfAbsent) || Class(err) != Halt {
-		t.Fatalf("err %v, want ErrNoPutIfAbsent (halt)", err)
+	if !errors.Is(err, delta.ErrNoPutIfAbsent) || failure.Of(err) != failure.Halt {
+		t.Fatalf("err %v, want delta.ErrNoPutIfAbsent (halt)", err)
 	}
 }

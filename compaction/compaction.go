@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -103,7 +103,7 @@ func loadWritable(ctx context.Context, t *delta.Table, version int64, opts RunOp
 		return nil, fmt.Errorf("load %s: %w", t.URL, err)
 	}
 	if err := delta.Writable(snap); err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
+		return nil, failure.With(failure.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
 	}
 	return snap, nil
 }
@@ -270,11 +270,9 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 		}
 	}
 	if rewriteErr != nil {
-		err := fmt.Errorf("run on %s: %d of %d jobs failed to rewrite: %w", t.URL, res.JobsFailed, len(jobs), rewriteErr)
-		if errors.Is(rewriteErr, delta.ErrCorruptDV) {
-			err = commit.WithClass(commit.Quarantine, err)
-		}
-		return res, err
+		// A corrupt source's error names it and carries its class
+		// (failure.CorruptFileError: Quarantine).
+		return res, fmt.Errorf("run on %s: %d of %d jobs failed to rewrite: %w", t.URL, res.JobsFailed, len(jobs), rewriteErr)
 	}
 	return res, nil
 }

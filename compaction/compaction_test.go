@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -244,7 +245,7 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 		}
 	})
 	res, err := RunPlan(ctx, tbl, pl, opts)
-	if !errors.Is(err, commit.ErrMetadataChanged) || commit.Class(err) != commit.Retry {
+	if !errors.Is(err, commit.ErrMetadataChanged) || failure.Of(err) != failure.Retry {
 		t.Fatalf("err %v, want ErrMetadataChanged (retry)", err)
 	}
 	if res == nil || res.CommittedVersion != -1 {
@@ -299,8 +300,8 @@ func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Compact(ctx, tbl, binpackOpts())
-	if err == nil || !strings.Contains(err.Error(), "rowTracking") || commit.Class(err) != commit.Halt {
-		t.Fatalf("err %v (class %v), want a halt naming rowTracking", err, commit.Class(err))
+	if err == nil || !strings.Contains(err.Error(), "rowTracking") || failure.Of(err) != failure.Halt {
+		t.Fatalf("err %v (class %v), want a halt naming rowTracking", err, failure.Of(err))
 	}
 	if tabletest.Latest(t, tbl).Version != 1 {
 		t.Fatal("table written")
@@ -413,7 +414,7 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 		cancel() // the run is interrupted right before its put
 		return ctx.Err()
 	}
-	if _, err := Compact(ctx, tbl, opts); !errors.Is(err, context.Canceled) || commit.Class(err) != commit.Retry {
+	if _, err := Compact(ctx, tbl, opts); !errors.Is(err, context.Canceled) || failure.Of(err) != failure.Retry {
 		t.Fatalf("err %v, want a retryable cancellation", err)
 	}
 	if v := tabletest.Latest(t, tbl).Version; v != 0 {

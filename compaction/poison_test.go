@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 )
 
@@ -40,8 +40,8 @@ func TestAFileWhoseStatsContradictItsFooterIsQuarantinedAndTheRestCompacts(t *te
 
 	op := &Op{Options: binpackOpts()}
 	res, err := op.Run(ctx, tbl)
-	if commit.Class(err) != commit.Quarantine {
-		t.Fatalf("first run: class %v (%v), want Quarantine", commit.Class(err), err)
+	if failure.Of(err) != failure.Quarantine {
+		t.Fatalf("first run: class %v (%v), want Quarantine", failure.Of(err), err)
 	}
 	if len(res.Quarantined) != 1 || res.Quarantined[0] != poison {
 		t.Fatalf("quarantined %v, want exactly the file with contradicting stats %s", res.Quarantined, poison)

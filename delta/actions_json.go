@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // ErrMalformedAction marks a log line that is not a valid action.
-var ErrMalformedAction = errors.New("malformed action")
+var ErrMalformedAction = failure.New(failure.Halt, "malformed action")
 
 // Action kinds as they appear as the single key of a log line.
 const (

@@ -3,11 +3,12 @@ package delta
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // Magic numbers of the two RoaringBitmapArray serializations (little-endian
@@ -24,7 +25,7 @@ const (
 )
 
 // ErrCorruptBitmap is wrapped by every DecodeBitmap error.
-var ErrCorruptBitmap = errors.New("corrupt deletion vector bitmap")
+var ErrCorruptBitmap = failure.New(failure.Quarantine, "corrupt deletion vector bitmap")
 
 // emptyRoaring32 is the standard serialization of an empty 32-bit Roaring
 // bitmap (cookie 12346, zero containers), which Spark writes for the empty

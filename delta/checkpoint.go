@@ -12,6 +12,8 @@ import (
 
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // lastCheckpointKey is the checkpoint hint file.
@@ -298,7 +300,11 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 		acts, err = parseCheckpointParquet(data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, key, err)
+		kind := failure.Checkpoint
+		if strings.HasPrefix(key, sidecarDir) {
+			kind = failure.Sidecar
+		}
+		return nil, fmt.Errorf("table %s: %w", t.URL, corruptLog(kind, key, err))
 	}
 	return acts, nil
 }

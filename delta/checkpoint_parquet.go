@@ -349,12 +349,8 @@ func parseCheckpointParquet(data []byte) ([]Action, error) {
 // parseCheckpointChunks is parseCheckpointParquet with chunks of at most
 // chunkRows rows.
 func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err error) {
-	defer func() {
-		// parquet-go may panic on malformed input; turn it into an error.
-		if r := recover(); r != nil {
-			actions, err = nil, fmt.Errorf("corrupt parquet: %v", r)
-		}
-	}()
+	// parquet-go may panic on malformed input; turn it into an error.
+	defer RecoverParquet(&err)
 	if err := checkParquetFrame(data); err != nil {
 		return nil, err
 	}
@@ -410,11 +406,7 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("corrupt parquet: %v", r)
-				}
-			}()
+			defer RecoverParquet(&errs[i])
 			out[i], errs[i] = readRowRange(f.RowGroups()[c.rg], c.start, c.end, ncols, cs)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])

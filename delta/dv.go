@@ -13,6 +13,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"gocloud.dev/blob"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // dvFormatVersion is the first byte of every deletion-vector file.
@@ -21,7 +23,7 @@ const dvFormatVersion = 1
 // ErrCorruptDV is wrapped by errors about deletion-vector files and
 // descriptors whose content is inconsistent (bad framing, checksum, size
 // or cardinality).
-var ErrCorruptDV = errors.New("corrupt deletion vector")
+var ErrCorruptDV = failure.New(failure.Quarantine, "corrupt deletion vector")
 
 // ReadDV loads the deleted row indexes of a descriptor (u, i or p). It
 // checks the file's framing (version byte when the DV is the file's first),
@@ -53,15 +55,18 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 		return nil, fmt.Errorf("table %s: deletion vector storage type %q is not supported", tableName(t), dv.StorageType)
 	}
 	if err != nil {
+		if errors.Is(err, ErrCorruptDV) {
+			return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
+		}
 		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
 	}
 	bm, err := DecodeBitmap(data)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
+		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
 	}
 	if card := bm.GetCardinality(); int64(card) != dv.Cardinality {
-		return nil, fmt.Errorf("table %s: %s: %w: bitmap holds %d rows, descriptor says %d",
-			tableName(t), where, ErrCorruptDV, card, dv.Cardinality)
+		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w: bitmap holds %d rows, descriptor says %d",
+			tableName(t), where, ErrCorruptDV, card, dv.Cardinality))
 	}
 	return bm, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // UnsupportedFeatureError says which part of a table's protocol this build
@@ -24,6 +26,10 @@ type UnsupportedFeatureError struct {
 func (e *UnsupportedFeatureError) Error() string {
 	return fmt.Sprintf("unsupported %s table feature %q: %s", e.Kind, e.Feature, e.Reason)
 }
+
+// FailureClass is Halt: a table this build cannot read or write correctly
+// stays untouched until the build or the table changes.
+func (e *UnsupportedFeatureError) FailureClass() failure.Class { return failure.Halt }
 
 // Feature kinds of UnsupportedFeatureError.
 const (

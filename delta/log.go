@@ -14,6 +14,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // LogDir is the key prefix of the Delta log inside a table.
@@ -224,7 +226,7 @@ func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Ti
 	}
 	actions, err := parseActionLines(data)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("table %s: %s: %w", t.URL, key, err)
+		return nil, time.Time{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, key, err))
 	}
 	return actions, rd.ModTime(), nil
 }

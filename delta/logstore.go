@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -20,7 +21,7 @@ import (
 // accepted a second conditional create of the same key: it ignores
 // If-None-Match (or its equivalent), so commits on it would silently
 // overwrite each other. compactord refuses to commit to such a store.
-var ErrNoPutIfAbsent = errors.New("store does not honour put-if-absent")
+var ErrNoPutIfAbsent = failure.New(failure.Halt, "store does not honour put-if-absent")
 
 // maxLogPutAttempts bounds how often PutIfAbsent sends a commit whose
 // earlier sends had unknown outcomes and which, re-read, had not landed.

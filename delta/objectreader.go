@@ -37,6 +37,9 @@ type ObjectReaderAt struct {
 	whole []byte     // the object, once fetched (size <= WholeObjectMax)
 	tail  []byte     // the last len(tail) bytes, once fetched
 	gets  int
+
+	errMu    sync.Mutex
+	storeErr error // the first error the store answered (not a short object)
 }
 
 // NewObjectReaderAt reads key (size bytes) from bucket.
@@ -128,12 +131,37 @@ func (r *ObjectReaderAt) getLocked(p []byte, off int64) (int, error) {
 func (r *ObjectReaderAt) read(p []byte, off int64) (int, error) {
 	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, int64(len(p)), nil)
 	if err != nil {
-		return 0, err
+		return 0, r.failed(err)
 	}
 	defer rr.Close()
 	n, err := io.ReadFull(rr, p)
 	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = fmt.Errorf("object %s is shorter than %d bytes: %w", r.key, r.size, io.ErrUnexpectedEOF)
+		// The object is shorter than its add action says: its content,
+		// not the store, is at fault.
+		return n, fmt.Errorf("object %s is shorter than %d bytes: %w", r.key, r.size, io.ErrUnexpectedEOF)
 	}
-	return n, err
+	if err != nil {
+		return n, r.failed(err)
+	}
+	return n, nil
+}
+
+// failed records err as a store failure and returns it.
+func (r *ObjectReaderAt) failed(err error) error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if r.storeErr == nil {
+		r.storeErr = err
+	}
+	return err
+}
+
+// StoreErr returns the first error the store answered a read with (nil when
+// every read was served; an object shorter than its size is not a store
+// error). A decoding error met after a store error may be its consequence,
+// not corruption.
+func (r *ObjectReaderAt) StoreErr() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.storeErr
 }

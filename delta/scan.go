@@ -27,7 +27,8 @@ const maxScanBufferBytes = 64 << 20
 type FileScan struct {
 	schema *parquet.Schema
 	shape  *dataShape
-	key    string
+	key    string // table URL and object key, for messages
+	path   string // the add action's path, for CorruptFileError
 	plans  []*leafPlan
 
 	file      *parquet.File
@@ -103,14 +104,14 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	ra := NewObjectReaderAt(ctx, t.Bucket, key, size)
 	f, err := openParquet(ra, size, bufSize)
 	if err != nil {
-		return nil, dataFileError(name, err)
+		return nil, DataFileError(add.Path, ra, dataFileError(name, err))
 	}
 	plans, err := planScan(ds, f.Schema(), name)
 	if err != nil {
 		return nil, err
 	}
 	s := &FileScan{
-		schema: ds.schema, shape: ds, key: name, plans: plans,
+		schema: ds.schema, shape: ds, key: name, path: add.Path, plans: plans,
 		file: f, rowGroups: f.RowGroups(), numRows: f.NumRows(),
 		colStart: make([]int, len(f.Schema().Columns())+1),
 		ra:       ra,
@@ -122,21 +123,17 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		total += rg.NumRows()
 	}
 	if total != s.numRows {
-		return nil, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows)
+		return nil, DataFileError(add.Path, ra, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows))
 	}
 	dv := opts.DV
-	if dv == nil && add.DeletionVector != nil {
-		dv, err = ReadDV(ctx, t, add.DeletionVector)
-		if err != nil {
-			return nil, fmt.Errorf("data file %s: deletion vector: %w", name, err)
-		}
-		if c := int64(dv.GetCardinality()); c != add.DeletionVector.Cardinality {
-			return nil, fmt.Errorf("data file %s: deletion vector holds %d rows but its descriptor says %d", name, c, add.DeletionVector.Cardinality)
+	if dv == nil {
+		if dv, err = LoadFileDV(ctx, t, add, s.numRows); err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.URL, err)
 		}
 	}
 	if dv != nil && !dv.IsEmpty() {
 		if m := int64(dv.Maximum()); m >= s.numRows {
-			return nil, fmt.Errorf("data file %s: deletion vector deletes row %d but the file has %d rows", name, m, s.numRows)
+			return nil, corruptDV(dvObjectName(add.DeletionVector), add.Path, fmt.Errorf("%w: deletes row %d but data file %s has %d rows", ErrCorruptDV, m, name, s.numRows))
 		}
 		s.dv = dv
 	}
@@ -183,11 +180,7 @@ func dataFileError(name string, err error) error {
 // openParquet opens the footer; parquet-go can panic on malformed input,
 // which becomes an error here.
 func openParquet(r io.ReaderAt, size int64, bufSize int) (f *parquet.File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt parquet: %v", p)
-		}
-	}()
+	defer RecoverParquet(&err)
 	f, err = parquet.OpenFile(r, size,
 		parquet.ReadBufferSize(bufSize),
 		parquet.SkipPageIndex(true),
@@ -223,14 +216,18 @@ func (s *FileScan) NumDeleted() int64 {
 // fresh row storage on every call and never writes into rows[i]'s old
 // backing array. It returns io.EOF after the last row (possibly with n > 0).
 func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("data file %s: corrupt parquet: %v", s.key, p)
-		}
-	}()
 	if physIdx != nil && len(physIdx) < len(rows) {
 		return 0, fmt.Errorf("ReadRows: physIdx shorter than rows")
 	}
+	n, err = s.readRows(rows, physIdx)
+	if err != nil && err != io.EOF {
+		err = DataFileError(s.path, s.ra, err)
+	}
+	return n, err
+}
+
+func (s *FileScan) readRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
+	defer RecoverParquet(&err)
 	if len(rows) == 0 {
 		return 0, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/writer"
 )
@@ -285,16 +286,16 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		return fmt.Errorf("load %s: %w", t.URL, err)
 	}
 	if err := delta.Writable(snap); err != nil {
-		return commit.WithClass(commit.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
+		return failure.With(failure.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))
 	}
 	if snap.Properties().AppendOnly {
-		return commit.WithClass(commit.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
+		return failure.With(failure.Halt, fmt.Errorf("table %s is append-only (delta.appendOnly=true): retention deletes are not allowed", t.URL))
 	}
 	res.ReadVersion = snap.Version
 	res.DryRun = opts.DryRun
 	tgt, err := resolveExpire(snap, opts)
 	if err != nil {
-		return commit.WithClass(commit.Halt, err)
+		return failure.With(failure.Halt, err)
 	}
 	// Reported with logical names (the predicate itself uses physical ones).
 	if shown, err := predicate.NewCmp(predicate.Column{Path: tgt.logical, Kind: tgt.col.Kind}, predicate.OpLt, tgt.pred.(predicate.Cmp).Value); err == nil {
@@ -339,7 +340,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		if tgt.partition {
 			match, err := matcher.MayMatchReads([]predicate.Read{read}, false, f)
 			if err != nil {
-				return commit.WithClass(commit.Quarantine, fmt.Errorf("table %s: %w", t.URL, err))
+				return failure.With(failure.Quarantine, fmt.Errorf("table %s: %w", t.URL, err))
 			}
 			if match {
 				c := &commit.FileChange{Read: f, Whole: true}
@@ -376,7 +377,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		res.FilesScanned++
 		deleted, live, err := expiredRows(ctx, t, snap, f, tgt)
 		if err != nil {
-			return commit.WithClass(commit.Quarantine, err)
+			return failure.With(failure.Quarantine, err)
 		}
 		switch {
 		case deleted.IsEmpty():
@@ -628,7 +629,7 @@ func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f
 	if f.DeletionVector != nil {
 		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
 		if err != nil {
-			return nil, commit.WithClass(commit.Quarantine, fmt.Errorf("read DV of %s: %w", f.Path, err))
+			return nil, failure.With(failure.Quarantine, fmt.Errorf("read DV of %s: %w", f.Path, err))
 		}
 		all.Or(old)
 	}

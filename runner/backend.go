@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/checkpoint"
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
@@ -188,9 +189,43 @@ func (b *Backend) OpsFor(p policies.Policy) []string {
 	return names
 }
 
+// Spec is the scheduler's view of p, with the operations its runs perform
+// (OpsFor).
+func (b *Backend) Spec(p policies.Policy) (scheduler.Spec, error) {
+	return SpecOf(p, b.OpsFor(p))
+}
+
+// SpecOf is the scheduler's view of p: its name, schedule and triggers, and
+// ops as the operations of its runs.
+func SpecOf(p policies.Policy, ops []string) (scheduler.Spec, error) {
+	sp := scheduler.Spec{
+		Name:     p.Name,
+		URL:      p.URL,
+		Strategy: string(p.Strategy),
+		Enabled:  p.Enabled,
+		Triggers: scheduler.Triggers(p.Triggers),
+		Ops:      ops,
+	}
+	if p.Schedule != "" {
+		sch, err := policies.ParseSchedule(p.Schedule)
+		if err != nil {
+			return sp, err
+		}
+		sp.Schedule = sch
+	}
+	return sp, nil
+}
+
+// SamePolicy reports whether a and b are the same policy of a table, wherever
+// they were declared (the scheduler keeps such a table running on reload).
+func SamePolicy(a, b policies.Policy) bool {
+	a.Source, b.Source = "", ""
+	return reflect.DeepEqual(a, b)
+}
+
 // Run is a RunFunc: it runs the operation req.Op of the table, holding the
 // table's lease while it runs when LeaseHolder is set.
-func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
+func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
 	ctx = b.withBudget(ctx)
 	var op tableop.Op
 	for _, f := range b.factories() {
@@ -199,18 +234,18 @@ func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest) (scheduler.
 		}
 		o, ok, err := f.New(req.Policy, b.env(req.Policy, req.Exclude))
 		if err != nil {
-			return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: %s: %w", req.Table, req.Op, err))
+			return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: %s: %w", req.Table, req.Op, err))
 		}
 		if ok {
 			op = o
 		}
 	}
 	if op == nil {
-		return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: no operation %q for this policy", req.Table, req.Op))
+		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: no operation %q for this policy", req.Table, req.Op))
 	}
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
-		return scheduler.RunReport{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
+		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
 	}
 	if b.LeaseHolder != "" {
 		hl, skip, err := b.holdLease(ctx, t, req.Table)
@@ -254,7 +289,7 @@ func (b *Backend) holdLease(ctx context.Context, t *delta.Table, name string) (*
 	}
 	l, err := lease.New(t, b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
 	if err != nil {
-		return nil, "", commit.WithClass(commit.Halt, fmt.Errorf("table %s: %w", name, err))
+		return nil, "", failure.With(failure.Halt, fmt.Errorf("table %s: %w", name, err))
 	}
 	held, err := l.Acquire(ctx)
 	if err != nil {
@@ -316,7 +351,7 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	ctx = b.withBudget(ctx)
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return scheduler.PollResult{}, commit.WithClass(commit.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 	}
 	if lastSeen >= 0 {
 		newer, err := delta.HasNewer(ctx, t, lastSeen)
@@ -350,7 +385,7 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 	}
 	if err := delta.Writable(snap); err != nil {
-		return scheduler.PollResult{Version: snap.Version}, commit.WithClass(commit.Halt,
+		return scheduler.PollResult{Version: snap.Version}, failure.With(failure.Halt,
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
 	b.remember(p, snap)

@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
@@ -45,7 +46,7 @@ func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
 	if want := 46.0 / 500.0; bl.DeletedRowsRatio != want {
 		t.Fatalf("deleted rows ratio = %v, want %v", bl.DeletedRowsRatio, want)
 	}
-	if got := scheduler.Evaluate(p, bl, b.now(), b.now()); got != "deleted_rows_ratio" {
+	if got := scheduler.Evaluate(scheduler.Triggers(p.Triggers), bl, b.now(), b.now()); got != "deleted_rows_ratio" {
 		t.Fatalf("trigger = %q", got)
 	}
 	again, err := b.Poll(ctx, p, 46)
@@ -60,8 +61,8 @@ func TestPollHaltsATableThisBuildCannotWrite(t *testing.T) {
 	p := testPolicy("features")
 	p.URL = "file://" + testutil.DeltaTable(t, "many-table-features")
 	_, err := b.Poll(context.Background(), p, -1)
-	if err == nil || commit.Class(err) != commit.Halt {
-		t.Fatalf("err = %v (class %v)", err, commit.Class(err))
+	if err == nil || failure.Of(err) != failure.Halt {
+		t.Fatalf("err = %v (class %v)", err, failure.Of(err))
 	}
 }
 
@@ -159,7 +160,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if held, err := other.Acquire(ctx); err != nil || !held {
 		t.Fatalf("replica-b acquire: %v %v", held, err)
 	}
-	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "dv", Op: compaction.Name, Policy: p})
+	rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "dv", Op: compaction.Name, Policy: p})
 	if err != nil || !rep.Skipped || rep.Committed {
 		t.Fatalf("run while replica-b holds the lease: %+v, %v", rep, err)
 	}
@@ -169,7 +170,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if err := other.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "dv", Op: compaction.Name, Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "dv", Op: compaction.Name, Policy: p})
 	if err != nil || rep.Skipped || !rep.Committed {
 		t.Fatalf("run with the lease free: %+v, %v", rep, err)
 	}
@@ -223,11 +224,11 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, retention.Name, checkpoint.Name, logcleanup.Name, vacuum.Name}) {
 		t.Fatalf("operations %v, want compaction, retention, checkpoint, log cleanup, then vacuum (the temp sweep)", ops)
 	}
-	comp, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: compaction.Name, Policy: p})
+	comp, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "days", Op: compaction.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret, err := b.Run(ctx, scheduler.RunRequest{Table: "days", Op: retention.Name, Policy: p})
+	ret, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "days", Op: retention.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 	p := testPolicy("vac")
 	p.URL = tbl.URL
 	p.SettleWindow = 0
-	if _, err := b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: compaction.Name, Policy: p}); err != nil {
+	if _, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "vac", Op: compaction.Name, Policy: p}); err != nil {
 		t.Fatal(err)
 	}
 	leftover := filepath.Join(dir, "part-00000-killed.snappy.parquet.17f3c2a1b0.tmp")
@@ -273,7 +274,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 		}
 	}
 	// Without a vacuum block: the sweep, and only past the retention.
-	rep, err := b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "vac", Op: vacuum.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 		t.Fatalf("a fresh leftover was swept: %v, %+v", err, rep)
 	}
 	now = now.Add(8 * 24 * time.Hour)
-	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "vac", Op: vacuum.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 	if ops := b.OpsFor(p); !slices.Equal(ops, []string{compaction.Name, checkpoint.Name, logcleanup.Name, vacuum.Name}) {
 		t.Fatalf("operations %v", ops)
 	}
-	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "vac", Op: vacuum.Name, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestDaemonVacuumsAfterCompactionAndSweepsTempLeftoversOtherwise(t *testing.
 	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(0, 20)))
 	// Inside the interval: nothing.
 	now = now.Add(30 * time.Minute)
-	rep, err = b.Run(ctx, scheduler.RunRequest{Table: "vac", Op: vacuum.Name, Policy: p})
+	rep, err = b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "vac", Op: vacuum.Name, Policy: p})
 	if err != nil || rep.Committed || rep.Counts[vacuum.CountFilesDeleted] != 0 {
 		t.Fatalf("vacuum inside the interval: %+v, %v", rep, err)
 	}
@@ -328,7 +329,7 @@ func TestDaemonBackfillsStatisticsOfFilesWrittenWithoutThem(t *testing.T) {
 		t.Fatalf("operations %v", ops)
 	}
 	for range 2 {
-		rep, err := b.Run(ctx, scheduler.RunRequest{Table: "special", Op: statsbackfill.Name, Policy: p})
+		rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "special", Op: statsbackfill.Name, Policy: p})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func backlogAndPlan(t *testing.T, snap *delta.Snapshot, now time.Time) (schedule
 		t.Fatal(err)
 	}
 	// A run happened a week ago: max_time_since_last_run is due too.
-	return bl, scheduler.Evaluate(p, bl, now.Add(-7*24*time.Hour), now), pl
+	return bl, scheduler.Evaluate(scheduler.Triggers(p.Triggers), bl, now.Add(-7*24*time.Hour), now), pl
 }
 
 func TestATargetFileSizeOf1gPutsSixty200MiBFilesInTheBacklogAndFiresTheTrigger(t *testing.T) {

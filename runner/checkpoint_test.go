@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/logtest"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -44,7 +45,7 @@ func TestDaemonCheckpointsItsCommitsOnMultiplesOfTheInterval(t *testing.T) {
 			logtest.CommitAs(t, tbl, v+1, "writer/1", delta.Action{Add: a})
 		}
 		for _, op := range b.OpsFor(p) {
-			rep, err := b.Run(ctx, scheduler.RunRequest{Table: "ckpt", Op: op, Policy: p})
+			rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "ckpt", Op: op, Policy: p})
 			if err != nil {
 				t.Fatalf("round %d %s: %v", round, op, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -46,7 +47,7 @@ func TestTheNextDaemonRunRemovesTheTempFileOfAKilledWrite(t *testing.T) {
 	p.SettleWindow = 0
 	ops := b.OpsFor(p)
 	for _, op := range ops {
-		if _, err := b.Run(ctx, scheduler.RunRequest{Table: "killed", Op: op, Policy: p}); err != nil {
+		if _, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "killed", Op: op, Policy: p}); err != nil {
 			t.Fatalf("operation %s: %v", op, err)
 		}
 	}

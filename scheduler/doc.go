@@ -4,8 +4,13 @@
 // after failures, halts and the quarantine skip list. It keeps per-table
 // state and counters for /status and /metrics.
 //
-// The scheduler only sees a RunFunc and a PollFunc (the daemon passes
-// runner's), so it is tested with fakes and an injected clock. It must not
-// know file formats or how a table operation works, and it never touches a
-// table except through the RunFunc. Leases between replicas live in lease/.
+// The scheduler is generic over the policy type: it reads a policy only
+// through Config.Spec (name, schedule, triggers, the operations of a run)
+// and otherwise sees a RunFunc and a PollFunc (the daemon passes runner's),
+// so it is tested with fakes and an injected clock. A run calls RunFunc
+// once per operation, in order, and records each. It must not know file
+// formats or how a table operation works (TestTheSchedulerDependsOnNoFileFormat
+// keeps parquet-go and roaring out of its dependencies), and it never
+// touches a table except through the RunFunc. Leases between replicas live
+// in lease/. What to do after a failure is the error's failure.Class.
 package scheduler

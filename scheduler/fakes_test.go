@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // value (or ctx cancellation) before returning.
 type recordingRun struct {
 	mu      sync.Mutex
-	calls   []RunRequest
+	calls   []RunRequest[policies.Policy]
 	replies []reply
 	block   chan struct{}
 	running int
@@ -119,7 +120,7 @@ type reply struct {
 	err error
 }
 
-func (r *recordingRun) run(ctx context.Context, req RunRequest) (RunReport, error) {
+func (r *recordingRun) run(ctx context.Context, req RunRequest[policies.Policy]) (RunReport, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, req)
 	var rp reply
@@ -159,7 +160,7 @@ func (r *recordingRun) count() int {
 	return len(r.calls)
 }
 
-func (r *recordingRun) call(i int) RunRequest {
+func (r *recordingRun) call(i int) RunRequest[policies.Policy] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.calls[i]
@@ -205,4 +206,27 @@ func testPolicy(name string) policies.Policy {
 	p.Name = name
 	p.URL = "mem://" + name
 	return p
+}
+
+// policySpec maps a policy onto the scheduler's Spec as the daemon's runner
+// does; a policy named "ops" runs four operations.
+func policySpec(p policies.Policy) (Spec, error) {
+	sp := Spec{Name: p.Name, URL: p.URL, Strategy: string(p.Strategy), Enabled: p.Enabled, Triggers: Triggers(p.Triggers)}
+	if p.Name == "ops" {
+		sp.Ops = []string{"compact", "expire", "vacuum", "never"}
+	}
+	if p.Schedule != "" {
+		sch, err := policies.ParseSchedule(p.Schedule)
+		if err != nil {
+			return sp, err
+		}
+		sp.Schedule = sch
+	}
+	return sp, nil
+}
+
+// samePolicy ignores where a policy was declared.
+func samePolicy(a, b policies.Policy) bool {
+	a.Source, b.Source = "", ""
+	return reflect.DeepEqual(a, b)
 }

@@ -13,20 +13,24 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/robfig/cron/v3"
 
-	"github.com/compactord/compactord/commit"
-	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/failure"
 )
 
-// Config configures a Scheduler. Zero fields take the documented defaults.
-type Config struct {
-	// Run executes one operation of a table. Required.
-	Run RunFunc
-	// Ops lists a table's operations; a run calls Run for each in order
-	// and stops at the first that fails or is skipped. Nil: one call per
-	// run with an empty RunRequest.Op.
-	Ops OpsFunc
+// Config configures a Scheduler of tables whose policies are of type P.
+// Zero fields take the documented defaults.
+type Config[P any] struct {
+	// Spec says what the scheduler needs of a policy; an error (a bad
+	// schedule) halts the table. Required.
+	Spec func(P) (Spec, error)
+	// Same reports whether two policies of the same table are the same (an
+	// unchanged table keeps running on Apply); default reflect.DeepEqual.
+	Same func(a, b P) bool
+	// Run executes one operation of a table; a run calls it for each of
+	// Spec.Ops in order and stops at the first that fails or is skipped.
+	// Required.
+	Run RunFunc[P]
 	// Poll checks a table for new log entries. Required.
-	Poll PollFunc
+	Poll PollFunc[P]
 	// Workers is the global limit of runs at once (default 2).
 	Workers int
 	// PollInterval is the poll period of every table (default 1m).
@@ -54,8 +58,8 @@ var (
 )
 
 // Scheduler runs the tables of a policy set.
-type Scheduler struct {
-	cfg Config
+type Scheduler[P any] struct {
+	cfg Config[P]
 	log hclog.Logger
 	sem chan struct{}
 
@@ -65,14 +69,15 @@ type Scheduler struct {
 	stopOnce   sync.Once
 	started    time.Time
 
-	mu      sync.Mutex
-	tables  map[string]*table
-	stopped []*table // stopped by Apply, until WaitStopped sees them exit
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	specErrs map[string]error // tables whose Spec failed (halted)
+	tables   map[string]*table[P]
+	stopped  []*table[P] // stopped by Apply, until WaitStopped sees them exit
+	wg       sync.WaitGroup
 }
 
 // New returns a scheduler with no tables; add them with Apply.
-func New(cfg Config) *Scheduler {
+func New[P any](cfg Config[P]) *Scheduler[P] {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
@@ -97,11 +102,11 @@ func New(cfg Config) *Scheduler {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	if cfg.Ops == nil {
-		cfg.Ops = func(policies.Policy) []string { return []string{""} }
+	if cfg.Same == nil {
+		cfg.Same = func(a, b P) bool { return reflect.DeepEqual(a, b) }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Scheduler{
+	return &Scheduler[P]{
 		cfg:        cfg,
 		log:        cfg.Logger,
 		sem:        make(chan struct{}, cfg.Workers),
@@ -109,7 +114,8 @@ func New(cfg Config) *Scheduler {
 		cancelRuns: cancel,
 		stopping:   make(chan struct{}),
 		started:    cfg.Clock.Now(),
-		tables:     map[string]*table{},
+		tables:     map[string]*table[P]{},
+		specErrs:   map[string]error{},
 	}
 }
 
@@ -117,7 +123,7 @@ func New(cfg Config) *Scheduler {
 // tables stop (an in-flight run of theirs is cancelled and cleans up), and
 // changed tables restart with fresh state (which clears a halt). Unchanged
 // tables keep running undisturbed.
-func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []string) {
+func (s *Scheduler[P]) Apply(ps []P) (added, removed, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
@@ -125,9 +131,26 @@ func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []strin
 		return nil, nil, nil
 	default:
 	}
-	want := map[string]policies.Policy{}
+	want := map[string]P{}
+	specs := map[string]Spec{}
+	var order []string
 	for _, p := range ps {
-		want[p.Name] = p
+		sp, err := s.cfg.Spec(p)
+		if sp.Name == "" {
+			s.log.Error("policy without a table name ignored", "error", err)
+			continue
+		}
+		want[sp.Name] = p
+		if _, dup := specs[sp.Name]; !dup {
+			order = append(order, sp.Name)
+		}
+		specs[sp.Name] = sp
+		if err != nil {
+			specs[sp.Name] = Spec{Name: sp.Name, URL: sp.URL, Strategy: sp.Strategy, Enabled: sp.Enabled}
+			s.specErrs[sp.Name] = err
+		} else {
+			delete(s.specErrs, sp.Name)
+		}
 	}
 	for name, t := range s.tables {
 		p, ok := want[name]
@@ -137,16 +160,16 @@ func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []strin
 			s.stopped = append(s.stopped, t)
 			delete(s.tables, name)
 			removed = append(removed, name)
-		case !samePolicy(t.policy, p):
+		case !s.cfg.Same(t.policy, p):
 			t.stop()
 			s.stopped = append(s.stopped, t)
-			s.tables[name] = s.startTable(p)
+			s.tables[name] = s.startTable(p, specs[name], s.specErrs[name])
 			changed = append(changed, name)
 		}
 	}
-	for name, p := range want {
+	for _, name := range order {
 		if _, ok := s.tables[name]; !ok {
-			s.tables[name] = s.startTable(p)
+			s.tables[name] = s.startTable(want[name], specs[name], s.specErrs[name])
 			added = append(added, name)
 		}
 	}
@@ -156,15 +179,10 @@ func (s *Scheduler) Apply(ps []policies.Policy) (added, removed, changed []strin
 	return added, removed, changed
 }
 
-func samePolicy(a, b policies.Policy) bool {
-	a.Source, b.Source = "", ""
-	return reflect.DeepEqual(a, b)
-}
-
 // WaitStopped waits until the loops of the tables that Apply stopped have
 // returned (their cancelled runs have cleaned up), so the caller may close
 // what those runs used.
-func (s *Scheduler) WaitStopped(ctx context.Context) error {
+func (s *Scheduler[P]) WaitStopped(ctx context.Context) error {
 	s.mu.Lock()
 	ts := s.stopped
 	s.stopped = nil
@@ -185,7 +203,7 @@ func (s *Scheduler) WaitStopped(ctx context.Context) error {
 // Trigger asks for a run of one table now. Triggers coalesce: while a run is
 // queued, more triggers add nothing (the run reads the table when it starts);
 // while one is running, at most one more follows it. A manual trigger skips any backoff wait.
-func (s *Scheduler) Trigger(name, reason string) error {
+func (s *Scheduler[P]) Trigger(name, reason string) error {
 	select {
 	case <-s.stopping:
 		return ErrStopping
@@ -201,9 +219,9 @@ func (s *Scheduler) Trigger(name, reason string) error {
 }
 
 // TriggerAll triggers every enabled, not halted table and returns how many.
-func (s *Scheduler) TriggerAll(reason string) int {
+func (s *Scheduler[P]) TriggerAll(reason string) int {
 	s.mu.Lock()
-	ts := make([]*table, 0, len(s.tables))
+	ts := make([]*table[P], 0, len(s.tables))
 	for _, t := range s.tables {
 		ts = append(ts, t)
 	}
@@ -218,20 +236,21 @@ func (s *Scheduler) TriggerAll(reason string) int {
 }
 
 // Policy returns the current policy of a table.
-func (s *Scheduler) Policy(name string) (policies.Policy, bool) {
+func (s *Scheduler[P]) Policy(name string) (P, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tables[name]
 	if !ok {
-		return policies.Policy{}, false
+		var zero P
+		return zero, false
 	}
 	return t.policy, true
 }
 
 // Status returns every table's state, sorted by name.
-func (s *Scheduler) Status() []TableStatus {
+func (s *Scheduler[P]) Status() []TableStatus {
 	s.mu.Lock()
-	ts := make([]*table, 0, len(s.tables))
+	ts := make([]*table[P], 0, len(s.tables))
 	for _, t := range s.tables {
 		ts = append(ts, t)
 	}
@@ -253,7 +272,7 @@ var ErrRunsStuck = errors.New("cancelled runs did not return in time")
 // what they wrote) and Shutdown waits up to Config.CancelGrace for them to return.
 // It returns ctx.Err() when runs had to be cancelled, joined with
 // ErrRunsStuck when they did not return.
-func (s *Scheduler) Shutdown(ctx context.Context) error {
+func (s *Scheduler[P]) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stopping) })
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -275,12 +294,18 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (s *Scheduler) startTable(p policies.Policy) *table {
+func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error) *table[P] {
 	ctx, cancel := context.WithCancel(s.runCtx)
-	t := &table{
+	ops := sp.Ops
+	if len(ops) == 0 {
+		ops = []string{""}
+	}
+	t := &table[P]{
 		s:         s,
 		policy:    p,
-		log:       s.log.Named(p.Name),
+		spec:      sp,
+		ops:       ops,
+		log:       s.log.Named(sp.Name),
 		trig:      make(chan string, 1),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
@@ -290,17 +315,13 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 		exclude:   map[string]bool{},
 		counters:  newCounters(),
 		state:     StateIdle,
-		ops:       s.cfg.Ops(p),
+		sched:     sp.Schedule,
 	}
-	if p.Schedule != "" {
-		sch, err := policies.ParseSchedule(p.Schedule)
-		if err != nil {
-			// Validate already rejected it; halt rather than guess.
-			t.halted, t.haltReason, t.state = true, err.Error(), StateHalted
-		}
-		t.sched = sch
+	if specErr != nil {
+		// Validate already rejected it; halt rather than guess.
+		t.halted, t.haltReason, t.state = true, specErr.Error(), StateHalted
 	}
-	if !p.Enabled && !t.halted {
+	if !sp.Enabled && !t.halted {
 		t.state = StateDisabled
 	}
 	s.wg.Add(1)
@@ -314,9 +335,10 @@ func (s *Scheduler) startTable(p policies.Policy) *table {
 
 // table is the scheduler's state of one table; its loop goroutine is the
 // only one that runs it, which makes runs single-flight per table.
-type table struct {
-	s         *Scheduler
-	policy    policies.Policy
+type table[P any] struct {
+	s         *Scheduler[P]
+	policy    P
+	spec      Spec
 	ops       []string
 	log       hclog.Logger
 	sched     cron.Schedule
@@ -345,20 +367,20 @@ type table struct {
 	counters    *Counters
 }
 
-func (t *table) stop() {
+func (t *table[P]) stop() {
 	t.quitOnce.Do(func() { close(t.quit) })
 	t.cancelRun()
 }
 
-func (t *table) trigger(reason string) error {
+func (t *table[P]) trigger(reason string) error {
 	t.mu.Lock()
-	halted, enabled := t.halted, t.policy.Enabled
+	halted, enabled := t.halted, t.spec.Enabled
 	t.mu.Unlock()
 	switch {
 	case halted:
-		return fmt.Errorf("%w: %s", ErrHalted, t.policy.Name)
+		return fmt.Errorf("%w: %s", ErrHalted, t.spec.Name)
 	case !enabled:
-		return fmt.Errorf("%w: %s", ErrDisabled, t.policy.Name)
+		return fmt.Errorf("%w: %s", ErrDisabled, t.spec.Name)
 	}
 	select {
 	case t.trig <- reason:
@@ -370,7 +392,7 @@ func (t *table) trigger(reason string) error {
 	return nil
 }
 
-func (t *table) stopped() bool {
+func (t *table[P]) stopped() bool {
 	select {
 	case <-t.quit:
 		return true
@@ -381,7 +403,7 @@ func (t *table) stopped() bool {
 	}
 }
 
-func (t *table) loop() {
+func (t *table[P]) loop() {
 	clock := t.s.cfg.Clock
 	now := clock.Now()
 	t.mu.Lock()
@@ -431,7 +453,7 @@ func (t *table) loop() {
 }
 
 // onTimer handles whichever of retry, cron and poll are due.
-func (t *table) onTimer() {
+func (t *table[P]) onTimer() {
 	now := t.s.cfg.Clock.Now()
 	t.mu.Lock()
 	retryDue := !t.retryAt.IsZero() && !now.Before(t.retryAt)
@@ -458,7 +480,7 @@ func (t *table) onTimer() {
 }
 
 // poll reads new log entries and returns the trigger that fires, if any.
-func (t *table) poll() string {
+func (t *table[P]) poll() string {
 	t.mu.Lock()
 	lastSeen := t.lastSeen
 	t.mu.Unlock()
@@ -471,7 +493,7 @@ func (t *table) poll() string {
 		t.counters.PollErrors++
 		t.pollError = err.Error()
 		t.log.Warn("poll failed", "error", err)
-		if commit.Class(err) == commit.Halt {
+		if failure.Of(err) == failure.Halt {
 			t.halt(err)
 		}
 		return ""
@@ -484,14 +506,14 @@ func (t *table) poll() string {
 			t.backlog = &b
 		}
 	}
-	if t.backlog == nil || !t.policy.Enabled || !t.retryAt.IsZero() {
+	if t.backlog == nil || !t.spec.Enabled || !t.retryAt.IsZero() {
 		return "" // nothing known yet, disabled, or a retry is already pending
 	}
 	last := t.lastSuccess
 	if last.IsZero() {
 		last = t.s.started
 	}
-	reason := Evaluate(t.policy, *t.backlog, last, now)
+	reason := Evaluate(t.spec.Triggers, *t.backlog, last, now)
 	if reason == "max_time_since_last_run" || res.Changed {
 		return reason
 	}
@@ -501,7 +523,7 @@ func (t *table) poll() string {
 }
 
 // halt stops the table; t.mu must be held.
-func (t *table) halt(err error) {
+func (t *table[P]) halt(err error) {
 	t.halted = true
 	t.haltReason = err.Error()
 	t.state = StateHalted
@@ -510,9 +532,9 @@ func (t *table) halt(err error) {
 }
 
 // attempt runs the table once if it may run now.
-func (t *table) attempt(reason string, manual bool) {
+func (t *table[P]) attempt(reason string, manual bool) {
 	t.mu.Lock()
-	if t.halted || !t.policy.Enabled {
+	if t.halted || !t.spec.Enabled {
 		t.mu.Unlock()
 		return
 	}
@@ -562,7 +584,7 @@ func (t *table) attempt(reason string, manual bool) {
 		err error
 	)
 	for _, op := range t.ops {
-		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest{Table: t.policy.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason})
+		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest[P]{Table: t.spec.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason})
 		rec := OpRecord{Op: op, Result: ResultNoop, Report: orep}
 		switch {
 		case oerr != nil:
@@ -589,7 +611,7 @@ func (t *table) attempt(reason string, manual bool) {
 	t.finish(reason, start, end, rep, ops, err)
 }
 
-func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops []OpRecord, err error) {
+func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, ops []OpRecord, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	rec := &RunRecord{Reason: reason, Start: start, End: end, Duration: end.Sub(start).Seconds(), Report: rep, Ops: ops}
@@ -636,20 +658,17 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops [
 		t.log.Info("run cancelled by shutdown or removal", "error", err)
 		return
 	}
-	class := commit.Class(err)
-	var qp QuarantinedPaths
-	if errors.As(err, &qp) {
-		for _, p := range qp.QuarantinedPaths() {
-			t.exclude[p] = true
-		}
+	class := failure.Of(err)
+	for _, p := range failure.CorruptDataFiles(err) {
+		t.exclude[p] = true
 	}
 	switch class {
-	case commit.Halt:
+	case failure.Halt:
 		rec.Result = ResultHalt
 		t.counters.Runs[rec.Result]++
 		t.halt(err)
 		return
-	case commit.Quarantine:
+	case failure.Quarantine:
 		rec.Result = ResultQuarantine
 		t.counters.Runs[rec.Result]++
 		if len(t.exclude) > excludedBefore {
@@ -679,7 +698,7 @@ func (t *table) finish(reason string, start, end time.Time, rep RunReport, ops [
 	t.log.Warn("run failed; backing off", "error", err, "failures", t.failures, "retry_in", wait)
 }
 
-func (t *table) setState(s string) {
+func (t *table[P]) setState(s string) {
 	t.mu.Lock()
 	t.state = s
 	t.mu.Unlock()

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/policies"
 )
 
-func newTestScheduler(t *testing.T, run *recordingRun, poll *scriptedPoll, clock *fakeClock, workers int) *Scheduler {
+func newTestScheduler(t *testing.T, run *recordingRun, poll *scriptedPoll, clock *fakeClock, workers int) *Scheduler[policies.Policy] {
 	t.Helper()
-	s := New(Config{
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy,
 		Run: run.run, Poll: poll.poll, Workers: workers, PollInterval: time.Minute,
 		BackoffBase: 10 * time.Second, BackoffMax: 5 * time.Minute,
 		Clock: clock, Rand: func() float64 { return 0.5 },
@@ -34,7 +34,7 @@ func newTestScheduler(t *testing.T, run *recordingRun, poll *scriptedPoll, clock
 	return s
 }
 
-func statusOf(s *Scheduler, name string) TableStatus {
+func statusOf(s *Scheduler[policies.Policy], name string) TableStatus {
 	for _, st := range s.Status() {
 		if st.Name == name {
 			return st
@@ -178,10 +178,10 @@ func TestFailuresBackOffExponentiallyWithJitter(t *testing.T) {
 func TestAHaltErrorStopsThatTableButNotTheOthers(t *testing.T) {
 	clock := newFakeClock()
 	poll := &scriptedPoll{}
-	bad := commit.WithClass(commit.Halt, errors.New("table requires writer feature rowTracking"))
+	bad := failure.With(failure.Halt, errors.New("table requires writer feature rowTracking"))
 	run := &recordingRun{}
-	s := New(Config{
-		Run: func(ctx context.Context, req RunRequest) (RunReport, error) {
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy,
+		Run: func(ctx context.Context, req RunRequest[policies.Policy]) (RunReport, error) {
 			if req.Table == "bad" {
 				return RunReport{}, bad
 			}
@@ -213,15 +213,11 @@ func TestAHaltErrorStopsThatTableButNotTheOthers(t *testing.T) {
 	}
 }
 
-type corruptFileError struct{ path string }
-
-func (e *corruptFileError) Error() string              { return "corrupt parquet footer in " + e.path }
-func (e *corruptFileError) QuarantinedPaths() []string { return []string{e.path} }
-
 func TestACorruptFileIsQuarantinedAndTheNextRunSkipsIt(t *testing.T) {
 	clock := newFakeClock()
 	run := &recordingRun{replies: []reply{
-		{err: commit.WithClass(commit.Quarantine, &corruptFileError{path: "part-0007.parquet"})},
+		{err: fmt.Errorf("rewrite: %w", errors.Join(errors.New("job 1: store throttled"),
+			&failure.CorruptFileError{Kind: failure.DataFile, Path: "part-0007.parquet", DataFile: "part-0007.parquet", Err: errors.New("bad footer")}))},
 		{rep: RunReport{Committed: true, Version: 9, FilesRemoved: 4, FilesAdded: 1}},
 	}}
 	s := newTestScheduler(t, run, &scriptedPoll{}, clock, 1)
@@ -239,7 +235,7 @@ func TestACorruptFileIsQuarantinedAndTheNextRunSkipsIt(t *testing.T) {
 
 func TestQuarantineWithoutANewFileBacksOffInsteadOfSpinning(t *testing.T) {
 	clock := newFakeClock()
-	run := &recordingRun{replies: []reply{{err: commit.WithClass(commit.Quarantine, errors.New("bad dv somewhere"))}}}
+	run := &recordingRun{replies: []reply{{err: failure.With(failure.Quarantine, errors.New("bad dv somewhere"))}}}
 	s := newTestScheduler(t, run, &scriptedPoll{}, clock, 1)
 	s.Apply([]policies.Policy{testPolicy("t")})
 	_ = s.Trigger("t", ReasonAPI)
@@ -288,7 +284,7 @@ func TestReloadAddsRemovesAndChangesTables(t *testing.T) {
 
 func TestShutdownWaitsForAnInFlightRunThenCancelsItAtTheDeadline(t *testing.T) {
 	clock, run := newFakeClock(), &recordingRun{block: make(chan struct{})}
-	s := New(Config{Run: run.run, Poll: (&scriptedPoll{}).poll, Clock: clock})
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy, Run: run.run, Poll: (&scriptedPoll{}).poll, Clock: clock})
 	s.Apply([]policies.Policy{testPolicy("t")})
 	_ = s.Trigger("t", ReasonAPI)
 	eventually(t, "running", func() bool { return run.count() == 1 })
@@ -314,7 +310,7 @@ func TestShutdownWaitsForAnInFlightRunThenCancelsItAtTheDeadline(t *testing.T) {
 
 func TestShutdownLetsARunThatFinishesInTimeCommit(t *testing.T) {
 	clock, run := newFakeClock(), &recordingRun{block: make(chan struct{}), replies: []reply{{rep: RunReport{Committed: true, Version: 2}}}}
-	s := New(Config{Run: run.run, Poll: (&scriptedPoll{}).poll, Clock: clock})
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy, Run: run.run, Poll: (&scriptedPoll{}).poll, Clock: clock})
 	s.Apply([]policies.Policy{testPolicy("t")})
 	_ = s.Trigger("t", ReasonAPI)
 	eventually(t, "running", func() bool { return run.count() == 1 })
@@ -379,7 +375,7 @@ func TestEvaluateFiresTheFirstCrossedTrigger(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Evaluate(p, c.b, c.lastRun, now); got != c.want {
+			if got := Evaluate(Triggers(p.Triggers), c.b, c.lastRun, now); got != c.want {
 				t.Fatalf("got %q want %q", got, c.want)
 			}
 		})
@@ -390,8 +386,8 @@ func TestShutdownGivesUpOnARunThatIgnoresCancellation(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan struct{})
-	s := New(Config{
-		Run: func(ctx context.Context, req RunRequest) (RunReport, error) {
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy,
+		Run: func(ctx context.Context, req RunRequest[policies.Policy]) (RunReport, error) {
 			close(started)
 			<-release // ignores ctx
 			return RunReport{}, nil
@@ -410,7 +406,7 @@ func TestShutdownGivesUpOnARunThatIgnoresCancellation(t *testing.T) {
 
 func TestAPollThatFindsAnUnwritableTableHaltsItWithoutARun(t *testing.T) {
 	clock, run := newFakeClock(), &recordingRun{}
-	poll := &scriptedPoll{err: commit.WithClass(commit.Halt, errors.New("writer feature rowTracking is not supported"))}
+	poll := &scriptedPoll{err: failure.With(failure.Halt, errors.New("writer feature rowTracking is not supported"))}
 	s := newTestScheduler(t, run, poll, clock, 1)
 	s.Apply([]policies.Policy{testPolicy("t")})
 	eventually(t, "halt", func() bool { return statusOf(s, "t").Halted })
@@ -481,17 +477,16 @@ func TestARunPerformsTheTablesOperationsInOrderAndStopsAtAFailure(t *testing.T) 
 	}}
 	poll := &scriptedPoll{}
 	poll.set(3, Backlog{})
-	s := New(Config{
+	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy,
 		Run: run.run, Poll: poll.poll, Workers: 1, PollInterval: time.Hour,
 		BackoffBase: 10 * time.Second, BackoffMax: time.Minute, Clock: clock, Rand: func() float64 { return 0.5 },
-		Ops: func(p policies.Policy) []string { return []string{"compact", "expire", "vacuum", "never"} },
 	})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	s.Apply([]policies.Policy{testPolicy("events")})
-	if err := s.Trigger("events", ReasonAPI); err != nil {
+	s.Apply([]policies.Policy{testPolicy("ops")})
+	if err := s.Trigger("ops", ReasonAPI); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "run recorded", func() bool { return statusOf(s, "events").LastRun != nil })
+	eventually(t, "run recorded", func() bool { return statusOf(s, "ops").LastRun != nil })
 	if run.count() != 3 {
 		t.Fatalf("operations called = %d, want 3 (the one after the failure does not run)", run.count())
 	}
@@ -500,7 +495,7 @@ func TestARunPerformsTheTablesOperationsInOrderAndStopsAtAFailure(t *testing.T) 
 			t.Errorf("call %d ran %q, want %q", i, got, want)
 		}
 	}
-	st := statusOf(s, "events")
+	st := statusOf(s, "ops")
 	rec := st.LastRun
 	var got []string
 	for _, o := range rec.Ops {

@@ -150,14 +150,14 @@ type TableStatus struct {
 	Counters    Counters   `json:"counters"`
 }
 
-func (t *table) status() TableStatus {
+func (t *table[P]) status() TableStatus {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := TableStatus{
-		Name:        t.policy.Name,
-		URL:         t.policy.URL,
-		Strategy:    string(t.policy.Strategy),
-		Enabled:     t.policy.Enabled,
+		Name:        t.spec.Name,
+		URL:         t.spec.URL,
+		Strategy:    t.spec.Strategy,
+		Enabled:     t.spec.Enabled,
 		State:       t.state,
 		Halted:      t.halted,
 		HaltReason:  t.haltReason,
@@ -180,7 +180,7 @@ func (t *table) status() TableStatus {
 		b := *t.backlog
 		st.Backlog = &b
 	}
-	if !t.halted && t.policy.Enabled {
+	if !t.halted && t.spec.Enabled {
 		var next time.Time
 		if !t.retryAt.IsZero() {
 			next = t.retryAt

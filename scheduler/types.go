@@ -4,39 +4,64 @@ import (
 	"context"
 	"time"
 
-	"github.com/compactord/compactord/policies"
+	"github.com/robfig/cron/v3"
 )
 
 // RunFunc runs one operation (RunRequest.Op) of a table. The scheduler
 // calls it at most once at a time per table, for each of the table's
-// operations in order (Config.Ops). On error, commit.Class(err) says what to
+// operations in order (Spec.Ops). On error, failure.Of(err) says what to
 // do next; a Quarantine error names the bad files in RunReport.Quarantined
-// or through an error implementing QuarantinedPaths.
-type RunFunc func(ctx context.Context, req RunRequest) (RunReport, error)
-
-// OpsFunc lists the operations a run of the table performs, in order (for
-// example compaction, then retention, then maintenance operations).
-type OpsFunc func(p policies.Policy) []string
+// or through the failure.CorruptFileErrors inside the error.
+type RunFunc[P any] func(ctx context.Context, req RunRequest[P]) (RunReport, error)
 
 // PollFunc reads a table's log entries newer than lastSeen (-1: none seen)
 // and, when there are any, recomputes the backlog. An idle table should cost
-// one LIST: return Changed=false and a nil Backlog.
-type PollFunc func(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error)
+// one existence check: return Changed=false and a nil Backlog.
+type PollFunc[P any] func(ctx context.Context, p P, lastSeen int64) (PollResult, error)
 
-// QuarantinedPaths is implemented by errors that know which data files are
-// corrupt.
-type QuarantinedPaths interface {
-	QuarantinedPaths() []string
+// Spec is what the scheduler knows of a table's policy: when the table may
+// run, what fires a run, and which operations a run performs. The rest of
+// the policy (type P) is opaque to the scheduler.
+type Spec struct {
+	// Name identifies the table; unique in a policy set.
+	Name string
+	// URL and Strategy are shown in /status.
+	URL      string
+	Strategy string
+	// Enabled false keeps the table polled and visible but never run.
+	Enabled bool
+	// Schedule is the table's cron schedule (nil: triggers only).
+	Schedule cron.Schedule
+	// Triggers are the backlog thresholds that fire a run from a poll.
+	Triggers Triggers
+	// Ops are the operations of a run, in order (for example compaction,
+	// then retention, then maintenance operations). Nil or empty: one call
+	// per run with an empty RunRequest.Op.
+	Ops []string
+}
+
+// Triggers are the thresholds a poll checks after reading new log entries.
+// A zero threshold is off.
+type Triggers struct {
+	// SmallFiles fires when at least this many files are compaction
+	// candidates (Backlog.SmallFiles).
+	SmallFiles int `json:"small_files"`
+	// DeletedRowsRatio fires when the table's deleted rows exceed this share.
+	DeletedRowsRatio float64 `json:"deleted_rows_ratio"`
+	// UnclusteredBytes fires when this many bytes are not yet clustered.
+	UnclusteredBytes int64 `json:"unclustered_bytes"`
+	// MaxTimeSinceLastRun fires when the last run is older than this.
+	MaxTimeSinceLastRun time.Duration `json:"max_time_since_last_run"`
 }
 
 // RunRequest is what the scheduler asks a RunFunc to do.
-type RunRequest struct {
-	// Table is the policy name.
+type RunRequest[P any] struct {
+	// Table is the table's name (Spec.Name).
 	Table string
-	// Op is the operation to run (one of Config.Ops for the policy).
+	// Op is the operation to run (one of Spec.Ops).
 	Op string
-	// Policy is the table's effective policy.
-	Policy policies.Policy
+	// Policy is the table's policy, as given to Apply.
+	Policy P
 	// Exclude lists data file paths (as in add actions) quarantined by
 	// earlier runs: the run must not read them.
 	Exclude map[string]bool
@@ -141,10 +166,9 @@ const (
 	ReasonRetry    = "retry"
 )
 
-// Evaluate returns the first trigger of p that the backlog crosses ("" when
+// Evaluate returns the first trigger of t that the backlog crosses ("" when
 // none). lastRun is the end of the last successful run (zero: never).
-func Evaluate(p policies.Policy, b Backlog, lastRun, now time.Time) string {
-	t := p.Triggers
+func Evaluate(t Triggers, b Backlog, lastRun, now time.Time) string {
 	switch {
 	case t.SmallFiles > 0 && b.SmallFiles >= t.SmallFiles:
 		return "small_files"

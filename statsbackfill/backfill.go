@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 )
 
 // Options configure one backfill. The zero value is usable.
@@ -97,12 +98,12 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("backfill stats of %s: load snapshot: %w", t.URL, err)
 	}
 	if err := delta.Writable(snap); err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("backfill stats of %s version %d: %w", t.URL, snap.Version, err))
+		return nil, failure.With(failure.Halt, fmt.Errorf("backfill stats of %s version %d: %w", t.URL, snap.Version, err))
 	}
 	res := &Result{Table: t.URL, ReadVersion: snap.Version, CommittedVersion: -1}
 	need, err := Expected(snap)
 	if err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("backfill stats of %s: %w", t.URL, err))
+		return nil, failure.With(failure.Halt, fmt.Errorf("backfill stats of %s: %w", t.URL, err))
 	}
 	var todo []*delta.Add
 	for _, a := range snap.Files {

@@ -17,7 +17,7 @@ type Op interface {
 	// ("compaction", "retention", ...).
 	Name() string
 	// Run applies the operation once to t and reports what it did. An
-	// error's class (commit.Class) tells the scheduler to retry, to
+	// error's class (failure.Of) tells the scheduler to retry, to
 	// quarantine the files the error names, or to halt the table.
 	Run(ctx context.Context, t *delta.Table) (Result, error)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 )
 
 // ErrCatalogManaged is wrapped when the table's commits belong to a
@@ -39,7 +40,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	}
 	tableRet, err := TableRetention(snap)
 	if err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
+		return nil, failure.With(failure.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
 	}
 	retention, specified := tableRet, opts.Retention > 0 || opts.ZeroRetention
 	if specified {
@@ -65,7 +66,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if r.refs, err = collectReferences(snap, r.res0, r.cutoffMs); err != nil {
-		return nil, commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
+		return nil, failure.With(failure.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
 	}
 	if r.list, err = newLister(t); err != nil {
 		return nil, err
@@ -127,11 +128,11 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 func checkTable(t *delta.Table, snap *delta.Snapshot) error {
 	for _, f := range catalogFeatures {
 		if snap.Protocol.HasFeature(f) {
-			return commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: table feature %q: %w", t.URL, f, ErrCatalogManaged))
+			return failure.With(failure.Halt, fmt.Errorf("vacuum %s: table feature %q: %w", t.URL, f, ErrCatalogManaged))
 		}
 	}
 	if err := delta.Writable(snap); err != nil {
-		return commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s version %d: %w", t.URL, snap.Version, err))
+		return failure.With(failure.Halt, fmt.Errorf("vacuum %s version %d: %w", t.URL, snap.Version, err))
 	}
 	return nil
 }
@@ -266,7 +267,7 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 				rm := a.Remove
 				ts := deletionTime(rm)
 				if dk, ok, err := dvKey(rm.DeletionVector); err != nil {
-					return commit.WithClass(commit.Halt, fmt.Errorf("vacuum %s: version %d: deletion vector of %s: %w", r.t.URL, v, rm.Path, err))
+					return failure.With(failure.Halt, fmt.Errorf("vacuum %s: version %d: deletion vector of %s: %w", r.t.URL, v, rm.Path, err))
 				} else if ok {
 					if err := consider(dk, int64(rm.DeletionVector.SizeInBytes), ts, KindExpired); err != nil {
 						return err
@@ -274,7 +275,7 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 				}
 				k, inside, err := r.res0.key(rm.Path)
 				if err != nil {
-					return commit.WithClass(commit.Halt, fmt.Errorf("version %d: %w", v, err))
+					return failure.With(failure.Halt, fmt.Errorf("version %d: %w", v, err))
 				}
 				if inside {
 					size := int64(0)
@@ -288,7 +289,7 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 			case a.CDC != nil:
 				k, inside, err := r.res0.key(a.CDC.Path)
 				if err != nil {
-					return commit.WithClass(commit.Halt, fmt.Errorf("version %d: %w", v, err))
+					return failure.With(failure.Halt, fmt.Errorf("version %d: %w", v, err))
 				}
 				if inside {
 					if err := consider(k, a.CDC.Size, 0, KindExpired); err != nil {

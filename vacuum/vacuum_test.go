@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 )
 
 const day = 24 * time.Hour
@@ -285,8 +286,8 @@ func TestVacuumRefusesCatalogManagedAndUnsupportedTables(t *testing.T) {
 			if err == nil || (!errors.Is(err, ErrCatalogManaged) && !errors.As(err, &fe)) {
 				t.Fatalf("err = %v", err)
 			}
-			if commit.Class(err) != commit.Halt {
-				t.Errorf("class %v, want halt", commit.Class(err))
+			if failure.Of(err) != failure.Halt {
+				t.Errorf("class %v, want halt", failure.Of(err))
 			}
 			if !f.exists("orphan.parquet") || !f.exists(a.Path) {
 				t.Error("a refused vacuum deleted files")

@@ -2,7 +2,6 @@ package writer
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -50,11 +49,7 @@ func (a *statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return
 func (a *statsAdapter) Finish() (string, error)       { return a.c.Finish() }
 
 func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt parquet: %v", p)
-		}
-	}()
+	defer delta.RecoverParquet(&err)
 	if a.buf == nil {
 		a.buf = make([]parquet.Value, 1024)
 	}

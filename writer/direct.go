@@ -19,7 +19,9 @@ import (
 // (narrow types, INT96 timestamps, other layouts) use the Delta core's
 // FileScan instead.
 type directSource struct {
-	key       string
+	key       string                // object key, for messages
+	path      string                // the add action's path
+	ra        *delta.ObjectReaderAt // classifies read errors
 	file      *parquet.File
 	rowGroups []parquet.RowGroup
 	rg        int
@@ -42,35 +44,23 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 	if err != nil {
 		return nil, err
 	}
-	f, err := openParquet(ctx, t.Bucket, key, src.Size, sourceBufferSize(opts, len(schema.Columns()), src.Size))
+	f, ra, err := openParquet(ctx, t.Bucket, src.Path, key, src.Size, sourceBufferSize(opts, len(schema.Columns()), src.Size))
 	if err != nil {
 		return nil, err
 	}
 	if !parquet.EqualNodes(f.Schema(), schema) {
 		return nil, nil
 	}
-	d := &directSource{key: key, file: f, rowGroups: f.RowGroups()}
+	d := &directSource{key: key, path: src.Path, ra: ra, file: f, rowGroups: f.RowGroups()}
 	var total int64
 	for _, rg := range d.rowGroups {
 		total += rg.NumRows()
 	}
 	if total != f.NumRows() {
-		return nil, fmt.Errorf("%s: row groups hold %d rows but the footer says %d", key, total, f.NumRows())
+		return nil, delta.DataFileError(src.Path, ra, fmt.Errorf("%s: row groups hold %d rows but the footer says %d", key, total, f.NumRows()))
 	}
-	if src.DeletionVector != nil {
-		dv, err := delta.ReadDV(ctx, t, src.DeletionVector)
-		if err != nil {
-			return nil, fmt.Errorf("%s: deletion vector: %w", key, err)
-		}
-		if c := int64(dv.GetCardinality()); c != src.DeletionVector.Cardinality {
-			return nil, fmt.Errorf("%s: deletion vector holds %d rows but its descriptor says %d", key, c, src.DeletionVector.Cardinality)
-		}
-		if !dv.IsEmpty() {
-			if m := int64(dv.Maximum()); m >= f.NumRows() {
-				return nil, fmt.Errorf("%s: deletion vector deletes row %d but the file has %d rows", key, m, f.NumRows())
-			}
-			d.dv = dv
-		}
+	if d.dv, err = delta.LoadFileDV(ctx, t, src, f.NumRows()); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -81,11 +71,15 @@ func (d *directSource) NumPhysicalRows() int64 { return d.file.NumRows() }
 // ReadRows reads up to len(rows) live rows. The rows reference buffers that
 // the next call reuses: callers consume them before reading again.
 func (d *directSource) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: corrupt parquet: %v", d.key, p)
-		}
-	}()
+	n, err = d.readRows(rows, physIdx)
+	if err != nil && err != io.EOF {
+		err = delta.DataFileError(d.path, d.ra, err)
+	}
+	return n, err
+}
+
+func (d *directSource) readRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
+	defer delta.RecoverParquet(&err)
 	if d.dv == nil {
 		// No deletions: read straight into the caller's slice.
 		return d.read(rows, physIdx)

@@ -23,21 +23,29 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// openParquet opens the footer of an object through ranged reads.
-func openParquet(ctx context.Context, b *blob.Bucket, key string, size int64, readBuf int) (*parquet.File, error) {
+// openParquet opens the footer of the data file src (object key, size
+// bytes) through ranged reads. A footer parquet-go rejects, or panics on, is
+// a *failure.CorruptFileError naming src; the reader is returned for the
+// same classification of later page reads.
+func openParquet(ctx context.Context, b *blob.Bucket, src, key string, size int64, readBuf int) (f *parquet.File, ra *delta.ObjectReaderAt, err error) {
 	if size <= 0 {
 		attrs, err := b.Attributes(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("stat %s: %w", key, err)
+			return nil, nil, fmt.Errorf("stat %s: %w", key, err)
 		}
 		size = attrs.Size
 	}
 	// Small objects come whole in one GET, a large one's footer in one
 	// tail GET (delta.ObjectReaderAt); the leading magic is not fetched.
-	f, err := parquet.OpenFile(delta.NewObjectReaderAt(ctx, b, key, size), size,
-		parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true), parquet.SkipMagicBytes(true))
+	ra = delta.NewObjectReaderAt(ctx, b, key, size)
+	f, err = openFooter(ra, size, readBuf)
 	if err != nil {
-		return nil, fmt.Errorf("open parquet %s: %w", key, err)
+		return nil, nil, delta.DataFileError(src, ra, fmt.Errorf("open parquet %s: %w", key, err))
 	}
-	return f, nil
+	return f, ra, nil
+}
+
+func openFooter(ra *delta.ObjectReaderAt, size int64, readBuf int) (f *parquet.File, err error) {
+	defer delta.RecoverParquet(&err)
+	return parquet.OpenFile(ra, size, parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true), parquet.SkipMagicBytes(true))
 }

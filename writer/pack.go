@@ -34,8 +34,8 @@ func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, d *directSou
 		}
 	}
 	if want := physical - src.NumDeleted(); want != physical {
-		return fmt.Errorf("%w: numRecords %d - DV cardinality %d, but the source has no deletion vector to apply",
-			ErrLiveRowMismatch, physical, src.NumDeleted())
+		return corruptSource(src, fmt.Errorf("%w: numRecords %d - DV cardinality %d, but the source has no deletion vector to apply",
+			ErrLiveRowMismatch, physical, src.NumDeleted()))
 	}
 	jw.res.Composition = append(jw.res.Composition, composition.Run{
 		Source:                   src.Path,
@@ -114,11 +114,7 @@ func (jw *jobWriter) resetPack() {
 // writeRowGroups writes rgs, concatenated, through pw; parquet-go panics on
 // some corrupt pages, which become errors.
 func writeRowGroups(pw *parquet.Writer, rgs []parquet.RowGroup) (n int64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt parquet: %v", p)
-		}
-	}()
+	defer delta.RecoverParquet(&err)
 	return pw.WriteRowGroup(parquet.MultiRowGroup(rgs...))
 }
 
@@ -127,7 +123,7 @@ func writeRowGroups(pw *parquet.Writer, rgs []parquet.RowGroup) (n int64, err er
 func (jw *jobWriter) packError(o *output, err error) error {
 	for _, p := range jw.pack {
 		if verr := readAllPages(p.direct); verr != nil {
-			return fmt.Errorf("source %s: %w", p.src.Path, verr)
+			return delta.DataFileError(p.src.Path, p.direct.ra, fmt.Errorf("source %s: %w", p.src.Path, verr))
 		}
 	}
 	return fmt.Errorf("write %d packed sources into %s: %w", len(jw.pack), o.key, err)
@@ -135,11 +131,7 @@ func (jw *jobWriter) packError(o *output, err error) error {
 
 // readAllPages decodes every value of every column of d.
 func readAllPages(d *directSource) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt parquet: %v", p)
-		}
-	}()
+	defer delta.RecoverParquet(&err)
 	buf := make([]parquet.Value, 1024)
 	for i, rg := range d.rowGroups {
 		for c, cc := range rg.ColumnChunks() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -286,8 +287,8 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 		return fmt.Errorf("close scan: %w", err)
 	}
 	if want := physical - src.NumDeleted(); run.LiveRows != want {
-		return fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
-			ErrLiveRowMismatch, run.LiveRows, physical, src.NumDeleted(), want)
+		return corruptSource(src, fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, run.LiveRows, physical, src.NumDeleted(), want))
 	}
 	jw.res.Composition = append(jw.res.Composition, run)
 	return nil
@@ -305,7 +306,8 @@ func physicalRecords(src *delta.Add, footer int64) (int64, error) {
 		return footer, nil
 	}
 	if stats != footer {
-		return 0, fmt.Errorf("source %s: %w: stats numRecords %d but the parquet footer has %d rows", src.Path, ErrStatsContradictFooter, stats, footer)
+		// The file contradicts itself: skip it (quarantine), keep the table moving.
+		return 0, corruptSource(src, fmt.Errorf("%w: stats numRecords %d but the parquet footer has %d rows", ErrStatsContradictFooter, stats, footer))
 	}
 	return stats, nil
 }
@@ -477,4 +479,10 @@ func (o *output) finish() (string, error) {
 func (o *output) abandon() {
 	o.cancel()
 	_ = o.bw.Close()
+}
+
+// corruptSource names src as a data file whose content contradicts its add
+// action (class Quarantine: the next run skips it).
+func corruptSource(src *delta.Add, err error) error {
+	return &failure.CorruptFileError{Kind: failure.DataFile, Path: src.Path, DataFile: src.Path, Err: err}
 }

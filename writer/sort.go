@@ -350,8 +350,8 @@ func (jw *jobWriter) collectSource(ctx context.Context, i int, src *delta.Add, s
 		return fmt.Errorf("close scan: %w", err)
 	}
 	if want := physical - src.NumDeleted(); live != want {
-		return fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
-			ErrLiveRowMismatch, live, physical, src.NumDeleted(), want)
+		return corruptSource(src, fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, live, physical, src.NumDeleted(), want))
 	}
 	return nil
 }

@@ -335,7 +335,7 @@ func simulate(name string, strategy planner.Strategy, cfg config) (result, error
 			if err != nil {
 				return res, fmt.Errorf("%s: batch %d: %w", name, b, err)
 			}
-			if scheduler.Evaluate(daemonPolicy, bl, lastRun, at) == "" {
+			if scheduler.Evaluate(scheduler.Triggers(daemonPolicy.Triggers), bl, lastRun, at) == "" {
 				continue
 			}
 			lastRun = at

@@ -31,7 +31,7 @@ func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backe
 func deltaBackend(db *runner.Backend) backend {
 	return backend{
 		Run:  db.Run,
-		Ops:  db.OpsFor,
+		Spec: db.Spec,
 		Poll: db.Poll,
 		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
 			return db.Plan(ctx, p, exclude)

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -116,11 +117,12 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // tables, tests and the demo may wrap it.
 type backend struct {
 	// Run runs one operation of a table.
-	Run scheduler.RunFunc
-	// Ops lists a table's operations (nil: one unnamed operation).
-	Ops scheduler.OpsFunc
+	Run scheduler.RunFunc[policies.Policy]
+	// Spec is the scheduler's view of a policy (nil: runner.SpecOf with
+	// one unnamed operation).
+	Spec func(policies.Policy) (scheduler.Spec, error)
 	// Poll checks a table for new log entries.
-	Poll scheduler.PollFunc
+	Poll scheduler.PollFunc[policies.Policy]
 	// Plan is a dry run with the real planner; the result is JSON-encoded.
 	Plan func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error)
 	// Retain is told the current policies after each (re)load so the
@@ -135,7 +137,7 @@ type daemon struct {
 	opts    daemonOptions
 	log     hclog.Logger
 	be      backend
-	sched   *scheduler.Scheduler
+	sched   *scheduler.Scheduler[policies.Policy]
 	daemon  policies.Daemon
 	started time.Time
 
@@ -173,9 +175,14 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	}
 	be := mkBackend(dc)
 	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now()}
-	d.sched = scheduler.New(scheduler.Config{
+	spec := be.Spec
+	if spec == nil {
+		spec = func(p policies.Policy) (scheduler.Spec, error) { return runner.SpecOf(p, nil) }
+	}
+	d.sched = scheduler.New(scheduler.Config[policies.Policy]{
+		Spec:         spec,
+		Same:         runner.SamePolicy,
 		Run:          be.Run,
-		Ops:          be.Ops,
 		Poll:         be.Poll,
 		Workers:      dc.Workers,
 		PollInterval: dc.Poll,

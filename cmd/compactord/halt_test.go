@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -18,12 +18,12 @@ func TestThePlanOfAHaltedTableAnswers409WithTheHaltReason(t *testing.T) {
 	fb := &fakeBackend{runs: map[string]int{}}
 	be := fb.backend()
 	unsupported := errors.New("table h: writer feature \"fancyFeature\" is not supported")
-	be.Run = func(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
-		return scheduler.RunReport{}, commit.WithClass(commit.Halt, unsupported)
+	be.Run = func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
+		return scheduler.RunReport{}, failure.With(failure.Halt, unsupported)
 	}
 	// What halts a run usually stops its plan too.
 	be.Plan = func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
-		return nil, commit.WithClass(commit.Halt, unsupported)
+		return nil, failure.With(failure.Halt, unsupported)
 	}
 	td := startTestDaemonWith(t, dir, fb, be)
 	if code := post(t, td.base+"/tables/h/run"); code != http.StatusAccepted {

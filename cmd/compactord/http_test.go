@@ -52,7 +52,7 @@ type fakeBackend struct {
 
 func (f *fakeBackend) backend() backend {
 	return backend{
-		Run: func(ctx context.Context, req scheduler.RunRequest) (scheduler.RunReport, error) {
+		Run: func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
 			f.mu.Lock()
 			f.runs[req.Table]++
 			f.mu.Unlock()

@@ -12,9 +12,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 )
@@ -221,7 +221,7 @@ func runStatus(res *compaction.RunResult, err error) string {
 		return statusFailed
 	case res.CommittedVersion >= 0 && err == nil:
 		return statusCommitted
-	case res.CommittedVersion >= 0 && commit.Class(err) == commit.Retry:
+	case res.CommittedVersion >= 0 && failure.Of(err) != failure.Halt:
 		return statusPartial
 	case err == nil:
 		return statusNothing

@@ -45,6 +45,7 @@ type FakeS3 struct {
 	mu        sync.Mutex
 	gets      map[string]int
 	ranges    map[string][]string
+	reads     []string // every GET in arrival order: object keys, "LIST" for listings
 	opts      FakeS3Options
 	lost      int
 	failed    int
@@ -67,6 +68,15 @@ func NewFakeS3(t testing.TB, opts FakeS3Options) *FakeS3 {
 	t.Cleanup(srv.Close)
 	f.Endpoint = srv.URL
 	return f
+}
+
+// Reads returns every read request so far in arrival order: the key of
+// each object GET, "LIST" for each listing (HEADs, which the SDK also sends
+// before deleting an object, are not reads of content).
+func (f *FakeS3) Reads() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.reads...)
 }
 
 // URL returns an s3:// table URL for prefix on the fake.
@@ -99,6 +109,13 @@ func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Reques
 	if r.Method == http.MethodGet && key != "" {
 		f.gets[key]++
 		f.ranges[key] = append(f.ranges[key], r.Header.Get("Range"))
+	}
+	if r.Method == http.MethodGet {
+		if key == "" {
+			f.reads = append(f.reads, "LIST")
+		} else {
+			f.reads = append(f.reads, key)
+		}
 	}
 	if f.opts.IgnoreIfNoneMatch {
 		r.Header.Del("If-None-Match")

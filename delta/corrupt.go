@@ -1,0 +1,102 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/failure"
+)
+
+// ErrCorruptParquet is wrapped by the errors RecoverParquet makes of a
+// parquet-go panic on malformed input.
+var ErrCorruptParquet = errors.New("corrupt parquet")
+
+// RecoverParquet, deferred directly by a function that decodes parquet
+// (defer delta.RecoverParquet(&err)), turns a parquet-go panic on malformed
+// input into an error wrapping ErrCorruptParquet in *err.
+func RecoverParquet(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%w: %v", ErrCorruptParquet, p)
+	}
+}
+
+// DataFileError classifies err, met while reading the data file path (as in
+// its add action) through ra: when the store answered every read and the
+// context is alive, the content is at fault and err becomes a
+// *failure.CorruptFileError naming the file (class Quarantine); a store
+// failure, a missing object, an ended context, or an error that already
+// names a corrupt object is returned as it is.
+func DataFileError(path string, ra *ObjectReaderAt, err error) error {
+	var cf *failure.CorruptFileError
+	switch {
+	case err == nil, errors.As(err, &cf), gcerrors.Code(err) == gcerrors.NotFound:
+		return err
+	case ra != nil && (ra.ctx.Err() != nil || ra.StoreErr() != nil):
+		return err
+	}
+	return &failure.CorruptFileError{Kind: failure.DataFile, Path: path, DataFile: path, Err: err}
+}
+
+// corruptLog names a log object (commit, checkpoint part, sidecar) whose
+// content is malformed (class Halt: a log that cannot be read is never
+// written past).
+func corruptLog(kind failure.Kind, key string, err error) error {
+	var cf *failure.CorruptFileError
+	if errors.As(err, &cf) {
+		return err
+	}
+	return &failure.CorruptFileError{Kind: kind, Path: key, Err: err}
+}
+
+// corruptDV names a deletion vector whose content is malformed; dataFile is
+// the file it belongs to when known.
+func corruptDV(where, dataFile string, err error) error {
+	return &failure.CorruptFileError{Kind: failure.DeletionVector, Path: where, DataFile: dataFile, Err: err}
+}
+
+// LoadFileDV reads the deletion vector of add, a file of numRows physical
+// rows, and checks it against its descriptor and the file: nil when the file
+// has no deleted rows. A malformed deletion vector is a
+// *failure.CorruptFileError naming add's path.
+func LoadFileDV(ctx context.Context, t *Table, add *Add, numRows int64) (*roaring64.Bitmap, error) {
+	if add.DeletionVector == nil {
+		return nil, nil
+	}
+	dv, err := ReadDV(ctx, t, add.DeletionVector)
+	if err != nil {
+		var cf *failure.CorruptFileError
+		if errors.As(err, &cf) && cf.DataFile == "" {
+			cf.DataFile = add.Path
+		}
+		return nil, fmt.Errorf("data file %s: %w", add.Path, err)
+	}
+	where := dvObjectName(add.DeletionVector)
+	if c := int64(dv.GetCardinality()); c != add.DeletionVector.Cardinality {
+		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: holds %d rows but its descriptor says %d", ErrCorruptDV, c, add.DeletionVector.Cardinality))
+	}
+	if dv.IsEmpty() {
+		return nil, nil
+	}
+	if m := int64(dv.Maximum()); m >= numRows {
+		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: deletes row %d but the file has %d rows", ErrCorruptDV, m, numRows))
+	}
+	return dv, nil
+}
+
+// dvObjectName names the object of a deletion vector descriptor: the DV
+// file's key (or absolute path), or "inline".
+func dvObjectName(dv *DeletionVector) string {
+	switch dv.StorageType {
+	case "i":
+		return "inline"
+	case "u":
+		if key, err := DVFileKey(dv.PathOrInlineDv); err == nil {
+			return key
+		}
+	}
+	return dv.PathOrInlineDv
+}

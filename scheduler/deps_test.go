@@ -1,0 +1,29 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// The scheduler decides when, never how: no file format may reach it, not
+// even through a package it imports. `go list -deps` is the build's own
+// answer to what it links.
+func TestTheSchedulerDependsOnNoFileFormat(t *testing.T) {
+	forbidden := []string{
+		"github.com/parquet-go/",
+		"github.com/RoaringBitmap/",
+		"github.com/compactord/compactord/delta",
+		"github.com/compactord/compactord/writer",
+		"github.com/compactord/compactord/planner",
+		"github.com/compactord/compactord/commit",
+	}
+	for _, d := range testutil.Deps(t) {
+		for _, f := range forbidden {
+			if strings.HasPrefix(d, f) {
+				t.Errorf("scheduler depends on %s", d)
+			}
+		}
+	}
+}
