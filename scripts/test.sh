@@ -23,4 +23,11 @@ for stage in scripts/test.d/*.sh; do
 done
 
 echo "== go test -race"
-go test -race -count=1 -timeout 25m ./... 2>&1 | tee /tmp/compactord-test.log
+# The events of every test go to a log of this run's own; tools/testsummary
+# prints the package lines, the output of failed tests and how many tests
+# ran, passed, failed and skipped.
+go build -o "${TMPDIR:-/tmp}/compactord-testsummary.$$" ./tools/testsummary
+test_log=$(mktemp "${TMPDIR:-/tmp}/compactord-test.XXXXXX.json")
+echo "test events: $test_log"
+go test -race -count=1 -timeout 25m -json ./... 2>&1 | tee "$test_log" | "${TMPDIR:-/tmp}/compactord-testsummary.$$"
+rm -f "${TMPDIR:-/tmp}/compactord-testsummary.$$"
