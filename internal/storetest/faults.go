@@ -85,7 +85,7 @@ func FaultTrials(t *testing.T, endpoint string, rate float64, runs, parallel int
 			ctx := context.Background()
 			_, cerr := compaction.Compact(ctx, faulty, runOptions())
 			eres, eerr := retention.Expire(ctx, faulty, retention.Options{
-				Column: "col1", Before: strconv.Itoa(expireBefore), Now: time.Now(),
+				Column: "col1", EpochUnit: "days", Before: strconv.Itoa(expireBefore), Now: time.Now(),
 			})
 
 			after, rowsAfter := LiveRows(t, direct)
