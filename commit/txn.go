@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/objstore"
 )
 
 // Options tune a transaction's commit loop. The zero value is usable.
@@ -221,7 +222,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 			}
 		}
 		err = tx.Table.Log.PutIfAbsent(ctx, commitKey(next), data)
-		if err == nil || errors.Is(err, delta.ErrAmbiguous) {
+		if err == nil || errors.Is(err, objstore.ErrAmbiguous) {
 			// Published, or perhaps: a commit that lands late may
 			// reference this attempt's objects, so they are never
 			// cleaned (at worst orphans for a later vacuum).
@@ -234,7 +235,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		switch {
 		case errors.Is(err, delta.ErrCommitExists):
 			o.Logger.Debug("lost commit race", "table", tx.Table.URL, "version", next, "attempt", attempt)
-		case errors.Is(err, delta.ErrAmbiguous):
+		case errors.Is(err, objstore.ErrAmbiguous):
 			// Who won? Re-read the version (the catch-up loop compares txnIds).
 			acts, found, rerr := readCommit(ctx, tx.Table, next)
 			if rerr != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/objstore"
 )
 
 // memTable opens a mem:// table whose log holds versions 0..latest (each a
@@ -198,7 +199,7 @@ func (a *ambiguousLog) PutIfAbsent(ctx context.Context, key string, data []byte)
 			return err
 		}
 	}
-	return fmt.Errorf("timeout after sending: %w", delta.ErrAmbiguous)
+	return fmt.Errorf("timeout after sending: %w", objstore.ErrAmbiguous)
 }
 
 func TestAmbiguousPutIsResolvedByTxnID(t *testing.T) {

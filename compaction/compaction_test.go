@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -442,7 +443,7 @@ func (a *ambiguousLog) PutIfAbsent(ctx context.Context, key string, data []byte)
 			return err
 		}
 	}
-	return fmt.Errorf("connection reset after sending: %w", delta.ErrAmbiguous)
+	return fmt.Errorf("connection reset after sending: %w", objstore.ErrAmbiguous)
 }
 
 func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/objstore"
 )
 
 // dvFormatVersion is the first byte of every deletion-vector file.
@@ -279,7 +280,7 @@ func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.
 	// 412 answering the SDK's retry of our own write) is settled by reading
 	// the object back, as commits are.
 	if err := putIfAbsentBlob(ctx, t.Bucket, tableName(t), key, body, "application/octet-stream"); err != nil {
-		if errors.Is(err, ErrAmbiguous) {
+		if errors.Is(err, objstore.ErrAmbiguous) {
 			// It may have landed; nothing will reference it.
 			_ = t.Bucket.Delete(context.WithoutCancel(ctx), key)
 		}

@@ -133,7 +133,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 // Refusals and unknown outcomes are therefore resolved by re-reading the
 // key (data must be unique to the writer: a commit carries its txnId, a
 // deletion-vector file has a fresh random name); only when that is
-// impossible does the error wrap ErrAmbiguous. An object of other bytes
+// impossible does the error wrap objstore.ErrAmbiguous. An object of other bytes
 // at key wraps ErrCommitExists.
 func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte, contentType string) error {
 	var lastErr error
@@ -150,7 +150,7 @@ func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, dat
 		landed, mine, rerr := sameObject(ctx, b, key, data)
 		switch {
 		case rerr != nil:
-			return fmt.Errorf("put %s on %s: %w: %w (re-read failed: %w)", key, store, ErrAmbiguous, err, rerr)
+			return fmt.Errorf("put %s on %s: %w: %w (re-read failed: %w)", key, store, objstore.ErrAmbiguous, err, rerr)
 		case landed && mine:
 			return nil
 		case landed:
@@ -158,10 +158,10 @@ func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, dat
 		}
 		// Not there: re-sending is safe, the create stays conditional.
 		if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
-			return fmt.Errorf("put %s on %s: %w: %w", key, store, ErrAmbiguous, err)
+			return fmt.Errorf("put %s on %s: %w: %w", key, store, objstore.ErrAmbiguous, err)
 		}
 	}
-	return fmt.Errorf("put %s on %s: %w after %d attempts: %w", key, store, ErrAmbiguous, maxLogPutAttempts, lastErr)
+	return fmt.Errorf("put %s on %s: %w after %d attempts: %w", key, store, objstore.ErrAmbiguous, maxLogPutAttempts, lastErr)
 }
 
 // isAmbiguousCode reports whether an error with this code may hide a write

@@ -16,50 +16,26 @@ import (
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/compactord/compactord/objstore"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
 
-// ErrPreconditionFailed is wrapped by ConditionalStore writes whose
-// condition (absent, or unchanged since read) did not hold.
-var ErrPreconditionFailed = errors.New("precondition failed")
-
-// ErrObjectNotFound is wrapped by ConditionalStore.ReadVersioned when the
-// object does not exist.
-var ErrObjectNotFound = errors.New("object not found")
-
 // maxControlObject bounds ReadVersioned: control objects are tiny.
 const maxControlObject = 1 << 20
 
-// ConditionalStore reads and compare-and-swaps small control objects under
-// a table root (the scheduler's lease). Every log store implements it with
-// its store's native primitive: S3 If-Match on the ETag, GCS generation
-// match, Azure If-Match, a lock file plus rename locally, a lock in memory.
-type ConditionalStore interface {
-	// ReadVersioned returns the object's bytes and an opaque token naming
-	// exactly that version, or an error wrapping ErrObjectNotFound.
-	ReadVersioned(ctx context.Context, key string) (data []byte, token string, err error)
-	// CreateIfAbsent writes data only if key does not exist, else returns
-	// an error wrapping ErrPreconditionFailed.
-	CreateIfAbsent(ctx context.Context, key string, data []byte) error
-	// ReplaceIfMatch overwrites key only if its current version is token,
-	// else returns an error wrapping ErrPreconditionFailed. An unknown
-	// outcome wraps ErrAmbiguous.
-	ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) error
-}
-
-// Conditional returns the table's ConditionalStore.
-func (t *Table) Conditional() (ConditionalStore, error) {
-	cs, ok := t.Log.(ConditionalStore)
+// Conditional returns the table's objstore.ConditionalStore.
+func (t *Table) Conditional() (objstore.ConditionalStore, error) {
+	cs, ok := t.Log.(objstore.ConditionalStore)
 	if !ok {
 		return nil, fmt.Errorf("table %s: log store %T has no conditional writes", t.URL, t.Log)
 	}
 	return cs, nil
 }
 
-var _ ConditionalStore = (*blobLogStore)(nil)
+var _ objstore.ConditionalStore = (*blobLogStore)(nil)
 
-// ReadVersioned implements ConditionalStore.
+// ReadVersioned implements objstore.ConditionalStore.
 func (s *blobLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	if s.scheme == "mem" {
 		s.casMu.Lock()
@@ -71,7 +47,7 @@ func (s *blobLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, s
 func (s *blobLogStore) readVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil, "", fmt.Errorf("read %s on %s: %w", key, s.store, ErrObjectNotFound)
+		return nil, "", fmt.Errorf("read %s on %s: %w", key, s.store, objstore.ErrObjectNotFound)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s on %s: %w", key, s.store, err)
@@ -107,7 +83,7 @@ func (s *blobLogStore) readVersioned(ctx context.Context, key string) ([]byte, s
 	return data, token, nil
 }
 
-// CreateIfAbsent implements ConditionalStore.
+// CreateIfAbsent implements objstore.ConditionalStore.
 func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
 	if err := s.checkProbe(ctx); err != nil {
 		return err
@@ -117,19 +93,19 @@ func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []by
 	case err == nil:
 		return nil
 	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
-		return fmt.Errorf("create %s on %s: %w", key, s.store, ErrPreconditionFailed)
+		return fmt.Errorf("create %s on %s: %w", key, s.store, objstore.ErrPreconditionFailed)
 	case isAmbiguousCode(gcerrors.Code(err)):
-		return fmt.Errorf("create %s on %s: %w: %w", key, s.store, ErrAmbiguous, err)
+		return fmt.Errorf("create %s on %s: %w: %w", key, s.store, objstore.ErrAmbiguous, err)
 	default:
 		return fmt.Errorf("create %s on %s: %w", key, s.store, err)
 	}
 }
 
-// ReplaceIfMatch implements ConditionalStore.
+// ReplaceIfMatch implements objstore.ConditionalStore.
 func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("replace %s on %s: %w: blob driver panicked: %v", key, s.store, ErrAmbiguous, r)
+			err = fmt.Errorf("replace %s on %s: %w: blob driver panicked: %v", key, s.store, objstore.ErrAmbiguous, r)
 		}
 	}()
 	opts := &blob.WriterOptions{ContentType: "application/json"}
@@ -139,13 +115,13 @@ func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []by
 		defer s.casMu.Unlock()
 		_, cur, err := s.readVersioned(ctx, key)
 		if err != nil {
-			if errors.Is(err, ErrObjectNotFound) {
-				return fmt.Errorf("replace %s on %s: %w: object is gone", key, s.store, ErrPreconditionFailed)
+			if errors.Is(err, objstore.ErrObjectNotFound) {
+				return fmt.Errorf("replace %s on %s: %w: object is gone", key, s.store, objstore.ErrPreconditionFailed)
 			}
 			return err
 		}
 		if cur != token {
-			return fmt.Errorf("replace %s on %s: %w: version changed", key, s.store, ErrPreconditionFailed)
+			return fmt.Errorf("replace %s on %s: %w: version changed", key, s.store, objstore.ErrPreconditionFailed)
 		}
 	case "s3":
 		opts.BeforeWrite = func(as func(any) bool) error {
@@ -189,9 +165,9 @@ func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []by
 	case err == nil:
 		return nil
 	case gcerrors.Code(err) == gcerrors.FailedPrecondition || gcerrors.Code(err) == gcerrors.NotFound:
-		return fmt.Errorf("replace %s on %s: %w", key, s.store, ErrPreconditionFailed)
+		return fmt.Errorf("replace %s on %s: %w", key, s.store, objstore.ErrPreconditionFailed)
 	case isAmbiguousCode(gcerrors.Code(err)):
-		return fmt.Errorf("replace %s on %s: %w: %w", key, s.store, ErrAmbiguous, err)
+		return fmt.Errorf("replace %s on %s: %w: %w", key, s.store, objstore.ErrAmbiguous, err)
 	default:
 		return fmt.Errorf("replace %s on %s: %w", key, s.store, err)
 	}

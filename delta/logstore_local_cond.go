@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/compactord/compactord/objstore"
 )
 
-var _ ConditionalStore = (*localLogStore)(nil)
+var _ objstore.ConditionalStore = (*localLogStore)(nil)
 
-// ReadVersioned implements ConditionalStore. The token is the content's
+// ReadVersioned implements objstore.ConditionalStore. The token is the content's
 // hash (control objects carry a fresh nonce per write).
 func (s *localLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	path, err := s.path(key)
@@ -20,7 +22,7 @@ func (s *localLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, 
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("read %s: %w", key, ErrObjectNotFound)
+		return nil, "", fmt.Errorf("read %s: %w", key, objstore.ErrObjectNotFound)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", key, err)
@@ -28,16 +30,16 @@ func (s *localLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, 
 	return data, contentToken(data), nil
 }
 
-// CreateIfAbsent implements ConditionalStore with the hard-link publish.
+// CreateIfAbsent implements objstore.ConditionalStore with the hard-link publish.
 func (s *localLogStore) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
 	err := s.PutIfAbsent(ctx, key, data)
 	if errors.Is(err, ErrCommitExists) {
-		return fmt.Errorf("create %s: %w", key, ErrPreconditionFailed)
+		return fmt.Errorf("create %s: %w", key, objstore.ErrPreconditionFailed)
 	}
 	return err
 }
 
-// ReplaceIfMatch implements ConditionalStore: under an exclusive flock(2)
+// ReplaceIfMatch implements objstore.ConditionalStore: under an exclusive flock(2)
 // on "<key>.lock" (released by the kernel if the process dies), compare the
 // current content's token and publish the new content with rename(2).
 func (s *localLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
@@ -59,13 +61,13 @@ func (s *localLogStore) ReplaceIfMatch(ctx context.Context, key string, data []b
 	}()
 	cur, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("replace %s: %w: object is gone", key, ErrPreconditionFailed)
+		return fmt.Errorf("replace %s: %w: object is gone", key, objstore.ErrPreconditionFailed)
 	}
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", key, err)
 	}
 	if contentToken(cur) != token {
-		return fmt.Errorf("replace %s: %w: version changed", key, ErrPreconditionFailed)
+		return fmt.Errorf("replace %s: %w: version changed", key, objstore.ErrPreconditionFailed)
 	}
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(dir, filepath.Base(path), data)

@@ -10,18 +10,13 @@ import (
 // ErrCommitExists is returned by LogStore.PutIfAbsent when the key already exists.
 var ErrCommitExists = errors.New("log entry already exists")
 
-// ErrAmbiguous wraps a LogStore error whose outcome is unknown (for example
-// a timeout after the body was sent): the caller must re-read the key to learn
-// whether its write landed.
-var ErrAmbiguous = errors.New("outcome of log write unknown")
-
 // LogStore writes log entries atomically. Implementations exist per URL
 // scheme (local files use temp file + hard link; object stores use their
 // conditional-put primitive).
 type LogStore interface {
 	// PutIfAbsent writes data at key (relative to the table root) only if
 	// no object exists there. It returns an error wrapping ErrCommitExists
-	// when another writer got there first, and one wrapping ErrAmbiguous
+	// when another writer got there first, and one wrapping objstore.ErrAmbiguous
 	// when the outcome is unknown.
 	PutIfAbsent(ctx context.Context, key string, data []byte) error
 }

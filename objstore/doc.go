@@ -5,6 +5,9 @@
 // limit and a per-run retry budget, and a body read that fails part-way is
 // resumed from the first byte not yet delivered. Wrap returns a
 // *blob.Bucket with these rules, so every caller of the bucket gets them.
+// It also states the compare-and-swap contract of small control objects
+// (ConditionalStore and its sentinel errors) that delta's log stores
+// implement and the scheduler's lease relies on.
 //
 // It must not know Delta or anything of compactord's (it is a leaf: gocloud,
 // the store SDKs' error types and a backoff library only), and it must not

@@ -287,7 +287,11 @@ func (b *Backend) holdLease(ctx context.Context, t *delta.Table, name string) (*
 	if ttl <= 0 {
 		ttl = 60 * time.Second
 	}
-	l, err := lease.New(t, b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
+	cs, err := t.Conditional()
+	if err != nil {
+		return nil, "", failure.With(failure.Halt, fmt.Errorf("table %s: lease: %w", name, err))
+	}
+	l, err := lease.New(cs, t.URL, b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
 	if err != nil {
 		return nil, "", failure.With(failure.Halt, fmt.Errorf("table %s: %w", name, err))
 	}

@@ -153,7 +153,11 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := lease.New(tb, "replica-b", lease.Options{TTL: time.Hour})
+	cs, err := tb.Conditional()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := lease.New(cs, tb.URL, "replica-b", lease.Options{TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +179,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 		t.Fatalf("run with the lease free: %+v, %v", rep, err)
 	}
 	// The run released its lease: another replica takes it at once.
-	again, _ := lease.New(tb, "replica-b", lease.Options{TTL: time.Hour})
+	again, _ := lease.New(cs, tb.URL, "replica-b", lease.Options{TTL: time.Hour})
 	if held, err := again.Acquire(ctx); err != nil || !held {
 		t.Fatalf("lease not released after the run: %v %v", held, err)
 	}

@@ -7,9 +7,9 @@ import (
 	"github.com/compactord/compactord/internal/testutil"
 )
 
-// The scheduler decides when, never how: no file format may reach it, not
-// even through a package it imports. `go list -deps` is the build's own
-// answer to what it links.
+// The scheduler decides when, never how: no file format may reach it or its
+// subpackages (the lease), not even through a package they import.
+// `go list -deps` is the build's own answer to what they link.
 func TestTheSchedulerDependsOnNoFileFormat(t *testing.T) {
 	forbidden := []string{
 		"github.com/parquet-go/",
@@ -19,7 +19,7 @@ func TestTheSchedulerDependsOnNoFileFormat(t *testing.T) {
 		"github.com/compactord/compactord/planner",
 		"github.com/compactord/compactord/commit",
 	}
-	for _, d := range testutil.Deps(t) {
+	for _, d := range testutil.Deps(t, "./...") {
 		for _, f := range forbidden {
 			if strings.HasPrefix(d, f) {
 				t.Errorf("scheduler depends on %s", d)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/scheduler/lease"
 )
 
@@ -20,7 +20,11 @@ func LeaseRace(t *testing.T, url string, n, rounds int) {
 	tbls := OpenN(t, url, n)
 	ls := make([]*lease.Lease, n)
 	for i := range ls {
-		l, err := lease.New(tbls[i], fmt.Sprintf("replica-%d", i), lease.Options{TTL: time.Minute})
+		cs, err := tbls[i].Conditional()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := lease.New(cs, tbls[i].URL, fmt.Sprintf("replica-%d", i), lease.Options{TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +92,7 @@ func StaleCAS(t *testing.T, url string) {
 	if err := a.CreateIfAbsent(ctx, key, []byte(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CreateIfAbsent(ctx, key, []byte(`{"n":2}`)); !errors.Is(err, delta.ErrPreconditionFailed) {
+	if err := b.CreateIfAbsent(ctx, key, []byte(`{"n":2}`)); !errors.Is(err, objstore.ErrPreconditionFailed) {
 		t.Fatalf("create of an existing key = %v, want ErrPreconditionFailed", err)
 	}
 	_, v1, err := a.ReadVersioned(ctx, key)
@@ -105,7 +109,7 @@ func StaleCAS(t *testing.T, url string) {
 	if err := a.ReplaceIfMatch(ctx, key, []byte(`{"n":3}`), v1); err != nil {
 		t.Fatalf("replace with the current version: %v", err)
 	}
-	if err := b.ReplaceIfMatch(ctx, key, []byte(`{"n":4}`), v1b); !errors.Is(err, delta.ErrPreconditionFailed) {
+	if err := b.ReplaceIfMatch(ctx, key, []byte(`{"n":4}`), v1b); !errors.Is(err, objstore.ErrPreconditionFailed) {
 		t.Fatalf("replace with a stale version = %v, want ErrPreconditionFailed", err)
 	}
 	got, v2, err := b.ReadVersioned(ctx, key)

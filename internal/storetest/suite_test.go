@@ -11,6 +11,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/objstore"
 )
 
 func TestEveryStore(t *testing.T) {
@@ -120,7 +121,7 @@ func TestAzureConflictReturnsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.CreateIfAbsent(ctx, key, []byte("x")); !errors.Is(err, delta.ErrPreconditionFailed) {
+	if err := cs.CreateIfAbsent(ctx, key, []byte("x")); !errors.Is(err, objstore.ErrPreconditionFailed) {
 		t.Fatalf("conflicting CreateIfAbsent on Azure = %v, want ErrPreconditionFailed", err)
 	}
 

@@ -23,6 +23,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/objstore"
 )
 
 // Row is the schema of the generated tables: {id long, v string}.
@@ -426,12 +427,12 @@ type LandsLate struct {
 	data []byte
 }
 
-// PutIfAbsent holds back the first put, answering delta.ErrAmbiguous, and
+// PutIfAbsent holds back the first put, answering objstore.ErrAmbiguous, and
 // passes the others through.
 func (l *LandsLate) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	if l.key == "" {
 		l.key, l.data = key, data
-		return fmt.Errorf("request timed out: %w", delta.ErrAmbiguous)
+		return fmt.Errorf("request timed out: %w", objstore.ErrAmbiguous)
 	}
 	return l.LogStore.PutIfAbsent(ctx, key, data)
 }

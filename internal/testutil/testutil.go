@@ -46,12 +46,16 @@ func DeltaTestdata(t testing.TB) string {
 	return filepath.Join(SharedDir(t), "testdata", "delta")
 }
 
-// Deps returns the import paths the package under test depends on (`go
-// list -deps .`, run in the test's directory), itself included. It fails
-// the test when go list fails or lists nothing.
-func Deps(t testing.TB) []string {
+// Deps returns the import paths that the packages matched by patterns
+// (default ".": the package under test) depend on, themselves included
+// (`go list -deps`, run in the test's directory). It fails the test when go
+// list fails or lists nothing.
+func Deps(t testing.TB, patterns ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	out, err := exec.Command("go", append([]string{"list", "-deps"}, patterns...)...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

@@ -4,7 +4,7 @@
 // put-if-absent and taken over or renewed only with a compare-and-swap on
 // the version read (S3 If-Match on the ETag, GCS generation match, Azure
 // If-Match, a flock-guarded rename on local disks), through
-// delta.ConditionalStore.
+// objstore.ConditionalStore.
 //
 // The package owns the lease protocol only; which tables a replica tries to
 // lease, and when, is the scheduler's business. Expiry is wall-clock time

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/objstore"
 )
 
 // Key is the lease object's key under the table root.
@@ -41,7 +41,7 @@ type Options struct {
 // Lease is one replica's handle on one table's lease. It is not safe for
 // concurrent use; give each goroutine its own.
 type Lease struct {
-	store  delta.ConditionalStore
+	store  objstore.ConditionalStore
 	table  string
 	holder string
 	ttl    time.Duration
@@ -51,14 +51,11 @@ type Lease struct {
 	rec   Record
 }
 
-// New returns a handle for holder on table t's lease.
-func New(t *delta.Table, holder string, opts Options) (*Lease, error) {
-	cs, err := t.Conditional()
-	if err != nil {
-		return nil, fmt.Errorf("lease on %s: %w", t.URL, err)
-	}
+// New returns a handle for holder on the lease of the table at url, kept in
+// the table's control-object store cs (delta's Table.Conditional gives it).
+func New(cs objstore.ConditionalStore, url, holder string, opts Options) (*Lease, error) {
 	if holder == "" {
-		return nil, fmt.Errorf("lease on %s: empty holder name", t.URL)
+		return nil, fmt.Errorf("lease on %s: empty holder name", url)
 	}
 	if opts.TTL <= 0 {
 		opts.TTL = 60 * time.Second
@@ -66,7 +63,7 @@ func New(t *delta.Table, holder string, opts Options) (*Lease, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Lease{store: cs, table: t.URL, holder: holder, ttl: opts.TTL, now: opts.Now}, nil
+	return &Lease{store: cs, table: url, holder: holder, ttl: opts.TTL, now: opts.Now}, nil
 }
 
 // Acquire makes one attempt to take the lease: it creates the object if
@@ -77,7 +74,7 @@ func New(t *delta.Table, holder string, opts Options) (*Lease, error) {
 func (l *Lease) Acquire(ctx context.Context) (bool, error) {
 	data, token, err := l.store.ReadVersioned(ctx, Key)
 	switch {
-	case errors.Is(err, delta.ErrObjectNotFound):
+	case errors.Is(err, objstore.ErrObjectNotFound):
 		return l.write(ctx, "")
 	case err != nil:
 		return false, fmt.Errorf("lease on %s: %w", l.table, err)
@@ -123,7 +120,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	token := l.token
 	l.token = ""
-	if err := l.store.ReplaceIfMatch(ctx, Key, body, token); err != nil && !errors.Is(err, delta.ErrPreconditionFailed) {
+	if err := l.store.ReplaceIfMatch(ctx, Key, body, token); err != nil && !errors.Is(err, objstore.ErrPreconditionFailed) {
 		return fmt.Errorf("lease on %s: release: %w", l.table, err)
 	}
 	return nil
@@ -153,7 +150,7 @@ func (l *Lease) write(ctx context.Context, prev string) (bool, error) {
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, delta.ErrPreconditionFailed), errors.Is(err, delta.ErrAmbiguous):
+	case errors.Is(err, objstore.ErrPreconditionFailed), errors.Is(err, objstore.ErrAmbiguous):
 		l.token = ""
 		return false, nil
 	default:

@@ -43,7 +43,11 @@ func openTable(t *testing.T, url string) *delta.Table {
 
 func newLease(t *testing.T, tbl *delta.Table, holder string, clk *fakeClock) *Lease {
 	t.Helper()
-	l, err := New(tbl, holder, Options{TTL: time.Minute, Now: clk.Now})
+	cs, err := tbl.Conditional()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(cs, tbl.URL, holder, Options{TTL: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
