@@ -39,6 +39,22 @@ type Options struct {
 	BeforePut func(ctx context.Context, version int64) error
 }
 
+// Inherit returns o with its unset clock, logger and engine info taken
+// from the operation that commits (each operation's options default their
+// commit's to their own).
+func (o Options) Inherit(now func() time.Time, log hclog.Logger, engineInfo string) Options {
+	if o.Now == nil {
+		o.Now = now
+	}
+	if o.Logger == nil {
+		o.Logger = log
+	}
+	if o.EngineInfo == "" {
+		o.EngineInfo = engineInfo
+	}
+	return o
+}
+
 func (o Options) withDefaults() Options {
 	if o.EngineInfo == "" {
 		o.EngineInfo = "compactord"

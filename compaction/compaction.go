@@ -80,15 +80,7 @@ func (o RunOptions) withDefaults() RunOptions {
 	if o.Policy.Now.IsZero() {
 		o.Policy.Now = o.Now()
 	}
-	if o.Commit.Now == nil {
-		o.Commit.Now = o.Now
-	}
-	if o.Commit.Logger == nil {
-		o.Commit.Logger = o.Logger
-	}
-	if o.Commit.EngineInfo == "" {
-		o.Commit.EngineInfo = o.EngineInfo
-	}
+	o.Commit.Options = o.Commit.Options.Inherit(o.Now, o.Logger, o.EngineInfo)
 	if o.Writer.Logger == nil {
 		o.Writer.Logger = o.Logger
 	}

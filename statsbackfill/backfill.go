@@ -53,15 +53,7 @@ func (o Options) withDefaults() Options {
 	if o.Snapshots == nil {
 		o.Snapshots = delta.LoadSnapshot
 	}
-	if o.Commit.Now == nil {
-		o.Commit.Now = o.Now
-	}
-	if o.Commit.Logger == nil {
-		o.Commit.Logger = o.Logger
-	}
-	if o.Commit.EngineInfo == "" {
-		o.Commit.EngineInfo = o.EngineInfo
-	}
+	o.Commit = o.Commit.Inherit(o.Now, o.Logger, o.EngineInfo)
 	return o
 }
 
