@@ -16,14 +16,11 @@ func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writ
 	maxFiles := fs.Int("max-files", 0, "backfill at most this many files (0: all)")
 	concurrency := fs.Int("concurrency", 4, "files read at once")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := fs.parse(args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: compactord backfill-stats URL [--dry-run] [--max-files N] [--json]", errUsage)
-	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := delta.OpenTable(ctx, url)
 	if err != nil {
 		return err
 	}

@@ -23,15 +23,11 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
 	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	const use = "compactord checkpoint URL [--version N] [--json]"
-	pos, err := fs.parse(args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: %s", errUsage, use)
-	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := delta.OpenTable(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -61,15 +57,11 @@ func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer)
 	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
 	concurrency := fs.Int("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	const use = "compactord cleanup-log URL [--dry-run] [--json]"
-	pos, err := fs.parse(args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: %s", errUsage, use)
-	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := delta.OpenTable(ctx, url)
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,9 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
 	concurrency := fs.Int("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	const use = "compactord vacuum URL [--mode lite|full] [--retention DURATION] [--force-retention] [--dry-run] [--json]"
-	pos, err := fs.parse(args)
+	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: %s", errUsage, use)
 	}
 	m, err := vacuum.ParseMode(*mode)
 	if err != nil {
@@ -59,7 +55,7 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
 		}
 	}
-	t, err := delta.OpenTable(ctx, pos[0])
+	t, err := delta.OpenTable(ctx, url)
 	if err != nil {
 		return err
 	}
