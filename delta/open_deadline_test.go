@@ -2,51 +2,18 @@ package delta
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
-
-// silentEndpoint accepts connections and never answers; it returns its
-// host:port.
-func silentEndpoint(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 func TestAGCSEndpointThatNeverAnswersFailsWithinTheDeadline(t *testing.T) {
 	// The GCS client retries on its own until its context ends; without a
 	// deadline per call this load never returned.
-	t.Setenv("STORAGE_EMULATOR_HOST", silentEndpoint(t))
+	t.Setenv("STORAGE_EMULATOR_HOST", testutil.SilentEndpoint(t))
 	ctx := context.Background()
 	tbl, err := OpenTableWith(ctx, "gs://lake/events", OpenOptions{Store: objstore.Options{
 		MetadataTimeout: 300 * time.Millisecond, OpenTimeout: 300 * time.Millisecond,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,6 +23,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/internal/faultproxy"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -145,7 +145,7 @@ func TestAnEmptyBudgetStopsRetries(t *testing.T) {
 func TestAStoreThatNeverAnswersFailsWithinItsDeadline(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
-	ln := silentListener(t)
+	ln := testutil.SilentEndpoint(t)
 	opts := fastOptions()
 	opts.MetadataTimeout, opts.OpenTimeout, opts.MaxAttempts = 200*time.Millisecond, 200*time.Millisecond, 2
 	b := openS3(t, "http://"+ln, opts)
@@ -170,38 +170,6 @@ func TestAStoreThatNeverAnswersFailsWithinItsDeadline(t *testing.T) {
 			}
 		})
 	}
-}
-
-// silentListener accepts connections and never answers; it returns its
-// host:port.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
 }
 
 func TestTransient(t *testing.T) {

@@ -5,50 +5,18 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/policies"
 )
 
-// silentListener accepts connections and never answers; it returns its
-// host:port.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testing.T) {
-	t.Setenv("STORAGE_EMULATOR_HOST", silentListener(t))
+	t.Setenv("STORAGE_EMULATOR_HOST", testutil.SilentEndpoint(t))
 	dir := t.TempDir()
 	writePolicy(t, dir, "events.hcl", "table \"events\" {\n  url = \"gs://lake/events\"\n}\n")
 	sf := &storeFlags{budget: 10, opts: objstore.Options{
