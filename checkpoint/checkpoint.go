@@ -86,26 +86,30 @@ func Write(ctx context.Context, t *delta.Table, version int64, opts Options) (*R
 // caller must not fail or undo its commit when this fails.
 func AfterCommit(ctx context.Context, t *delta.Table, version int64, opts Options) (*Result, error) {
 	res := &Result{Table: t.URL, Latest: version, NewestBefore: -1}
+	return res, afterCommit(ctx, t, nil, version, opts, res)
+}
+
+// afterCommit is AfterCommit with the log listing l when the caller has one
+// (nil: listed here, and only when the version is due).
+func afterCommit(ctx context.Context, t *delta.Table, l *delta.LogListing, version int64, opts Options, res *Result) error {
 	snap, err := delta.LoadSnapshot(ctx, t, version)
 	if err != nil {
-		return res, err
+		return err
 	}
-	props := snap.Properties()
-	if err := props.Check(delta.PropCheckpointInterval); err != nil {
-		return res, fmt.Errorf("table %s: %w", t.URL, err)
+	if res.Interval, err = intervalOf(t, snap); err != nil {
+		return err
 	}
-	interval := int64(props.CheckpointInterval)
-	res.Interval = interval
-	if version == 0 || version%interval != 0 {
-		res.Skipped = fmt.Sprintf("version %d is not a multiple of delta.checkpointInterval=%d", version, interval)
-		return res, nil
+	if version == 0 || version%res.Interval != 0 {
+		res.Skipped = fmt.Sprintf("version %d is not a multiple of delta.checkpointInterval=%d", version, res.Interval)
+		return nil
 	}
-	l, err := delta.ListLog(ctx, t)
-	if err != nil {
-		return res, err
+	if l == nil {
+		if l, err = delta.ListLog(ctx, t); err != nil {
+			return err
+		}
 	}
 	res.Latest, res.NewestBefore = l.LatestCommit(), l.NewestCheckpoint(1<<62-1)
-	return res, writeSnapshot(ctx, t, l, snap, opts, res)
+	return writeSnapshot(ctx, t, l, snap, opts, res)
 }
 
 // CatchUp checkpoints a table whose newest checkpoint is more than
@@ -128,11 +132,17 @@ func CatchUp(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	if err != nil {
 		return res, err
 	}
-	props := snap.Properties()
-	if err := props.Check(delta.PropCheckpointInterval); err != nil {
-		return res, fmt.Errorf("table %s: %w", t.URL, err)
+	return res, catchUp(ctx, t, l, snap, opts, res)
+}
+
+// catchUp is CatchUp given the listing l, the snapshot of the latest
+// version, and res.Latest / res.NewestBefore set (the newest checkpoint may
+// be newer than l knows, when the caller just wrote it).
+func catchUp(ctx context.Context, t *delta.Table, l *delta.LogListing, latest *delta.Snapshot, opts Options, res *Result) error {
+	interval, err := intervalOf(t, latest)
+	if err != nil {
+		return err
 	}
-	interval := int64(props.CheckpointInterval)
 	res.Interval = interval
 	maxBehind := opts.MaxBehind
 	if maxBehind <= 0 {
@@ -144,19 +154,29 @@ func CatchUp(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	}
 	if behind <= maxBehind {
 		res.Skipped = fmt.Sprintf("newest checkpoint is %d commits behind (threshold %d)", behind, maxBehind)
-		return res, nil
+		return nil
 	}
 	target := res.Latest - res.Latest%interval
 	if target == 0 || target <= res.NewestBefore {
 		res.Skipped = fmt.Sprintf("no multiple of delta.checkpointInterval=%d after checkpoint %d up to version %d", interval, res.NewestBefore, res.Latest)
-		return res, nil
+		return nil
 	}
+	snap := latest
 	if target != res.Latest {
 		if snap, err = delta.LoadSnapshot(ctx, t, target); err != nil {
-			return res, err
+			return err
 		}
 	}
-	return res, writeSnapshot(ctx, t, l, snap, opts, res)
+	return writeSnapshot(ctx, t, l, snap, opts, res)
+}
+
+// intervalOf is snap's delta.checkpointInterval, refused when malformed.
+func intervalOf(t *delta.Table, snap *delta.Snapshot) (int64, error) {
+	props := snap.Properties()
+	if err := props.Check(delta.PropCheckpointInterval); err != nil {
+		return 0, fmt.Errorf("table %s: %w", t.URL, err)
+	}
+	return int64(props.CheckpointInterval), nil
 }
 
 func write(ctx context.Context, t *delta.Table, l *delta.LogListing, version int64, opts Options, res *Result) error {

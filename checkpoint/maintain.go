@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -56,11 +55,10 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 	if err != nil {
 		return res, err
 	}
-	props := snap.Properties()
-	if err := props.Check(delta.PropCheckpointInterval); err != nil {
-		return res, fmt.Errorf("table %s: %w", t.URL, err)
+	interval, err := intervalOf(t, snap)
+	if err != nil {
+		return res, err
 	}
-	interval := int64(props.CheckpointInterval)
 	engine := opts.Engine
 	if engine == "" {
 		engine = "compactord"
@@ -77,14 +75,21 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 		}
 	}
 	for i := len(own) - 1; i >= 0; i-- {
-		r, err := AfterCommit(ctx, t, own[i], opts.Options)
+		r := &Result{Table: t.URL, Latest: own[i], NewestBefore: -1}
+		err := afterCommit(ctx, t, l, own[i], opts.Options, r)
 		res.add(r, err)
+		if err == nil && r.Checkpoint != nil {
+			newest = max(newest, r.Checkpoint.Version)
+		}
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 	}
 	if !opts.NoCatchUp {
-		r, err := CatchUp(ctx, t, opts.Options)
+		// The listing and the latest snapshot are still good: only the
+		// checkpoints just written are new.
+		r := &Result{Table: t.URL, Latest: latest, NewestBefore: newest}
+		err := catchUp(ctx, t, l, snap, opts.Options, r)
 		res.add(r, err)
 	}
 	return res, ctx.Err()
