@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -82,37 +81,6 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string) (
 		return planner.Policy{}, nil, err
 	}
 	return pol, t, nil
-}
-
-// cliLogger is a debug logger when verbose, else a null one.
-//
-// Deprecated: build a command's flags with newCommandFlags and use its
-// logger, so that every command takes --log-level and --log-format.
-func cliLogger(verbose bool, stderr io.Writer) hclog.Logger {
-	if !verbose {
-		return hclog.NewNullLogger()
-	}
-	return hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: stderr, Level: hclog.Debug})
-}
-
-// parseInterleaved parses flags that may come before or after positional
-// arguments (Go's flag package stops at the first positional one).
-//
-// Deprecated: use commandFlags.parse (newCommandFlags), which -h and the
-// logging flags go through.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError(err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
