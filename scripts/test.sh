@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== go mod download"
+echo "== go mod download (the modules go.sum pins, into the Go module cache)"
 go mod download
 
 echo "== gofmt / go vet"

@@ -27,16 +27,16 @@ EMU_AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 
 emu_log() { echo "emulators: $*" >&2; }
 
-# _emu_go_install PKG VERSION NAME: go install PKG@VERSION into the cache as
-# NAME-VERSION unless it is already there.
+# _emu_go_install PKG VERSION NAME WHY: go install PKG@VERSION into the cache
+# as NAME-VERSION unless it is already there; WHY says what it is for.
 _emu_go_install() {
-  local pkg=$1 version=$2 name=$3
+  local pkg=$1 version=$2 name=$3 why=$4
   local dst=$EMU_BIN/$name-$version
   [ -x "$dst" ] && return 0
   local tmp
   tmp=$(mktemp -d "$EMU_CACHE/tmp.XXXXXX")
   local start=$SECONDS
-  emu_log "installing $pkg@$version (cold cache; takes minutes)"
+  emu_log "installing $pkg@$version into $EMU_BIN, $why (go install, cold cache; takes minutes)"
   if ! GOBIN=$tmp GOFLAGS=-buildvcs=false go install "$pkg@$version" >"$EMU_CACHE/logs/$name-install.log" 2>&1; then
     emu_log "go install $pkg@$version failed:"; tail -n 20 "$EMU_CACHE/logs/$name-install.log" >&2
     rm -rf "$tmp"; return 1
@@ -50,7 +50,13 @@ _emu_npm_install() {
   local dir=$EMU_CACHE/npm/azurite-$EMU_AZURITE_VERSION
   [ -x "$dir/node_modules/.bin/azurite-blob" ] && return 0
   local start=$SECONDS tmp
-  emu_log "installing azurite@$EMU_AZURITE_VERSION with npm"
+  if ! command -v npm >/dev/null 2>&1; then
+    emu_log "npm is needed to install azurite@$EMU_AZURITE_VERSION, the Azure Blob emulator of the store tests; install Node.js and npm, e.g.:"
+    emu_log "  sudo sh -c 'apt-get update && apt-get install -y nodejs npm'"
+    emu_log "or set COMPACTORD_SKIP_EMULATORS=1 (scripts/test.sh) to skip the store tests."
+    return 1
+  fi
+  emu_log "installing azurite@$EMU_AZURITE_VERSION into $dir, the Azure Blob emulator of the store tests (npm install, cold cache)"
   tmp=$(mktemp -d "$dir.XXXXXX")
   if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save "azurite@$EMU_AZURITE_VERSION" >"$EMU_CACHE/logs/azurite-install.log" 2>&1; then
     emu_log "npm install azurite failed:"; tail -n 20 "$EMU_CACHE/logs/azurite-install.log" >&2
@@ -65,8 +71,10 @@ _emu_npm_install() {
 emu_install() {
   mkdir -p "$EMU_BIN" "$EMU_CACHE/logs" "$EMU_CACHE/npm"
   local p1 p2 p3 rc=0
-  _emu_go_install github.com/versity/versitygw/cmd/versitygw "$EMU_VERSITYGW_VERSION" versitygw & p1=$!
-  _emu_go_install github.com/fsouza/fake-gcs-server "$EMU_FAKEGCS_VERSION" fake-gcs-server & p2=$!
+  _emu_go_install github.com/versity/versitygw/cmd/versitygw "$EMU_VERSITYGW_VERSION" versitygw \
+    "the S3 emulator of the store tests" & p1=$!
+  _emu_go_install github.com/fsouza/fake-gcs-server "$EMU_FAKEGCS_VERSION" fake-gcs-server \
+    "the GCS emulator of the store tests" & p2=$!
   _emu_npm_install & p3=$!
   wait "$p1" || rc=1
   wait "$p2" || rc=1
