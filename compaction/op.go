@@ -45,7 +45,7 @@ func OptionsFor(p policies.Policy, env tableop.Env, template RunOptions) RunOpti
 	if o.Now == nil && env.Now != nil {
 		o.Now = env.Now
 	}
-	o.Writer = tableop.WriterOptions(p, o.Writer)
+	o.Writer = p.WriterOptions(o.Writer)
 	return o
 }
 

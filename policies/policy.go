@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/writer"
 )
 
 // Strategy names how a table's files are rewritten.
@@ -303,6 +304,23 @@ func (p *Policy) PlannerPolicy(now time.Time) planner.Policy {
 		pp.LightweightColumn = strings.Split(p.Clustering.LightweightColumn, ".")
 	}
 	return pp
+}
+
+// WriterOptions layers the policy's rewrite settings (target file size,
+// compression, concurrency) over base, where base leaves them unset: what
+// every operation that rewrites data files (compaction, retention's
+// copy-on-write) hands the writer.
+func (p *Policy) WriterOptions(base writer.Options) writer.Options {
+	if p.TargetFileSize > 0 && base.TargetFileSize == 0 {
+		base.TargetFileSize = p.TargetFileSize
+	}
+	if base.Compression == "" {
+		base.Compression = p.Compression
+	}
+	if base.MaxConcurrentJobs == 0 {
+		base.MaxConcurrentJobs = p.Concurrency
+	}
+	return base
 }
 
 // DefaultDaemon returns the daemon defaults.

@@ -43,7 +43,7 @@ func Factory(co commit.Options, wo writer.Options) tableop.Factory {
 			Now:                 env.NowOr(),
 			DisableDataSkipping: r.NoDataSkipping,
 			Commit:              co,
-			Writer:              tableop.WriterOptions(p, wo),
+			Writer:              p.WriterOptions(wo),
 			Logger:              env.LoggerOr().Named(Name),
 		}}, true, nil
 	}}

@@ -4,7 +4,7 @@
 // from a table's policy by its Factory; the daemon's runner calls the
 // factories in order and hands the scheduler one Result per operation.
 //
-// It owns the Op, Factory, Env and Result types and what every operation
-// derives alike from a policy (WriterOptions). It must not know any
-// particular operation, and must not schedule anything.
+// It owns the Op, Factory, Env and Result types. It must not know any
+// particular operation or the writer (a policy's writer settings are
+// policies.Policy.WriterOptions), and must not schedule anything.
 package tableop

@@ -8,7 +8,6 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
-	"github.com/compactord/compactord/writer"
 )
 
 // Op is one operation on one table, configured for one run.
@@ -85,19 +84,4 @@ func (e Env) LoggerOr() hclog.Logger {
 		return e.Logger
 	}
 	return hclog.NewNullLogger()
-}
-
-// WriterOptions layers the policy's rewrite settings (target file size,
-// compression, concurrency) over base, where base leaves them unset.
-func WriterOptions(p policies.Policy, base writer.Options) writer.Options {
-	if p.TargetFileSize > 0 && base.TargetFileSize == 0 {
-		base.TargetFileSize = p.TargetFileSize
-	}
-	if base.Compression == "" {
-		base.Compression = p.Compression
-	}
-	if base.MaxConcurrentJobs == 0 {
-		base.MaxConcurrentJobs = p.Concurrency
-	}
-	return base
 }
