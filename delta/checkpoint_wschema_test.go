@@ -3,7 +3,6 @@ package delta
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,20 +62,7 @@ func columnAt(root parquet.Node, path string) (parquet.Node, bool) {
 
 func fileSchema(t *testing.T, path string) *parquet.Schema {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pf.Schema()
+	return testutil.OpenParquet(t, path).Schema()
 }
 
 // TestCheckpointSchemaMatchesSpark compares, column by column, the schema

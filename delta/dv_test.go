@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -49,17 +48,7 @@ func fixtureDVs(t *testing.T) []fixtureDV {
 	for _, lf := range logs {
 		root := filepath.Dir(filepath.Dir(lf))
 		table := filepath.Base(filepath.Dir(root))
-		f, err := os.Open(lf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
-			}
+		eachLogLine(t, lf, func(line []byte) {
 			var a struct {
 				Add    *fileAction `json:"add"`
 				Remove *fileAction `json:"remove"`
@@ -75,11 +64,7 @@ func fixtureDVs(t *testing.T) []fixtureDV {
 					version: strings.SplitN(filepath.Base(lf), ".", 2)[0],
 					action:  kind, path: fa.Path, dv: fa.DeletionVector})
 			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("%s: %v", lf, err)
-		}
-		f.Close()
+		})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].file != out[j].file {

@@ -3,6 +3,8 @@ package delta
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,8 +23,8 @@ func TestWritableOnTestTables(t *testing.T) {
 		"crc-rowtracking-clustering-ict":                   "rowTracking",
 		"ckpt-only-domain-metadata-clustering-rowtracking": "rowTracking",
 	}
-	exp := snapWants(t)
-	for _, name := range snapWantNames(exp) {
+	exp := testutil.ExpectedTables(t)
+	for _, name := range slices.Sorted(maps.Keys(exp)) {
 		t.Run(name, func(t *testing.T) {
 			snap, err := LoadSnapshot(context.Background(), openDir(t, testutil.DeltaTable(t, name)), -1)
 			if err != nil {

@@ -3,8 +3,6 @@ package delta
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,7 +63,7 @@ func TestDataSchemaMatchesSparkFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			key, _ := snap.Files[0].Key()
-			f := openLocalParquet(t, filepath.Join(root, key))
+			f := testutil.OpenParquet(t, filepath.Join(root, key))
 			got, want := leafSummary(ds), leafSummary(f.Schema())
 			if name == "iceberg-compat-v2" {
 				// icebergCompat materializes nested ids (elements, keys,
@@ -84,19 +82,6 @@ func TestDataSchemaMatchesSparkFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-func openLocalParquet(t *testing.T, path string) *parquet.File {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
 
 func TestDataSchemaLogicalTypes(t *testing.T) {
@@ -162,9 +147,9 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 // data file of the same table: the logical rows are unchanged. This
 // exercises nested LIST/MAP, field ids, decimals and timestamps on write.
 func TestScanRewriteRoundTrip(t *testing.T) {
-	tables := readScanExpected(t)
+	tables := testutil.ExpectedTables(t)
 	for name, exp := range tables {
-		if exp.LogOnly || exp.MustRefuse {
+		if !exp.Readable() {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -189,30 +174,15 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				w := parquet.NewWriter(&buf, schema)
-				rows := make([]parquet.Row, 3)
 				pv, err := dec.PartitionValues(a)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for {
-					n, err := s.ReadRows(rows, nil)
-					if _, werr := w.WriteRows(rows[:n]); werr != nil {
-						t.Fatal(werr)
-					}
-					for _, r := range rows[:n] {
-						lr, derr := dec.Decode(r, pv)
-						if derr != nil {
-							t.Fatal(derr)
-						}
-						before = append(before, string(AppendJSON(nil, lr)))
-					}
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
+				before = append(before, scanJSON(t, s, dec, pv, 3, func(rows []parquet.Row) {
+					if _, err := w.WriteRows(rows); err != nil {
 						t.Fatal(err)
 					}
-				}
+				})...)
 				s.Close()
 				if err := w.Close(); err != nil {
 					t.Fatal(err)
@@ -229,26 +199,11 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 				if !s2.fast {
 					t.Errorf("a file written with DataSchema is not read on the identity path")
 				}
-				for {
-					n, err := s2.ReadRows(rows, nil)
-					for _, r := range rows[:n] {
-						lr, derr := dec.Decode(r, pv)
-						if derr != nil {
-							t.Fatal(derr)
-						}
-						after = append(after, string(AppendJSON(nil, lr)))
-					}
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				after = append(after, scanJSON(t, s2, dec, pv, 3, nil)...)
 				s2.Close()
 				if i == 0 {
 					// The written file carries the data schema exactly.
-					f := openLocalParquet(t, filepath.Join(dir, out))
+					f := testutil.OpenParquet(t, filepath.Join(dir, out))
 					if g, w := leafSummary(f.Schema()), leafSummary(schema); strings.Join(g, "\n") != strings.Join(w, "\n") {
 						t.Fatalf("written schema differs:\n%s\nvs\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 					}

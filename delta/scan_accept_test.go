@@ -3,40 +3,16 @@ package delta
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/parquet-go/parquet-go"
 )
-
-type scanExpected struct {
-	HasExpectedDir bool  `json:"hasExpectedDir"`
-	LiveFiles      int   `json:"liveFiles"`
-	LiveRows       int64 `json:"liveRows"`
-	LogOnly        bool  `json:"logOnly"`
-	MustRefuse     bool  `json:"mustRefuse"`
-	Version        int64 `json:"version"`
-}
-
-func readScanExpected(t *testing.T) map[string]scanExpected {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]scanExpected
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // partitionZone is the session zone each table's zone-less timestamp
 // partition values were written in (INDEX.md notes).
@@ -82,23 +58,7 @@ func readExpectedRows(t *testing.T, dir string, schema *StructType) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := make([]parquet.Row, 64)
-		for {
-			n, err := s.ReadRows(rows, nil)
-			for _, r := range rows[:n] {
-				lr, err := dec.Decode(r, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, string(AppendJSON(nil, lr)))
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		out = append(out, scanJSON(t, s, dec, nil, 64, nil)...)
 		s.Close()
 	}
 	return out
@@ -108,16 +68,12 @@ func readExpectedRows(t *testing.T, dir string, schema *StructType) []string {
 // the live row count equals expected.json, and where expected/ exists the
 // rows equal the expected rows as a multiset.
 func TestScanEveryTestTable(t *testing.T) {
-	tables := readScanExpected(t)
-	names := make([]string, 0, len(tables))
-	for n := range tables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	tables := testutil.ExpectedTables(t)
+	names := slices.Sorted(maps.Keys(tables))
 	checked := 0
 	for _, name := range names {
 		exp := tables[name]
-		if exp.LogOnly || exp.MustRefuse {
+		if !exp.Readable() {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {

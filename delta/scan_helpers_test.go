@@ -1,10 +1,8 @@
 package delta
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -50,13 +48,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 	snap := &Snapshot{}
 	live := map[string]*Add{}
 	for i, p := range commits {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
+		eachLogLine(t, p, func(raw []byte) {
 			var line struct {
 				MetaData *Metadata `json:"metaData"`
 				Protocol *Protocol `json:"protocol"`
@@ -71,7 +63,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 					DeletionVector *DeletionVector `json:"deletionVector"`
 				} `json:"remove"`
 			}
-			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			if err := json.Unmarshal(raw, &line); err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
 			switch {
@@ -91,8 +83,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 				r := &Remove{Path: line.Remove.Path, DeletionVector: line.Remove.DeletionVector}
 				delete(live, r.FileKey())
 			}
-		}
-		f.Close()
+		})
 		snap.Version = int64(i)
 	}
 	for _, a := range live {

@@ -304,24 +304,7 @@ func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *Add) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	rows := make([]parquet.Row, 2)
-	for {
-		n, err := s.ReadRows(rows, nil)
-		for _, r := range rows[:n] {
-			lr, err := dec.Decode(r, pv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, string(AppendJSON(nil, lr)))
-		}
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	return scanJSON(t, s, dec, pv, 2, nil)
 }
 
 func TestParsePartitionValue(t *testing.T) {

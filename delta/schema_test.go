@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -26,23 +25,16 @@ func schemaStringsInLogTB(t testing.TB, root string) []string {
 	sort.Strings(files)
 	var out []string
 	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
+		eachLogLine(t, p, func(raw []byte) {
 			var line struct {
 				MetaData *struct {
 					SchemaString string `json:"schemaString"`
 				} `json:"metaData"`
 			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.MetaData != nil && line.MetaData.SchemaString != "" {
+			if json.Unmarshal(raw, &line) == nil && line.MetaData != nil && line.MetaData.SchemaString != "" {
 				out = append(out, line.MetaData.SchemaString)
 			}
-		}
-		f.Close()
+		})
 	}
 	return out
 }

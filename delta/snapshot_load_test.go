@@ -4,40 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/compactord/compactord/internal/testutil"
 )
-
-// snapWant is one entry of ../shared/testdata/delta/expected.json.
-type snapWant struct {
-	Version    int64 `json:"version"`
-	LiveFiles  int   `json:"liveFiles"`
-	LiveRows   int64 `json:"liveRows"`
-	LogOnly    bool  `json:"logOnly"`
-	MustRefuse bool  `json:"mustRefuse"`
-}
-
-func snapWants(t testing.TB) map[string]snapWant {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]snapWant
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m) < 50 {
-		t.Fatalf("expected.json lists only %d tables", len(m))
-	}
-	return m
-}
 
 // openDir opens a table directory through OpenTable (file:// URL).
 func openDir(t testing.TB, dir string) *Table {
@@ -48,15 +25,6 @@ func openDir(t testing.TB, dir string) *Table {
 	}
 	t.Cleanup(func() { tbl.Close() })
 	return tbl
-}
-
-func snapWantNames(m map[string]snapWant) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // statsLiveRows sums numRecords - DV cardinality; ok is false when a file
@@ -73,8 +41,8 @@ func statsLiveRows(s *Snapshot) (rows int64, ok bool) {
 }
 
 func TestLoadSnapshotMatchesExpected(t *testing.T) {
-	exp := snapWants(t)
-	for _, name := range snapWantNames(exp) {
+	exp := testutil.ExpectedTables(t)
+	for _, name := range slices.Sorted(maps.Keys(exp)) {
 		want := exp[name]
 		t.Run(name, func(t *testing.T) {
 			tbl := openDir(t, testutil.DeltaTable(t, name))
@@ -230,8 +198,8 @@ func TestLastCheckpointChecksumMatchesRealFiles(t *testing.T) {
 // as valid log lines that parse back to the same action: the commit engine
 // writes removes from them.
 func TestCheckpointActionsMarshal(t *testing.T) {
-	exp := snapWants(t)
-	for _, name := range snapWantNames(exp) {
+	exp := testutil.ExpectedTables(t)
+	for _, name := range slices.Sorted(maps.Keys(exp)) {
 		snap, err := LoadSnapshot(context.Background(), openDir(t, testutil.DeltaTable(t, name)), -1)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -34,17 +33,8 @@ func readFixtureLog(t *testing.T, root string) fixtureLog {
 	sort.Strings(logs)
 	var fl fixtureLog
 	for _, lf := range logs {
-		f, err := os.Open(lf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
-			if len(strings.TrimSpace(sc.Text())) == 0 {
-				continue
-			}
-			a, err := ParseAction(sc.Bytes())
+		eachLogLine(t, lf, func(line []byte) {
+			a, err := ParseAction(line)
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
 			}
@@ -56,8 +46,7 @@ func readFixtureLog(t *testing.T, root string) fixtureLog {
 			case a.Add != nil:
 				fl.adds = append(fl.adds, a.Add)
 			}
-		}
-		f.Close()
+		})
 	}
 	return fl
 }
@@ -74,16 +63,7 @@ func collectFileStats(t *testing.T, fl fixtureLog, path string) string {
 // and column by column (ObserveRowGroup).
 func collectFileStatsBoth(t *testing.T, fl fixtureLog, path string) (byRows, byColumns string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := testutil.OpenParquet(t, path)
 	c, err := NewStatsCollector(fl.meta, nil, pf.Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +73,7 @@ func collectFileStatsBoth(t *testing.T, fl fixtureLog, path string) (byRows, byC
 	}
 	buf := make([]parquet.Row, 3)
 	for _, rg := range pf.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, err := rows.ReadRows(buf)
-			c.ObserveRows(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		rows.Close()
+		observeRows(c, rg.Rows(), buf)
 	}
 	byRows, err = c.Finish()
 	if err != nil {
@@ -494,15 +466,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 			}
 			for _, add := range fl.adds {
 				key, _ := add.Key()
-				f, err := os.Open(filepath.Join(root, filepath.FromSlash(key)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				st, _ := f.Stat()
-				pf, err := parquet.OpenFile(f, st.Size())
-				if err != nil {
-					t.Fatal(err)
-				}
+				pf := testutil.OpenParquet(t, filepath.Join(root, filepath.FromSlash(key)))
 				if !reflect.DeepEqual(pf.Schema().Columns(), pq.Columns()) {
 					t.Fatalf("column paths differ:\nfile  %v\nwrite %v", pf.Schema().Columns(), pq.Columns())
 				}
@@ -511,17 +475,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 					t.Fatal(err)
 				}
 				c.SetProtocol(*fl.protocol)
-				rows := pf.RowGroups()[0].Rows()
-				buf := make([]parquet.Row, 16)
-				for {
-					n, err := rows.ReadRows(buf)
-					c.ObserveRows(buf[:n])
-					if err != nil {
-						break
-					}
-				}
-				rows.Close()
-				f.Close()
+				observeRows(c, pf.RowGroups()[0].Rows(), make([]parquet.Row, 16))
 				got, _ := c.Finish()
 				if diff := statsDiff(t, add.Stats, got); diff != "" {
 					t.Errorf("%s: %s\n logged: %s\n   ours: %s", key, diff, add.Stats, got)

@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -25,19 +26,7 @@ import (
 // directly (not the Delta scan).
 func fileIDs(t testing.TB, dir, key string) []int64 {
 	t.Helper()
-	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(key)))
-	if err != nil {
-		t.Fatalf("open %s: %v", key, err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(fh, st.Size())
-	if err != nil {
-		t.Fatalf("parquet %s: %v", key, err)
-	}
+	pf := testutil.OpenParquet(t, filepath.Join(dir, filepath.FromSlash(key)))
 	col, ok := pf.Schema().Lookup("id")
 	if !ok {
 		t.Fatalf("%s has no id column", key)

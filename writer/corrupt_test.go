@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // corruptColumnChunk overwrites one column chunk of a data file (header and
@@ -81,7 +82,7 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			}
 			col := tc.column
 			if col < 0 {
-				pf := openLocal(t, filepath.Join(dir, filepath.FromSlash(key)))
+				pf := testutil.OpenParquet(t, filepath.Join(dir, filepath.FromSlash(key)))
 				col = len(pf.Schema().Columns()) - 1
 			}
 			corruptColumnChunk(t, filepath.Join(dir, filepath.FromSlash(key)), 0, col)
@@ -109,22 +110,4 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			t.Logf("%v", err)
 		})
 	}
-}
-
-func openLocal(t *testing.T, path string) *parquet.File {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pf
 }

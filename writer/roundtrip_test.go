@@ -21,29 +21,12 @@ import (
 	"github.com/compactord/compactord/internal/testutil"
 )
 
-// expectedTable is one entry of ../shared/testdata/delta/expected.json.
-type expectedTable struct {
-	Version    int64 `json:"version"`
-	LiveFiles  int   `json:"liveFiles"`
-	LiveRows   int64 `json:"liveRows"`
-	LogOnly    bool  `json:"logOnly"`
-	MustRefuse bool  `json:"mustRefuse"`
-}
-
 // readableTables lists the test tables with data that a writer may rewrite.
-func readableTables(t *testing.T) map[string]expectedTable {
+func readableTables(t *testing.T) map[string]testutil.Expected {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all map[string]expectedTable
-	if err := json.Unmarshal(raw, &all); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]expectedTable{}
-	for name, e := range all {
-		if !e.LogOnly && !e.MustRefuse {
+	out := map[string]testutil.Expected{}
+	for name, e := range testutil.ExpectedTables(t) {
+		if e.Readable() {
 			out[name] = e
 		}
 	}

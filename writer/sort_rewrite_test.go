@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -70,11 +70,7 @@ func sortableColumns(schema *parquet.Schema) [][]string {
 // every live source row must appear exactly once.
 func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 	tables := readableTables(t)
-	names := make([]string, 0, len(tables))
-	for n := range tables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(tables))
 	spilled, originSpilled, sorted := 0, 0, 0
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {

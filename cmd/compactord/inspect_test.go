@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,26 +37,8 @@ func inspectJSON(t *testing.T, args ...string) (*inspectReport, map[string]any) 
 }
 
 func TestInspectEveryTestTable(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exp map[string]struct {
-		Version    int64 `json:"version"`
-		LiveFiles  int   `json:"liveFiles"`
-		LiveRows   int64 `json:"liveRows"`
-		LogOnly    bool  `json:"logOnly"`
-		MustRefuse bool  `json:"mustRefuse"`
-	}
-	if err := json.Unmarshal(data, &exp); err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, 0, len(exp))
-	for n := range exp {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	exp := testutil.ExpectedTables(t)
+	for _, name := range slices.Sorted(maps.Keys(exp)) {
 		want := exp[name]
 		t.Run(name, func(t *testing.T) {
 			rep, raw := inspectJSON(t, "file://"+testutil.DeltaTable(t, name))

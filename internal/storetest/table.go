@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -41,31 +40,6 @@ func CopyTable(t testing.TB, src string, tbl *delta.Table) {
 	if err != nil {
 		t.Fatalf("copy %s into %s: %v", src, tbl.URL, err)
 	}
-}
-
-// Expected is one table's entry in testdata/delta/expected.json.
-type Expected struct {
-	Version   int64 `json:"version"`
-	LiveFiles int   `json:"liveFiles"`
-	LiveRows  int64 `json:"liveRows"`
-}
-
-// ExpectedFor reads the known answers for a shared test table.
-func ExpectedFor(t testing.TB, name string) Expected {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testutil.DeltaTestdata(t), "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all map[string]Expected
-	if err := json.Unmarshal(data, &all); err != nil {
-		t.Fatalf("expected.json: %v", err)
-	}
-	e, ok := all[name]
-	if !ok {
-		t.Fatalf("expected.json has no entry %q", name)
-	}
-	return e
 }
 
 // Rows is a multiset of rows: a canonical text of each row (partition
@@ -209,7 +183,10 @@ func TableLoad(t *testing.T, url string) {
 	src := testutil.DeltaTable(t, name)
 	CopyTable(t, src, tbl)
 	snap, rows := LiveRows(t, tbl)
-	want := ExpectedFor(t, name)
+	want, ok := testutil.ExpectedTables(t)[name]
+	if !ok {
+		t.Fatalf("expected.json has no entry %q", name)
+	}
 	if snap.Version != want.Version || len(snap.Files) != want.LiveFiles || int64(rows.Total()) != want.LiveRows {
 		t.Fatalf("%s on %s: version %d, %d files, %d rows; want %d, %d, %d", name, url,
 			snap.Version, len(snap.Files), rows.Total(), want.Version, want.LiveFiles, want.LiveRows)
