@@ -143,67 +143,32 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 			attrs = triggerAttrs
 		case "retention":
 			attrs = retentionAttrs
-			if p.Retention == nil {
-				p.Retention = &Retention{}
-			} else {
-				r := *p.Retention
-				p.Retention = &r
-			}
+			ownBlock(&p.Retention, Retention{})
 		case "vacuum":
 			attrs = vacuumAttrs
-			if p.Vacuum == nil {
-				p.Vacuum = &Vacuum{Mode: VacuumAuto, Interval: DefaultVacuumInterval, FullInterval: DefaultVacuumFullInterval}
-			} else {
-				v := *p.Vacuum
-				p.Vacuum = &v
-			}
+			ownBlock(&p.Vacuum, Vacuum{Mode: VacuumAuto, Interval: DefaultVacuumInterval, FullInterval: DefaultVacuumFullInterval})
 		case "stats_backfill":
 			attrs = statsBackfillAttrs
-			if p.StatsBackfill == nil {
-				p.StatsBackfill = &StatsBackfill{MaxFiles: DefaultStatsBackfillMaxFiles}
-			} else {
-				v := *p.StatsBackfill
-				p.StatsBackfill = &v
-			}
+			ownBlock(&p.StatsBackfill, StatsBackfill{MaxFiles: DefaultStatsBackfillMaxFiles})
 		case "checkpoint":
 			attrs = checkpointAttrs
 		case "log_cleanup":
 			attrs = logCleanupAttrs
 		default:
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported block type",
-				Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, checkpoint or log_cleanup).", b.Type),
-				Subject:  b.TypeRange.Ptr(),
-			})
+			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, checkpoint or log_cleanup).", b.Type))
 			continue
 		}
 		if prev, dup := seen[b.Type]; dup {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate block",
-				Detail:   fmt.Sprintf("Only one %q block is allowed; the first is at %s.", b.Type, pos(prev)),
-				Subject:  b.TypeRange.Ptr(),
-			})
+			diags = append(diags, errAt(b.TypeRange, "Duplicate block", "Only one %q block is allowed; the first is at %s.", b.Type, pos(prev)))
 			continue
 		}
 		seen[b.Type] = b.TypeRange
 		if len(b.Labels) > 0 {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unexpected label",
-				Detail:   fmt.Sprintf("A %q block takes no labels.", b.Type),
-				Subject:  b.LabelRanges[0].Ptr(),
-			})
+			diags = append(diags, errAt(b.LabelRanges[0], "Unexpected label", "A %q block takes no labels.", b.Type))
 		}
 		where[b.Type] = b.TypeRange
 		for _, nb := range b.Body.Blocks {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported block type",
-				Detail:   fmt.Sprintf("Blocks of type %q are not expected in %s.", nb.Type, b.Type),
-				Subject:  nb.TypeRange.Ptr(),
-			})
+			diags = append(diags, errAt(nb.TypeRange, "Unsupported block type", "Blocks of type %q are not expected in %s.", nb.Type, b.Type))
 		}
 		for _, a := range sortedAttrs(b.Body.Attributes) {
 			set, ok := attrs[a.Name]
@@ -216,6 +181,16 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 		}
 	}
 	return diags
+}
+
+// ownBlock points *block at a copy of what it points at (the defaults'
+// block, shared with other tables), or at def when it is nil, so that a
+// table block's attributes change only this policy.
+func ownBlock[T any](block **T, def T) {
+	if *block != nil {
+		def = **block
+	}
+	*block = &def
 }
 
 // decodeDaemonBody layers a daemon block over d.
@@ -231,12 +206,7 @@ func decodeDaemonBody(d *Daemon, body *hclsyntax.Body, where ranges) hcl.Diagnos
 		diags = append(diags, set(d, a)...)
 	}
 	for _, b := range body.Blocks {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Unsupported block type",
-			Detail:   fmt.Sprintf("Blocks of type %q are not expected in daemon.", b.Type),
-			Subject:  b.TypeRange.Ptr(),
-		})
+		diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected in daemon.", b.Type))
 	}
 	return diags
 }
@@ -247,12 +217,7 @@ func unsupported[T any](kind, name string, rng hcl.Range, known map[string]T) *h
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	return &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  "Unsupported " + kind,
-		Detail:   fmt.Sprintf("An %s named %q is not expected here; known: %s.", kind, name, strings.Join(names, ", ")),
-		Subject:  rng.Ptr(),
-	}
+	return errAt(rng, "Unsupported "+kind, "An %s named %q is not expected here; known: %s.", kind, name, strings.Join(names, ", "))
 }
 
 func sortedAttrs(m hclsyntax.Attributes) []*hclsyntax.Attribute {
@@ -276,45 +241,55 @@ func valueOf(a *hclsyntax.Attribute) (cty.Value, hcl.Diagnostics) {
 }
 
 func badValue(a *hclsyntax.Attribute, format string, args ...any) hcl.Diagnostics {
-	return hcl.Diagnostics{{
+	return hcl.Diagnostics{errAt(a.Expr.Range(), "Invalid value for "+a.Name, format, args...)}
+}
+
+// errAt is an error diagnostic at subject: a summary, and a detail
+// formatted as by fmt.Sprintf.
+func errAt(subject hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
-		Summary:  "Invalid value for " + a.Name,
+		Summary:  summary,
 		Detail:   fmt.Sprintf(format, args...),
-		Subject:  a.Expr.Range().Ptr(),
-	}}
+		Subject:  subject.Ptr(),
+	}
+}
+
+// valueOfType is a's value when it has type want; otherwise an error that
+// asks for what (e.g. "a string").
+func valueOfType(a *hclsyntax.Attribute, want cty.Type, what string) (cty.Value, hcl.Diagnostics) {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return cty.NilVal, diags
+	}
+	if v.Type() != want {
+		return cty.NilVal, badValue(a, "want %s, got %s", what, v.Type().FriendlyName())
+	}
+	return v, nil
 }
 
 func decString(a *hclsyntax.Attribute, dst *string) hcl.Diagnostics {
-	v, diags := valueOf(a)
+	v, diags := valueOfType(a, cty.String, "a string")
 	if diags != nil {
 		return diags
-	}
-	if v.Type() != cty.String {
-		return badValue(a, "want a string, got %s", v.Type().FriendlyName())
 	}
 	*dst = v.AsString()
 	return nil
 }
 
 func decBool(a *hclsyntax.Attribute, dst *bool) hcl.Diagnostics {
-	v, diags := valueOf(a)
+	v, diags := valueOfType(a, cty.Bool, "true or false")
 	if diags != nil {
 		return diags
-	}
-	if v.Type() != cty.Bool {
-		return badValue(a, "want true or false, got %s", v.Type().FriendlyName())
 	}
 	*dst = v.True()
 	return nil
 }
 
 func decInt(a *hclsyntax.Attribute, dst *int) hcl.Diagnostics {
-	v, diags := valueOf(a)
+	v, diags := valueOfType(a, cty.Number, "a whole number")
 	if diags != nil {
 		return diags
-	}
-	if v.Type() != cty.Number {
-		return badValue(a, "want a whole number, got %s", v.Type().FriendlyName())
 	}
 	bf := v.AsBigFloat()
 	i, acc := bf.Int64()
@@ -326,12 +301,9 @@ func decInt(a *hclsyntax.Attribute, dst *int) hcl.Diagnostics {
 }
 
 func decFloat(a *hclsyntax.Attribute, dst *float64) hcl.Diagnostics {
-	v, diags := valueOf(a)
+	v, diags := valueOfType(a, cty.Number, "a number such as 0.05")
 	if diags != nil {
 		return diags
-	}
-	if v.Type() != cty.Number {
-		return badValue(a, "want a number such as 0.05, got %s", v.Type().FriendlyName())
 	}
 	f, _ := v.AsBigFloat().Float64()
 	*dst = f
@@ -383,12 +355,9 @@ func decSize(a *hclsyntax.Attribute, dst *int64) hcl.Diagnostics {
 }
 
 func decDuration(a *hclsyntax.Attribute, dst *time.Duration) hcl.Diagnostics {
-	v, diags := valueOf(a)
+	v, diags := valueOfType(a, cty.String, "a duration such as \"5m\"")
 	if diags != nil {
 		return diags
-	}
-	if v.Type() != cty.String {
-		return badValue(a, "want a duration such as \"5m\", got %s", v.Type().FriendlyName())
 	}
 	d, err := units.ParseDuration(v.AsString())
 	if err != nil {

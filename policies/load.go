@@ -131,34 +131,19 @@ func Parse(files map[string][]byte) (*Set, error) {
 	// Pass 1: top level shape, daemon and defaults blocks.
 	for _, body := range bodies {
 		for _, a := range sortedAttrs(body.Attributes) {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unsupported argument",
-				Detail:   fmt.Sprintf("%q is not expected at the top level; put it inside a table, defaults or daemon block.", a.Name),
-				Subject:  a.NameRange.Ptr(),
-			})
+			diags = append(diags, errAt(a.NameRange, "Unsupported argument", "%q is not expected at the top level; put it inside a table, defaults or daemon block.", a.Name))
 		}
 		for _, b := range body.Blocks {
 			switch b.Type {
 			case "table":
 				if len(b.Labels) != 1 || b.Labels[0] == "" {
-					diags = append(diags, &hcl.Diagnostic{
-						Severity: hcl.DiagError,
-						Summary:  "Missing table name",
-						Detail:   `A table block has exactly one label: table "events" { ... }.`,
-						Subject:  b.TypeRange.Ptr(),
-					})
+					diags = append(diags, errAt(b.TypeRange, "Missing table name", `A table block has exactly one label: table "events" { ... }.`))
 					continue
 				}
 				tables = append(tables, tableBlock{block: b})
 			case "daemon", "defaults":
 				if len(b.Labels) > 0 {
-					diags = append(diags, &hcl.Diagnostic{
-						Severity: hcl.DiagError,
-						Summary:  "Unexpected label",
-						Detail:   fmt.Sprintf("A %s block takes no labels.", b.Type),
-						Subject:  b.LabelRanges[0].Ptr(),
-					})
+					diags = append(diags, errAt(b.LabelRanges[0], "Unexpected label", "A %s block takes no labels.", b.Type))
 					continue
 				}
 				prev := &daemonRange
@@ -166,12 +151,7 @@ func Parse(files map[string][]byte) (*Set, error) {
 					prev = &defaultsRange
 				}
 				if *prev != nil {
-					diags = append(diags, &hcl.Diagnostic{
-						Severity: hcl.DiagError,
-						Summary:  "Duplicate " + b.Type + " block",
-						Detail:   fmt.Sprintf("Only one %s block is allowed per directory; the first is at %s.", b.Type, pos(**prev)),
-						Subject:  b.TypeRange.Ptr(),
-					})
+					diags = append(diags, errAt(b.TypeRange, "Duplicate "+b.Type+" block", "Only one %s block is allowed per directory; the first is at %s.", b.Type, pos(**prev)))
 					continue
 				}
 				r := b.TypeRange
@@ -182,12 +162,7 @@ func Parse(files map[string][]byte) (*Set, error) {
 					diags = append(diags, decodePolicyBody(&defaults, b.Body, false, defaultsWhere)...)
 				}
 			default:
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Unsupported block type",
-					Detail:   fmt.Sprintf("Blocks of type %q are not expected here (want table, defaults or daemon).", b.Type),
-					Subject:  b.TypeRange.Ptr(),
-				})
+				diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want table, defaults or daemon).", b.Type))
 			}
 		}
 	}
@@ -202,12 +177,7 @@ func Parse(files map[string][]byte) (*Set, error) {
 		b := tb.block
 		name := b.Labels[0]
 		if prev, dup := seen[name]; dup {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate table",
-				Detail:   fmt.Sprintf("Table %q is already declared at %s.", name, pos(prev)),
-				Subject:  b.LabelRanges[0].Ptr(),
-			})
+			diags = append(diags, errAt(b.LabelRanges[0], "Duplicate table", "Table %q is already declared at %s.", name, pos(prev)))
 			continue
 		}
 		seen[name] = b.LabelRanges[0]
@@ -244,12 +214,7 @@ func Parse(files map[string][]byte) (*Set, error) {
 		}
 		if other, dup := seenURL[p.URL]; dup && p.URL != "" {
 			// Two policies on one table would defeat one-run-per-table.
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate table url",
-				Detail:   fmt.Sprintf("Table %q has the same url as table %q; one table, one policy.", name, other),
-				Subject:  where["url"].Ptr(),
-			})
+			diags = append(diags, errAt(where["url"], "Duplicate table url", "Table %q has the same url as table %q; one table, one policy.", name, other))
 		}
 		seenURL[p.URL] = name
 		set.Tables = append(set.Tables, p)
@@ -292,12 +257,7 @@ func validationDiags(err error, where ranges, fallback hcl.Range) hcl.Diagnostic
 				path = path[:i]
 			}
 		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  summary,
-			Detail:   e.Error(),
-			Subject:  rng.Ptr(),
-		})
+		diags = append(diags, errAt(rng, summary, "%s", e.Error()))
 	}
 	return diags
 }

@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -285,14 +284,7 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := WriteHCL(&buf, set); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse(map[string][]byte{"effective.hcl": buf.Bytes()})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, buf.String())
-	}
+	again, _ := roundTrip(t, set)
 	for i := range set.Tables {
 		set.Tables[i].Source = ""
 		again.Tables[i].Source = ""

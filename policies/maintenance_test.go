@@ -1,22 +1,11 @@
 package policies
 
-import (
-	"bytes"
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestCheckpointAndLogCleanupAreOnByDefaultAndRoundTrip(t *testing.T) {
 	src := "table \"t\" {\n  url = \"mem://t\"\n}\n" +
 		"table \"u\" {\n  url = \"mem://u\"\n  checkpoint {\n    enabled = false\n  }\n  log_cleanup {\n    concurrency = 2\n  }\n}\n"
-	set, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]Policy{}
-	for _, p := range set.Tables {
-		byName[p.Name] = p
-	}
+	set, byName := parseTables(t, src)
 	if c := byName["t"].Checkpoint; !c.Enabled || !c.CatchUp || c.MaxBehind != 0 {
 		t.Fatalf("t: checkpoint %+v", c)
 	}
@@ -26,14 +15,7 @@ func TestCheckpointAndLogCleanupAreOnByDefaultAndRoundTrip(t *testing.T) {
 	if c, l := byName["u"].Checkpoint, byName["u"].LogCleanup; c.Enabled || !c.CatchUp || !l.Enabled || l.Concurrency != 2 {
 		t.Fatalf("u: %+v %+v", c, l)
 	}
-	var buf bytes.Buffer
-	if err := WriteHCL(&buf, set); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse(map[string][]byte{"e.hcl": buf.Bytes()})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, buf.String())
-	}
+	again, _ := roundTrip(t, set)
 	for _, p := range again.Tables {
 		if p.Checkpoint != byName[p.Name].Checkpoint || p.LogCleanup != byName[p.Name].LogCleanup {
 			t.Fatalf("%s: round trip %+v %+v", p.Name, p.Checkpoint, p.LogCleanup)
@@ -50,10 +32,7 @@ func TestBadCheckpointAndLogCleanupBlocksAreReportedAtTheirAttribute(t *testing.
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := "table \"t\" {\n  url = \"mem://t\"\n  " + c.block + " {\n    " + c.body + "\n  }\n}\n"
-			_, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want %q", err, c.want)
-			}
+			wantParseError(t, src, c.want)
 		})
 	}
 }

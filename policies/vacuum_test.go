@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -11,14 +10,7 @@ func TestAVacuumBlockDecodesWithDefaultsAndRoundTrips(t *testing.T) {
 	src := "table \"t\" {\n  url = \"mem://t\"\n  vacuum {\n    retention = \"2d\"\n    force_retention = true\n  }\n}\n" +
 		"table \"u\" {\n  url = \"mem://u\"\n  vacuum {\n    mode = \"full\"\n    interval = \"6h\"\n    full_interval = \"6h\"\n    concurrency = 4\n  }\n}\n" +
 		"table \"w\" {\n  url = \"mem://w\"\n}\n"
-	set, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]Policy{}
-	for _, p := range set.Tables {
-		byName[p.Name] = p
-	}
+	set, byName := parseTables(t, src)
 	v := byName["t"].Vacuum
 	if v == nil || v.Mode != VacuumAuto || v.Interval != DefaultVacuumInterval || v.FullInterval != DefaultVacuumFullInterval ||
 		v.Retention != 48*time.Hour || !v.ForceRetention {
@@ -30,14 +22,7 @@ func TestAVacuumBlockDecodesWithDefaultsAndRoundTrips(t *testing.T) {
 	if byName["w"].Vacuum != nil {
 		t.Fatalf("w has a vacuum block: %+v", byName["w"].Vacuum)
 	}
-	var buf bytes.Buffer
-	if err := WriteHCL(&buf, set); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse(map[string][]byte{"e.hcl": buf.Bytes()})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, buf.String())
-	}
+	again, _ := roundTrip(t, set)
 	for _, p := range again.Tables {
 		if want := byName[p.Name].Vacuum; (want == nil) != (p.Vacuum == nil) || (want != nil && *want != *p.Vacuum) {
 			t.Fatalf("%s: round trip %+v, want %+v", p.Name, p.Vacuum, want)
@@ -58,36 +43,24 @@ func TestBadVacuumBlocksAreReportedAtTheirAttribute(t *testing.T) {
 			if c.name == "full interval below interval" {
 				src = "table \"t\" {\n  url = \"mem://t\"\n  vacuum {\n    " + c.body + "\n  full_interval = \"24h\"\n  }\n}\n"
 			}
-			_, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want %q", err, c.want)
-			}
+			wantParseError(t, src, c.want)
 		})
 	}
 }
 
 func TestAStatsBackfillBlockDecodesWithItsDefault(t *testing.T) {
 	src := "table \"t\" {\n  url = \"mem://t\"\n  stats_backfill {}\n}\ntable \"u\" {\n  url = \"mem://u\"\n  stats_backfill {\n    max_files = 5\n  }\n}\n"
-	set, err := Parse(map[string][]byte{"t.hcl": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, byName := parseTables(t, src)
 	got := map[string]int{}
-	for _, p := range set.Tables {
-		got[p.Name] = p.StatsBackfill.MaxFiles
+	for name, p := range byName {
+		got[name] = p.StatsBackfill.MaxFiles
 	}
 	if got["t"] != DefaultStatsBackfillMaxFiles || got["u"] != 5 {
 		t.Fatalf("max_files %v", got)
 	}
-	var buf bytes.Buffer
-	if err := WriteHCL(&buf, set); err != nil {
-		t.Fatal(err)
+	set, _ := parseTables(t, src)
+	if _, text := roundTrip(t, set); !strings.Contains(text, "max_files = 5") {
+		t.Fatalf("round trip lost max_files = 5:\n%s", text)
 	}
-	if _, err := Parse(map[string][]byte{"e.hcl": buf.Bytes()}); err != nil || !strings.Contains(buf.String(), "max_files = 5") {
-		t.Fatalf("round trip: %v\n%s", err, buf.String())
-	}
-	_, err = Parse(map[string][]byte{"t.hcl": []byte("table \"t\" {\n  url = \"mem://t\"\n  stats_backfill {\n    max_files = 0\n  }\n}\n")})
-	if err == nil || !strings.Contains(err.Error(), "stats_backfill.max_files") {
-		t.Fatalf("max_files = 0: %v", err)
-	}
+	wantParseError(t, "table \"t\" {\n  url = \"mem://t\"\n  stats_backfill {\n    max_files = 0\n  }\n}\n", "stats_backfill.max_files")
 }
