@@ -238,10 +238,13 @@ func appendJSONString(b []byte, s string) []byte {
 // all columns of the table schema in order (partition columns and void
 // columns included).
 type RowDecoder struct {
-	shape  *dataShape
-	schema *StructType
-	meta   *Metadata
-	loc    *time.Location
+	shape *dataShape
+	// scanShape, when set, is the shape files are scanned in (the rewrite
+	// shape of ScanLogicalRows with RowIDs): shape plus trailing columns.
+	scanShape *dataShape
+	schema    *StructType
+	meta      *Metadata
+	loc       *time.Location
 	// cols[i] tells where column i of the table schema comes from.
 	cols []decoderCol
 	cur  []int

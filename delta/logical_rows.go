@@ -19,6 +19,10 @@ type LogicalScanOptions struct {
 	Location *time.Location
 	// Scan tunes the per-file scans.
 	Scan ScanOptions
+	// RowIDs appends each row's stable row id and row commit version as
+	// the fields _row_id and _row_commit_version (ColumnRowID,
+	// ColumnRowCommitVersion). The table's row tracking must be enabled.
+	RowIDs bool
 }
 
 // ScanLogicalRows calls fn with every live row of the snapshot as a logical
@@ -32,6 +36,18 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 	dec, err := NewRowDecoder(snap, opts.Location)
 	if err != nil {
 		return 0, err
+	}
+	if opts.RowIDs {
+		rt, err := RowTrackingOf(snap)
+		if err != nil {
+			return 0, err
+		}
+		if !rt.Enabled {
+			return 0, fmt.Errorf("version %d: row ids requested but row tracking is not enabled (%s)", snap.Version, PropEnableRowTracking)
+		}
+		if dec.scanShape, err = newRewriteShape(snap); err != nil {
+			return 0, err
+		}
 	}
 	var total int64
 	rows := make([]parquet.Row, 256)
@@ -53,7 +69,11 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 }
 
 func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*Add, *LogicalStruct) error) (int64, error) {
-	s, err := openFileScan(ctx, t, dec.shape, add, opts.Scan)
+	shape := dec.shape
+	if dec.scanShape != nil {
+		shape = dec.scanShape
+	}
+	s, err := openFileScan(ctx, t, shape, add, opts.Scan)
 	if err != nil {
 		return 0, err
 	}
@@ -68,9 +88,17 @@ func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *Add, p
 			if opts.Limit > 0 && done+total >= opts.Limit {
 				return total, nil
 			}
+			var ids []parquet.Value
+			if dec.scanShape != nil {
+				r, ids = r[:len(r)-2], r[len(r)-2:]
+			}
 			lr, err := dec.Decode(r, pv)
 			if err != nil {
 				return total, fmt.Errorf("data file %s: %w", s.key, err)
+			}
+			if ids != nil {
+				lr.Names = append(lr.Names, ColumnRowID, ColumnRowCommitVersion)
+				lr.Values = append(lr.Values, ids[0].Int64(), ids[1].Int64())
 			}
 			if err := fn(add, lr); err != nil {
 				return total, err

@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -56,6 +57,9 @@ type dataShape struct {
 	root *shapeNode
 	// leaves are the parquet leaf columns in column order.
 	leaves []*shapeNode
+	// rowTracking is set when the last two leaves are the materialized row
+	// id and row commit version columns (newRewriteShape).
+	rowTracking bool
 }
 
 // shapeKind is the kind of a node in a dataShape.
@@ -88,6 +92,46 @@ type shapeNode struct {
 	col, firstCol, endCol int
 	// path is the physical path of the node ("a.list.element"), for errors.
 	path string
+}
+
+// RewriteSchema returns the parquet schema of the files compactord
+// rewrites: the data schema (DataSchema) and, when the snapshot's row
+// tracking is enabled, the materialized row id and row commit version
+// columns after it (optional INT64, named by the table's
+// delta.rowTracking.materialized*ColumnName properties, without field ids:
+// they are not in the table schema).
+func RewriteSchema(snap *Snapshot) (*parquet.Schema, error) {
+	ds, err := newRewriteShape(snap)
+	if err != nil {
+		return nil, err
+	}
+	return ds.schema, nil
+}
+
+// newRewriteShape is newDataShape plus the materialized row tracking
+// columns when row tracking is enabled (ds.rowTracking says so).
+func newRewriteShape(snap *Snapshot) (*dataShape, error) {
+	rt, err := RowTrackingOf(snap)
+	if err != nil {
+		return nil, err
+	}
+	if !rt.Materialize() {
+		return newDataShape(snap)
+	}
+	base, err := newDataShape(snap)
+	if err != nil {
+		return nil, err
+	}
+	long := func(name string) *StructField {
+		return &StructField{Name: name, Type: &DataType{Name: "long"}, Nullable: true}
+	}
+	fields := append(slices.Clip(base.fields), long(rt.RowIDColumn), long(rt.RowCommitVersionColumn))
+	ds, err := buildShape(fields, base.mode, true)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite schema of version %d: %w", snap.Version, err)
+	}
+	ds.rowTracking = true
+	return ds, nil
 }
 
 func newDataShape(snap *Snapshot) (*dataShape, error) {

@@ -53,6 +53,9 @@ type FileScan struct {
 	// fast is set when the file's schema is the data schema itself (same
 	// columns, levels and types): rows are copied value by value.
 	fast bool
+	// rowIDs, when set, fills the trailing row tracking values of each row
+	// (shape.rowTracking).
+	rowIDs *rowIDFill
 }
 
 // ScanOptions tune a FileScan.
@@ -69,11 +72,22 @@ type ScanOptions struct {
 	// DV, when non-nil, is used as the file's deleted rows instead of
 	// reading add.DeletionVector (callers that already loaded it).
 	DV *roaring64.Bitmap
+	// RowTracking reads rows in the rewrite schema (RewriteSchema): when
+	// the table's row tracking is enabled, every row ends with its stable
+	// row id and row commit version, the file's materialized value where
+	// it has a non-null one, else baseRowId + physical row index and
+	// defaultRowCommitVersion (PROTOCOL.md "Reader Requirements for Row
+	// Tracking"). Without enabled row tracking it changes nothing.
+	RowTracking bool
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
 func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts ScanOptions) (*FileScan, error) {
-	ds, err := newDataShape(snap)
+	shape := newDataShape
+	if opts.RowTracking {
+		shape = newRewriteShape
+	}
+	ds, err := shape(snap)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +131,13 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		ra:       ra,
 		reuse:    opts.ReuseRows,
 		fast:     isIdentityPlan(plans, len(f.Schema().Columns())),
+	}
+	if ds.rowTracking {
+		if add.BaseRowID == nil || add.DefaultRowCommitVersion == nil {
+			return nil, fmt.Errorf("data file %s: %w", name, ErrNoBaseRowID)
+		}
+		n := len(ds.leaves)
+		s.rowIDs = &rowIDFill{idCol: n - 2, versionCol: n - 1, base: *add.BaseRowID, version: *add.DefaultRowCommitVersion}
 	}
 	var total int64
 	for _, rg := range s.rowGroups {
@@ -281,6 +302,11 @@ func (s *FileScan) readRows(rows []parquet.Row, physIdx []int64) (n int, err err
 				}
 			}
 			rows[n] = s.slab[start:len(s.slab):len(s.slab)]
+			if s.rowIDs != nil {
+				if err := s.rowIDs.fill(rows[n], idx); err != nil {
+					return n, fmt.Errorf("data file %s: row %d: %w", s.key, idx, err)
+				}
+			}
 			if physIdx != nil {
 				physIdx[n] = idx
 			}
@@ -387,6 +413,27 @@ func (s *FileScan) Close() error {
 		err := s.rows.Close()
 		s.rows = nil
 		return err
+	}
+	return nil
+}
+
+// rowIDFill completes the trailing materialized row tracking values of
+// rows in the rewrite schema: a null row id becomes baseRowId + physical
+// index, a null row commit version the file's defaultRowCommitVersion.
+type rowIDFill struct {
+	idCol, versionCol int
+	base, version     int64
+}
+
+func (f *rowIDFill) fill(row parquet.Row, physIdx int64) error {
+	if len(row) < 2 || row[len(row)-2].Column() != f.idCol || row[len(row)-1].Column() != f.versionCol {
+		return errors.New("row does not end with the row tracking columns")
+	}
+	if v := &row[len(row)-2]; v.IsNull() {
+		*v = parquet.Int64Value(f.base+physIdx).Level(0, 1, f.idCol)
+	}
+	if v := &row[len(row)-1]; v.IsNull() {
+		*v = parquet.Int64Value(f.version).Level(0, 1, f.versionCol)
 	}
 	return nil
 }

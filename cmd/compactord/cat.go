@@ -11,11 +11,14 @@ import (
 )
 
 // runCat prints a table's live rows as JSON lines with logical column
-// names: `compactord cat URL [--version N] [--limit N] [--time-zone Z]`.
+// names: `compactord cat URL [--version N] [--limit N] [--time-zone Z]
+// [--row-ids]`. --row-ids adds each row's _row_id and _row_commit_version
+// (tables with row tracking enabled).
 func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "cat", "warn", stderr)
 	version := fs.Int64("version", -1, "table version to read (default: latest)")
 	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
+	rowIDs := fs.Bool("row-ids", false, "add each row's stable _row_id and _row_commit_version (row tracking must be enabled)")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
@@ -35,7 +38,7 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer t.Close()
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte
-	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc},
+	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc, RowIDs: *rowIDs},
 		func(_ *delta.Add, row *delta.LogicalStruct) error {
 			line = delta.AppendJSON(line[:0], row)
 			line = append(line, '\n')

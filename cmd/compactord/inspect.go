@@ -59,6 +59,9 @@ type inspectReport struct {
 	// Clustering is the clustering state of a clustered table (nil
 	// otherwise): what auto's threshold and the cube tiers look at.
 	Clustering *clusteringReport `json:"clustering,omitempty"`
+	// RowTracking is the row tracking state of a table whose protocol
+	// supports it (nil otherwise).
+	RowTracking *rowTrackingReport `json:"rowTracking,omitempty"`
 
 	Protocol              protocolReport    `json:"protocol"`
 	ImpliedReaderFeatures []string          `json:"impliedReaderFeatures,omitempty"`
@@ -68,6 +71,18 @@ type inspectReport struct {
 	Rewritable bool            `json:"rewritable"`
 	Refusal    string          `json:"refusal"`
 	Refusals   []refusalReport `json:"refusals"`
+}
+
+// rowTrackingReport is a table's row tracking state (PROTOCOL.md "Row
+// Tracking").
+type rowTrackingReport struct {
+	Enabled   bool `json:"enabled"`
+	Suspended bool `json:"suspended"`
+	// HighWaterMark is the delta.rowTracking domain's rowIdHighWaterMark,
+	// -1 when no row id was assigned yet.
+	HighWaterMark          int64  `json:"rowIdHighWaterMark"`
+	RowIDColumn            string `json:"materializedRowIdColumn"`
+	RowCommitVersionColumn string `json:"materializedRowCommitVersionColumn"`
 }
 
 // clusteringReport counts a clustered table's files by how they were
@@ -349,6 +364,15 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 		rep.Clustering = clusteringState(snap)
 	}
 
+	rt, err := delta.RowTrackingOf(snap)
+	if err != nil {
+		return nil, err
+	}
+	if rt.Supported {
+		rep.RowTracking = &rowTrackingReport{Enabled: rt.Enabled, Suspended: rt.Suspended, HighWaterMark: rt.HighWaterMark,
+			RowIDColumn: rt.RowIDColumn, RowCommitVersionColumn: rt.RowCommitVersionColumn}
+	}
+
 	werr := delta.Writable(snap)
 	rep.Rewritable = werr == nil
 	if werr != nil {
@@ -469,6 +493,21 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 		}
 	} else {
 		p("clustering\tnone\n")
+	}
+	if rt := r.RowTracking; rt != nil {
+		state := "supported, not enabled"
+		switch {
+		case rt.Suspended:
+			state = "suspended"
+		case rt.Enabled:
+			state = "enabled"
+		}
+		p("row tracking\t%s, high-water mark %d\n", state, rt.HighWaterMark)
+		if rt.RowIDColumn != "" || rt.RowCommitVersionColumn != "" {
+			p("  materialized\trow id %s, row commit version %s\n", rt.RowIDColumn, rt.RowCommitVersionColumn)
+		}
+	} else {
+		p("row tracking\tnone\n")
 	}
 	p("protocol\treader %d, writer %d\n", r.Protocol.MinReaderVersion, r.Protocol.MinWriterVersion)
 	rf := append(append([]string{}, r.Protocol.ReaderFeatures...), r.ImpliedReaderFeatures...)

@@ -106,9 +106,16 @@ func TestInspectDetails(t *testing.T) {
 	if len(rep.ClusteringColumns) != 1 || strings.Join(rep.ClusteringColumns[0], ".") != "department" {
 		t.Errorf("clustering columns %v", rep.ClusteringColumns)
 	}
+	if rt := rep.RowTracking; rt == nil || !rt.Enabled || rt.HighWaterMark != 435 ||
+		rt.RowIDColumn != "_row-id-col-f5a0d1eb-7d6f-4790-a660-704245a8f9df" || rt.RowCommitVersionColumn != "_row-commit-version-col-91cdf203-fbb9-4bf4-93d9-2c881b029958" {
+		t.Errorf("row tracking %+v", rep.RowTracking)
+	}
 	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "liquid-legacy-rowtracking"))
 	if len(rep.ClusteringColumns) != 1 || rep.ClusteringColumns[0][0] != "id" || rep.Rewritable {
 		t.Errorf("liquid: clustering %v rewritable %v", rep.ClusteringColumns, rep.Rewritable)
+	}
+	if rt := rep.RowTracking; rt == nil || !rt.Enabled || rt.HighWaterMark != 9 {
+		t.Errorf("liquid: row tracking %+v", rep.RowTracking)
 	}
 	// Refusal names the features.
 	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "many-table-features"))
