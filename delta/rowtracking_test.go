@@ -6,12 +6,16 @@ import (
 	"testing"
 )
 
+// hwmCase is one domain configuration and what ParseRowIDHighWaterMark
+// makes of it.
+type hwmCase struct {
+	config  string
+	want    int64
+	wantErr string
+}
+
 func TestParseRowIDHighWaterMark(t *testing.T) {
-	for _, tc := range []struct {
-		config  string
-		want    int64
-		wantErr string
-	}{
+	for _, tc := range []hwmCase{
 		{config: `{"rowIdHighWaterMark":9,"domainName":"delta.rowTracking"}`, want: 9},
 		{config: `{"rowIdHighWaterMark":-1}`, want: -1},
 		{config: `{"rowIdHighWaterMark":9223372036854775807}`, want: 9223372036854775807},
