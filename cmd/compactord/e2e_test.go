@@ -441,8 +441,8 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 		t.Fatalf("events status after the poll run: %+v", ev)
 	}
 	m := metricsText(t, base)
-	if !strings.Contains(m, `compactord_runs_total{table="events",result="committed"} `) ||
-		strings.Contains(m, `compactord_runs_total{table="events",result="committed"} 0`) {
+	if !strings.Contains(m, `compactord_runs_total{result="committed",table="events"} `) ||
+		strings.Contains(m, `compactord_runs_total{result="committed",table="events"} 0`) {
 		t.Fatalf("metrics do not show the committed run:\n%s", m)
 	}
 
@@ -516,7 +516,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	if got := tableStatus(getStatus(t, base), "big").Counters.Runs[scheduler.ResultCommitted]; got != before+1 {
 		t.Fatalf("/status: big committed runs %d -> %d after SIGUSR1", before, got)
 	}
-	if m := metricsText(t, base); !strings.Contains(m, `compactord_runs_total{table="big",result="committed"} 1`) {
+	if m := metricsText(t, base); !strings.Contains(m, `compactord_runs_total{result="committed",table="big"} 1`) {
 		t.Fatalf("/metrics does not show big's signal run:\n%s", m)
 	}
 

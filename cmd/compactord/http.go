@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,18 +27,11 @@ type statusPage struct {
 // the on-demand run endpoint.
 func (d *daemon) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /metrics", metricsHandler(d.sched.Status, func() daemonCounters {
 		d.mu.Lock()
-		dc := d.counters
-		d.mu.Unlock()
-		var buf bytes.Buffer
-		if err := writeMetrics(&buf, d.sched.Status(), dc); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = w.Write(buf.Bytes())
-	})
+		defer d.mu.Unlock()
+		return d.counters
+	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
