@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -20,25 +19,18 @@ func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	t, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		return err
+	backfill := func(t *delta.Table) (*statsbackfill.Result, error) {
+		return statsbackfill.Run(ctx, t, statsbackfill.Options{DryRun: *dryRun, MaxFiles: *maxFiles, Concurrency: *concurrency,
+			EngineInfo: "compactord/" + version, Logger: fs.logger(stderr)})
 	}
-	defer t.Close()
-	res, err := statsbackfill.Run(ctx, t, statsbackfill.Options{DryRun: *dryRun, MaxFiles: *maxFiles, Concurrency: *concurrency,
-		EngineInfo: "compactord/" + version, Logger: fs.logger(stderr)})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
+	return runOnTable(ctx, delta.OpenTable, url, backfill, *asJSON, stdout, printBackfill)
+}
+
+// printBackfill is the text report of `compactord backfill-stats`.
+func printBackfill(stdout io.Writer, res *statsbackfill.Result) {
 	fmt.Fprintf(stdout, "%s at version %d: %d files need statistics (%d without, %d with fewer indexed columns)\n",
 		res.Table, res.ReadVersion, res.Candidates, res.NoStats, res.Partial)
 	if res.CommittedVersion >= 0 {
 		fmt.Fprintf(stdout, "committed COMPUTE STATS at version %d: %d files, %d rows\n", res.CommittedVersion, res.Backfilled, res.Rows)
 	}
-	return nil
 }

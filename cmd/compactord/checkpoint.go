@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -12,13 +11,6 @@ import (
 	"github.com/compactord/compactord/logcleanup"
 )
 
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
 	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
@@ -27,18 +19,14 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	t, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		return err
+	write := func(t *delta.Table) (*checkpoint.Result, error) {
+		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: fs.logger(stderr)})
 	}
-	defer t.Close()
-	res, err := checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: fs.logger(stderr)})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(stdout, res)
-	}
+	return runOnTable(ctx, delta.OpenTable, url, write, *asJSON, stdout, printCheckpoint)
+}
+
+// printCheckpoint is the text report of `compactord checkpoint`.
+func printCheckpoint(stdout io.Writer, res *checkpoint.Result) {
 	if c := res.Checkpoint; c != nil {
 		kind := "classic"
 		if c.V2 {
@@ -46,10 +34,9 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		fmt.Fprintf(stdout, "checkpoint of %s at version %d (%s): %s, %d actions (%d adds, %d tombstones kept, %d expired), %d bytes, %s\n",
 			res.Table, c.Version, kind, c.Key, c.Actions, c.NumAddFiles, c.Tombstones, c.Expired, c.SizeInBytes, res.Duration.Round(time.Millisecond))
-		return nil
+		return
 	}
 	fmt.Fprintf(stdout, "no checkpoint written: %s\n", res.Skipped)
-	return nil
 }
 
 func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -61,18 +48,14 @@ func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	t, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		return err
+	cleanup := func(t *delta.Table) (*logcleanup.Result, error) {
+		return logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: fs.logger(stderr)})
 	}
-	defer t.Close()
-	res, err := logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: fs.logger(stderr)})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(stdout, res)
-	}
+	return runOnTable(ctx, delta.OpenTable, url, cleanup, *asJSON, stdout, printCleanupLog)
+}
+
+// printCleanupLog is the text report of `compactord cleanup-log`.
+func printCleanupLog(stdout io.Writer, res *logcleanup.Result) {
 	verb := "deleted"
 	if res.DryRun {
 		verb = "would delete"
@@ -82,12 +65,11 @@ func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if res.Skipped != "" {
 		fmt.Fprintf(stdout, "log cleanup of %s: nothing to delete: %s\n", res.Table, res.Skipped)
-		return nil
+		return
 	}
 	fmt.Fprintf(stdout, "log cleanup of %s: %s %d files, %d bytes below checkpoint %d (cutoff %s, latest version %d)\n",
 		res.Table, verb, len(res.Deleted), res.BytesDeleted, res.Boundary, res.Cutoff.Format("2006-01-02T15:04:05Z"), res.Latest)
 	if res.CompatCheckpoint != "" {
 		fmt.Fprintf(stdout, "  wrote the V2 compatibility checkpoint %s first\n", res.CompatCheckpoint)
 	}
-	return nil
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/retention"
 )
@@ -42,21 +42,16 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.OlderThan = d
 	}
-	t, err := store.open(ctx, pos[0])
-	if err != nil {
-		return err
+	expire := func(t *delta.Table) (*retention.Result, error) {
+		return retention.Expire(store.run(ctx), t, opts)
 	}
-	defer t.Close()
-	res, err := retention.Expire(store.run(ctx), t, opts)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
-	}
+	return runOnTable(ctx, store.open, pos[0], expire, *asJSON, stdout, func(w io.Writer, res *retention.Result) {
+		printExpire(w, pos[0], res)
+	})
+}
+
+// printExpire is the text report of `compactord expire` on the table at url.
+func printExpire(stdout io.Writer, url string, res *retention.Result) {
 	if res.DryRun {
 		fmt.Fprintf(stdout, "dry run at version %d, nothing committed: would delete %d rows where %s\n", res.ReadVersion, res.RowsDeleted, res.Predicate)
 		fmt.Fprintf(stdout, "  files removed %d, files with a new deletion vector %d, files rewritten %d\n", res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded)
@@ -67,11 +62,11 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "  %s: %d rows; %d files removed, %d with a new deletion vector, %d rewritten\n", name, p.Rows, p.FilesRemoved, p.FilesWithNewDV, p.FilesRewritten)
 		}
-		return nil
+		return
 	}
 	if res.CommittedVersion < 0 {
-		fmt.Fprintf(stdout, "nothing expired on %s (%s)\n", pos[0], res.Predicate)
-		return nil
+		fmt.Fprintf(stdout, "nothing expired on %s (%s)\n", url, res.Predicate)
+		return
 	}
 	fmt.Fprintf(stdout, "committed version %d: deleted %d rows where %s\n", res.CommittedVersion, res.RowsDeleted, res.Predicate)
 	fmt.Fprintf(stdout, "  files removed %d, files with a new deletion vector %d, files added %d, attempts %d\n",
@@ -84,5 +79,4 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, k := range kinds {
 		fmt.Fprintf(stdout, "  conflicts %s: %d\n", k, res.Conflicts[k])
 	}
-	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -55,25 +54,21 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
 		}
 	}
-	t, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		return err
+	run := func(t *delta.Table) (vacuumReport, error) {
+		res, err := vacuum.Run(ctx, t, opts)
+		return vacuumReport{Result: res, Files: files}, err
 	}
-	defer t.Close()
-	res, err := vacuum.Run(ctx, t, opts)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(vacuumReport{Result: res, Files: files})
-	}
+	return runOnTable(ctx, delta.OpenTable, url, run, *asJSON, stdout, printVacuum)
+}
+
+// printVacuum is the text report of `compactord vacuum` (a dry run printed
+// its files as it found them).
+func printVacuum(stdout io.Writer, rep vacuumReport) {
+	res := rep.Result
 	if res.DryRun {
 		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %d bytes (%d orphans, %d temp files) older than %s\n",
 			res.Mode, res.FilesToDelete, res.BytesToDelete, res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
-		return nil
+		return
 	}
 	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %d bytes, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
 		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, res.BytesDeleted, res.DirsDeleted, res.Orphans, res.TempFiles,
@@ -81,5 +76,4 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if res.StartVersion >= 0 {
 		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)
 	}
-	return nil
 }
