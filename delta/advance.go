@@ -20,6 +20,9 @@ import (
 // parsed once per load), a commit holds an action this build does not model,
 // or more than maxCommits commits follow.
 func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (next *Snapshot, ok bool, err error) {
+	if _, err := syncLog(ctx, t); err != nil {
+		return nil, false, fmt.Errorf("table %s: %w", t.URL, err)
+	}
 	r := newReplay(len(snap.Files))
 	for _, a := range snap.Files {
 		r.adds[fileKey{a.Path, a.DeletionVector.UniqueID()}] = a

@@ -344,7 +344,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 // written, or "" when a classic-named checkpoint already exists or the
 // version has no V2 checkpoint.
 func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string, error) {
-	files, err := listLog(ctx, t.Bucket)
+	files, err := listLog(ctx, t)
 	if err != nil {
 		return "", fmt.Errorf("table %s: %w", t.URL, err)
 	}

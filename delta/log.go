@@ -103,9 +103,13 @@ func parseLogName(name string) (f logFile, ok bool) {
 }
 
 // listLog lists the commit, checkpoint and compaction files of the log in
-// one LIST (the _sidecars/ and _staged_commits/ subdirectories are not
-// descended into).
-func listLog(ctx context.Context, b *blob.Bucket) ([]logFile, error) {
+// one LIST (the _sidecars/, _staged_commits/ and .tmp/ subdirectories are
+// not descended into), after syncLog.
+func listLog(ctx context.Context, t *Table) ([]logFile, error) {
+	if _, err := syncLog(ctx, t); err != nil {
+		return nil, err
+	}
+	b := t.Bucket
 	// A local listing stats each entry after reading the directory; a
 	// concurrent writer's temp file (ours, Spark's) can vanish in between
 	// and fail the listing with NotFound. Such a listing is simply retried.
@@ -151,7 +155,7 @@ func listLogOnce(ctx context.Context, b *blob.Bucket) ([]logFile, error) {
 // commit or checkpoint version in the log). It wraps ErrVersionNotFound
 // when the log is empty.
 func LatestVersion(ctx context.Context, t *Table) (int64, error) {
-	files, err := listLog(ctx, t.Bucket)
+	files, err := listLog(ctx, t)
 	if err != nil {
 		return 0, fmt.Errorf("table %s: %w", t.URL, err)
 	}
@@ -169,10 +173,16 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 
 // HasNewer reports whether the table has a version newer than v. Versions
 // are contiguous, so this is an existence check of commit v+1 (one HEAD
-// request on object stores), cheap enough for pollers. When neither v+1 nor
+// request on object stores), cheap enough for pollers; with the DynamoDB
+// log store, the newest entry is asked first (one query). When neither v+1 nor
 // v exists (log cleanup removed them since the caller saw v), it falls back
 // to listing the log.
 func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
+	if latest, err := syncLog(ctx, t); err != nil {
+		return false, fmt.Errorf("table %s: %w", t.URL, err)
+	} else if latest > v {
+		return true, nil
+	}
 	ok, err := t.Bucket.Exists(ctx, CommitKey(v+1))
 	if err != nil {
 		return false, fmt.Errorf("table %s: check %s: %w", t.URL, CommitKey(v+1), err)

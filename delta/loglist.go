@@ -93,8 +93,12 @@ type LogListing struct {
 	complete []int64
 }
 
-// ListLog lists the table's log in one LIST.
+// ListLog lists the table's log in one LIST (after the log store's sync:
+// see SyncLog of the DynamoDB log store).
 func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
+	if _, err := syncLog(ctx, t); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.URL, err)
+	}
 	var files []logFile
 	var entries []LogEntry
 	err := listRetryNotFound(func() error {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
@@ -22,6 +23,15 @@ type OpenOptions struct {
 	// store (s3, gs, azblob); zero fields take objstore.DefaultOptions.
 	// Local and in-memory tables ignore it.
 	Store objstore.Options
+	// Logger receives the log store's warnings (a DynamoDB-coordinated
+	// commit whose copy failed and is left to the next reader to repair);
+	// nil discards them.
+	Logger hclog.Logger
+	// AfterLogEntry, when set, runs in the DynamoDB log store after a
+	// commit's entry is put and before the commit is copied to N.json:
+	// the point where a crashed writer leaves a decided but unpublished
+	// commit. Tests use it to kill a writer there.
+	AfterLogEntry func(ctx context.Context, key string)
 }
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
@@ -40,6 +50,15 @@ type OpenOptions struct {
 //     the scheme, configured from the URL's query parameters; credentials
 //     come only from each SDK's default chain. The path is the table root
 //     inside the bucket.
+//   - s3://...&log_store=dynamodb&dynamodb_table=NAME: commits go through
+//     Delta's S3DynamoDBLogStore protocol (the DynamoDB table, default
+//     "delta_log", provides the mutual exclusion), for tables that Spark
+//     writers configured with that log store share. Optional
+//     dynamodb_region, dynamodb_endpoint (else the SDK's chain, including
+//     AWS_ENDPOINT_URL_DYNAMODB), and dynamodb_scheme (s3a, the default, s3
+//     or s3n) or dynamodb_table_path: the entries' key is the table path
+//     with the scheme the Spark writers use, and a different scheme is a
+//     different key, so a wrong one silently disables mutual exclusion.
 //
 // The returned Table's Bucket is rooted at the table directory, so its keys
 // are relative ("_delta_log/00000000000000000000.json"). The caller must
@@ -200,9 +219,13 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 	if u.Host == "" {
 		return nil, fmt.Errorf("open table %s: missing bucket name", u.Redacted())
 	}
-	bucketURL := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
+	bucketURL := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawQuery: u.RawQuery}
+	ddb, err := splitLogStoreParams(&bucketURL)
+	if err != nil {
+		return nil, err
+	}
+	bucketURL.Path = ""
 	var b *blob.Bucket
-	var err error
 	if u.Scheme == "gs" {
 		b, err = openGCSBucket(ctx, &bucketURL)
 	} else {
@@ -216,10 +239,18 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
+	s3 := newBlobLogStore(b, u.Scheme, storeName(u), true)
+	var log LogStore = s3
+	if ddb != nil {
+		if log, err = newDynamoLogStore(ctx, s3, ddb, opts); err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+		}
+	}
 	return &Table{
 		URL:     u.String(),
 		Bucket:  b,
-		Log:     newBlobLogStore(b, u.Scheme, storeName(u), true),
+		Log:     log,
 		closers: []func() error{b.Close},
 	}, nil
 }

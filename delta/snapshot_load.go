@@ -23,7 +23,7 @@ import (
 // and the file at fault; a version that does not exist wraps
 // ErrVersionNotFound.
 func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, error) {
-	files, err := listLog(ctx, t.Bucket)
+	files, err := listLog(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.URL, err)
 	}

@@ -34,3 +34,20 @@ type Table struct {
 
 	closers []func() error
 }
+
+// logSyncer is a LogStore that decides commits before their N.json exists
+// (the DynamoDB log store): readers call SyncLog before they list the log
+// or look for newer versions, and it makes the newest decided commit
+// visible (repairing it if its writer stopped before the copy). It returns
+// the newest decided version, -1 when it knows none.
+type logSyncer interface {
+	SyncLog(ctx context.Context) (int64, error)
+}
+
+// syncLog runs the table's log store's SyncLog, if it has one.
+func syncLog(ctx context.Context, t *Table) (int64, error) {
+	if s, ok := t.Log.(logSyncer); ok {
+		return s.SyncLog(ctx)
+	}
+	return -1, nil
+}

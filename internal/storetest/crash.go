@@ -35,14 +35,58 @@ func CrashChild(t *testing.T) {
 	tbl := Open(t, url)
 	opts := runOptions()
 	opts.Commit.BeforePut = func(ctx context.Context, version int64) error {
-		if err := os.WriteFile(os.Getenv(envCrashMarker), []byte("about to commit\n"), 0o644); err != nil {
-			return err
-		}
-		time.Sleep(time.Hour) // the parent kills us here
-		return nil
+		return atCrashPoint() // the parent kills us here
 	}
 	_, err := compaction.Compact(context.Background(), tbl, opts)
 	t.Fatalf("crash child was not killed before its commit (err %v)", err)
+}
+
+// KillAtMarker re-executes the test binary running only the test named
+// child, with env added and a marker file's path in
+// COMPACTORD_STORETEST_CRASH_MARKER; once the child has created the marker
+// (it is at its crash point and waiting) the child is killed with SIGKILL.
+// It fails the test when the child exits first or never gets there.
+func KillAtMarker(t *testing.T, child string, env ...string) {
+	t.Helper()
+	marker := filepath.Join(t.TempDir(), "marker")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), env...), envCrashMarker+"="+marker)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("crash child exited before its crash point (%v):\n%s", err, out)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("crash child never reached its crash point:\n%s", out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-done
+}
+
+// atCrashPoint creates the crash marker and sleeps until the parent kills
+// the process (see KillAtMarker).
+func atCrashPoint() error {
+	if err := os.WriteFile(os.Getenv(envCrashMarker), []byte("at the crash point\n"), 0o644); err != nil {
+		return err
+	}
+	time.Sleep(time.Hour)
+	return nil
 }
 
 // HardCrash kills (SIGKILL) a compaction process between writing its
@@ -59,36 +103,7 @@ func HardCrash(t *testing.T, url string) {
 	before, rowsBefore := LiveRows(t, tbl)
 	objectsBefore := DataObjects(t, tbl)
 
-	marker := filepath.Join(t.TempDir(), "marker")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envCrashURL+"="+url, envCrashMarker+"="+marker)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-wait:
-	for {
-		if _, err := os.Stat(marker); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("crash child exited before its commit (%v):\n%s", err, out)
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("crash child never reached its commit:\n%s", out)
-		case <-time.After(20 * time.Millisecond):
-			continue wait
-		}
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-done
+	KillAtMarker(t, "TestHelperCrashChild", envCrashURL+"="+url)
 
 	after, rowsAfter := LiveRows(t, tbl)
 	if after.Version != before.Version {

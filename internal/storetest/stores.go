@@ -39,7 +39,8 @@ const (
 
 // Store is one object store the suite runs on.
 type Store struct {
-	// Name is the subtest name ("mem", "file", "s3", "gcs", "azure").
+	// Name is the subtest name ("mem", "file", "s3", "s3-dynamodb",
+	// "gcs", "azure").
 	Name string
 	// NewTable returns the URL of a fresh, empty table location, or skips
 	// (fails under CI=true) when the store's server is not configured.
@@ -52,6 +53,7 @@ func Stores() []Store {
 		{Name: "mem", NewTable: func(t *testing.T) string { return "mem://" + tableName(t) }},
 		{Name: "file", NewTable: func(t *testing.T) string { return "file://" + filepath.ToSlash(t.TempDir()) + "/table" }},
 		{Name: "s3", NewTable: S3Table},
+		{Name: "s3-dynamodb", NewTable: S3DynamoTable},
 		{Name: "gcs", NewTable: GCSTable},
 		{Name: "azure", NewTable: AzureTable},
 	}

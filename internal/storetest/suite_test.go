@@ -24,6 +24,14 @@ func TestEveryStore(t *testing.T) {
 // a normal run.
 func TestHelperCrashChild(t *testing.T) { CrashChild(t) }
 
+// TestDynamoDBLogStore runs the DynamoDB log store's own suite on S3 and
+// DynamoDB emulators (the common suite runs on them as TestEveryStore/s3-dynamodb).
+func TestDynamoDBLogStore(t *testing.T) { RunDynamoDB(t) }
+
+// TestHelperDynamoCrashChild is the process DynamoCrash kills; it does
+// nothing in a normal run.
+func TestHelperDynamoCrashChild(t *testing.T) { DynamoCrashChild(t) }
+
 func TestFakeS3LogStore(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")

@@ -1,7 +1,7 @@
 # Sourced by scripts/test.sh before `go test`: installs (cached under
 # ${XDG_CACHE_HOME:-$HOME/.cache}/compactord, keyed by version) and starts the
-# S3 (versitygw), GCS (fake-gcs-server) and Azure (azurite) emulators on
-# loopback, exports the COMPACTORD_TEST_* variables the integration tests
+# S3 (versitygw), GCS (fake-gcs-server), Azure (azurite) and DynamoDB
+# (dynalite) emulators on loopback, exports the COMPACTORD_TEST_* variables the integration tests
 # read, and stops the servers when test.sh exits.
 # Set COMPACTORD_SKIP_EMULATORS=1 to skip (store tests then skip too, except
 # under CI=true where a missing emulator fails them).

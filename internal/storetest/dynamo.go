@@ -1,0 +1,383 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+	"gocloud.dev/blob"
+)
+
+// EnvDynamoDB is the DynamoDB-compatible server (dynalite) the emulator
+// script starts beside the S3 one.
+const EnvDynamoDB = "COMPACTORD_TEST_DYNAMODB_ENDPOINT"
+
+// DynamoTable is the DynamoDB table every test table's entries go to (each
+// table path is its own hash key).
+const DynamoTable = "compactord-test"
+
+// S3DynamoTable returns a fresh table URL on the S3 emulator whose commits
+// go through the DynamoDB log store on the DynamoDB emulator.
+func S3DynamoTable(t *testing.T) string {
+	ddb := requireEnv(t, EnvDynamoDB)
+	base := S3Table(t)
+	if err := EnsureDynamoTable(context.Background(), ddb, DynamoTable); err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{}
+	q.Set("log_store", "dynamodb")
+	q.Set("dynamodb_table", DynamoTable)
+	q.Set("dynamodb_endpoint", ddb)
+	return base + "&" + q.Encode()
+}
+
+// DynamoClient is a DynamoDB client for the server at endpoint, with the
+// SDK's default credentials chain.
+func DynamoClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"))
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) }), nil
+}
+
+// EnsureDynamoTable creates the commit-entry table Delta's documentation
+// gives (aws dynamodb create-table ... tablePath HASH, fileName RANGE, both
+// S, PAY_PER_REQUEST) unless it exists.
+func EnsureDynamoTable(ctx context.Context, endpoint, name string) error {
+	c, err := DynamoClient(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	_, err = c.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("tablePath"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("fileName"), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("tablePath"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("fileName"), KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("create dynamodb table %s at %s: %w", name, endpoint, err)
+	}
+	return dynamodb.NewTableExistsWaiter(c).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute)
+}
+
+// errProtocolExists is the protocol writer's FileAlreadyExistsException.
+var errProtocolExists = errors.New("protocol writer: commit exists")
+
+// ProtocolWriter is a second, independent implementation of Delta's
+// S3DynamoDBLogStore commit protocol, written from its description
+// (BaseExternalLogStore.write, fixDeltaLog and listFrom; the item schema of
+// S3DynamoDBLogStore), sharing no code with compactord's log store. Like
+// Spark on S3A it copies T(N) to N.json with a check-then-put, not a
+// conditional create, so the mutual exclusion comes from DynamoDB alone;
+// and like the Java store it puts entries with the legacy Expected form.
+type ProtocolWriter struct {
+	ddb       *dynamodb.Client
+	ddbTable  string
+	tablePath string
+	// bucket is rooted at the table directory.
+	bucket *blob.Bucket
+	// AfterEntry, when set, runs after the entry is put and before the
+	// copy; returning false stops the write there (a stalled or dead
+	// writer).
+	AfterEntry func(version int64) bool
+}
+
+// NewProtocolWriter opens a protocol writer on the s3:// table at rawURL
+// (a URL from S3DynamoTable), with entries keyed by tablePath.
+func NewProtocolWriter(t testing.TB, rawURL, tablePath string) *ProtocolWriter {
+	t.Helper()
+	ctx := context.Background()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	c, err := DynamoClient(ctx, q.Get("dynamodb_endpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bq := url.Values{}
+	for _, k := range []string{"endpoint", "region", "use_path_style"} {
+		bq.Set(k, q.Get(k))
+	}
+	b, err := blob.OpenBucket(ctx, "s3://"+u.Host+"?"+bq.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return &ProtocolWriter{
+		ddb: c, ddbTable: q.Get("dynamodb_table"), tablePath: tablePath,
+		bucket: blob.PrefixedBucket(b, strings.Trim(u.Path, "/")+"/"),
+	}
+}
+
+// SparkTablePath is the entry key Spark on S3A uses for the table at
+// rawURL: "s3a://bucket/prefix" (the parent of _delta_log, no trailing
+// slash).
+func SparkTablePath(t testing.TB, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "s3a://" + u.Host + "/" + strings.Trim(u.Path, "/")
+}
+
+func protocolFile(v int64) string { return fmt.Sprintf("%020d.json", v) }
+
+// ProtocolEntry is one item of the DynamoDB table as the protocol stores it.
+type ProtocolEntry struct {
+	FileName, TempPath string
+	Complete           bool
+	ExpireTime         int64 // 0: the item has none
+}
+
+// Entry reads the item of fileName (consistent read); nil when absent.
+func (w *ProtocolWriter) Entry(ctx context.Context, fileName string) (*ProtocolEntry, error) {
+	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &w.ddbTable,
+		ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			"tablePath": &types.AttributeValueMemberS{Value: w.tablePath},
+			"fileName":  &types.AttributeValueMemberS{Value: fileName},
+		},
+	})
+	if err != nil || out.Item == nil {
+		return nil, err
+	}
+	return toProtocolEntry(out.Item)
+}
+
+func toProtocolEntry(item map[string]types.AttributeValue) (*ProtocolEntry, error) {
+	e := &ProtocolEntry{}
+	for name, dst := range map[string]*string{"fileName": &e.FileName, "tempPath": &e.TempPath} {
+		s, ok := item[name].(*types.AttributeValueMemberS)
+		if !ok {
+			return nil, fmt.Errorf("item without string %s: %v", name, item)
+		}
+		*dst = s.Value
+	}
+	c, ok := item["complete"].(*types.AttributeValueMemberS)
+	if !ok || (c.Value != "true" && c.Value != "false") {
+		return nil, fmt.Errorf("item without complete \"true\"/\"false\": %v", item)
+	}
+	e.Complete = c.Value == "true"
+	if n, ok := item["expireTime"].(*types.AttributeValueMemberN); ok {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("expireTime %q: %w", n.Value, err)
+		}
+		e.ExpireTime = v
+	}
+	return e, nil
+}
+
+func (w *ProtocolWriter) put(ctx context.Context, e ProtocolEntry, overwrite bool) error {
+	item := map[string]types.AttributeValue{
+		"tablePath": &types.AttributeValueMemberS{Value: w.tablePath},
+		"fileName":  &types.AttributeValueMemberS{Value: e.FileName},
+		"tempPath":  &types.AttributeValueMemberS{Value: e.TempPath},
+		"complete":  &types.AttributeValueMemberS{Value: strconv.FormatBool(e.Complete)},
+	}
+	if e.ExpireTime != 0 {
+		item["expireTime"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.ExpireTime, 10)}
+	}
+	in := &dynamodb.PutItemInput{TableName: &w.ddbTable, Item: item}
+	if !overwrite {
+		in.Expected = map[string]types.ExpectedAttributeValue{"fileName": {Exists: aws.Bool(false)}}
+	}
+	_, err := w.ddb.PutItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errProtocolExists
+	}
+	return err
+}
+
+func (w *ProtocolWriter) exists(ctx context.Context, name string) (bool, error) {
+	return w.bucket.Exists(ctx, "_delta_log/"+name)
+}
+
+// copyNoOverwrite is Hadoop's copyFile with create(overwrite=false) on S3A:
+// an existence check, then a plain PUT.
+func (w *ProtocolWriter) copyNoOverwrite(ctx context.Context, src, dst string) error {
+	data, err := w.bucket.ReadAll(ctx, "_delta_log/"+src)
+	if err != nil {
+		return err
+	}
+	if ok, err := w.exists(ctx, dst); err != nil {
+		return err
+	} else if ok {
+		return errProtocolExists
+	}
+	return w.bucket.WriteAll(ctx, "_delta_log/"+dst, data, nil)
+}
+
+func (w *ProtocolWriter) complete(ctx context.Context, e ProtocolEntry) error {
+	e.Complete, e.ExpireTime = true, time.Now().Unix()+86400
+	return w.put(ctx, e, true)
+}
+
+// fix is fixDeltaLog: copy T(N) unless N.json exists, mark complete.
+func (w *ProtocolWriter) fix(ctx context.Context, e ProtocolEntry) error {
+	if e.Complete {
+		return nil
+	}
+	copied := false
+	var err error
+	for retry := 0; retry <= 3; retry++ {
+		if !copied {
+			var ok bool
+			if ok, err = w.exists(ctx, e.FileName); err != nil {
+				continue
+			}
+			if !ok {
+				err = w.copyNoOverwrite(ctx, e.TempPath, e.FileName)
+				if err != nil && !errors.Is(err, errProtocolExists) {
+					continue
+				}
+			}
+			copied = true
+		}
+		if err = w.complete(ctx, e); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// Latest is listFrom: repair the newest entry if incomplete, then list
+// _delta_log and return the newest commit version (-1 for none).
+func (w *ProtocolWriter) Latest(ctx context.Context) (int64, error) {
+	out, err := w.ddb.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &w.ddbTable,
+		ConsistentRead:         aws.Bool(true),
+		ScanIndexForward:       aws.Bool(false),
+		Limit:                  aws.Int32(1),
+		KeyConditionExpression: aws.String("tablePath = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": &types.AttributeValueMemberS{Value: w.tablePath},
+		},
+	})
+	if err != nil {
+		return -1, err
+	}
+	if len(out.Items) == 1 {
+		e, err := toProtocolEntry(out.Items[0])
+		if err != nil {
+			return -1, err
+		}
+		if err := w.fix(ctx, *e); err != nil {
+			return -1, err
+		}
+	}
+	latest := int64(-1)
+	it := w.bucket.List(&blob.ListOptions{Prefix: "_delta_log/", Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return latest, nil
+		}
+		if err != nil {
+			return -1, err
+		}
+		name := strings.TrimPrefix(obj.Key, "_delta_log/")
+		if len(name) == 25 && strings.HasSuffix(name, ".json") {
+			if v, err := strconv.ParseInt(name[:20], 10, 64); err == nil {
+				latest = max(latest, v)
+			}
+		}
+	}
+}
+
+// Write is write(overwrite=false) of version v: errProtocolExists when
+// another writer holds it. A write AfterEntry stopped returns nil.
+func (w *ProtocolWriter) Write(ctx context.Context, v int64, body []byte) error {
+	name := protocolFile(v)
+	// Step 0.
+	if ok, err := w.exists(ctx, name); err != nil {
+		return err
+	} else if ok {
+		return errProtocolExists
+	}
+	// Step 1.
+	if v > 0 {
+		prev, err := w.Entry(ctx, protocolFile(v-1))
+		if err != nil {
+			return err
+		}
+		if prev != nil && !prev.Complete {
+			if err := w.fix(ctx, *prev); err != nil {
+				return err
+			}
+		} else if ok, err := w.exists(ctx, protocolFile(v-1)); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("previous commit %s doesn't exist", protocolFile(v-1))
+		}
+	}
+	// Step 2.
+	e := ProtocolEntry{FileName: name, TempPath: ".tmp/" + name + "." + uuid.NewString()}
+	if err := w.bucket.WriteAll(ctx, "_delta_log/"+e.TempPath, body, nil); err != nil {
+		return err
+	}
+	if err := w.put(ctx, e, false); err != nil {
+		return err
+	}
+	if w.AfterEntry != nil && !w.AfterEntry(v) {
+		return nil
+	}
+	// Steps 3 and 4: errors are ignored, the entry decided the commit.
+	if err := w.copyNoOverwrite(ctx, e.TempPath, name); err == nil {
+		_ = w.complete(ctx, e)
+	}
+	return nil
+}
+
+// Commit writes body(v) at the next version until it wins one and returns
+// that version.
+func (w *ProtocolWriter) Commit(ctx context.Context, body func(v int64) []byte) (int64, error) {
+	for attempt := 0; attempt < 200; attempt++ {
+		latest, err := w.Latest(ctx)
+		if err != nil {
+			return -1, err
+		}
+		err = w.Write(ctx, latest+1, body(latest+1))
+		if err == nil {
+			return latest + 1, nil
+		}
+		if !errors.Is(err, errProtocolExists) {
+			return -1, err
+		}
+	}
+	return -1, errors.New("protocol writer: no version won in 200 attempts")
+}
+
+// TxnCommit is a SET TRANSACTION commit body in Delta's JSON, with a
+// txnId the checks look for.
+func TxnCommit(txnID, appID string, version int64) []byte {
+	var b bytes.Buffer
+	now := time.Now().UnixMilli()
+	fmt.Fprintf(&b, `{"commitInfo":{"timestamp":%d,"operation":"SET TRANSACTION","operationParameters":{},"isBlindAppend":true,"engineInfo":"storetest-protocol-writer","txnId":%q}}`+"\n", now, txnID)
+	fmt.Fprintf(&b, `{"txn":{"appId":%q,"version":%d,"lastUpdated":%d}}`+"\n", appID, version, now)
+	return b.Bytes()
+}
