@@ -23,6 +23,11 @@ import (
 // overwrite each other. compactord refuses to commit to such a store.
 var ErrNoPutIfAbsent = failure.New(failure.Halt, "store does not honour put-if-absent")
 
+// ErrDynamoDBLogStore wraps the DynamoDB log store's refusals that no retry
+// fixes: a missing or misshapen DynamoDB table, an entry whose commit
+// cannot be repaired, stale entries of a deleted table.
+var ErrDynamoDBLogStore = failure.New(failure.Halt, "dynamodb log store")
+
 // maxLogPutAttempts bounds how often PutIfAbsent sends a commit whose
 // earlier sends had unknown outcomes and which, re-read, had not landed.
 const maxLogPutAttempts = 5

@@ -20,14 +20,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
-
-// ErrDynamoDBLogStore wraps the DynamoDB log store's refusals that no retry
-// fixes: a missing or misshapen DynamoDB table, an entry whose commit
-// cannot be repaired, stale entries of a deleted table.
-var ErrDynamoDBLogStore = failure.New(failure.Halt, "dynamodb log store")
 
 // The item schema of Delta's S3DynamoDBLogStore (storage-s3-dynamodb,
 // S3DynamoDBLogStore.java): hash key tablePath (S), range key fileName (S),

@@ -46,14 +46,10 @@ func TestSplitLogStoreParams(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := splitLogStoreParams(u)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.err)
-				}
+			if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.err)
+			} else if err != nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			switch {
 			case (got == nil) != (tt.want == nil):

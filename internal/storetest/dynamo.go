@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/google/uuid"
 	"gocloud.dev/blob"
 )
@@ -380,4 +384,127 @@ func TxnCommit(txnID, appID string, version int64) []byte {
 	fmt.Fprintf(&b, `{"commitInfo":{"timestamp":%d,"operation":"SET TRANSACTION","operationParameters":{},"isBlindAppend":true,"engineInfo":"storetest-protocol-writer","txnId":%q}}`+"\n", now, txnID)
 	fmt.Fprintf(&b, `{"txn":{"appId":%q,"version":%d,"lastUpdated":%d}}`+"\n", appID, version, now)
 	return b.Bytes()
+}
+
+// DynamoRace runs, at once on one table: `protocol` independent protocol
+// writers and `txns` compactord transaction writers committing `each`
+// commits apiece, a protocol writer that stalls after its entry (its commit
+// left for others to publish), and a compaction. Every reported commit must
+// be in the log exactly once, in contiguous versions, each published from
+// its winning DynamoDB entry, and the compaction must keep every row.
+func DynamoRace(t *testing.T, url string, protocol, txns, each int) {
+	ctx := context.Background()
+	tbls := OpenN(t, url, txns+1)
+	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbls[0])
+	before, rowsBefore := LiveRows(t, tbls[0])
+	tablePath := SparkTablePath(t, url)
+
+	var (
+		mu       sync.Mutex
+		reported = map[string]int64{} // txnId -> version its writer got
+		errs     []error
+		wg       sync.WaitGroup
+	)
+	record := func(id string, v int64, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			return
+		}
+		reported[id] = v
+	}
+	for w := 0; w < protocol; w++ {
+		pw := NewProtocolWriter(t, url, tablePath)
+		wg.Go(func() {
+			for k := 0; k < each; k++ {
+				id := fmt.Sprintf("protocol-w%d-k%d", w, k)
+				v, err := pw.Commit(ctx, func(int64) []byte { return TxnCommit(id, fmt.Sprintf("protocol-%d", w), int64(k)) })
+				record(id, v, err)
+			}
+		})
+	}
+	for w := 0; w < txns; w++ {
+		tbl := tbls[w+1]
+		wg.Go(func() {
+			for k := 0; k < each; k++ {
+				snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+				if err != nil {
+					record(fmt.Sprintf("compactord-w%d-k%d", w, k), -1, err)
+					return
+				}
+				tx := setTxn(tbl, snap, fmt.Sprintf("compactord-%d", w), int64(k), 200)
+				v, err := tx.Commit(ctx)
+				record(tx.TxnID(), v, err)
+			}
+		})
+	}
+	stalled := NewProtocolWriter(t, url, tablePath)
+	stalled.AfterEntry = func(int64) bool { return false }
+	res := &compaction.RunResult{}
+	wg.Go(func() {
+		opts := runOptions()
+		opts.Commit.MaxAttempts = 200
+		once := false
+		opts.Commit.BeforePut = func(ctx context.Context, _ int64) error {
+			if once {
+				return nil
+			}
+			once = true
+			v, err := stalled.Commit(ctx, func(int64) []byte { return TxnCommit("protocol-stalled", "protocol-stalled", 0) })
+			record("protocol-stalled", v, err)
+			return nil
+		}
+		r, err := compaction.Compact(ctx, tbls[0], opts)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("compaction: %w", err))
+		}
+		if r != nil {
+			res = r
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+
+	after, rowsAfter := LiveRows(t, tbls[0])
+	total := int64(protocol*each + txns*each + 2)
+	if got := after.Version - before.Version; got != total {
+		t.Fatalf("%d commits after v%d, want %d (one per reported commit and the compaction)", got, before.Version, total)
+	}
+	ids := commitTxnIDs(t, tbls[0], before.Version+1, after.Version)
+	inLog := map[string]int64{}
+	for v, id := range ids {
+		if prev, dup := inLog[id]; dup {
+			t.Fatalf("txn %s committed twice: v%d and v%d", id, prev, v)
+		}
+		inLog[id] = v
+	}
+	lost := 0
+	for id, v := range reported {
+		if inLog[id] != v {
+			lost++
+			t.Errorf("commit %s reported at v%d, the log has it at v%d (0: absent)", id, v, inLog[id])
+		}
+	}
+	if lost > 0 || len(reported) != int(total)-1 {
+		t.Fatalf("%d of %d reported commits lost (%d reported, want %d)", lost, len(reported), len(reported), total-1)
+	}
+	if _, ok := ids[res.CommittedVersion]; !ok || res.FilesRemoved == 0 {
+		t.Fatalf("compaction committed v%d removing %d files", res.CommittedVersion, res.FilesRemoved)
+	}
+	if l, x := rowsAfter.Diff(rowsBefore); len(l)+len(x) > 0 {
+		t.Fatalf("rows changed: lost %v, extra %v", l, x)
+	}
+	checkEntriesComplete(t, tbls[0], stalled, before.Version+1, after.Version)
+	for w := 0; w < protocol; w++ {
+		if got := after.Txns[fmt.Sprintf("protocol-%d", w)].Version; got != int64(each-1) {
+			t.Fatalf("protocol-%d watermark %d, want %d", w, got, each-1)
+		}
+	}
+	t.Logf("%d protocol writers + %d compactord writers x %d commits, a stalled protocol writer and a compaction (v%d): v%d..v%d, %d versions, one winner each, %d commits lost",
+		protocol, txns, each, res.CommittedVersion, before.Version+1, after.Version, len(ids), lost)
 }

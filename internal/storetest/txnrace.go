@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,6 +12,21 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
+
+// setTxn is a SET TRANSACTION of appID at version, a blind append that
+// conflicts with nothing, committed with up to attempts attempts (0: the
+// default) and short backoffs.
+func setTxn(tbl *delta.Table, snap *delta.Snapshot, appID string, version int64, attempts int) *commit.Txn {
+	return &commit.Txn{
+		Table:          tbl,
+		Snapshot:       snap,
+		Operation:      "SET TRANSACTION",
+		IsolationLevel: "SnapshotIsolation",
+		IsBlindAppend:  true,
+		Actions:        []delta.Action{{Txn: &delta.Txn{AppID: appID, Version: version}}},
+		Options:        commit.Options{MaxAttempts: attempts, BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond},
+	}
+}
 
 // TxnRace has `writers` handles each commit `each` transactions through
 // the full commit loop (put-if-absent, lose, re-read winners, retry) at
@@ -40,15 +54,7 @@ func TxnRace(t *testing.T, url string, writers, each int) {
 					errs[w] = err
 					return
 				}
-				tx := &commit.Txn{
-					Table:          tbls[w],
-					Snapshot:       snap,
-					Operation:      "SET TRANSACTION",
-					IsolationLevel: "SnapshotIsolation",
-					IsBlindAppend:  true,
-					Actions:        []delta.Action{{Txn: &delta.Txn{AppID: fmt.Sprintf("writer-%d", w), Version: int64(k)}}},
-					Options:        commit.Options{MaxAttempts: 100, BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond},
-				}
+				tx := setTxn(tbls[w], snap, fmt.Sprintf("writer-%d", w), int64(k), 100)
 				if _, err := tx.Commit(ctx); err != nil {
 					errs[w] = fmt.Errorf("writer %d txn %d: %w", w, k, err)
 					return
@@ -69,30 +75,11 @@ func TxnRace(t *testing.T, url string, writers, each int) {
 		t.Fatalf("%d commits after v%d, want %d (one per transaction)", got, start, want)
 	}
 	seen := map[string]int64{}
-	for v := start + 1; v <= latest; v++ {
-		acts, err := delta.ReadCommit(ctx, tbls[0], v)
-		if err != nil {
-			t.Fatalf("v%d: %v", v, err)
+	for v, id := range commitTxnIDs(t, tbls[0], start+1, latest) {
+		if prev, dup := seen[id]; dup {
+			t.Fatalf("txn %s committed twice: v%d and v%d", id, prev, v)
 		}
-		var txnIDs []string
-		for _, a := range acts {
-			raw, ok := a.CommitInfo["txnId"]
-			if !ok {
-				continue
-			}
-			var id string
-			if err := json.Unmarshal(raw, &id); err != nil {
-				t.Fatalf("v%d: commitInfo.txnId: %v", v, err)
-			}
-			txnIDs = append(txnIDs, id)
-		}
-		if len(txnIDs) != 1 {
-			t.Fatalf("v%d has %d commitInfo txnIds, want 1", v, len(txnIDs))
-		}
-		if prev, dup := seen[txnIDs[0]]; dup {
-			t.Fatalf("txn %s committed twice: v%d and v%d", txnIDs[0], prev, v)
-		}
-		seen[txnIDs[0]] = v
+		seen[id] = v
 	}
 	for w := range ids {
 		for _, id := range ids[w] {
