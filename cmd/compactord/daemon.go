@@ -52,8 +52,11 @@ type daemonOptions struct {
 	Workers         int
 	ShutdownTimeout time.Duration
 	Replica         string
-	LogFormat       string
-	LogLevel        string
+	// HTTPTokenFile holds the bearer token of the mutating endpoints on a
+	// non-loopback listener.
+	HTTPTokenFile string
+	LogFormat     string
+	LogLevel      string
 	// Store is the object-store deadlines and retries of every table.
 	Store *storeFlags
 
@@ -65,6 +68,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 	var o daemonOptions
 	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
+	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run and POST /reload require when --http is not a loopback address")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
 	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")
 	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
@@ -138,6 +142,11 @@ type daemon struct {
 	daemon  policies.Daemon
 	started time.Time
 
+	// token is the bearer token of --http-token-file ("" when none).
+	token string
+	// reloadMu serializes reloads (SIGHUP and POST /reload).
+	reloadMu sync.Mutex
+
 	stopping atomic.Bool
 	mu       sync.Mutex // guards the fields below
 	set      *policies.Set
@@ -170,8 +179,14 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	if o.Replica != "" {
 		dc.Replica = o.Replica
 	}
+	var token string
+	if o.HTTPTokenFile != "" {
+		if token, err = readTokenFile(o.HTTPTokenFile); err != nil {
+			return nil, err
+		}
+	}
 	be := mkBackend(dc)
-	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now()}
+	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now(), token: token}
 	spec := be.Spec
 	if spec == nil {
 		spec = func(p policies.Policy) (scheduler.Spec, error) { return runner.SpecOf(p, nil) }
@@ -215,6 +230,8 @@ func (d *daemon) start() {
 // reload re-reads the policy directory. A bad directory keeps the previous
 // policies running and is reported in /status and the reload metric.
 func (d *daemon) reload() error {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
 	set, err := policies.LoadDir(d.opts.PolicyDir)
 	d.mu.Lock()
 	if err != nil {
@@ -267,8 +284,12 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	}
 	httpDone := make(chan struct{})
 	if ln != nil {
-		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
-		d.log.Info("http listening", "addr", ln.Addr().String())
+		loopback := isLoopback(ln.Addr())
+		srv = &http.Server{Handler: d.handler(loopback), ReadHeaderTimeout: 10 * time.Second}
+		d.log.Info("http listening", "addr", ln.Addr().String(), "loopback", loopback, "token", d.token != "")
+		if !loopback && d.token == "" {
+			d.log.Warn("the http listener is not loopback and there is no --http-token-file: POST /tables/{name}/run and POST /reload are refused")
+		}
 		go func() {
 			defer close(httpDone)
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -23,9 +23,11 @@ type statusPage struct {
 	Tables       []scheduler.TableStatus `json:"tables"`
 }
 
-// handler serves /metrics, /healthz, /readyz, /status, the plan preview and
-// the on-demand run endpoint.
-func (d *daemon) handler() http.Handler {
+// handler serves /metrics, /healthz, /readyz, /status, the plan preview,
+// the on-demand run and reload endpoints. loopback tells whether the
+// listener is on loopback only (see httpsec.go).
+func (d *daemon) handler(loopback bool) http.Handler {
+	guard := newMutationGuard(loopback, d.token)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metricsHandler(d.sched.Status, func() daemonCounters {
 		d.mu.Lock()
@@ -81,7 +83,15 @@ func (d *daemon) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, pl)
 	})
-	mux.HandleFunc("POST /tables/{name}/run", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /reload", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
+		d.log.Info("POST /reload: reloading policies")
+		if err := d.reload(); err != nil {
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "reloaded"})
+	}))
+	mux.Handle("POST /tables/{name}/run", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
 		err := d.sched.Trigger(name, scheduler.ReasonAPI)
 		switch {
@@ -102,7 +112,7 @@ func (d *daemon) handler() http.Handler {
 		default:
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		}
-	})
+	}))
 	return mux
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -151,17 +152,24 @@ func startTestDaemon(t *testing.T, dir string) *testDaemon {
 // when be comes from fb.backend()).
 func startTestDaemonWith(t *testing.T, dir string, fb *fakeBackend, be backend) *testDaemon {
 	t.Helper()
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}},
-		hclog.NewNullLogger(), func(policies.Daemon) backend { return be })
+	return startTestDaemonOpts(t, daemonOptions{PolicyDir: dir}, "127.0.0.1:0", fb, be)
+}
+
+// startTestDaemonOpts starts a daemon with o (its clock still) listening on
+// addr; base always dials loopback.
+func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend) *testDaemon {
+	t.Helper()
+	o.clock = stillClock{now: time.Unix(1_700_000_000, 0)}
+	d, err := newDaemon(o, hclog.NewNullLogger(), func(policies.Daemon) backend { return be })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{base: "http://" + ln.Addr().String(), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
+	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
 	go func() { td.done <- d.serve(ctx, td.sigs, ln) }()
 	t.Cleanup(func() {
 		cancel()
