@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -35,6 +36,14 @@ func deltaBackend(db *runner.Backend) backend {
 		Poll: db.Poll,
 		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
 			return db.Plan(ctx, p, exclude)
+		},
+		Inspect: func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
+			t, err := db.Tables.Get(ctx, p.URL)
+			if err != nil {
+				return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+			}
+			rep, _, err := inspectTable(ctx, t, -1, -1)
+			return rep, err
 		},
 		Retain: func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
 		Close:  db.Tables.Close,

@@ -129,6 +129,9 @@ type backend struct {
 	// Retain is told the current policies after each (re)load so the
 	// backend can release handles of removed tables. May be nil.
 	Retain func(ps []policies.Policy)
+	// Inspect reports on a table as `compactord inspect` does (the web
+	// view's charts). May be nil.
+	Inspect func(ctx context.Context, p policies.Policy) (*inspectReport, error)
 	// Close releases the backend. May be nil.
 	Close func() error
 }
@@ -144,6 +147,9 @@ type daemon struct {
 
 	// token is the bearer token of --http-token-file ("" when none).
 	token string
+	// hist is the web view's in-memory history; pages its templates.
+	hist  *history
+	pages *webPages
 	// reloadMu serializes reloads (SIGHUP and POST /reload).
 	reloadMu sync.Mutex
 
@@ -185,8 +191,13 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 			return nil, err
 		}
 	}
+	pages, err := parseWebPages()
+	if err != nil {
+		return nil, err
+	}
 	be := mkBackend(dc)
-	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now(), token: token}
+	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now(), token: token,
+		hist: newHistory(), pages: pages}
 	spec := be.Spec
 	if spec == nil {
 		spec = func(p policies.Policy) (scheduler.Spec, error) { return runner.SpecOf(p, nil) }
@@ -300,6 +311,9 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 		close(httpDone)
 	}
 	d.start()
+	sctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go d.sampleHistory(sctx, historySamplePeriod)
 
 	for {
 		select {

@@ -313,6 +313,43 @@ func wait(t *testing.T, what string, d time.Duration, logs *logLines, cond func(
 	}
 }
 
+// daemonProc is a running compactord binary whose JSON log is collected.
+type daemonProc struct {
+	cmd    *exec.Cmd
+	logs   *logLines
+	exited chan error
+	// base is http://ADDR of its listener.
+	base string
+}
+
+// startDaemonProc starts bin with args (which must ask for JSON logs and
+// an HTTP listener) and waits for its listener; the test's cleanup kills it
+// if it still runs.
+func startDaemonProc(t *testing.T, bin string, args ...string) *daemonProc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &daemonProc{cmd: cmd, logs: &logLines{}, exited: make(chan error, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readDone := make(chan struct{})
+	go func() { p.logs.read(stderr); close(readDone) }()
+	go func() { <-readDone; p.exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	wait(t, "http address", 20*time.Second, p.logs, func() bool {
+		_, m := p.logs.find(0, "http listening", nil)
+		if m != nil {
+			p.base = "http://" + fmt.Sprint(m["addr"])
+		}
+		return m != nil
+	})
+	return p
+}
+
 func TestEndToEndTheRealBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -373,35 +410,9 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	// big runs only on demand: its trigger is out of reach.
 	writePolicy(t, pol, "big.hcl", strings.Replace(policyHCL("big", bigURL, ""), "small_files = 4", "small_files = 100000", 1))
 
-	cmd := exec.Command(bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
+	proc := startDaemonProc(t, bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
 		"--log-format", "json", "--log-level", "debug", "--shutdown-timeout", "200ms", "--workers", "2")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logLines{}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	readDone := make(chan struct{})
-	go func() { logs.read(stderr); close(readDone) }()
-	exited := make(chan error, 1)
-	go func() { <-readDone; exited <- cmd.Wait() }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-		}
-	}()
-
-	var base string
-	wait(t, "http address", 20*time.Second, logs, func() bool {
-		_, m := logs.find(0, "http listening", nil)
-		if m != nil {
-			base = "http://" + fmt.Sprint(m["addr"])
-		}
-		return m != nil
-	})
+	cmd, logs, exited, base := proc.cmd, proc.logs, proc.exited, proc.base
 
 	// The writers run for the whole test.
 	wctx, stopWriters := context.WithCancel(ctx)
@@ -569,7 +580,6 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 	select {
 	case err := <-exited:
-		stopped = true
 		if err != nil {
 			t.Fatalf("daemon exit: %v\n%s", err, logs.dump())
 		}

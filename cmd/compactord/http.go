@@ -19,6 +19,7 @@ type statusPage struct {
 	ReloadError  string                  `json:"reload_error,omitempty"`
 	Stopping     bool                    `json:"stopping"`
 	Workers      int                     `json:"workers"`
+	Replica      string                  `json:"replica,omitempty"`
 	PollInterval string                  `json:"poll_interval"`
 	Tables       []scheduler.TableStatus `json:"tables"`
 }
@@ -29,6 +30,7 @@ type statusPage struct {
 func (d *daemon) handler(loopback bool) http.Handler {
 	guard := newMutationGuard(loopback, d.token)
 	mux := http.NewServeMux()
+	d.webHandlers(mux)
 	mux.Handle("GET /metrics", metricsHandler(d.sched.Status, func() daemonCounters {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -49,7 +51,7 @@ func (d *daemon) handler(loopback bool) http.Handler {
 		page := statusPage{
 			Version: version, Started: d.started, Policies: d.opts.PolicyDir,
 			LastReload: d.reloaded, ReloadError: d.loadErr, Stopping: d.stopping.Load(),
-			Workers: d.daemon.Workers, PollInterval: d.daemon.Poll.String(),
+			Workers: d.daemon.Workers, Replica: d.daemon.Replica, PollInterval: d.daemon.Poll.String(),
 		}
 		d.mu.Unlock()
 		page.Tables = d.sched.Status()

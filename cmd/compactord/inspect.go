@@ -162,17 +162,12 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
 		}
 	}
-	t, snap, err := openSnapshot(ctx, url, *version)
+	t, err := delta.OpenTable(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	if threshold < 0 {
-		if threshold, err = planner.SmallFileThreshold(snap, planner.DefaultPolicy()); err != nil {
-			return err
-		}
-	}
-	rep, err := buildInspectReport(t.URL, snap, threshold)
+	rep, snap, err := inspectTable(ctx, t, *version, threshold)
 	if err != nil {
 		return err
 	}
@@ -181,6 +176,27 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSONTo(stdout, rep)
 	}
 	return writeInspectText(stdout, rep, *maxParts)
+}
+
+// inspectTable loads version (< 0: latest) of t and reports on it, files
+// below threshold counting as small (< 0: the planner's rule under the
+// default policy). Rows of files without stats are not counted yet
+// (countFooterRows does).
+func inspectTable(ctx context.Context, t *delta.Table, version, threshold int64) (*inspectReport, *delta.Snapshot, error) {
+	snap, err := delta.LoadSnapshot(ctx, t, version)
+	if err != nil {
+		return nil, nil, err
+	}
+	if threshold < 0 {
+		if threshold, err = planner.SmallFileThreshold(snap, planner.DefaultPolicy()); err != nil {
+			return nil, nil, err
+		}
+	}
+	rep, err := buildInspectReport(t.URL, snap, threshold)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, snap, nil
 }
 
 // countFooterRows adds to rep the rows of the files without numRecords,

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/scheduler"
+)
+
+// The browser test drives Debian's headless Chromium through playwright-core
+// (tools/webcheck/webcheck.cjs, installed by scripts/test.d/browser.sh)
+// over the web view of the real binary compacting real tables on loopback.
+
+// playwrightVersion is the playwright-core that scripts/test.d/browser.sh
+// installs.
+const playwrightVersion = "1.65.1"
+
+// browserTools finds node, Chromium and playwright-core; what is missing
+// skips the test, except under CI=true where it fails it.
+func browserTools(t *testing.T) (node, chromium, playwright string) {
+	t.Helper()
+	chromium = os.Getenv("COMPACTORD_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	playwright = os.Getenv("COMPACTORD_PLAYWRIGHT_CORE")
+	if playwright == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
+		}
+		playwright = filepath.Join(cache, "compactord", "npm", "playwright-core-"+playwrightVersion, "node_modules", "playwright-core")
+	}
+	var missing []string
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing = append(missing, "node (apt-get install nodejs)")
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing = append(missing, chromium+" (apt-get install chromium)")
+	}
+	if _, err := os.Stat(filepath.Join(playwright, "package.json")); err != nil {
+		missing = append(missing, "playwright-core at "+playwright+" (scripts/test.d/browser.sh installs it)")
+	}
+	if len(missing) > 0 {
+		msg := "browser test needs " + strings.Join(missing, ", ")
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, chromium, playwright
+}
+
+// webcheckResult is what webcheck.cjs saw.
+type webcheckResult struct {
+	Requests      []string `json:"requests"`
+	ConsoleErrors []string `json:"consoleErrors"`
+	Fleet         []struct {
+		Table, State, Reason, Result string
+	} `json:"fleet"`
+	SortedDesc     []string `json:"sortedDesc"`
+	SortedAsc      []string `json:"sortedAsc"`
+	FilteredHalted []string `json:"filteredHalted"`
+	FilteredByName []string `json:"filteredByName"`
+	HaltedPage     struct {
+		Reason      string `json:"reason"`
+		RunDisabled bool   `json:"runDisabled"`
+	} `json:"haltedPage"`
+	Histogram []histBar `json:"histogram"`
+	SkewBars  int       `json:"skewBars"`
+	RunsBefore,
+	RunsAfter []struct {
+		Reason, Result    string
+		FilesIn, FilesOut int
+	}
+	LastRun string `json:"lastRun"`
+}
+
+type histBar struct {
+	Label string `json:"label"`
+	Files int    `json:"files"`
+}
+
+func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
+	node, chromium, playwright := browserTools(t)
+	bin := buildBinary(t)
+	root := t.TempDir()
+	pol := filepath.Join(root, "policies")
+	if err := os.MkdirAll(pol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// events: written here, compacted by its poll trigger. parts: a copy
+	// of a Spark table (partitioned, DVs, a checkpoint) that only "Run now"
+	// compacts. features: a copy of a table this build refuses (halts).
+	// off: a disabled policy.
+	_, eventsURL := newTable(t, filepath.Join(root, "events"), 3, 2, 50)
+	_, offURL := newTable(t, filepath.Join(root, "off"), 1, 2, 10)
+	partsDir, featDir := filepath.Join(root, "parts"), filepath.Join(root, "features")
+	for dir, name := range map[string]string{partsDir: "dv-partitioned-with-checkpoint", featDir: "many-table-features"} {
+		if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePolicy(t, pol, "events.hcl", policyHCL("events", eventsURL, ""))
+	writePolicy(t, pol, "off.hcl", policyHCL("off", offURL, "  enabled = false"))
+	writePolicy(t, pol, "features.hcl", policyHCL("features", "file://"+featDir, ""))
+	writePolicy(t, pol, "parts.hcl", strings.Replace(policyHCL("parts", "file://"+partsDir, ""),
+		"small_files = 4", "small_files = 100000\n    deleted_rows_ratio = 0.9", 1))
+
+	proc := startDaemonProc(t, bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
+		"--log-format", "json", "--log-level", "debug", "--workers", "2")
+	base, logs := proc.base, proc.logs
+	wait(t, "events compacted, features halted, parts polled", 60*time.Second, logs, func() bool {
+		p := getStatus(t, base)
+		ev, f, pa := tableStatus(p, "events"), tableStatus(p, "features"), tableStatus(p, "parts")
+		return ev.LastRun != nil && ev.LastRun.Result == scheduler.ResultCommitted && ev.State == scheduler.StateIdle &&
+			f.Halted && pa.Backlog != nil
+	})
+	if pa := tableStatus(getStatus(t, base), "parts"); pa.LastRun != nil {
+		t.Fatalf("parts ran before the button was pressed: %+v", pa.LastRun)
+	}
+
+	// What `compactord inspect` says of parts, before the page is looked at.
+	var insp inspectReport
+	out, err := exec.Command(bin, "inspect", "--json", "file://"+partsDir).Output()
+	if err != nil {
+		t.Fatalf("inspect: %v", err)
+	}
+	if err := json.Unmarshal(out, &insp); err != nil {
+		t.Fatal(err)
+	}
+	var wantHist []histBar
+	for _, b := range insp.SizeHistogram {
+		wantHist = append(wantHist, histBar{Label: b.Label, Files: b.Files})
+	}
+
+	shots, err := os.MkdirTemp("", "compactord-web-screenshots-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("..", "..", "tools", "webcheck", "webcheck.cjs"))
+	cmd.Env = append(os.Environ(), "PLAYWRIGHT_CORE="+playwright, "CHROMIUM="+chromium, "BASE="+base,
+		"OUT="+shots, "TABLE=parts", "HALTED=features")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("webcheck: %v\n%s\ndaemon log:\n%s", err, stderr.String(), logs.dump())
+	}
+	var got webcheckResult
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("webcheck output: %v\n%s", err, stdout.String())
+	}
+	t.Logf("screenshots: %s and %s", filepath.Join(shots, "fleet.png"), filepath.Join(shots, "table.png"))
+
+	// The fleet page lists every table in its state; the halted one with its reason.
+	states := map[string]string{}
+	for _, r := range got.Fleet {
+		states[r.Table] = r.State
+		if r.Table == "features" && !strings.Contains(r.Reason, "cannot be compacted") {
+			t.Errorf("fleet: the halted table's reason is %q", r.Reason)
+		}
+	}
+	if want := map[string]string{"events": "idle", "features": "halted", "off": "disabled", "parts": "idle"}; !reflect.DeepEqual(states, want) {
+		t.Errorf("fleet states = %v, want %v", states, want)
+	}
+	if want := []string{"parts", "off", "features", "events"}; !reflect.DeepEqual(got.SortedDesc, want) {
+		t.Errorf("sorted by name descending: %v", got.SortedDesc)
+	}
+	if want := []string{"events", "features", "off", "parts"}; !reflect.DeepEqual(got.SortedAsc, want) {
+		t.Errorf("sorted by name ascending: %v", got.SortedAsc)
+	}
+	if !reflect.DeepEqual(got.FilteredHalted, []string{"features"}) || !reflect.DeepEqual(got.FilteredByName, []string{"parts"}) {
+		t.Errorf("filters: halted %v, by name %v", got.FilteredHalted, got.FilteredByName)
+	}
+	if !strings.Contains(got.HaltedPage.Reason, "cannot be compacted") || !got.HaltedPage.RunDisabled {
+		t.Errorf("halted table page: %+v", got.HaltedPage)
+	}
+
+	// The table page's histogram is inspect's.
+	if !reflect.DeepEqual(got.Histogram, wantHist) {
+		t.Errorf("histogram on the page %v, inspect %v", got.Histogram, wantHist)
+	}
+	if got.SkewBars != min(insp.NumPartitions, 20) || got.SkewBars == 0 {
+		t.Errorf("partition skew has %d bars for %d partitions", got.SkewBars, insp.NumPartitions)
+	}
+
+	// "Run now" ran the table, and the reloaded page shows that run.
+	for _, r := range got.RunsBefore {
+		if r.Reason == scheduler.ReasonAPI {
+			t.Errorf("an api run before the button was pressed: %+v", got.RunsBefore)
+		}
+	}
+	if len(got.RunsAfter) == 0 || got.RunsAfter[0].Reason != scheduler.ReasonAPI || got.RunsAfter[0].Result != scheduler.ResultCommitted ||
+		got.RunsAfter[0].FilesIn == 0 || !strings.Contains(got.LastRun, "(api)") {
+		t.Errorf("after Run now: runs %+v, last run %q", got.RunsAfter, got.LastRun)
+	}
+	st := tableStatus(getStatus(t, base), "parts")
+	if st.LastRun == nil || st.LastRun.Reason != scheduler.ReasonAPI || st.LastRun.Report.FilesRemoved != got.RunsAfter[0].FilesIn {
+		t.Errorf("/status of parts after Run now: %+v", st.LastRun)
+	}
+
+	// Every request the pages made went to the daemon on loopback.
+	bu, _ := url.Parse(base)
+	if len(got.Requests) < 5 {
+		t.Errorf("only %d requests recorded", len(got.Requests))
+	}
+	for _, r := range got.Requests {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "http" || u.Host != bu.Host {
+			t.Errorf("request to %s left the daemon's loopback listener", r)
+		}
+	}
+	if len(got.ConsoleErrors) > 0 {
+		t.Errorf("console errors: %v", got.ConsoleErrors)
+	}
+	for _, name := range []string{"fleet.png", "table.png"} {
+		b, err := os.ReadFile(filepath.Join(shots, name))
+		if err != nil || len(b) < 1000 || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("screenshot %s: %d bytes, %v", name, len(b), err)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/compactord/compactord/checkpoint"
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/logcleanup"
+	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/vacuum"
+)
+
+// The daemon's HTML view: the fleet page at / (a shell that fleet.js fills
+// from /status, refreshing itself) and a page per table at /tables/{name}
+// (rendered here, charts as server-side SVG). Assets are embedded; the
+// pages load nothing from anywhere but this listener (the
+// Content-Security-Policy says so to the browser too).
+
+//go:embed web
+var webFiles embed.FS
+
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// webPages holds the parsed templates.
+type webPages struct {
+	fleet, table *template.Template
+}
+
+func parseWebPages() (*webPages, error) {
+	funcs := template.FuncMap{
+		"size":    func(n int64) string { return inspectSize(n) },
+		"when":    formatWhen,
+		"at":      func(t time.Time) string { return formatWhen(&t) },
+		"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String() },
+		"pct":     func(r float64) string { return fmt.Sprintf("%.2f%%", r*100) },
+	}
+	fleet, err := template.New("fleet.html").Funcs(funcs).ParseFS(webFiles, "web/fleet.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	table, err := template.New("table.html").Funcs(funcs).ParseFS(webFiles, "web/table.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return &webPages{fleet: fleet, table: table}, nil
+}
+
+func formatWhen(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// runRow is one line of a table page's recent runs.
+type runRow struct {
+	Start           time.Time
+	Reason, Result  string
+	Duration        float64
+	FilesIn         int
+	FilesOut        int
+	BytesIn         int64
+	BytesOut        int64
+	Reconciliations int64
+	Dropped         int64
+	Conflicts       string
+	Ops             string
+	Error           string
+}
+
+func runRowOf(r scheduler.RunRecord) runRow {
+	rep := r.Report
+	row := runRow{Start: r.Start, Reason: r.Reason, Result: r.Result, Duration: r.Duration,
+		FilesIn: rep.FilesRemoved, FilesOut: rep.FilesAdded, BytesIn: rep.BytesRemoved, BytesOut: rep.BytesAdded,
+		Reconciliations: rep.Counts[compaction.CountReconciliations], Dropped: rep.Counts[compaction.CountJobsDropped],
+		Conflicts: formatCounts(rep.Conflicts), Error: r.Error}
+	if rep.Skipped {
+		row.Error = strings.TrimSpace(row.Error + " skipped: " + rep.SkipReason)
+	}
+	var ops []string
+	for _, o := range r.Ops {
+		ops = append(ops, o.Op+": "+o.Result)
+	}
+	row.Ops = strings.Join(ops, ", ")
+	return row
+}
+
+func formatCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(out, ", ")
+}
+
+// maintRow is one maintenance operation's state on a table page.
+type maintRow struct {
+	Op, Last, Totals string
+}
+
+// tablePageData is what table.html renders.
+type tablePageData struct {
+	Version     string
+	T           scheduler.TableStatus
+	LeaseHolder string
+	InspectErr  string
+	Inspect     *inspectReport
+	Histogram   template.HTML
+	Skew        template.HTML
+	Backlog     template.HTML
+	Runs        []runRow
+	Plan        string
+	PlanErr     string
+	Maintenance []maintRow
+}
+
+// leaseHolder says who holds a table's lease, as far as the daemon knows.
+func leaseHolder(replica string, t scheduler.TableStatus) string {
+	switch {
+	case replica == "":
+		return "no leases (single replica)"
+	case t.State == scheduler.StateRunning:
+		return replica + " (this daemon)"
+	case t.LastRun != nil && t.LastRun.Report.Skipped && strings.Contains(t.LastRun.Report.SkipReason, "lease"):
+		return "another replica (last run skipped)"
+	}
+	return "none held by " + replica
+}
+
+func (d *daemon) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageData {
+	pd := tablePageData{Version: version, T: t, LeaseHolder: leaseHolder(d.daemon.Replica, t)}
+	pts, runs := d.hist.of(t.Name)
+	pd.Backlog = backlogChart("backlog-chart", pts)
+	for _, r := range runs {
+		pd.Runs = append(pd.Runs, runRowOf(r))
+	}
+	p, ok := d.sched.Policy(t.Name)
+	switch {
+	case !ok:
+		pd.InspectErr = "no policy"
+	case d.be.Inspect == nil:
+		pd.InspectErr = "this daemon's backend does not inspect tables"
+	default:
+		rep, err := d.be.Inspect(ctx, p)
+		if err != nil {
+			pd.InspectErr = err.Error()
+			break
+		}
+		pd.Inspect = rep
+		var bars []bar
+		for _, b := range rep.SizeHistogram {
+			bars = append(bars, bar{Label: b.Label, Value: float64(b.Files), Text: fmt.Sprintf("%d", b.Files)})
+		}
+		pd.Histogram = barChart("size-histogram", "data files by size", bars)
+		parts := append([]partitionSummary(nil), rep.Partitions...)
+		sort.SliceStable(parts, func(i, j int) bool { return parts[i].Bytes > parts[j].Bytes })
+		bars = nil
+		for i, ps := range parts {
+			if i == 20 {
+				break
+			}
+			bars = append(bars, bar{Label: partitionLabel(rep.PartitionColumns, ps.Values), Value: float64(ps.Bytes), Text: inspectSize(ps.Bytes)})
+		}
+		pd.Skew = barChart("partition-skew", "bytes per partition (largest 20)", bars)
+	}
+	switch {
+	case !ok:
+	case t.Halted:
+		pd.PlanErr = "halted: " + t.HaltReason
+	default:
+		exclude := map[string]bool{}
+		for _, q := range t.Quarantined {
+			exclude[q] = true
+		}
+		pl, err := d.be.Plan(ctx, p, exclude)
+		if err != nil {
+			pd.PlanErr = err.Error()
+			break
+		}
+		b, _ := json.MarshalIndent(pl, "", "  ")
+		pd.Plan = string(b)
+	}
+	pd.Maintenance = maintenanceRows(t)
+	return pd
+}
+
+func partitionLabel(cols []string, vals map[string]*string) string {
+	if len(cols) == 0 {
+		return "(unpartitioned)"
+	}
+	var out []string
+	for _, c := range cols {
+		v := "null"
+		if p := vals[c]; p != nil {
+			v = *p
+		}
+		out = append(out, c+"="+v)
+	}
+	return strings.Join(out, "/")
+}
+
+// maintenanceRows gives the last result of each operation the last run
+// performed and the table's totals for checkpoints, log cleanup and vacuum.
+func maintenanceRows(t scheduler.TableStatus) []maintRow {
+	last := map[string]string{}
+	if t.LastRun != nil {
+		for _, o := range t.LastRun.Ops {
+			s := o.Result
+			if o.Error != "" {
+				s += ": " + o.Error
+			}
+			last[o.Op] = s
+		}
+	}
+	c := t.Counters.Counts
+	rows := []maintRow{
+		{"checkpoint", last[checkpoint.Name], fmt.Sprintf("%d written, %d failed, %s spent", c[checkpoint.CountWritten], c[checkpoint.CountFailed],
+			(time.Duration(c[checkpoint.CountDurationMillis]) * time.Millisecond).String())},
+		{"log cleanup", last[logcleanup.Name], fmt.Sprintf("%d log files deleted", c[logcleanup.CountFilesDeleted])},
+		{"vacuum", last[vacuum.Name], fmt.Sprintf("%d files, %s deleted (%d orphans)", c[vacuum.CountFilesDeleted], inspectSize(c[vacuum.CountBytesDeleted]), c[vacuum.CountOrphans])},
+	}
+	for i := range rows {
+		if rows[i].Last == "" {
+			rows[i].Last = "not in the last run"
+		}
+	}
+	return rows
+}
+
+// webHandlers adds the HTML view to mux.
+func (d *daemon) webHandlers(mux *http.ServeMux) {
+	pages := d.pages
+	assets, _ := fs.Sub(webFiles, "web") // "web" is a directory of webFiles
+	static := http.StripPrefix("/ui/", http.FileServerFS(assets))
+	mux.Handle("GET /ui/", secureHeaders(static))
+	mux.Handle("GET /{$}", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		render(w, pages.fleet, map[string]string{"Version": version})
+	})))
+	mux.Handle("GET /tables/{name}", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		ts := d.sched.Status()
+		d.hist.observe(ts, time.Now())
+		for _, t := range ts {
+			if t.Name == name {
+				render(w, pages.table, d.tablePage(r.Context(), t))
+				return
+			}
+		}
+		http.Error(w, "no such table: "+name, http.StatusNotFound)
+	})))
+}
+
+// historySamplePeriod is how often the web view's history samples the
+// scheduler's status (in memory only; cheap).
+const historySamplePeriod = 2 * time.Second
+
+// sampleHistory feeds d.hist from the scheduler's status every period until
+// ctx ends.
+func (d *daemon) sampleHistory(ctx context.Context, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		d.hist.observe(d.sched.Status(), time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func secureHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func render(w http.ResponseWriter, t *template.Template, data any) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(b.String()))
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/compactord/compactord/scheduler"
+)
+
+// The web view's memory: per table, a ring buffer of backlog samples and
+// one of finished runs, fed by sampling scheduler.Status (the scheduler
+// keeps only the last run). Nothing of it is persisted: a restart starts
+// empty, and a table's rings go when its policy goes.
+
+const (
+	backlogRingSize = 720
+	runRingSize     = 50
+	// backlogKeepEvery records an unchanged backlog at least this often,
+	// so a flat line still has points.
+	backlogKeepEvery = time.Minute
+)
+
+// backlogPoint is one sample of a table's backlog.
+type backlogPoint struct {
+	At         time.Time `json:"at"`
+	SmallFiles int       `json:"small_files"`
+	SmallBytes int64     `json:"small_bytes"`
+	Files      int       `json:"files"`
+}
+
+// ring is a fixed-size ring buffer.
+type ring[T any] struct {
+	buf  []T
+	next int
+	full bool
+}
+
+func newRing[T any](n int) *ring[T] { return &ring[T]{buf: make([]T, n)} }
+
+func (r *ring[T]) add(v T) {
+	r.buf[r.next] = v
+	r.next = (r.next + 1) % len(r.buf)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+// items returns the elements, oldest first.
+func (r *ring[T]) items() []T {
+	if !r.full {
+		return append([]T(nil), r.buf[:r.next]...)
+	}
+	return append(append([]T(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+type tableHistory struct {
+	backlog *ring[backlogPoint]
+	runs    *ring[scheduler.RunRecord]
+	lastEnd time.Time
+	last    *backlogPoint
+}
+
+// history holds every table's rings.
+type history struct {
+	mu     sync.Mutex
+	tables map[string]*tableHistory
+}
+
+func newHistory() *history { return &history{tables: map[string]*tableHistory{}} }
+
+// observe records what ts shows at now: a backlog point when it changed
+// (or backlogKeepEvery passed) and the last run when it is new. Tables not
+// in ts are forgotten.
+func (h *history) observe(ts []scheduler.TableStatus, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seen := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		seen[t.Name] = true
+		th := h.tables[t.Name]
+		if th == nil {
+			th = &tableHistory{backlog: newRing[backlogPoint](backlogRingSize), runs: newRing[scheduler.RunRecord](runRingSize)}
+			h.tables[t.Name] = th
+		}
+		if t.Backlog != nil {
+			p := backlogPoint{At: now, SmallFiles: t.Backlog.SmallFiles, SmallBytes: t.Backlog.SmallBytes, Files: t.Backlog.Files}
+			if th.last == nil || th.last.SmallFiles != p.SmallFiles || th.last.SmallBytes != p.SmallBytes ||
+				th.last.Files != p.Files || now.Sub(th.last.At) >= backlogKeepEvery {
+				th.backlog.add(p)
+				th.last = &p
+			}
+		}
+		if t.LastRun != nil && !t.LastRun.End.Equal(th.lastEnd) {
+			th.runs.add(*t.LastRun)
+			th.lastEnd = t.LastRun.End
+		}
+	}
+	for name := range h.tables {
+		if !seen[name] {
+			delete(h.tables, name)
+		}
+	}
+}
+
+// of returns a table's backlog samples (oldest first) and runs (newest
+// first).
+func (h *history) of(name string) ([]backlogPoint, []scheduler.RunRecord) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	th := h.tables[name]
+	if th == nil {
+		return nil, nil
+	}
+	runs := th.runs.items()
+	for i, j := 0, len(runs)-1; i < j; i, j = i+1, j-1 {
+		runs[i], runs[j] = runs[j], runs[i]
+	}
+	return th.backlog.items(), runs
+}
