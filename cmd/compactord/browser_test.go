@@ -96,11 +96,7 @@ type histBar struct {
 func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	node, chromium, playwright := browserTools(t)
 	bin := buildBinary(t)
-	root := t.TempDir()
-	pol := filepath.Join(root, "policies")
-	if err := os.MkdirAll(pol, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root, pol := policyRoot(t)
 	// events: written here, compacted by its poll trigger. parts: a copy
 	// of a Spark table (partitioned, DVs, a checkpoint) that only "Run now"
 	// compacts. features: a copy of a table this build refuses (halts).

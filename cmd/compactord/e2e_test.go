@@ -313,6 +313,17 @@ func wait(t *testing.T, what string, d time.Duration, logs *logLines, cond func(
 	}
 }
 
+// policyRoot makes a test directory with an empty policies/ inside.
+func policyRoot(t *testing.T) (root, pol string) {
+	t.Helper()
+	root = t.TempDir()
+	pol = filepath.Join(root, "policies")
+	if err := os.MkdirAll(pol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root, pol
+}
+
 // daemonProc is a running compactord binary whose JSON log is collected.
 type daemonProc struct {
 	cmd    *exec.Cmd
@@ -359,11 +370,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
 	bin := buildBinary(t)
 	step("built")
-	root := t.TempDir()
-	pol := filepath.Join(root, "policies")
-	if err := os.MkdirAll(pol, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root, pol := policyRoot(t)
 
 	// Tables: events (live writers), old (removed by SIGHUP), broken (a
 	// corrupt data file), features (a protocol compactord cannot write),

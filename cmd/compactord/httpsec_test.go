@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,12 +16,8 @@ import (
 // listener on loopback and one on every interface (dialled over loopback)
 // and checks who may POST and who may read.
 func TestMutatingEndpointsNeedATokenOffLoopbackAndRefuseCrossSite(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("s3cret-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := memPolicyDir(t, "a")
+	tokenFile := tempFile(t, "s3cret-token\n")
 	type req struct {
 		method, path string
 		header       map[string]string
@@ -104,15 +101,28 @@ func TestMutatingEndpointsNeedATokenOffLoopbackAndRefuseCrossSite(t *testing.T) 
 }
 
 func TestAnEmptyTokenFileFailsStartup(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
-	empty := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{empty, filepath.Join(t.TempDir(), "missing")} {
+	dir := memPolicyDir(t, "a")
+	for _, f := range []string{tempFile(t, " \n"), filepath.Join(t.TempDir(), "missing")} {
 		if _, err := newDaemon(daemonOptions{PolicyDir: dir, HTTPTokenFile: f}, hclog.NewNullLogger(), func(policies.Daemon) backend { return backend{} }); err == nil {
 			t.Fatalf("newDaemon with token file %s: no error", f)
 		}
 	}
+}
+
+// memPolicyDir makes a policy directory with one mem:// table named name.
+func memPolicyDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writePolicy(t, dir, name+".hcl", fmt.Sprintf("table %q {\n  url = \"mem://%s\"\n}\n", name, name))
+	return dir
+}
+
+// tempFile writes content to a new file of the test and returns its path.
+func tempFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

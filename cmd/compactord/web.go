@@ -37,11 +37,13 @@ type webPages struct {
 
 func parseWebPages() (*webPages, error) {
 	funcs := template.FuncMap{
-		"size":    func(n int64) string { return inspectSize(n) },
-		"when":    formatWhen,
-		"at":      func(t time.Time) string { return formatWhen(&t) },
-		"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String() },
-		"pct":     func(r float64) string { return fmt.Sprintf("%.2f%%", r*100) },
+		"size": func(n int64) string { return inspectSize(n) },
+		"when": formatWhen,
+		"at":   func(t time.Time) string { return formatWhen(&t) },
+		"seconds": func(s float64) string {
+			return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+		},
+		"pct": func(r float64) string { return fmt.Sprintf("%.2f%%", r*100) },
 	}
 	fleet, err := template.New("fleet.html").Funcs(funcs).ParseFS(webFiles, "web/fleet.html")
 	if err != nil {

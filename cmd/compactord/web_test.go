@@ -49,9 +49,7 @@ func TestHistoryRecordsChangedBacklogsAndNewRunsAndForgetsRemovedTables(t *testi
 }
 
 func TestWebPagesAreEmbeddedAndSelfContained(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
-	td := startTestDaemon(t, dir)
+	td := startTestDaemon(t, memPolicyDir(t, "a"))
 	for _, c := range []struct {
 		path, want string
 		code       int
