@@ -84,20 +84,18 @@ var (
 )
 
 // newDynamoLogStore builds the DynamoDB client from the SDK's default
-// chain (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB), overridden
-// by the URL's dynamodb_region and dynamodb_endpoint.
+// chain (credentials, AWS_ENDPOINT_URL_DYNAMODB), with the URL's
+// dynamodb_endpoint over it. The region is dynamodb_region, else Delta's
+// ddb.region default us-east-1, never AWS_REGION: a region other than the
+// Spark writers' is another DynamoDB table, and no exclusion at all.
 func newDynamoLogStore(ctx context.Context, s3 *blobLogStore, cfg *dynamoConfig, opts OpenOptions) (*dynamoLogStore, error) {
-	var loads []func(*config.LoadOptions) error
-	if cfg.Region != "" {
-		loads = append(loads, config.WithRegion(cfg.Region))
+	region := cfg.Region
+	if region == "" {
+		region = defaultDynamoRegion
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, loads...)
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb log store for %s: aws config: %w", s3.store, err)
-	}
-	if awsCfg.Region == "" {
-		// Delta's ddb.region default.
-		awsCfg.Region = defaultDynamoRegion
 	}
 	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		if cfg.Endpoint != "" {

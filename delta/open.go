@@ -54,7 +54,8 @@ type OpenOptions struct {
 //     Delta's S3DynamoDBLogStore protocol (the DynamoDB table, default
 //     "delta_log", provides the mutual exclusion), for tables that Spark
 //     writers configured with that log store share. Optional
-//     dynamodb_region, dynamodb_endpoint (else the SDK's chain, including
+//     dynamodb_region (default us-east-1, Delta's default, whatever
+//     AWS_REGION says), dynamodb_endpoint (else the SDK's chain, including
 //     AWS_ENDPOINT_URL_DYNAMODB), and dynamodb_scheme (s3a, the default, s3
 //     or s3n) or dynamodb_table_path: the entries' key is the table path
 //     with the scheme the Spark writers use, and a different scheme is a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 )
@@ -15,10 +16,14 @@ import (
 // uses).
 // With a replica name, every run holds the table's lease.
 func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backend {
-	tables, budget := runner.NewTables(), 0
+	opts, budget := delta.OpenOptions{}, 0
 	if sf != nil {
-		tables, budget = runner.NewTablesWith(sf.openOptions()), sf.budget
+		opts, budget = sf.openOptions(), sf.budget
 	}
+	// The DynamoDB log store's warnings (a commit left for the next reader
+	// to publish, a writer outside the DynamoDB table).
+	opts.Logger = log.Named("logstore")
+	tables := runner.NewTablesWith(opts)
 	return deltaBackend(&runner.Backend{
 		Tables:      tables,
 		RetryBudget: budget,

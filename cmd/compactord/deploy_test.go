@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -59,6 +60,18 @@ func TestComposeMountsValidPoliciesWhereTheImageReadsThem(t *testing.T) {
 		if !strings.Contains(p.URL, "endpoint=http://s3:7070") {
 			t.Errorf("table %s does not use the compose S3 service: %s", p.Name, p.URL)
 		}
+		if strings.Contains(p.URL, "log_store=dynamodb") &&
+			(!strings.Contains(p.URL, "dynamodb_endpoint=http://dynamodb:8000") || !strings.Contains(p.URL, "dynamodb_table=delta_log") ||
+				!strings.Contains(string(b), "dynamodb:8000 dynamodb create-table --table-name delta_log")) {
+			t.Errorf("table %s does not use the compose DynamoDB service and the table it creates: %s", p.Name, p.URL)
+		}
+		// Every URL opens (no I/O: the drivers connect on first use).
+		tbl, err := delta.OpenTable(context.Background(), p.URL)
+		if err != nil {
+			t.Errorf("table %s: %v", p.Name, err)
+			continue
+		}
+		_ = tbl.Close()
 	}
 	if set.Daemon.HTTP != "0.0.0.0:9464" || !strings.Contains(string(b), `"9464:9464"`) {
 		t.Errorf("daemon http %q is not the published port", set.Daemon.HTTP)

@@ -1,12 +1,16 @@
 // Package storetest is compactord's cross-store integration suite: one test
 // body (Run) executed against every object store compactord supports —
-// mem://, file://, S3 (versitygw), GCS (fake-gcs-server) and Azure
-// (azurite) — plus an in-process S3 fake (gofakes3) for fast unit tests of
-// S3-specific failure modes.
+// mem://, file://, S3 (versitygw), S3 with the DynamoDB log store
+// (versitygw and dynalite), GCS (fake-gcs-server) and Azure (azurite) —
+// plus an in-process S3 fake (gofakes3) for fast unit tests of
+// S3-specific failure modes, and the DynamoDB log store's own suite
+// (RunDynamoDB), which races compactord against ProtocolWriter, a second
+// implementation of Delta's DynamoDB commit protocol written from its
+// description, and kills writers between their entry and their copy.
 //
 // The servers are started by scripts/test.d/emulators.sh, which exports
-// COMPACTORD_TEST_S3_ENDPOINT, COMPACTORD_TEST_GCS_ENDPOINT and
-// COMPACTORD_TEST_AZURE_ENDPOINT (with test credentials in the SDKs'
+// COMPACTORD_TEST_S3_ENDPOINT, COMPACTORD_TEST_GCS_ENDPOINT,
+// COMPACTORD_TEST_AZURE_ENDPOINT and COMPACTORD_TEST_DYNAMODB_ENDPOINT (with test credentials in the SDKs'
 // standard environment variables). A store whose variable is absent is
 // skipped, except under CI=true, where that is a failure.
 //
