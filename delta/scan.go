@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
@@ -39,6 +40,13 @@ type FileScan struct {
 	next    int64
 	numRows int64
 	dv      *roaring64.Bitmap
+
+	// byCol is the plan of each data-schema column, tgtRep its maximum
+	// repetition level, rgStart the physical index of each row group's
+	// first row (for ReadColumn).
+	byCol   []*leafPlan
+	tgtRep  []int
+	rgStart []int64
 
 	srcBuf   []parquet.Row
 	colStart []int
@@ -140,11 +148,16 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		s.rowIDs = &rowIDFill{idCol: n - 2, versionCol: n - 1, base: *add.BaseRowID, version: *add.DefaultRowCommitVersion}
 	}
 	var total int64
-	for _, rg := range s.rowGroups {
+	s.rgStart = make([]int64, len(s.rowGroups))
+	for i, rg := range s.rowGroups {
+		s.rgStart[i] = total
 		total += rg.NumRows()
 	}
 	if total != s.numRows {
 		return nil, DataFileError(add.Path, ra, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows))
+	}
+	if err := s.indexColumns(); err != nil {
+		return nil, err
 	}
 	dv := opts.DV
 	if dv == nil {
@@ -159,6 +172,28 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		s.dv = dv
 	}
 	return s, nil
+}
+
+// indexColumns maps every data-schema column to its plan.
+func (s *FileScan) indexColumns() error {
+	cols := s.schema.Columns()
+	s.byCol = make([]*leafPlan, len(cols))
+	s.tgtRep = make([]int, len(cols))
+	for i, path := range cols {
+		lc, _ := s.schema.Lookup(path...)
+		s.tgtRep[i] = lc.MaxRepetitionLevel
+	}
+	for _, lp := range s.plans {
+		if c := lp.tgt.col; c >= 0 && c < len(s.byCol) {
+			s.byCol[c] = lp
+		}
+	}
+	for i, lp := range s.byCol {
+		if lp == nil {
+			return fmt.Errorf("data file %s: internal error: no plan for column %s", s.key, strings.Join(cols[i], "."))
+		}
+	}
+	return nil
 }
 
 // ColumnBufferSize is the per-column read buffer for a file of fileSize

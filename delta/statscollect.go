@@ -68,7 +68,9 @@ type statsNode struct {
 // maxValues and nullCount for the indexed leaf columns (physical names,
 // nested structs as nested objects) and tightBounds when enabled. It keeps
 // a running min/max per leaf and does not allocate per value. Not safe for
-// concurrent use.
+// concurrent use, except that ObservePage and ObserveValues may run
+// concurrently for values of distinct columns (each column has its own
+// state); AddRecords and Finish must not overlap them.
 type StatsCollector struct {
 	root       []*statsNode
 	leaves     []leafStats
@@ -238,6 +240,11 @@ func ReadPageValues(p parquet.Page, buf []parquet.Value, fn func([]parquet.Value
 		}
 	}
 }
+
+// ObservePage folds a whole page of values of the observed schema into the
+// statistics from its bounds and null count, and reports whether it could
+// (see observeBounds); when it returns false, observe the page's values.
+func (c *StatsCollector) ObservePage(p parquet.Page) bool { return c.observeBounds(p) }
 
 // observeBounds folds a whole page into its column's statistics from the
 // page's null count and bounds, without reading its values, when those are

@@ -23,6 +23,10 @@ type statsSink interface {
 	Observe(row parquet.Row) error
 	// ObserveRowGroup observes every row of a row group, column by column.
 	ObserveRowGroup(rg parquet.RowGroup) error
+	// columns observes values column by column (distinct columns may be
+	// observed concurrently); addRecords counts the rows they form.
+	columns() delta.ColumnObserver
+	addRecords(n int64)
 	Finish() (string, error)
 }
 
@@ -31,12 +35,18 @@ func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 }
 
 func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
-	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
-	s, err := delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf})
+	s, err := openScan(ctx, t, snap, add, schema, opts)
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openScan opens the Delta core's scan of a source, for reading rows or
+// columns.
+func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
+	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
+	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf})
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.
@@ -47,6 +57,8 @@ type statsAdapter struct {
 
 func (a *statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return nil }
 func (a *statsAdapter) Finish() (string, error)       { return a.c.Finish() }
+func (a *statsAdapter) columns() delta.ColumnObserver { return a.c }
+func (a *statsAdapter) addRecords(n int64)            { a.c.AddRecords(n) }
 
 func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
 	defer delta.RecoverParquet(&err)

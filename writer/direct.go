@@ -65,6 +65,20 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 	return d, nil
 }
 
+// directFrom is the direct reader of a source already opened by the Delta
+// core's scan, nil when its parquet schema is not the data schema.
+func directFrom(src *delta.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
+	f := s.File()
+	if !parquet.EqualNodes(f.Schema(), schema) {
+		return nil
+	}
+	key, err := src.Key()
+	if err != nil {
+		return nil
+	}
+	return &directSource{key: key, path: src.Path, ra: s.ObjectReader(), file: f, rowGroups: f.RowGroups(), dv: s.DeletionVector()}
+}
+
 // NumPhysicalRows is the footer's row count.
 func (d *directSource) NumPhysicalRows() int64 { return d.file.NumRows() }
 

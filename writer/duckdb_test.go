@@ -42,20 +42,7 @@ type duckFile struct {
 // is not installed, except under CI where that is a failure.
 func duckCheck(t *testing.T, files []string) map[string]duckFile {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "tools", "duckcheck", "check.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := filepath.Join(filepath.Dir(script), "node_modules", "@duckdb", "node-api")
-	_, statErr := os.Stat(mod)
-	node, lookErr := exec.LookPath("node")
-	if statErr != nil || lookErr != nil {
-		msg := "DuckDB cross-check needs node and `npm ci` in tools/duckcheck (scripts/test.d/duckdb.sh installs it)"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s; under CI it must be installed: %v %v", msg, statErr, lookErr)
-		}
-		t.Skip(msg)
-	}
+	node, script := duckScript(t, "check.mjs")
 	cmd := exec.Command(node, append([]string{script}, files...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -75,6 +62,28 @@ func duckCheck(t *testing.T, files []string) map[string]duckFile {
 		t.Fatalf("duckdb checked %d files, want %d", len(res), len(files))
 	}
 	return res
+}
+
+// duckScript returns node and the path of a tools/duckcheck script. It
+// skips the test when DuckDB's npm package is not installed, except under
+// CI where that is a failure.
+func duckScript(t *testing.T, name string) (node, script string) {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "tools", "duckcheck", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(filepath.Dir(script), "node_modules", "@duckdb", "node-api")
+	_, statErr := os.Stat(mod)
+	node, lookErr := exec.LookPath("node")
+	if statErr != nil || lookErr != nil {
+		msg := "DuckDB cross-check needs node and `npm ci` in tools/duckcheck (scripts/test.d/duckdb.sh installs it)"
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s; under CI it must be installed: %v %v", msg, statErr, lookErr)
+		}
+		t.Skip(msg)
+	}
+	return node, script
 }
 
 func TestOutputsAgreeWithDuckDB(t *testing.T) {

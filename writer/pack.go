@@ -1,51 +1,93 @@
 package writer
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 )
 
-// packedSource is a small DV-free source whose schema is the data schema,
-// waiting in the job's pack for one row-group write with its neighbours.
+// The pack path writes sources column by column. Sources whose row groups
+// are too small (or that differ from the data schema, or carry a deletion
+// vector) to be copied page for page wait in the job's pack; a pack becomes
+// output row groups of about packBytes of source each, and each output row
+// group is written one column at a time: every column of every source row
+// group in it is read by the Delta core's FileScan.ReadColumn (types
+// widened, levels translated, absent columns null-filled, deleted rows
+// dropped) straight into the column's writer. Columns are independent, so
+// up to GOMAXPROCS of them are converted, encoded and compressed at once.
+// No row is assembled.
+
+// packedSource is a source waiting in the job's pack.
 type packedSource struct {
-	src    *delta.Add
-	direct *directSource
+	src  *delta.Add
+	scan *delta.FileScan
 }
 
-// packable reports whether a source goes to the pack: no deletion vector,
-// the data schema, row groups too small for the copy path (a pack of them
-// makes one output row group), and the whole-row-group paths enabled.
-func (jw *jobWriter) packable(d *directSource, minCopy int64) bool {
-	return d != nil && !jw.opts.DisableCopyPath && d.dv == nil && len(d.rowGroups) > 0 && !d.copyable(minCopy)
+// packable reports whether a source goes to the pack: the whole-row-group
+// paths are on and every row group fits in one output row group (at most
+// RowGroupRows rows and RowGroupBytes compressed bytes; a source row group
+// is never split, so larger ones go row by row).
+func (jw *jobWriter) packable(s *delta.FileScan) bool {
+	if jw.opts.DisableCopyPath || s.NumRowGroups() == 0 {
+		return false
+	}
+	meta := s.File().Metadata().RowGroups
+	for i := range s.NumRowGroups() {
+		if n, _ := s.RowGroupRows(i); n > jw.opts.RowGroupRows || rowGroupBytes(meta, i) > jw.opts.RowGroupBytes {
+			return false
+		}
+	}
+	return true
 }
 
-// addToPack records src's run (its rows will follow the rows already
+// addToPack records src's run (its live rows follow the rows already
 // written and packed) and queues it; the pack is written when it holds
 // packBytes of sources or would fill the output.
-func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, d *directSource, physical int64) error {
+func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, s *delta.FileScan, physical int64) error {
+	var live int64
+	for i := range s.NumRowGroups() {
+		_, n := s.RowGroupRows(i)
+		live += n
+	}
+	if want := physical - src.NumDeleted(); live != want {
+		return corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, live, physical, src.NumDeleted(), want))
+	}
+	if live == 0 {
+		// Nothing to write: an empty run where the next rows would go (no
+		// output is opened for it; see run for a trailing one).
+		run := composition.Run{Source: src.Path, SourceNumPhysicalRecords: physical, Output: len(jw.res.Outputs)}
+		if jw.cur != nil {
+			run.RowOffsetInTarget = jw.cur.rows + jw.packRows
+		}
+		jw.res.Composition = append(jw.res.Composition, run)
+		return nil
+	}
 	if jw.cur == nil {
 		if err := jw.openOutput(ctx); err != nil {
 			return err
 		}
-	}
-	if want := physical - src.NumDeleted(); want != physical {
-		return corruptSource(src, fmt.Errorf("%w: numRecords %d - DV cardinality %d, but the source has no deletion vector to apply",
-			ErrLiveRowMismatch, physical, src.NumDeleted()))
 	}
 	jw.res.Composition = append(jw.res.Composition, composition.Run{
 		Source:                   src.Path,
 		SourceNumPhysicalRecords: physical,
 		Output:                   len(jw.res.Outputs),
 		RowOffsetInTarget:        jw.cur.rows + jw.packRows,
-		LiveRows:                 physical,
+		LiveRows:                 live,
 	})
-	jw.pack = append(jw.pack, packedSource{src: src, direct: d})
-	jw.packRows += physical
+	jw.pack = append(jw.pack, packedSource{src: src, scan: s})
+	jw.packRows += live
 	jw.packBytes += src.Size
 	jw.res.PackedSources++
 	if jw.packBytes >= packBytes(jw.opts) || jw.cur.size()+jw.packBytes >= jw.target {
@@ -54,55 +96,67 @@ func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, d *directSou
 	return nil
 }
 
-// packBytes bounds a pack's source bytes: RowGroupBytes / 4 (16 MiB by
-// default). The packed sources stay open (small ones are held in memory
-// whole) while parquet-go re-encodes them, so a pack costs about twice its
-// size; bench/rewrite.sh measured peak RSS 356 MiB with packs of
+// packBytes bounds a pack's source bytes, and the source bytes of one
+// output row group it writes: RowGroupBytes / 4 (16 MiB by default). The
+// packed sources stay open (small ones are held in memory whole) until the
+// pack is written; bench/rewrite.sh measured peak RSS 356 MiB with packs of
 // RowGroupBytes, 250 MiB with half and 202 MiB with a quarter, at the same
 // throughput.
 func packBytes(o Options) int64 { return max(1, o.RowGroupBytes/4) }
 
-// flushPack writes the pack into the open output as one row group (parquet-go
-// re-encodes it column by column: no row is assembled) while folding each
-// source into the statistics column by column. Rows keep source order.
+// packUnit is one source row group of a pack.
+type packUnit struct {
+	p     *packedSource
+	rg    int
+	live  int64
+	bytes int64
+}
+
+// flushPack writes the pack into the open output, in source order, as
+// output row groups of up to packBytes of source and RowGroupRows rows.
 func (jw *jobWriter) flushPack() error {
 	if len(jw.pack) == 0 {
 		return nil
 	}
-	o := jw.cur
-	var rgs []parquet.RowGroup
-	for _, p := range jw.pack {
-		rgs = append(rgs, p.direct.rowGroups...)
-	}
-	// The statistics pass and the re-encode read the same sources (their
-	// files and object readers are safe for concurrent use) on two cores;
-	// only this goroutine touches the statistics until it is done.
-	statsDone := make(chan error, 1)
-	go func() {
-		for _, p := range jw.pack {
-			for i, rg := range p.direct.rowGroups {
-				if err := o.stats.ObserveRowGroup(rg); err != nil {
-					statsDone <- fmt.Errorf("source %s: row group %d: %w", p.src.Path, i, err)
-					return
+	defer jw.resetPack()
+	limit := packBytes(jw.opts)
+	var group []packUnit
+	var groupBytes, groupRows int64
+	for i := range jw.pack {
+		p := &jw.pack[i]
+		meta := p.scan.File().Metadata().RowGroups
+		for rg := range p.scan.NumRowGroups() {
+			n, live := p.scan.RowGroupRows(rg)
+			u := packUnit{p: p, rg: rg, live: live, bytes: rowGroupBytes(meta, rg)}
+			if len(group) > 0 && (groupBytes+u.bytes > limit || groupRows+n > jw.opts.RowGroupRows) {
+				if err := jw.cur.writeColumns(group); err != nil {
+					return err
 				}
+				group, groupBytes, groupRows = group[:0], 0, 0
 			}
+			group = append(group, u)
+			groupBytes += u.bytes
+			groupRows += n
 		}
-		statsDone <- nil
-	}()
-	n, err := writeRowGroups(o.pw, rgs)
-	if serr := <-statsDone; serr != nil {
-		return serr
 	}
-	if err != nil {
-		return jw.packError(o, err)
+	if len(group) > 0 {
+		return jw.cur.writeColumns(group)
 	}
-	if n != jw.packRows {
-		return fmt.Errorf("write %d packed sources into %s: wrote %d of %d rows", len(jw.pack), o.key, n, jw.packRows)
-	}
-	o.rows += n
-	o.flushedSize = o.pw.Size()
-	jw.resetPack()
 	return nil
+}
+
+// rowGroupBytes is the compressed size of row group i in a footer.
+func rowGroupBytes(meta []format.RowGroup, i int) int64 {
+	if i >= len(meta) {
+		return 0
+	}
+	size := meta[i].TotalCompressedSize
+	if size == 0 {
+		for _, c := range meta[i].Columns {
+			size += c.MetaData.TotalCompressedSize
+		}
+	}
+	return size
 }
 
 // resetPack empties the pack (written, or the job failed).
@@ -111,37 +165,112 @@ func (jw *jobWriter) resetPack() {
 	jw.pack, jw.packRows, jw.packBytes = jw.pack[:0], 0, 0
 }
 
-// writeRowGroups writes rgs, concatenated, through pw; parquet-go panics on
-// some corrupt pages, which become errors.
-func writeRowGroups(pw *parquet.Writer, rgs []parquet.RowGroup) (n int64, err error) {
-	defer delta.RecoverParquet(&err)
-	return pw.WriteRowGroup(parquet.MultiRowGroup(rgs...))
-}
-
-// packError names the source a failed pack write came from: every packed
-// source is read page by page, and the first that fails is reported.
-func (jw *jobWriter) packError(o *output, err error) error {
-	for _, p := range jw.pack {
-		if verr := readAllPages(p.direct); verr != nil {
-			return delta.DataFileError(p.src.Path, p.direct.ra, fmt.Errorf("source %s: %w", p.src.Path, verr))
-		}
+// writeColumns writes units as one row group of o, column by column, up to
+// GOMAXPROCS columns at a time (the most expensive first), and folds their
+// values into the output's statistics.
+func (o *output) writeColumns(units []packUnit) error {
+	if o.rgw == nil {
+		o.rgw = o.pw.BeginRowGroup()
 	}
-	return fmt.Errorf("write %d packed sources into %s: %w", len(jw.pack), o.key, err)
-}
-
-// readAllPages decodes every value of every column of d.
-func readAllPages(d *directSource) (err error) {
-	defer delta.RecoverParquet(&err)
-	buf := make([]parquet.Value, 1024)
-	for i, rg := range d.rowGroups {
-		for c, cc := range rg.ColumnChunks() {
-			err := delta.ReadPages(cc, func(p parquet.Page) error {
-				return delta.ReadPageValues(p, buf, func([]parquet.Value) {})
-			})
-			if err != nil {
-				return fmt.Errorf("row group %d column %d: %w", i, c, err)
+	cws := o.rgw.ColumnWriters()
+	var want int64
+	for _, u := range units {
+		want += u.live
+	}
+	order := columnOrder(units, len(cws))
+	obs := o.stats.columns()
+	written := make([]int64, len(cws))
+	errs := make([]error, len(cws))
+	var next atomic.Int64
+	var failed atomic.Bool
+	work := func() {
+		var scratch delta.ColumnScratch
+		for !failed.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= len(order) {
+				return
+			}
+			c := order[i]
+			if err := writeColumn(cws[c], c, units, &scratch, obs, &written[c]); err != nil {
+				errs[c] = err
+				failed.Store(true)
 			}
 		}
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(order))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for c, n := range written {
+		if n != want {
+			return fmt.Errorf("write %d source row groups into %s: column %d got %d of %d rows", len(units), o.key, c, n, want)
+		}
+	}
+	n, err := commitRowGroup(o.rgw)
+	if err != nil {
+		return fmt.Errorf("write row group of %s: %w", o.key, err)
+	}
+	if n != want {
+		return fmt.Errorf("write %d source row groups into %s: wrote %d of %d rows", len(units), o.key, n, want)
+	}
+	o.stats.addRecords(n)
+	o.rows += n
+	o.flushedSize = o.pw.Size()
 	return nil
+}
+
+// writeColumn converts column c of every unit into cw, counting its rows.
+func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *delta.ColumnScratch, obs delta.ColumnObserver, rows *int64) (err error) {
+	defer delta.RecoverParquet(&err)
+	for _, u := range units {
+		err := u.p.scan.ReadColumn(u.rg, c, scratch, obs, func(vals []parquet.Value) error {
+			n, err := cw.WriteRowValues(vals)
+			*rows += int64(n)
+			if err != nil {
+				return fmt.Errorf("write column %d: %w", c, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("source %s: %w", u.p.src.Path, err)
+		}
+	}
+	return nil
+}
+
+// commitRowGroup appends a finished row group to its file.
+func commitRowGroup(rgw *parquet.ConcurrentRowGroupWriter) (n int64, err error) {
+	defer delta.RecoverParquet(&err)
+	return rgw.Commit()
+}
+
+// columnOrder lists the columns by decreasing uncompressed size in units,
+// so that the largest start first and the workers finish together.
+func columnOrder(units []packUnit, ncols int) []int {
+	cost := make([]int64, ncols)
+	for _, u := range units {
+		s := u.p.scan
+		meta := s.File().Metadata().RowGroups
+		if u.rg >= len(meta) {
+			continue
+		}
+		cols := meta[u.rg].Columns
+		for c := range ncols {
+			if src := s.SourceColumn(c); src >= 0 && src < len(cols) {
+				cost[c] += cols[src].MetaData.TotalUncompressedSize
+			}
+		}
+	}
+	order := make([]int, ncols)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	return order
 }

@@ -210,17 +210,23 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 }
 
 // copySource appends the live rows of src to the current output (opening
-// one if needed) and records its run.
+// one if needed) and records its run: through the whole-row-group paths
+// when it can (copyColumns), else row by row.
 func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
+	if !jw.opts.forceScan && !jw.opts.DisableCopyPath {
+		done, err := jw.copyColumns(ctx, src)
+		if done || err != nil {
+			return err
+		}
+	}
 	var scan rowSource
-	var direct *directSource
 	if !jw.opts.forceScan {
 		d, err := openDirect(ctx, jw.t, src, jw.schema, jw.opts)
 		if err != nil {
 			return err
 		}
 		if d != nil {
-			scan, direct = d, d
+			scan = d
 			jw.res.DirectSources++
 		}
 	}
@@ -236,13 +242,6 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	if err != nil {
 		return err
 	}
-	minCopy := jw.opts.RowGroupBytes / 2
-	if jw.opts.copyMinBytes > 0 {
-		minCopy = jw.opts.copyMinBytes
-	}
-	if jw.packable(direct, minCopy) {
-		return jw.addToPack(ctx, src, direct, physical)
-	}
 	// Rows of this source follow the packed ones.
 	if err := jw.flushPack(); err != nil {
 		return err
@@ -252,21 +251,6 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	run.Output = len(jw.res.Outputs)
 	if jw.cur != nil {
 		run.RowOffsetInTarget = jw.cur.rows
-	}
-	if direct != nil && !jw.opts.DisableCopyPath && direct.copyable(minCopy) {
-		if jw.cur == nil {
-			if err := jw.openOutput(ctx); err != nil {
-				return err
-			}
-		}
-		n, err := jw.cur.copyRowGroups(direct)
-		if err != nil {
-			return err
-		}
-		run.LiveRows = n
-		jw.res.CopiedRowGroups += len(direct.rowGroups)
-		// Mark the source consumed so the row loop below sees EOF at once.
-		direct.rg = len(direct.rowGroups)
 	}
 	err = pumpRows(scan, jw.batches, func(rows []parquet.Row) error {
 		if jw.cur == nil {
@@ -288,6 +272,61 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 	}
 	if want := physical - src.NumDeleted(); run.LiveRows != want {
 		return corruptSource(src, fmt.Errorf("%w: read %d live rows, numRecords %d - DV cardinality %d = %d",
+			ErrLiveRowMismatch, run.LiveRows, physical, src.NumDeleted(), want))
+	}
+	jw.res.Composition = append(jw.res.Composition, run)
+	return nil
+}
+
+// copyColumns writes src without assembling rows: its row groups copied
+// page for page when they are large, of the data schema and nothing is
+// deleted, else through the pack (pack.go). It reports false, having
+// written nothing, for a source only the row path takes.
+func (jw *jobWriter) copyColumns(ctx context.Context, src *delta.Add) (bool, error) {
+	s, err := openScan(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
+	if err != nil {
+		return false, fmt.Errorf("open scan: %w", err)
+	}
+	physical, err := physicalRecords(src, s.NumPhysicalRows())
+	if err != nil {
+		return false, err
+	}
+	minCopy := jw.opts.RowGroupBytes / 2
+	if jw.opts.copyMinBytes > 0 {
+		minCopy = jw.opts.copyMinBytes
+	}
+	if d := directFrom(src, s, jw.schema); d != nil && d.copyable(minCopy) {
+		jw.res.DirectSources++
+		return true, jw.copyWhole(ctx, src, d, physical)
+	}
+	if !jw.packable(s) {
+		return false, s.Close()
+	}
+	if s.Identity() {
+		jw.res.DirectSources++
+	}
+	return true, jw.addToPack(ctx, src, s, physical)
+}
+
+// copyWhole appends every row group of d page for page and records its run.
+func (jw *jobWriter) copyWhole(ctx context.Context, src *delta.Add, d *directSource, physical int64) error {
+	if err := jw.flushPack(); err != nil {
+		return err
+	}
+	if jw.cur == nil {
+		if err := jw.openOutput(ctx); err != nil {
+			return err
+		}
+	}
+	run := composition.Run{Source: src.Path, SourceNumPhysicalRecords: physical, Output: len(jw.res.Outputs), RowOffsetInTarget: jw.cur.rows}
+	n, err := jw.cur.copyRowGroups(d)
+	if err != nil {
+		return err
+	}
+	run.LiveRows = n
+	jw.res.CopiedRowGroups += len(d.rowGroups)
+	if want := physical - src.NumDeleted(); run.LiveRows != want {
+		return corruptSource(src, fmt.Errorf("%w: copied %d rows, numRecords %d - DV cardinality %d = %d",
 			ErrLiveRowMismatch, run.LiveRows, physical, src.NumDeleted(), want))
 	}
 	jw.res.Composition = append(jw.res.Composition, run)
@@ -382,7 +421,9 @@ type output struct {
 	pw     *parquet.Writer
 	stats  statsSink
 	opts   Options
-	rows   int64
+	// rgw builds the row groups written column by column (pack.go).
+	rgw  *parquet.ConcurrentRowGroupWriter
+	rows int64
 	// flushedSize is pw.Size() right after the last row-group flush.
 	flushedSize int64
 }

@@ -1,0 +1,308 @@
+package delta
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
+)
+
+// A FileScan also reads column by column: ReadColumn converts the values of
+// one target column of one row group (levels translated, types widened,
+// deleted rows dropped, absent columns null-filled) from the file column the
+// scan plan maps it to, page by page, without assembling a row. Writers
+// that re-encode column by column (and in parallel across columns) use it
+// instead of ReadRows; both give the same values.
+
+// ColumnObserver receives a column's values as ReadColumn produces them
+// (the Delta statistics of an output, say). ReadColumn calls it from the
+// goroutine it runs on.
+type ColumnObserver interface {
+	// ObservePage folds a whole page of values passed through unchanged
+	// and reports whether it could (from the page's bounds and null
+	// count); when it returns false the page's values are observed.
+	ObservePage(p parquet.Page) bool
+	// ObserveValues folds converted values.
+	ObserveValues(vals []parquet.Value)
+}
+
+// columnBatch is the number of values ReadColumn hands over per call.
+const columnBatch = 2048
+
+// NumRowGroups is the number of row groups of the file.
+func (s *FileScan) NumRowGroups() int { return len(s.rowGroups) }
+
+// RowGroupRows returns the physical rows of row group i and how many of them
+// the deletion vector leaves live.
+func (s *FileScan) RowGroupRows(i int) (physical, live int64) {
+	n := s.rowGroups[i].NumRows()
+	return n, n - int64(len(s.deletedIn(i)))
+}
+
+// Identity reports whether the file's rows are rows of the data schema as
+// they are: same columns in the same order, same levels and types.
+func (s *FileScan) Identity() bool { return s.fast }
+
+// File is the open parquet file.
+func (s *FileScan) File() *parquet.File { return s.file }
+
+// ObjectReader is the reader of the data file (it classifies read errors,
+// see DataFileError).
+func (s *FileScan) ObjectReader() *ObjectReaderAt { return s.ra }
+
+// SourceColumn is the file column that data-schema column col is read
+// from, -1 when the file does not have it.
+func (s *FileScan) SourceColumn(col int) int {
+	if col < 0 || col >= len(s.byCol) || !s.byCol[col].present {
+		return -1
+	}
+	return s.byCol[col].srcCol
+}
+
+// DeletionVector is the file's deleted rows, nil when none.
+func (s *FileScan) DeletionVector() *roaring64.Bitmap { return s.dv }
+
+// deletedIn lists the deleted rows of row group i as offsets in it, in order.
+func (s *FileScan) deletedIn(i int) []int64 {
+	if s.dv == nil {
+		return nil
+	}
+	first := s.rgStart[i]
+	end := first + s.rowGroups[i].NumRows()
+	var out []int64
+	it := s.dv.Iterator()
+	it.AdvanceIfNeeded(uint64(first))
+	for it.HasNext() {
+		x := int64(it.Next())
+		if x >= end {
+			break
+		}
+		out = append(out, x-first)
+	}
+	return out
+}
+
+// ColumnScratch is reusable memory of ReadColumn calls made one after the
+// other (by one goroutine). The zero value is ready to use.
+type ColumnScratch struct {
+	in, out []parquet.Value
+	arena   arena
+}
+
+// ReadColumn reads the live values of data-schema column col in row group
+// rg and calls emit with them in order, in batches of whole rows (the
+// values are valid only during the call). obs, when not nil, observes every
+// value emitted; scratch (nil: allocated) is the call's working memory.
+// Calls for distinct columns may run concurrently, each with its own
+// scratch; a call and ReadRows may not.
+func (s *FileScan) ReadColumn(rg, col int, scratch *ColumnScratch, obs ColumnObserver, emit func([]parquet.Value) error) (err error) {
+	if rg < 0 || rg >= len(s.rowGroups) || col < 0 || col >= len(s.byCol) {
+		return fmt.Errorf("data file %s: no column %d in row group %d", s.key, col, rg)
+	}
+	defer RecoverParquet(&err)
+	if scratch == nil {
+		scratch = &ColumnScratch{}
+	}
+	r := columnReader{
+		lp: s.byCol[col], col: col, obs: obs, emit: emit, scratch: scratch,
+		dels:     s.deletedIn(rg),
+		repeated: s.tgtRep[col] > 0,
+	}
+	if err := r.read(s.rowGroups[rg]); err != nil {
+		return DataFileError(s.path, s.ra, fmt.Errorf("data file %s: row group %d: column %s: %w", s.key, rg, r.lp.tgt.path, err))
+	}
+	return nil
+}
+
+// columnReader converts one column of one row group.
+type columnReader struct {
+	lp       *leafPlan
+	col      int
+	obs      ColumnObserver
+	emit     func([]parquet.Value) error
+	dels     []int64 // deleted row offsets, ascending
+	repeated bool    // the target column is repeated: batches end at row starts
+	scratch  *ColumnScratch
+	out      []parquet.Value
+}
+
+func (r *columnReader) read(rg parquet.RowGroup) error {
+	if r.lp.srcCol < 0 {
+		return r.nulls(rg.NumRows() - int64(len(r.dels)))
+	}
+	sc := r.scratch
+	if cap(sc.in) < columnBatch {
+		sc.in = make([]parquet.Value, columnBatch)
+		sc.out = make([]parquet.Value, 0, columnBatch)
+	}
+	in := sc.in[:columnBatch]
+	r.out = sc.out[:0]
+	defer func() {
+		clear(r.out[:cap(r.out)]) // no page memory stays reachable
+		sc.out = r.out[:0]
+		sc.arena.reset()
+	}()
+	// passThrough: the file's values are the target's, nothing is deleted.
+	passThrough := r.lp.direct && len(r.dels) == 0 && !r.repeated
+	row := int64(-1) // offset of the current row in the row group
+	deleted := false
+	next := 0 // index into dels of the next deleted row
+	pages := rg.ColumnChunks()[r.lp.srcCol].Pages()
+	defer pages.Close()
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		observed := passThrough && r.obs != nil && r.obs.ObservePage(p)
+		vr := p.Values()
+		for {
+			n, rerr := vr.ReadValues(in)
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				parquet.Release(p)
+				return rerr
+			}
+			if passThrough {
+				if n > 0 {
+					if r.obs != nil && !observed {
+						r.obs.ObserveValues(in[:n])
+					}
+					if err := r.emit(in[:n]); err != nil {
+						parquet.Release(p)
+						return err
+					}
+				}
+			} else {
+				for _, v := range in[:n] {
+					if v.RepetitionLevel() == 0 {
+						row++
+						deleted = next < len(r.dels) && r.dels[next] == row
+						if deleted {
+							next++
+						}
+					}
+					if deleted {
+						continue
+					}
+					if err := r.add(v); err != nil {
+						parquet.Release(p)
+						return err
+					}
+				}
+			}
+			if rerr != nil {
+				break
+			}
+		}
+		// Values left in out may point into the page: hand them over (or,
+		// for the start of a row that continues, copy them) before the page
+		// goes back to the pool.
+		err = r.flush(false)
+		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+	}
+	return r.flush(true)
+}
+
+// add converts one live file value and queues it.
+func (r *columnReader) add(v parquet.Value) error {
+	lp := r.lp
+	rep := lp.repMap[v.RepetitionLevel()]
+	if rep < 0 {
+		return nil
+	}
+	d := v.DefinitionLevel()
+	def := lp.defMap[d]
+	if def < 0 {
+		return fmt.Errorf("null in non-nullable column %s", lp.nullStepPath[d])
+	}
+	switch {
+	case !lp.present || d != lp.srcMaxDef:
+		v = parquet.Value{}
+	case lp.sameType:
+	default:
+		cv, err := lp.conv(v, &r.scratch.arena)
+		if err != nil {
+			return err
+		}
+		v = cv
+	}
+	if len(r.out) == cap(r.out) {
+		if err := r.flush(false); err != nil {
+			return err
+		}
+	}
+	r.out = append(r.out, v.Level(rep, def, r.col))
+	return nil
+}
+
+// flush emits the queued values. Unless last, a repeated column keeps the
+// values of its unfinished last row, with their bytes copied (the page and
+// the arena they point into are about to be reused); a row longer than a
+// batch grows the queue rather than being split.
+func (r *columnReader) flush(last bool) error {
+	k := len(r.out)
+	if r.repeated && !last {
+		for k > 0 && r.out[k-1].RepetitionLevel() != 0 {
+			k--
+		}
+		k = max(k-1, 0) // the last row starts at k
+	}
+	if k > 0 {
+		if r.obs != nil {
+			r.obs.ObserveValues(r.out[:k])
+		}
+		if err := r.emit(r.out[:k]); err != nil {
+			return err
+		}
+	}
+	r.out = r.out[:copy(r.out, r.out[k:])]
+	r.ownTail()
+	r.scratch.arena.reset()
+	return nil
+}
+
+// ownTail gives the queued values bytes of their own.
+func (r *columnReader) ownTail() {
+	for j := range r.out {
+		v := r.out[j]
+		if v.IsNull() {
+			continue
+		}
+		switch v.Kind() {
+		case parquet.ByteArray:
+			r.out[j] = parquet.ByteArrayValue(append([]byte(nil), v.ByteArray()...)).Level(v.RepetitionLevel(), v.DefinitionLevel(), r.col)
+		case parquet.FixedLenByteArray:
+			r.out[j] = parquet.FixedLenByteArrayValue(append([]byte(nil), v.ByteArray()...)).Level(v.RepetitionLevel(), v.DefinitionLevel(), r.col)
+		}
+	}
+}
+
+// nulls emits n null rows (a column the file does not have).
+func (r *columnReader) nulls(n int64) error {
+	if cap(r.scratch.in) < columnBatch {
+		r.scratch.in = make([]parquet.Value, columnBatch)
+	}
+	buf := r.scratch.in[:min(n, columnBatch)]
+	for i := range buf {
+		buf[i] = parquet.Value{}.Level(0, 0, r.col)
+	}
+	for n > 0 {
+		k := min(n, int64(len(buf)))
+		if r.obs != nil {
+			r.obs.ObserveValues(buf[:k])
+		}
+		if err := r.emit(buf[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
