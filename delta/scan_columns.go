@@ -110,6 +110,17 @@ func (s *FileScan) ReadColumn(rg, col int, scratch *ColumnScratch, obs ColumnObs
 		dels:     s.deletedIn(rg),
 		repeated: s.tgtRep[col] > 0,
 	}
+	if f := s.rowIDs; f != nil {
+		// Row tracking columns: a null (or absent) row id is baseRowId +
+		// physical index, a null row commit version the default one.
+		first := s.rgStart[rg]
+		switch col {
+		case f.idCol:
+			r.fill = func(row int64) parquet.Value { return parquet.Int64Value(f.base+first+row).Level(0, 1, col) }
+		case f.versionCol:
+			r.fill = func(int64) parquet.Value { return parquet.Int64Value(f.version).Level(0, 1, col) }
+		}
+	}
 	if err := r.read(s.rowGroups[rg]); err != nil {
 		return DataFileError(s.path, s.ra, fmt.Errorf("data file %s: row group %d: column %s: %w", s.key, rg, r.lp.tgt.path, err))
 	}
@@ -126,11 +137,18 @@ type columnReader struct {
 	repeated bool    // the target column is repeated: batches end at row starts
 	scratch  *ColumnScratch
 	out      []parquet.Value
+	// fill, when set, replaces the nulls of this (top-level, required in
+	// effect) column with the value of their row (its offset in the row
+	// group).
+	fill func(row int64) parquet.Value
 }
 
 func (r *columnReader) read(rg parquet.RowGroup) error {
-	if r.lp.srcCol < 0 {
+	if r.lp.srcCol < 0 && r.fill == nil {
 		return r.nulls(rg.NumRows() - int64(len(r.dels)))
+	}
+	if r.lp.srcCol < 0 {
+		return r.filled(rg.NumRows())
 	}
 	sc := r.scratch
 	if cap(sc.in) < columnBatch {
@@ -145,7 +163,7 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		sc.arena.reset()
 	}()
 	// passThrough: the file's values are the target's, nothing is deleted.
-	passThrough := r.lp.direct && len(r.dels) == 0 && !r.repeated
+	passThrough := r.lp.direct && len(r.dels) == 0 && !r.repeated && r.fill == nil
 	row := int64(-1) // offset of the current row in the row group
 	deleted := false
 	next := 0 // index into dels of the next deleted row
@@ -189,7 +207,13 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 					if deleted {
 						continue
 					}
-					if err := r.add(v); err != nil {
+					var err error
+					if r.fill != nil && v.IsNull() {
+						err = r.queue(r.fill(row))
+					} else {
+						err = r.add(v)
+					}
+					if err != nil {
 						parquet.Release(p)
 						return err
 					}
@@ -234,12 +258,17 @@ func (r *columnReader) add(v parquet.Value) error {
 		}
 		v = cv
 	}
+	return r.queue(v.Level(rep, def, r.col))
+}
+
+// queue appends one target value, emitting the queue first when full.
+func (r *columnReader) queue(v parquet.Value) error {
 	if len(r.out) == cap(r.out) {
 		if err := r.flush(false); err != nil {
 			return err
 		}
 	}
-	r.out = append(r.out, v.Level(rep, def, r.col))
+	r.out = append(r.out, v)
 	return nil
 }
 
@@ -283,6 +312,25 @@ func (r *columnReader) ownTail() {
 			r.out[j] = parquet.FixedLenByteArrayValue(append([]byte(nil), v.ByteArray()...)).Level(v.RepetitionLevel(), v.DefinitionLevel(), r.col)
 		}
 	}
+}
+
+// filled emits the fill value of every live row of a row group of n rows
+// (a row tracking column the file does not have).
+func (r *columnReader) filled(n int64) error {
+	r.out = r.scratch.out[:0]
+	next := 0
+	for row := range n {
+		if next < len(r.dels) && r.dels[next] == row {
+			next++
+			continue
+		}
+		if err := r.queue(r.fill(row)); err != nil {
+			return err
+		}
+	}
+	err := r.flush(true)
+	r.scratch.out = r.out[:0]
+	return err
 }
 
 // nulls emits n null rows (a column the file does not have).
