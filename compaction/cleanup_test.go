@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,19 +21,12 @@ import (
 func storeObjects(t testing.TB, tbl *delta.Table) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	it := tbl.Bucket.List(nil)
-	for {
-		obj, err := it.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(obj.Key, "_delta_log/") {
-			out[obj.Key] = true
+	for _, k := range tabletest.Keys(t, tbl) {
+		if !strings.HasPrefix(k, "_delta_log/") {
+			out[k] = true
 		}
 	}
+	return out
 }
 
 // logReferenced returns every object key a commit of the table names: data

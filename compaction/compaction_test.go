@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
@@ -195,32 +192,10 @@ func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 // outputs of dropped jobs must be deleted at once.
 func assertNoOrphanParquet(t testing.TB, tbl *delta.Table) {
 	t.Helper()
-	ctx := context.Background()
-	snap := tabletest.Latest(t, tbl)
-	referenced := map[string]bool{}
-	for v := int64(0); v <= snap.Version; v++ {
-		for _, a := range tabletest.Committed(t, tbl, v) {
-			switch {
-			case a.Add != nil:
-				k, _ := a.Add.Key()
-				referenced[k] = true
-			case a.Remove != nil:
-				k, _ := delta.DecodePath(a.Remove.Path)
-				referenced[k] = true
-			}
-		}
-	}
-	it := tbl.Bucket.List(&blob.ListOptions{})
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(obj.Key, ".parquet") && !strings.HasPrefix(obj.Key, "_delta_log/") && !referenced[obj.Key] {
-			t.Errorf("orphan data file %s left behind", obj.Key)
+	referenced := logReferenced(t, tbl)
+	for k := range storeObjects(t, tbl) {
+		if strings.HasSuffix(k, ".parquet") && !referenced[k] {
+			t.Errorf("orphan data file %s left behind", k)
 		}
 	}
 }
@@ -511,39 +486,13 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 	}
 	tabletest.WantIDs(t, tbl, func() map[int64]bool { m := tabletest.IDSet(files...); delete(m, 3); delete(m, 40); return m }())
 	// Every DV file on the store is referenced by some commit.
-	referenced := map[string]bool{}
-	for v := int64(0); v <= 3; v++ {
-		for _, a := range tabletest.Committed(t, tbl, v) {
-			var dv *delta.DeletionVector
-			switch {
-			case a.Add != nil:
-				dv = a.Add.DeletionVector
-			case a.Remove != nil:
-				dv = a.Remove.DeletionVector
-			}
-			if dv != nil && dv.StorageType == "u" {
-				k, err := delta.DVFileKey(dv.PathOrInlineDv)
-				if err != nil {
-					t.Fatal(err)
-				}
-				referenced[k] = true
-			}
-		}
-	}
-	it := tbl.Bucket.List(nil)
+	referenced := logReferenced(t, tbl)
 	n := 0
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(obj.Key, ".bin") {
+	for k := range storeObjects(t, tbl) {
+		if strings.HasSuffix(k, ".bin") {
 			n++
-			if !referenced[obj.Key] {
-				t.Errorf("orphan DV file %s", obj.Key)
+			if !referenced[k] {
+				t.Errorf("orphan DV file %s", k)
 			}
 		}
 	}

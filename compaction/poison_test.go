@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 )
@@ -27,16 +26,10 @@ func TestAFileWhoseStatsContradictItsFooterIsQuarantinedAndTheRestCompacts(t *te
 			a.Stats = strings.Replace(a.Stats, `"numRecords":10`, `"numRecords":11`, 1)
 			poison = a.Path
 		}
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		lines = append(lines, tabletest.AddLine(t, a))
 	}
 	lines = append(lines, `{"commitInfo":{"operation":"WRITE","txnId":"w1"}}`)
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	tabletest.PutCommit(t, tbl, 1, lines)
 
 	op := &Op{Options: binpackOpts()}
 	res, err := op.Run(ctx, tbl)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -40,12 +39,7 @@ const zSpan = 10000
 // rowsPerFile random (x, y) rows each. It returns the table and the rows by id.
 func newClusteredTable(t testing.TB, files, rowsPerFile int) (*delta.Table, map[int64][2]int64) {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
+	tbl := tabletest.Open(t, "file://"+t.TempDir())
 	lines := []string{
 		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
 		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","domainMetadata","clustering"]}}`,
@@ -64,15 +58,9 @@ func newClusteredTable(t testing.TB, files, rowsPerFile int) (*delta.Table, map[
 			id++
 		}
 		a := writeZFile(t, tbl, rows)
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		lines = append(lines, tabletest.AddLine(t, a))
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	tabletest.PutCommit(t, tbl, 0, lines)
 	return tbl, all
 }
 
@@ -114,18 +102,7 @@ func liveXY(t testing.TB, tbl *delta.Table) (map[int64][2]int64, []int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, _ := f.Key()
-		data, err := tbl.Bucket.ReadAll(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := parquet.NewGenericReader[zRow](bytes.NewReader(data))
-		rows := make([]zRow, r.NumRows())
-		if n, err := r.Read(rows); n != len(rows) || (err != nil && !errors.Is(err, io.EOF)) {
-			t.Fatalf("read %s: %d of %d rows: %v", key, n, len(rows), err)
-		}
-		r.Close()
-		for i, row := range rows {
+		for i, row := range readZRows(t, tbl, f) {
 			if dv.Contains(uint64(i)) {
 				continue
 			}
@@ -362,24 +339,30 @@ func latestAt(t testing.TB, tbl *delta.Table, v int64) *delta.Snapshot {
 	return snap
 }
 
+// readZRows reads every physical row of the data file of f.
+func readZRows(t testing.TB, tbl *delta.Table, f *delta.Add) []zRow {
+	t.Helper()
+	key, _ := f.Key()
+	data, err := tbl.Bucket.ReadAll(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := parquet.NewGenericReader[zRow](bytes.NewReader(data))
+	defer r.Close()
+	rows := make([]zRow, r.NumRows())
+	if n, err := r.Read(rows); n != len(rows) || (err != nil && !errors.Is(err, io.EOF)) {
+		t.Fatalf("read %s: %d of %d rows: %v", key, n, len(rows), err)
+	}
+	return rows
+}
+
 // zCowDelete rewrites the file holding id without it (copy-on-write DELETE).
 func zCowDelete(t testing.TB, tbl *delta.Table, id int64) {
 	t.Helper()
 	ctx := context.Background()
 	snap := tabletest.Latest(t, tbl)
 	f, _ := tabletest.ByID(t, tbl, snap, id)
-	key, _ := f.Key()
-	data, err := tbl.Bucket.ReadAll(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := parquet.NewGenericReader[zRow](bytes.NewReader(data))
-	rows := make([]zRow, r.NumRows())
-	if n, err := r.Read(rows); n != len(rows) || (err != nil && !errors.Is(err, io.EOF)) {
-		t.Fatalf("read %s: %v", key, err)
-	}
-	r.Close()
-	keep := slices.DeleteFunc(rows, func(z zRow) bool { return *z.ID == id })
+	keep := slices.DeleteFunc(readZRows(t, tbl, f), func(z zRow) bool { return *z.ID == id })
 	na := writeZFile(t, tbl, keep)
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true},

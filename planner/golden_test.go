@@ -52,21 +52,27 @@ func TestPlansMatchGoldenFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 				got = append(got, '\n')
-				golden := filepath.Join("testdata", base+"."+name+".golden.json")
-				if *update {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./planner -run Golden -update to create it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("plan differs from %s (rerun with -update after checking the change):\n%s", golden, got)
-				}
+				checkGolden(t, filepath.Join("testdata", base+"."+name+".golden.json"), got)
 			})
 		}
+	}
+}
+
+// checkGolden compares got with the golden file, or writes it there with
+// -update.
+func checkGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./planner -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("plan differs from %s (rerun with -update after checking the change):\n%s", golden, got)
 	}
 }

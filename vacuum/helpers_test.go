@@ -1,31 +1,20 @@
 package vacuum
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 )
-
-// testRow is the schema of the generated tables: {id long, v string}.
-type testRow struct {
-	ID *int64  `parquet:"id"`
-	V  *string `parquet:"v"`
-}
-
-const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
 
 // fixture is a generated local table with a controllable clock: files get
 // the clock's time as their modification time, commits as their timestamp.
@@ -67,12 +56,7 @@ func (f *fixture) clock() time.Time { return f.now }
 func newFixture(t testing.TB, conf map[string]string, protocol string) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
+	tbl := tabletest.Open(t, dir)
 	f := &fixture{t: t, dir: dir, tbl: tbl, snaps: map[int64]*delta.Snapshot{}, now: time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)}
 	c := map[string]string{"delta.enableDeletionVectors": "true"}
 	for k, v := range conf {
@@ -85,11 +69,9 @@ func newFixture(t testing.TB, conf map[string]string, protocol string) *fixture 
 	lines := []string{
 		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
 		`{"protocol":` + protocol + `}`,
-		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), testSchema, cj),
+		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), tabletest.Schema, cj),
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	tabletest.PutCommit(t, tbl, 0, lines)
 	f.touch(delta.CommitKey(0))
 	return f
 }
@@ -103,30 +85,14 @@ func (f *fixture) touch(key string) {
 	}
 }
 
-// writeFile writes ids as a parquet data file (not committed) and returns
-// its add action.
+// writeFile writes ids as a parquet data file (not committed), with the
+// fixture's clock as its modification time, and returns its add action.
 func (f *fixture) writeFile(ids []int64) *delta.Add {
 	f.t.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[testRow](&buf)
-	rows := make([]testRow, len(ids))
-	for i, id := range ids {
-		id := id
-		v := fmt.Sprintf("v%d", id)
-		rows[i] = testRow{ID: &id, V: &v}
-	}
-	if _, err := w.Write(rows); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		f.t.Fatal(err)
-	}
-	key := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", uuid.NewString())
-	f.put(key, buf.Bytes())
-	lo, hi := slices.Min(ids), slices.Max(ids)
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: f.now.UnixMilli(), DataChange: true,
-		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0}}`,
-			len(ids), lo, lo, hi, hi)}
+	a := tabletest.WriteDataFile(f.t, f.tbl, ids)
+	f.touch(a.Path)
+	a.ModificationTime = f.now.UnixMilli()
+	return a
 }
 
 // put writes an object with the fixture's clock as its modification time.

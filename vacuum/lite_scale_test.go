@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 )
 
 // TestLiteVacuumOf100kExpiredTombstonesListsNoDataDirectory writes 100,000
@@ -30,16 +31,12 @@ func TestLiteVacuumOf100kExpiredTombstonesListsNoDataDirectory(t *testing.T) {
 	counter, counted := newCountingStore(real.Bucket)
 	tbl := &delta.Table{URL: real.URL, Bucket: counted, Log: real.Log}
 	created := time.Now().Add(-10 * 24 * time.Hour).UnixMilli()
-	put := func(v int64, lines []string) {
-		if err := real.Log.PutIfAbsent(ctx, delta.CommitKey(v), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(v int64, lines []string) { tabletest.PutCommit(t, real, v, lines) }
 	put(0, []string{
 		`{"commitInfo":{"operation":"CREATE TABLE"}}`,
 		`{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`,
 		fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":["p"],"configuration":{},"createdTime":1}}`,
-			strings.Replace(testSchema, `"fields":[`, `"fields":[{"name":"p","type":"integer","nullable":true,"metadata":{}},`, 1)),
+			strings.Replace(tabletest.Schema, `"fields":[`, `"fields":[{"name":"p","type":"integer","nullable":true,"metadata":{}},`, 1)),
 	})
 	const perCommit = 1000
 	keys := make([]string, n)

@@ -2,14 +2,11 @@ package writer
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 
-	"github.com/compactord/compactord/bench/gen"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -37,24 +34,12 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			dir := filepath.Join(b.TempDir(), "t")
 			var codec compress.Codec = &parquet.Snappy
 			if c.zstd {
 				codec = &parquet.Zstd
 			}
-			if err := gen.Generate(dir, c.total, c.lo, c.hi, 1, codec); err != nil {
-				b.Fatal(err)
-			}
+			_, tbl, snap := generatedTable(b, c.total, c.lo, c.hi, 1, codec)
 			ctx := context.Background()
-			tbl, err := delta.OpenTable(ctx, "file://"+dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer tbl.Close()
-			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-			if err != nil {
-				b.Fatal(err)
-			}
 			var in int64
 			for _, f := range snap.Files {
 				in += f.Size

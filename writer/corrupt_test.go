@@ -10,9 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/compactord/compactord/bench/gen"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -61,19 +60,7 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			// 12 small snappy files of 10 columns, statistics on the first
 			// only, so that a corrupt last column is first met by
 			// parquet-go's re-encoding of the pack, not by the statistics.
-			dir := filepath.Join(t.TempDir(), "t")
-			if err := gen.Generate(dir, 3<<20, 200<<10, 300<<10, 7, nil); err != nil {
-				t.Fatal(err)
-			}
-			tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
-			snap, err := loadLatest(context.Background(), tbl)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, tbl, snap := generatedTable(t, 3<<20, 200<<10, 300<<10, 7, nil)
 			snap.Metadata.Configuration = map[string]string{"delta.dataSkippingNumIndexedCols": "1"}
 			bad := snap.Files[5]
 			key, err := bad.Key()
@@ -86,7 +73,7 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 				col = len(pf.Schema().Columns()) - 1
 			}
 			corruptColumnChunk(t, filepath.Join(dir, filepath.FromSlash(key)), 0, col)
-			before := listKeys(t, tbl)
+			before := tabletest.Keys(t, tbl)
 			opts := DefaultOptions()
 			opts.SpillDir = t.TempDir()
 			tc.opts(&opts)
@@ -104,7 +91,7 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			}
 			// Every object the failed job wrote was tracked: cleaning the
 			// attempt restores the table.
-			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+			if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 				t.Errorf("objects left after cleaning the failed attempt:\nbefore %v\nafter  %v", before, after)
 			}
 			t.Logf("%v", err)

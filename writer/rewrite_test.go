@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,26 +17,8 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/tabletest"
 )
-
-// listKeys returns every object key under the table root.
-func listKeys(t *testing.T, tbl *delta.Table) []string {
-	t.Helper()
-	var keys []string
-	it := tbl.Bucket.List(nil)
-	for {
-		o, err := it.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, o.Key)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 func loadCopy(t *testing.T, name string) (*delta.Table, *delta.Snapshot) {
 	t.Helper()
@@ -88,7 +69,7 @@ func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
-			before := listKeys(t, tbl)
+			before := tabletest.Keys(t, tbl)
 			ctx := context.Background()
 			if tt.ctx != nil {
 				ctx = tt.ctx()
@@ -115,7 +96,7 @@ func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
 			if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 				t.Fatal(err)
 			}
-			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+			if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 				t.Errorf("objects left after cleaning a failed rewrite:\nbefore %v\nafter  %v", before, after)
 			}
 		})
@@ -146,7 +127,7 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := listKeys(t, tbl)
+			before := tabletest.Keys(t, tbl)
 			objs := &attempt.Objects{}
 			_, err := Rewrite(context.Background(), tbl, snap, tt.job, objs, DefaultOptions())
 			if err == nil {
@@ -158,7 +139,7 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 			if tt.want != "" && !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
 			}
-			if after := listKeys(t, tbl); !slices.Equal(before, after) {
+			if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 				t.Errorf("objects changed: %v -> %v", before, after)
 			}
 		})
@@ -174,7 +155,7 @@ func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
 		{ID: "bad", Sources: []*delta.Add{snap.Files[3], gone}},
 		{ID: "ok-2", Sources: snap.Files[6:9]},
 	}
-	before := listKeys(t, tbl)
+	before := tabletest.Keys(t, tbl)
 	objs := &attempt.Objects{}
 	results, err := RewriteAll(context.Background(), tbl, snap, jobs, objs, DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "job bad") {
@@ -204,7 +185,7 @@ func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
 	if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 		t.Fatal(err)
 	}
-	if after := listKeys(t, tbl); !slices.Equal(before, after) {
+	if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 		t.Errorf("objects left after cleaning:\nbefore %v\nafter  %v", before, after)
 	}
 }

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -40,32 +38,8 @@ func readableTables(t *testing.T) map[string]testutil.Expected {
 // tree is never written) and opens it.
 func copyTable(t *testing.T, name string) (*delta.Table, string) {
 	t.Helper()
-	src := testutil.DeltaTable(t, name)
-	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := delta.OpenTable(context.Background(), "file://"+dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tbl.Close() })
-	return tbl, dst
+	dir := testutil.CopyDeltaTable(t, name)
+	return tabletest.Open(t, "file://"+dir), dir
 }
 
 // partitionJobs groups the snapshot's files into one job per partition

@@ -3,7 +3,6 @@ package writer
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -14,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/bench/gen"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
@@ -89,20 +86,8 @@ func BenchmarkSortedRewrite(b *testing.B) {
 	if mb, err := strconv.ParseInt(os.Getenv("COMPACTORD_SORT_BENCH_MB"), 10, 64); err == nil && mb > 0 {
 		size = mb << 20
 	}
-	dir := filepath.Join(b.TempDir(), "t")
-	if err := gen.Generate(dir, size, 1<<20, 4<<20, 7, nil); err != nil {
-		b.Fatal(err)
-	}
+	_, tbl, snap := generatedTable(b, size, 1<<20, 4<<20, 7, nil)
 	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var in int64
 	for _, f := range snap.Files {
 		in += f.Size

@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,10 +15,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
+	"github.com/compactord/compactord/internal/tabletest"
 )
 
 // physRows reads the live rows of add with their physical indexes.
@@ -199,7 +198,7 @@ func (c *countdownCtx) Err() error {
 func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 	tbl, snap := loadCopy(t, "ckpt-v2-json-sidecars-101-files")
 	cols := sortableColumns(mustDataSchema(t, snap))
-	before := listKeys(t, tbl)
+	before := tabletest.Keys(t, tbl)
 	check := func(t *testing.T, spill string, objs *attempt.Objects, err error, want string) {
 		t.Helper()
 		if cerr := cleanAttempt(context.Background(), objs, tbl); cerr != nil {
@@ -211,7 +210,7 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		if left, _ := os.ReadDir(spill); len(left) != 0 {
 			t.Errorf("%d spill files left behind", len(left))
 		}
-		if after := listKeys(t, tbl); !slices.Equal(before, after) {
+		if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 			t.Errorf("objects left after cleaning a failed rewrite:\nbefore %v\nafter  %v", before, after)
 		}
 	}
@@ -268,7 +267,7 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 				if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 					t.Fatal(err)
 				}
-				if after := listKeys(t, tbl); !slices.Equal(before, after) {
+				if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
 					t.Errorf("objects left after cleaning the attempt")
 				}
 				return
@@ -287,20 +286,8 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 // writer draws them when its sample holds every row) and checks that the
 // outputs are in (key, source, physical row) order, across outputs too.
 func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t")
-	if err := gen.Generate(dir, 3<<19, 128<<10, 256<<10, 5, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, tbl, snap := generatedTable(t, 3<<19, 128<<10, 256<<10, 5, nil)
 	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	schema := mustDataSchema(t, snap)
 	tests := []struct {
 		name    string

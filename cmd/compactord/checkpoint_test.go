@@ -12,12 +12,13 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
 )
 
 func TestCheckpointAndCleanupLogCommands(t *testing.T) {
 	ctx := context.Background()
-	dir := copyTable(t, "inserts-deletes-checkpoint") // v13, Spark checkpoint at 10
+	dir := testutil.CopyDeltaTable(t, "inserts-deletes-checkpoint") // v13, Spark checkpoint at 10
 	run := func(args ...string) []byte {
 		t.Helper()
 		var out, errb bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
 )
 
@@ -25,16 +24,10 @@ func TestACompactionThatCommitsSomeJobsAndFailsOthersExitsZeroAsPartial(t *testi
 			a.Stats = strings.Replace(a.Stats, `"numRecords":10`, `"numRecords":11`, 1)
 		}
 		size = a.Size
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		lines = append(lines, tabletest.AddLine(t, a))
 	}
 	lines = append(lines, `{"commitInfo":{"operation":"WRITE","txnId":"w1"}}`)
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	tabletest.PutCommit(t, tbl, 1, lines)
 	// A target of two files' size makes two jobs of two files each.
 	var stdout, stderr bytes.Buffer
 	target := strconv.FormatInt(2*size+size/2, 10) + "B"

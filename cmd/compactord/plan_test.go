@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,35 +15,10 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
-
-// copyTable copies a shared test table into a temp dir (tests never write
-// to the shared copy).
-func copyTable(t *testing.T, name string) string {
-	t.Helper()
-	src := testutil.DeltaTable(t, name)
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // scanInts reads every live row of the table's latest version and returns
 // the values of the first (int) column, with the file and physical index of each.
@@ -57,15 +31,8 @@ type liveRow struct {
 func scanTable(t *testing.T, url string) (*delta.Snapshot, []liveRow) {
 	t.Helper()
 	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := tabletest.Open(t, url)
+	snap := tabletest.Latest(t, tbl)
 	var out []liveRow
 	rows := make([]parquet.Row, 64)
 	idx := make([]int64, 64)
@@ -103,7 +70,7 @@ func sum(rows []liveRow) (s int64) {
 // commits v6 and reconciles; the table keeps every row but the deleted one.
 func TestPlanRunPlanReconcilesADeleteOnASparkTable(t *testing.T) {
 	ctx := context.Background()
-	dir := copyTable(t, "dv-large-multi-dv-per-file")
+	dir := testutil.CopyDeltaTable(t, "dv-large-multi-dv-per-file")
 	url := "file://" + dir
 	snap0, before := scanTable(t, url)
 	if len(before) != 1993 || sum(before) != 1994767 {
@@ -155,15 +122,8 @@ func TestPlanRunPlanReconcilesADeleteOnASparkTable(t *testing.T) {
 	if victim == nil {
 		t.Fatal("no planned source with a DV")
 	}
-	tbl, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := tabletest.Open(t, url)
+	snap := tabletest.Latest(t, tbl)
 	del, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
 	if err != nil || del.Version != snap0.Version+1 {
 		t.Fatalf("delete: %+v %v", del, err)
@@ -227,7 +187,7 @@ func TestPlanUsageErrors(t *testing.T) {
 // wins the race on one of the planned sources.
 func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 	ctx := context.Background()
-	url := "file://" + copyTable(t, "dv-partitioned-with-checkpoint")
+	url := "file://" + testutil.CopyDeltaTable(t, "dv-partitioned-with-checkpoint")
 	snap0, before := scanTable(t, url)
 	if len(before) != 35 || sum(before) != 1015 {
 		t.Fatalf("fixture: %d rows, sum %d", len(before), sum(before))

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -35,6 +34,56 @@ type Row struct {
 // Schema is the Delta schema string of Row.
 const Schema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
 
+// Open opens the table at url (which may hold no table yet) and closes it
+// when the test ends.
+func Open(t testing.TB, url string) *delta.Table {
+	t.Helper()
+	tbl, err := delta.OpenTable(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	return tbl
+}
+
+// Keys lists every object key of tbl's bucket (the log's too), sorted.
+func Keys(t testing.TB, tbl *delta.Table) []string {
+	t.Helper()
+	var keys []string
+	it := tbl.Bucket.List(nil)
+	for {
+		o, err := it.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, o.Key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// AddLine is a as one line of a commit file.
+func AddLine(t testing.TB, a *delta.Add) string {
+	t.Helper()
+	b, err := delta.MarshalAction(delta.Action{Add: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// PutCommit writes lines, one action a line, as commit version v of tbl
+// (put-if-absent, as a writer commits).
+func PutCommit(t testing.TB, tbl *delta.Table, v int64, lines []string) {
+	t.Helper()
+	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(v), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // NewTable creates a DV-enabled table at url whose version 0 holds one
 // file per ids slice.
 func NewTable(t testing.TB, url string, files ...[]int64) *delta.Table {
@@ -56,12 +105,7 @@ type Spec struct {
 // NewTableWith is NewTable with the features and properties of spec.
 func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.Table {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
+	tbl := Open(t, url)
 	wf, _ := json.Marshal(append([]string{"deletionVectors"}, spec.WriterFeatures...))
 	conf := map[string]string{"delta.enableDeletionVectors": "true"}
 	for k, v := range spec.Config {
@@ -79,16 +123,9 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 	}
 	lines = append(lines, spec.Extra...)
 	for _, ids := range files {
-		a := WriteDataFile(t, tbl, ids)
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		lines = append(lines, AddLine(t, WriteDataFile(t, tbl, ids)))
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	PutCommit(t, tbl, 0, lines)
 	return tbl
 }
 
@@ -350,16 +387,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 // temporary directory and opens the copy.
 func CopyFixture(t testing.TB, name string) *delta.Table {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tbl.Close() })
-	return tbl
+	return Open(t, "file://"+testutil.CopyDeltaTable(t, name))
 }
 
 // DayTableSchema is the schema of NewDayTable: Row plus a date column day.
@@ -375,12 +403,7 @@ func DayString(d int) string {
 // 10k..10k+9); it returns the ids written per day.
 func NewDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+filepath.ToSlash(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
+	tbl := Open(t, "file://"+filepath.ToSlash(t.TempDir()))
 	lines := []string{
 		`{"commitInfo":{"operation":"CREATE TABLE","txnId":"create"}}`,
 		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
@@ -393,15 +416,9 @@ func NewDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
 		a := WriteDataFile(t, tbl, ids)
 		day := DayString(d)
 		a.PartitionValues = map[string]*string{"day": &day}
-		b, err := delta.MarshalAction(delta.Action{Add: a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		lines = append(lines, AddLine(t, a))
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
+	PutCommit(t, tbl, 0, lines)
 	return tbl, byDay
 }
 

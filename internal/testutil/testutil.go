@@ -40,6 +40,18 @@ func DeltaTable(t testing.TB, name string) string {
 	return filepath.Join(SharedDir(t), "testdata", "delta", name, "delta")
 }
 
+// CopyDeltaTable copies the Delta test table name (DeltaTable) into a fresh
+// temp directory and returns the copy's root: tests never write to the
+// shared tree.
+func CopyDeltaTable(t testing.TB, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dst, os.DirFS(DeltaTable(t, name))); err != nil {
+		t.Fatalf("copy test table %s: %v", name, err)
+	}
+	return dst
+}
+
 // DeltaTestdata returns the absolute path of ../shared/testdata/delta.
 func DeltaTestdata(t testing.TB) string {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 )
 
 type fakeClock struct {
@@ -31,16 +32,6 @@ var stores = []struct {
 	{"file", func(t *testing.T) string { return "file://" + filepath.ToSlash(t.TempDir()) }},
 }
 
-func openTable(t *testing.T, url string) *delta.Table {
-	t.Helper()
-	tbl, err := delta.OpenTable(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	return tbl
-}
-
 func newLease(t *testing.T, tbl *delta.Table, holder string, clk *fakeClock) *Lease {
 	t.Helper()
 	cs, err := tbl.Conditional()
@@ -58,7 +49,7 @@ func TestLeaseLifecycle(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			ctx := context.Background()
-			tbl := openTable(t, st.url(t))
+			tbl := tabletest.Open(t, st.url(t))
 			clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			a := newLease(t, tbl, "a", clk)
 			b := newLease(t, tbl, "b", clk)
@@ -104,7 +95,7 @@ func TestRacingAcquirersOneHolderPerRound(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			ctx := context.Background()
-			tbl := openTable(t, st.url(t))
+			tbl := tabletest.Open(t, st.url(t))
 			clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			const n, rounds = 8, 25
 			ls := make([]*Lease, n)
