@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -50,27 +51,13 @@ var ErrInvalidOptions = errors.New("invalid object-store options")
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.MetadataTimeout == 0 {
-		o.MetadataTimeout = d.MetadataTimeout
-	}
-	if o.OpenTimeout == 0 {
-		o.OpenTimeout = d.OpenTimeout
-	}
-	if o.ReadIdleTimeout == 0 {
-		o.ReadIdleTimeout = d.ReadIdleTimeout
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = d.WriteTimeout
-	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = d.MaxAttempts
-	}
-	if o.InitialBackoff == 0 {
-		o.InitialBackoff = d.InitialBackoff
-	}
-	if o.MaxBackoff == 0 {
-		o.MaxBackoff = d.MaxBackoff
-	}
+	o.MetadataTimeout = cmp.Or(o.MetadataTimeout, d.MetadataTimeout)
+	o.OpenTimeout = cmp.Or(o.OpenTimeout, d.OpenTimeout)
+	o.ReadIdleTimeout = cmp.Or(o.ReadIdleTimeout, d.ReadIdleTimeout)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, d.WriteTimeout)
+	o.MaxAttempts = cmp.Or(o.MaxAttempts, d.MaxAttempts)
+	o.InitialBackoff = cmp.Or(o.InitialBackoff, d.InitialBackoff)
+	o.MaxBackoff = cmp.Or(o.MaxBackoff, d.MaxBackoff)
 	return o
 }
 

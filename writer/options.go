@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -128,30 +129,14 @@ func DefaultOptions() Options {
 // withDefaults returns o with zero fields replaced by defaults.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.RowGroupBytes == 0 {
-		o.RowGroupBytes = d.RowGroupBytes
-	}
-	if o.RowGroupRows == 0 {
-		o.RowGroupRows = d.RowGroupRows
-	}
-	if o.PageBufferSize == 0 {
-		o.PageBufferSize = d.PageBufferSize
-	}
-	if o.Compression == "" {
-		o.Compression = d.Compression
-	}
-	if o.ZstdLevel == 0 {
-		o.ZstdLevel = d.ZstdLevel
-	}
-	if o.ReadBufferSize == 0 {
-		o.ReadBufferSize = d.ReadBufferSize
-	}
-	if o.BatchRows == 0 {
-		o.BatchRows = d.BatchRows
-	}
-	if o.MaxConcurrentJobs == 0 {
-		o.MaxConcurrentJobs = d.MaxConcurrentJobs
-	}
+	o.RowGroupBytes = cmp.Or(o.RowGroupBytes, d.RowGroupBytes)
+	o.RowGroupRows = cmp.Or(o.RowGroupRows, d.RowGroupRows)
+	o.PageBufferSize = cmp.Or(o.PageBufferSize, d.PageBufferSize)
+	o.Compression = cmp.Or(o.Compression, d.Compression)
+	o.ZstdLevel = cmp.Or(o.ZstdLevel, d.ZstdLevel)
+	o.ReadBufferSize = cmp.Or(o.ReadBufferSize, d.ReadBufferSize)
+	o.BatchRows = cmp.Or(o.BatchRows, d.BatchRows)
+	o.MaxConcurrentJobs = cmp.Or(o.MaxConcurrentJobs, d.MaxConcurrentJobs)
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}

@@ -360,6 +360,22 @@ func (m *merger) next() (key, rec []byte, err error) {
 	return c.key, c.rec, nil
 }
 
+// addRun sorts the records in s.data and writes them as one more run; n
+// sizes sortChunk's index (the record count when known, 0 for a chunk read
+// back from its spill file).
+func (s *extSorter) addRun(ctx context.Context, n int, keyLen int, key keyFunc) error {
+	r, err := sortChunk(ctx, s.data, n, keyLen, key)
+	if err != nil {
+		return err
+	}
+	run, err := s.writeRun(ctx, r.next)
+	if err != nil {
+		return err
+	}
+	s.runs = append(s.runs, run)
+	return nil
+}
+
 // sorted ends the collect phase and returns the records in (key, source,
 // physical row) order.
 func (s *extSorter) sorted(ctx context.Context, keyLen int, key keyFunc) (func() (key, rec []byte, err error), error) {
@@ -371,15 +387,9 @@ func (s *extSorter) sorted(ctx context.Context, keyLen int, key keyFunc) (func()
 		return r.next, nil
 	}
 	if s.n > 0 {
-		r, err := sortChunk(ctx, s.data, s.n, keyLen, key)
-		if err != nil {
+		if err := s.addRun(ctx, s.n, keyLen, key); err != nil {
 			return nil, err
 		}
-		run, err := s.writeRun(ctx, r.next)
-		if err != nil {
-			return nil, err
-		}
-		s.runs = append(s.runs, run)
 	}
 	for _, ch := range s.chunks {
 		if int64(cap(s.data)) < ch.size {
@@ -390,15 +400,9 @@ func (s *extSorter) sorted(ctx context.Context, keyLen int, key keyFunc) (func()
 			return nil, fmt.Errorf("sort: read chunk: %w", err)
 		}
 		s.release(ch.f)
-		r, err := sortChunk(ctx, s.data, 0, keyLen, key)
-		if err != nil {
+		if err := s.addRun(ctx, 0, keyLen, key); err != nil {
 			return nil, err
 		}
-		run, err := s.writeRun(ctx, r.next)
-		if err != nil {
-			return nil, err
-		}
-		s.runs = append(s.runs, run)
 	}
 	s.chunks = nil
 	s.data, s.n = nil, 0
