@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -156,21 +157,11 @@ func partitionText(pv map[string]*string) string {
 func DataObjects(t testing.TB, tbl *delta.Table) []string {
 	t.Helper()
 	var keys []string
-	it := tbl.Bucket.List(nil)
-	for {
-		obj, err := it.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
+	for _, k := range tabletest.Keys(t, tbl) {
+		if !strings.HasPrefix(k, delta.LogDir) && !strings.HasPrefix(k, "_compactord/") {
+			keys = append(keys, k)
 		}
-		if err != nil {
-			t.Fatalf("list %s: %v", tbl.URL, err)
-		}
-		if strings.HasPrefix(obj.Key, delta.LogDir) || strings.HasPrefix(obj.Key, "_compactord/") {
-			continue
-		}
-		keys = append(keys, obj.Key)
 	}
-	sort.Strings(keys)
 	return keys
 }
 
