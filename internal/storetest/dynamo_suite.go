@@ -37,6 +37,9 @@ func RunDynamoDB(t *testing.T) {
 			t.Run(tt.scheme, func(t *testing.T) { WrongScheme(t, S3DynamoTable(t), tt.scheme, tt.lost) })
 		}
 	})
+	t.Run("a version a writer outside the DynamoDB table took is a lost race", func(t *testing.T) {
+		OutsideWriter(t, S3DynamoTable(t))
+	})
 	t.Run("AWS_ENDPOINT_URL_DYNAMODB is honoured", func(t *testing.T) {
 		EndpointFromEnv(t, S3DynamoTable(t))
 	})
@@ -156,7 +159,7 @@ func WrongScheme(t *testing.T, url, scheme string, lost int) {
 	if got != lost {
 		t.Fatalf("entries under %s://: %d of the reported commits %v lost, want %d", scheme, got, reported, lost)
 	}
-	t.Logf("protocol writer's entries under %s://, compactord's under s3a://: both reported %v at v%d, %d lost", scheme, reported, v, got)
+	t.Logf("protocol writer's entries under %s://, compactord's under s3a://: reported committed at v%d: %v, %d lost", scheme, v, reported, got)
 }
 
 // EndpointFromEnv opens the table without dynamodb_endpoint and with
@@ -182,4 +185,46 @@ func EndpointFromEnv(t *testing.T, rawURL string) {
 	if err != nil || e == nil || !e.Complete {
 		t.Fatalf("entry of v0 through AWS_ENDPOINT_URL_DYNAMODB: %+v, %v", e, err)
 	}
+}
+
+// OutsideWriter has a writer that does not use the DynamoDB table write
+// N.json (a plain PUT) after compactord's entry for N is put and before
+// its copy: compactord must report the version as lost (ErrCommitExists),
+// keep the outsider's commit, and mark its own entry complete so that no
+// reader copies its temp file over the outsider's commit.
+func OutsideWriter(t *testing.T, url string) {
+	ctx := context.Background()
+	_, snap0 := seededTable(t, url)
+	v := snap0.Version + 1
+	outsider := TxnCommit("outsider", "outsider", 0)
+	plain := Open(t, withoutLogStore(t, url))
+	tbl, err := delta.OpenTableWith(ctx, url, delta.OpenOptions{AfterLogEntry: func(ctx context.Context, key string) {
+		if err := plain.Bucket.WriteAll(ctx, key, outsider, nil); err != nil {
+			t.Error(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	err = tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), TxnCommit("compactord", "compactord", 0))
+	if !errors.Is(err, delta.ErrCommitExists) {
+		t.Fatalf("PutIfAbsent after an outsider wrote v%d = %v, want ErrCommitExists", v, err)
+	}
+	got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(v))
+	if err != nil || !bytes.Equal(got, outsider) {
+		t.Fatalf("v%d after the race: %q, %v; want the outsider's commit", v, got, err)
+	}
+	e, err := NewProtocolWriter(t, url, SparkTablePath(t, url)).Entry(ctx, protocolFile(v))
+	if err != nil || e == nil || !e.Complete {
+		t.Fatalf("compactord's entry of v%d: %+v, %v; want it complete", v, e, err)
+	}
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Txns["outsider"]; !ok || snap.Version != v {
+		t.Fatalf("table at v%d with txns %v, want the outsider's commit at v%d", snap.Version, snap.Txns, v)
+	}
+	t.Logf("outsider took v%d between compactord's entry and copy: compactord lost the race, its entry is complete, the outsider's commit stands", v)
 }
