@@ -125,17 +125,7 @@ func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
 		{
 			name: "two lost races, each reconciled with a new output DV",
 			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
-				calls := 0
-				opts.Commit.BeforePut = func(context.Context, int64) error {
-					calls++
-					switch calls {
-					case 1:
-						tabletest.DeleteIDs(t, tbl, 3)
-					case 2:
-						tabletest.DeleteIDs(t, tbl, 140)
-					}
-					return nil
-				}
+				opts.Commit.BeforePut = tabletest.DeletesBeforePuts(t, tbl, nil, 3, 140)
 				want := tabletest.IDSet(files...)
 				delete(want, 3)
 				delete(want, 140)

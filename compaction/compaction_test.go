@@ -466,16 +466,7 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
 	opts := binpackOpts()
 	calls := 0
-	opts.Commit.BeforePut = func(_ context.Context, v int64) error {
-		calls++
-		switch calls {
-		case 1:
-			tabletest.DeleteIDs(t, tbl, 3)
-		case 2:
-			tabletest.DeleteIDs(t, tbl, 40)
-		}
-		return nil
-	}
+	opts.Commit.BeforePut = tabletest.DeletesBeforePuts(t, tbl, &calls, 3, 40)
 	res, err := Compact(ctx, tbl, opts)
 	if err != nil || res.CommittedVersion != 3 || calls != 3 || len(res.Reconciled) != 2 {
 		t.Fatalf("%+v %v (hook calls %d)", res, err, calls)

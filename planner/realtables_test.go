@@ -9,22 +9,13 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 func loadRealTable(t *testing.T, name string) *delta.Snapshot {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+testutil.DeltaTable(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tbl.Close() })
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
+	return tabletest.Latest(t, tabletest.Open(t, "file://"+testutil.DeltaTable(t, name)))
 }
 
 // TestPlansOfRealTables plans tables written by Spark, Databricks and

@@ -349,6 +349,23 @@ func CowDelete(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
 	return v
 }
 
+// DeletesBeforePuts is a commit BeforePut hook: before the i-th put it
+// deletes ids[i] (DeleteIDs, a concurrent winner the commit then meets),
+// and nothing after the last; calls, when not nil, counts the puts.
+func DeletesBeforePuts(t testing.TB, tbl *delta.Table, calls *int, ids ...int64) func(context.Context, int64) error {
+	n := 0
+	return func(context.Context, int64) error {
+		if n < len(ids) {
+			DeleteIDs(t, tbl, ids[n])
+		}
+		n++
+		if calls != nil {
+			*calls = n
+		}
+		return nil
+	}
+}
+
 // Once runs f before the first commit attempt only: the compaction always
 // loses its first race to what f commits.
 func Once(f func(v int64)) func(context.Context, int64) error {
