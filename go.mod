@@ -25,6 +25,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/zclconf/go-cty v1.20.0
+	go.yaml.in/yaml/v2 v2.4.4
 	gocloud.dev v0.47.0
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.23.0

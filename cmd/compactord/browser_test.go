@@ -35,12 +35,7 @@ func browserTools(t *testing.T) (node, chromium, playwright string) {
 	}
 	playwright = os.Getenv("COMPACTORD_PLAYWRIGHT_CORE")
 	if playwright == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		playwright = filepath.Join(cache, "compactord", "npm", "playwright-core-"+playwrightVersion, "node_modules", "playwright-core")
+		playwright = filepath.Join(testCacheDir(), "npm", "playwright-core-"+playwrightVersion, "node_modules", "playwright-core")
 	}
 	var missing []string
 	node, err := exec.LookPath("node")
@@ -61,6 +56,20 @@ func browserTools(t *testing.T) (node, chromium, playwright string) {
 		t.Skip(msg)
 	}
 	return node, chromium, playwright
+}
+
+// testCacheDir is where the test command caches what it installs
+// (COMPACTORD_CACHE_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/compactord).
+func testCacheDir() string {
+	if d := os.Getenv("COMPACTORD_CACHE_DIR"); d != "" {
+		return d
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "compactord")
 }
 
 // webcheckResult is what webcheck.cjs saw.

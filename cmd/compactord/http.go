@@ -35,6 +35,12 @@ func (d *daemon) handler(loopback bool) http.Handler {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.counters
+	}, func(table string) time.Duration {
+		p, ok := d.sched.Policy(table)
+		if !ok {
+			return 0
+		}
+		return p.Triggers.MaxTimeSinceLastRun
 	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

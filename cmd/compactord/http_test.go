@@ -188,7 +188,7 @@ func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBac
 
 func TestMetricsExpositionAfterAKnownRun(t *testing.T) {
 	dir := t.TempDir()
-	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
+	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n  triggers {\n    max_time_since_last_run = \"48h\"\n  }\n}\n")
 	td := startTestDaemon(t, dir)
 	if code := post(t, td.base+"/tables/a/run"); code != http.StatusAccepted {
 		t.Fatalf("POST run: %d", code)
@@ -316,6 +316,12 @@ compactord_quarantined_files{table="a"} 0
 # HELP compactord_consecutive_failures Failed runs since the last success.
 # TYPE compactord_consecutive_failures gauge
 compactord_consecutive_failures{table="a"} 0
+# HELP compactord_last_success_timestamp_seconds End of the table's last successful run (Unix time); absent until one.
+# TYPE compactord_last_success_timestamp_seconds gauge
+compactord_last_success_timestamp_seconds{table="a"} 1.7e+09
+# HELP compactord_expected_run_interval_seconds The policy's triggers.max_time_since_last_run: a run is due at least this often while small files wait; absent when unset.
+# TYPE compactord_expected_run_interval_seconds gauge
+compactord_expected_run_interval_seconds{table="a"} 172800
 # HELP compactord_run_duration_seconds Duration of compaction runs.
 # TYPE compactord_run_duration_seconds histogram
 compactord_run_duration_seconds_bucket{table="a",le="0.1"} 1
@@ -343,6 +349,15 @@ compactord_run_duration_seconds_count{table="a"} 1
 		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
 			delete(gotFams, name)
 		}
+	}
+	// exportedMetricNames (the monitoring kit's check) is what is served.
+	var served []string
+	for name := range gotFams {
+		served = append(served, name)
+	}
+	sort.Strings(served)
+	if !slices.Equal(served, exportedMetricNames()) {
+		t.Errorf("served families %v, exportedMetricNames %v", served, exportedMetricNames())
 	}
 	if got, want := canonicalExposition(t, gotFams), canonicalExposition(t, parseExposition(t, want)); got != want {
 		t.Fatalf("metrics differ.\n got:\n%s\nwant:\n%s", got, want)

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -141,6 +142,9 @@ var (
 	descConflicts = prometheus.NewDesc("compactord_commit_conflicts_total", "Concurrent commits met while committing, by kind.", []string{"table", "kind"}, nil)
 	descState     = prometheus.NewDesc("compactord_table_state", "1 for the table's current state (idle, queued, running, backoff, halted, disabled).", []string{"table", "state"}, nil)
 	descDuration  = prometheus.NewDesc("compactord_run_duration_seconds", "Duration of compaction runs.", []string{"table"}, nil)
+	// The next two are served only for tables that have a value.
+	descLastSuccess = prometheus.NewDesc("compactord_last_success_timestamp_seconds", "End of the table's last successful run (Unix time); absent until one.", []string{"table"}, nil)
+	descExpected    = prometheus.NewDesc("compactord_expected_run_interval_seconds", "The policy's triggers.max_time_since_last_run: a run is due at least this often while small files wait; absent when unset.", []string{"table"}, nil)
 )
 
 // exportedMetricNames lists every compactord_* family /metrics can serve
@@ -148,7 +152,8 @@ var (
 // rules and dashboard to it.
 func exportedMetricNames() []string {
 	names := []string{"compactord_build_info", "compactord_tables", "compactord_policy_reloads_total",
-		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds"}
+		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds",
+		"compactord_last_success_timestamp_seconds", "compactord_expected_run_interval_seconds"}
 	for _, s := range perTableSeries {
 		names = append(names, s.name)
 	}
@@ -162,11 +167,13 @@ func exportedMetricNames() []string {
 type statusCollector struct {
 	status   func() []scheduler.TableStatus
 	counters func() daemonCounters
+	// interval is a table's policy max_time_since_last_run (0: unset).
+	interval func(table string) time.Duration
 	descs    []*prometheus.Desc // parallel to perTableSeries
 }
 
-func newStatusCollector(status func() []scheduler.TableStatus, counters func() daemonCounters) *statusCollector {
-	c := &statusCollector{status: status, counters: counters}
+func newStatusCollector(status func() []scheduler.TableStatus, counters func() daemonCounters, interval func(string) time.Duration) *statusCollector {
+	c := &statusCollector{status: status, counters: counters, interval: interval}
 	for _, s := range perTableSeries {
 		c.descs = append(c.descs, prometheus.NewDesc(s.name, s.help, []string{"table"}, nil))
 	}
@@ -197,6 +204,12 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, st := range tableStates {
 			ch <- prometheus.MustNewConstMetric(descState, gauge, b2f(t.State == st), t.Name, st)
 		}
+		if t.LastSuccess != nil {
+			ch <- prometheus.MustNewConstMetric(descLastSuccess, gauge, float64(t.LastSuccess.UnixNano())/1e9, t.Name)
+		}
+		if iv := c.interval(t.Name); iv > 0 {
+			ch <- prometheus.MustNewConstMetric(descExpected, gauge, iv.Seconds(), t.Name)
+		}
 		cn := t.Counters
 		buckets := make(map[float64]uint64, len(scheduler.DurationBuckets))
 		for i, ub := range scheduler.DurationBuckets {
@@ -210,12 +223,12 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 
 // metricsHandler serves /metrics: the process and Go runtime collectors and
 // the daemon's own series.
-func metricsHandler(status func() []scheduler.TableStatus, counters func() daemonCounters) http.Handler {
+func metricsHandler(status func() []scheduler.TableStatus, counters func() daemonCounters, interval func(string) time.Duration) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
-		newStatusCollector(status, counters),
+		newStatusCollector(status, counters, interval),
 	)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
