@@ -2,7 +2,6 @@ package delta
 
 import (
 	"errors"
-	"strconv"
 )
 
 // checkpointSafeWriterFeatures are writer features whose obligations do
@@ -28,15 +27,8 @@ func checkpointSafeWriterFeatures() map[string]bool {
 // catalog's published versions. Errors join one *UnsupportedFeatureError
 // per feature.
 func CheckpointWritable(s *Snapshot) error {
-	var errs []error
-	if err := Readable(s); err != nil {
-		errs = append(errs, err)
-	}
+	errs := writeBaseErrors(s)
 	p := s.Protocol
-	if p.MinWriterVersion > 7 || p.MinWriterVersion < 1 {
-		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(p.MinWriterVersion), Kind: KindWriter,
-			Reason: "this build writes protocol writer versions 1 to 7"})
-	}
 	ok := writableFeatures()
 	extra := checkpointSafeWriterFeatures()
 	for _, f := range p.EffectiveWriterFeatures() {

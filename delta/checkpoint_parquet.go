@@ -211,54 +211,68 @@ func (r *rowView) assemble(n *pqNode) (any, error) {
 }
 
 func (r *rowView) assembleRepeated(n *pqNode) (any, error) {
-	var vals []parquet.Value
 	if n.isMap {
-		vals = r.values(n.key.col)
-	} else {
-		vals = r.values(n.elem.col)
+		return r.assembleMap(n)
 	}
+	vals := r.values(n.elem.col)
 	if vals[0].DefinitionLevel() < n.def {
 		return nil, nil
 	}
-	if !n.isMap {
-		out := make([]any, 0, len(vals))
-		if vals[0].DefinitionLevel() < n.repeated.def {
-			return out, nil
-		}
-		for _, v := range vals {
-			var e any
-			if v.DefinitionLevel() >= n.elem.def {
-				var err error
-				if e, err = leafValue(n.elem, v); err != nil {
-					return nil, fmt.Errorf("%s: %w", n.name, err)
-				}
-			}
-			out = append(out, e)
-		}
-		return out, nil
-	}
-	out := make(map[string]any, len(vals))
+	out := make([]any, 0, len(vals))
 	if vals[0].DefinitionLevel() < n.repeated.def {
 		return out, nil
 	}
-	evals := r.values(n.elem.col)
-	if len(evals) != len(vals) {
-		return nil, fmt.Errorf("%s: %d map keys but %d values", n.name, len(vals), len(evals))
+	for _, v := range vals {
+		var e any
+		if v.DefinitionLevel() >= n.elem.def {
+			var err error
+			if e, err = leafValue(n.elem, v); err != nil {
+				return nil, fmt.Errorf("%s: %w", n.name, err)
+			}
+		}
+		out = append(out, e)
 	}
-	for i, kv := range vals {
+	return out, nil
+}
+
+func (r *rowView) assembleMap(n *pqNode) (any, error) {
+	keys, vals, null, err := r.mapEntries(n)
+	if err != nil || null {
+		return nil, err
+	}
+	out := make(map[string]any, len(keys))
+	for i, kv := range keys {
 		k, err := leafValue(n.key, kv)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.name, err)
 		}
 		var e any
-		if evals[i].DefinitionLevel() >= n.elem.def {
-			if e, err = leafValue(n.elem, evals[i]); err != nil {
+		if vals[i].DefinitionLevel() >= n.elem.def {
+			if e, err = leafValue(n.elem, vals[i]); err != nil {
 				return nil, fmt.Errorf("%s: %w", n.name, err)
 			}
 		}
 		out[fmt.Sprint(k)] = e
 	}
 	return out, nil
+}
+
+// mapEntries returns the key and value leaves of a map column's entries in
+// this row; null is true when the map itself is null. An empty map has no
+// entries.
+func (r *rowView) mapEntries(n *pqNode) (keys, vals []parquet.Value, null bool, err error) {
+	keys = r.values(n.key.col)
+	if keys[0].DefinitionLevel() < n.def {
+		return nil, nil, true, nil
+	}
+	if keys[0].DefinitionLevel() < n.repeated.def {
+		return nil, nil, false, nil
+	}
+	vals = r.values(n.elem.col)
+	if len(vals) != len(keys) {
+		return nil, nil, false, fmt.Errorf("%s: %d map keys but %d values", n.name, len(keys), len(vals))
+	}
+	return keys, vals, false, nil
 }
 
 // leafValue converts a non-null leaf value. Dates become "yyyy-MM-dd",
@@ -710,13 +724,8 @@ func (r *rowView) int64(n *pqNode) (*int64, error) {
 	if !ok {
 		return nil, nil
 	}
-	var i int64
-	switch v.Kind() {
-	case parquet.Int64:
-		i = v.Int64()
-	case parquet.Int32:
-		i = int64(v.Int32())
-	default:
+	i, ok := integerValue(v)
+	if !ok {
 		return nil, fmt.Errorf("%s: want an integer column, got %v", n.name, v.Kind())
 	}
 	return &i, nil
@@ -742,18 +751,11 @@ func (r *rowView) stringMap(n *pqNode) (map[string]*string, error) {
 		}
 		return nil, nil
 	}
-	keys := r.values(n.key.col)
-	if keys[0].DefinitionLevel() < n.def {
-		return nil, nil
+	keys, vals, null, err := r.mapEntries(n)
+	if err != nil || null {
+		return nil, err
 	}
 	out := make(map[string]*string, len(keys))
-	if keys[0].DefinitionLevel() < n.repeated.def {
-		return out, nil
-	}
-	vals := r.values(n.elem.col)
-	if len(vals) != len(keys) {
-		return nil, fmt.Errorf("%s: %d map keys but %d values", n.name, len(keys), len(vals))
-	}
 	for i, k := range keys {
 		key := r.intern(k.ByteArray())
 		if vals[i].DefinitionLevel() < n.elem.def {

@@ -318,10 +318,10 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 		}
 		wantTxn[k] = v
 	}
-	if !reflect.DeepEqual(normTxns(got.Txns), normTxns(wantTxn)) {
+	if !reflect.DeepEqual(normEach(got.Txns, normTxn), normEach(wantTxn, normTxn)) {
 		t.Errorf("txns %v, want %v", got.Txns, wantTxn)
 	}
-	if !reflect.DeepEqual(normDomains(got.Domains), normDomains(ref.Domains)) {
+	if !reflect.DeepEqual(normEach(got.Domains, normDomain), normEach(ref.Domains, normDomain)) {
 		t.Errorf("domains %v, want %v", got.Domains, ref.Domains)
 	}
 }
@@ -370,23 +370,18 @@ func normTags(m map[string]string) map[string]string {
 	return m
 }
 
-func normTxns(m map[string]Txn) map[string]Txn {
-	out := map[string]Txn{}
+// normEach returns a copy of m with norm applied to every value.
+func normEach[V any](m map[string]V, norm func(V) V) map[string]V {
+	out := make(map[string]V, len(m))
 	for k, v := range m {
-		v.Extra = nil
-		out[k] = v
+		out[k] = norm(v)
 	}
 	return out
 }
 
-func normDomains(m map[string]DomainMetadata) map[string]DomainMetadata {
-	out := map[string]DomainMetadata{}
-	for k, v := range m {
-		v.Extra = nil
-		out[k] = v
-	}
-	return out
-}
+func normTxn(v Txn) Txn { v.Extra = nil; return v }
+
+func normDomain(v DomainMetadata) DomainMetadata { v.Extra = nil; return v }
 
 // statsLeaves flattens stats along the stats_parsed schema into
 // path -> canonical value (numbers as exact rationals, timestamps as

@@ -189,15 +189,8 @@ func Readable(s *Snapshot) error {
 // rowTracking, icebergCompat*, variant*, materializePartitionColumns,
 // liquid, catalogManaged and coordinated commits are refused explicitly.
 func Writable(s *Snapshot) error {
-	var errs []error
-	if err := Readable(s); err != nil {
-		errs = append(errs, err)
-	}
+	errs := writeBaseErrors(s)
 	p := s.Protocol
-	if p.MinWriterVersion > 7 || p.MinWriterVersion < 1 {
-		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(p.MinWriterVersion), Kind: KindWriter,
-			Reason: "this build writes protocol writer versions 1 to 7"})
-	}
 	ok := writableFeatures()
 	readerOK := readableFeatures()
 	for _, f := range p.EffectiveReaderFeatures() {
@@ -213,6 +206,21 @@ func Writable(s *Snapshot) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// writeBaseErrors are the checks every kind of write shares: the table
+// must read correctly (Readable) and its writer version be one this build
+// writes (1 to 7).
+func writeBaseErrors(s *Snapshot) []error {
+	var errs []error
+	if err := Readable(s); err != nil {
+		errs = append(errs, err)
+	}
+	if v := s.Protocol.MinWriterVersion; v > 7 || v < 1 {
+		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(v), Kind: KindWriter,
+			Reason: "this build writes protocol writer versions 1 to 7"})
+	}
+	return errs
 }
 
 // SupportedWriterFeatures lists, sorted, the writer features Writable

@@ -109,38 +109,15 @@ func listLog(ctx context.Context, t *Table) ([]logFile, error) {
 	if _, err := syncLog(ctx, t); err != nil {
 		return nil, err
 	}
-	b := t.Bucket
-	// A local listing stats each entry after reading the directory; a
-	// concurrent writer's temp file (ours, Spark's) can vanish in between
-	// and fail the listing with NotFound. Such a listing is simply retried.
-	for attempt := 1; ; attempt++ {
-		files, err := listLogOnce(ctx, b)
-		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
-			return files, err
-		}
-	}
-}
-
-func listLogOnce(ctx context.Context, b *blob.Bucket) ([]logFile, error) {
 	var files []logFile
-	it := b.List(&blob.ListOptions{Prefix: LogDir, Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
+	err := listFlat(ctx, t.Bucket, LogDir, func() { files = nil }, func(obj *blob.ListObject) {
+		if f, ok := parseLogName(strings.TrimPrefix(obj.Key, LogDir)); ok {
+			f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
+			files = append(files, f)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", LogDir, err)
-		}
-		if obj.IsDir {
-			continue
-		}
-		f, ok := parseLogName(strings.TrimPrefix(obj.Key, LogDir))
-		if !ok {
-			continue
-		}
-		f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
-		files = append(files, f)
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool {
 		if files[i].version != files[j].version {

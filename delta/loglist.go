@@ -101,35 +101,21 @@ func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
 	}
 	var files []logFile
 	var entries []LogEntry
-	err := listRetryNotFound(func() error {
-		files, entries = nil, nil
-		it := t.Bucket.List(&blob.ListOptions{Prefix: LogDir, Delimiter: "/"})
-		for {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("list %s: %w", LogDir, err)
-			}
-			if obj.IsDir {
-				continue
-			}
-			name := strings.TrimPrefix(obj.Key, LogDir)
-			e := LogEntry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
-			if f, ok := parseLogName(name); ok {
-				f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
-				files = append(files, f)
-				e.Version, e.Start, e.Part, e.Parts = f.version, f.start, f.part, f.parts
-				e.Kind = map[logFileKind]LogFileKind{fileCommit: LogCommit, fileCheckpoint: LogCheckpoint,
-					fileMultiPart: LogMultiPartCheckpoint, fileV2Checkpoint: LogV2Checkpoint, fileCompaction: LogCompaction}[f.kind]
-			} else if v, ok := checksumVersion(name); ok {
-				e.Kind, e.Version = LogChecksum, v
-			} else {
-				continue
-			}
-			entries = append(entries, e)
+	err := listFlat(ctx, t.Bucket, LogDir, func() { files, entries = nil, nil }, func(obj *blob.ListObject) {
+		name := strings.TrimPrefix(obj.Key, LogDir)
+		e := LogEntry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
+		if f, ok := parseLogName(name); ok {
+			f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
+			files = append(files, f)
+			e.Version, e.Start, e.Part, e.Parts = f.version, f.start, f.part, f.parts
+			e.Kind = map[logFileKind]LogFileKind{fileCommit: LogCommit, fileCheckpoint: LogCheckpoint,
+				fileMultiPart: LogMultiPartCheckpoint, fileV2Checkpoint: LogV2Checkpoint, fileCompaction: LogCompaction}[f.kind]
+		} else if v, ok := checksumVersion(name); ok {
+			e.Kind, e.Version = LogChecksum, v
+		} else {
+			return
 		}
+		entries = append(entries, e)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.URL, err)
@@ -148,13 +134,34 @@ func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
 	return l, nil
 }
 
-// listRetryNotFound retries a local listing that lost a race with a
-// vanishing temp file (see listLog).
-func listRetryNotFound(fn func() error) error {
+// listFlat lists the objects directly under prefix (subdirectories are not
+// descended into) and calls each with every one. A local listing stats each
+// entry after reading the directory; a concurrent writer's temp file (ours,
+// Spark's) can vanish in between and fail the listing with NotFound. Such a
+// listing is retried from the start, up to five times, with reset called
+// before every attempt.
+func listFlat(ctx context.Context, b *blob.Bucket, prefix string, reset func(), each func(*blob.ListObject)) error {
 	for attempt := 1; ; attempt++ {
-		err := fn()
+		reset()
+		err := listFlatOnce(ctx, b, prefix, each)
 		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
 			return err
+		}
+	}
+}
+
+func listFlatOnce(ctx context.Context, b *blob.Bucket, prefix string, each func(*blob.ListObject)) error {
+	it := b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list %s: %w", prefix, err)
+		}
+		if !obj.IsDir {
+			each(obj)
 		}
 	}
 }
@@ -197,20 +204,8 @@ func (l *LogListing) NewestCheckpoint(version int64) int64 {
 // ListSidecars lists _delta_log/_sidecars/.
 func ListSidecars(ctx context.Context, t *Table) ([]LogEntry, error) {
 	var out []LogEntry
-	err := listRetryNotFound(func() error {
-		out = nil
-		it := t.Bucket.List(&blob.ListOptions{Prefix: sidecarDir, Delimiter: "/"})
-		for {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("list %s: %w", sidecarDir, err)
-			}
-			if obj.IsDir || !strings.HasSuffix(obj.Key, ".parquet") {
-				continue
-			}
+	err := listFlat(ctx, t.Bucket, sidecarDir, func() { out = nil }, func(obj *blob.ListObject) {
+		if strings.HasSuffix(obj.Key, ".parquet") {
 			out = append(out, LogEntry{Key: obj.Key, Kind: LogSidecar, Size: obj.Size, ModTime: obj.ModTime})
 		}
 	})

@@ -204,16 +204,8 @@ func openMemTable(u *url.URL) (*Table, error) {
 			return nil, fmt.Errorf("open table %s: unsupported query parameter %q", u.Redacted(), p)
 		}
 	}
-	b := memblob.OpenBucket(&memblob.Options{NoMD5: u.Query().Has("nomd5")})
-	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
-		b = blob.PrefixedBucket(b, prefix+"/")
-	}
-	return &Table{
-		URL:     u.String(),
-		Bucket:  b,
-		Log:     newBlobLogStore(b, u.Scheme, storeName(u), false),
-		closers: []func() error{b.Close},
-	}, nil
+	t, _ := bucketTable(u, memblob.OpenBucket(&memblob.Options{NoMD5: u.Query().Has("nomd5")}), false)
+	return t, nil
 }
 
 func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table, error) {
@@ -236,24 +228,31 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
 	}
 	// Every call below gets deadlines and retries of transient failures.
-	b = objstore.Wrap(b, opts.Store)
-	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
-		b = blob.PrefixedBucket(b, prefix+"/")
-	}
-	s3 := newBlobLogStore(b, u.Scheme, storeName(u), true)
-	var log LogStore = s3
+	t, s3 := bucketTable(u, objstore.Wrap(b, opts.Store), true)
 	if ddb != nil {
-		if log, err = newDynamoLogStore(ctx, s3, ddb, opts); err != nil {
-			_ = b.Close()
+		if t.Log, err = newDynamoLogStore(ctx, s3, ddb, opts); err != nil {
+			_ = t.Close()
 			return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
 		}
 	}
+	return t, nil
+}
+
+// bucketTable is the table at u's path inside bucket b, its log kept in the
+// same bucket by the returned store; probe says whether that store checks
+// on first write that the bucket honours conditional puts (see
+// newBlobLogStore).
+func bucketTable(u *url.URL, b *blob.Bucket, probe bool) (*Table, *blobLogStore) {
+	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
+		b = blob.PrefixedBucket(b, prefix+"/")
+	}
+	log := newBlobLogStore(b, u.Scheme, storeName(u), probe)
 	return &Table{
 		URL:     u.String(),
 		Bucket:  b,
 		Log:     log,
 		closers: []func() error{b.Close},
-	}, nil
+	}, log
 }
 
 // storeName names a store in errors and logs without its query string,

@@ -319,15 +319,11 @@ func (c *StatsCollector) observe(v *parquet.Value) {
 	switch l.cat {
 	case catNone:
 	case catInt, catDate, catTimestamp, catTimestampNTZ:
-		var x int64
-		switch v.Kind() {
-		case parquet.Int32:
-			x = int64(v.Int32())
-		case parquet.Int64:
-			x = v.Int64()
-		case parquet.Int96:
-			x = statsInt96Micros(v.Int96())
-		default:
+		x, ok := integerValue(*v)
+		if v.Kind() == parquet.Int96 {
+			x, ok = statsInt96Micros(v.Int96()), true
+		}
+		if !ok {
 			return
 		}
 		widen(&l.seen, &l.minI, &l.maxI, x)
@@ -357,17 +353,24 @@ func (c *StatsCollector) observe(v *parquet.Value) {
 			l.widenBytes(v.ByteArray(), compareTwosComplement)
 			return
 		}
-		var x int64
-		switch v.Kind() {
-		case parquet.Int32:
-			x = int64(v.Int32())
-		case parquet.Int64:
-			x = v.Int64()
-		default:
+		x, ok := integerValue(*v)
+		if !ok {
 			return
 		}
 		widen(&l.seen, &l.minI, &l.maxI, x)
 	}
+}
+
+// integerValue returns the value of an INT32 or INT64 parquet value; ok is
+// false for any other kind.
+func integerValue(v parquet.Value) (x int64, ok bool) {
+	switch v.Kind() {
+	case parquet.Int32:
+		return int64(v.Int32()), true
+	case parquet.Int64:
+		return v.Int64(), true
+	}
+	return 0, false
 }
 
 // widen extends the range [lo, hi] to x; seen says whether it holds a
