@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -437,7 +436,7 @@ type parquetObject struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *countWriter
+	cw     *CountingWriter
 	pw     *parquet.Writer
 	rb     *rowBuilder
 	batch  []parquet.Row
@@ -461,7 +460,7 @@ func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, r
 		}
 		return nil, fmt.Errorf("table %s: create %s: %w", t.URL, key, err)
 	}
-	cw := &countWriter{w: bw}
+	cw := &CountingWriter{W: bw}
 	pw := parquet.NewWriter(cw, s.schema,
 		parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
@@ -553,7 +552,7 @@ func (o *parquetObject) close(ctx context.Context) (int64, error) {
 		}
 		return 0, fmt.Errorf("table %s: publish %s: %w", o.t.URL, o.key, err)
 	}
-	return o.cw.n, nil
+	return o.cw.N, nil
 }
 
 // abort discards an unfinished file: cancelling the writer's context before
@@ -575,17 +574,6 @@ func closeBlobWriter(w *blob.Writer) (err error) {
 		}
 	}()
 	return w.Close()
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // uploadBytes writes data at key in one request (IfNotExist when

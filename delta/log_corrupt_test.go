@@ -303,7 +303,7 @@ func compareSnapshots(t *testing.T, got, want *Snapshot) {
 		if g.DeletionVector != nil && (g.DeletionVector.Cardinality != w.DeletionVector.Cardinality || g.DeletionVector.SizeInBytes != w.DeletionVector.SizeInBytes) {
 			t.Errorf("%s: DV %+v vs %+v", g.Path, g.DeletionVector, w.DeletionVector)
 		}
-		if !equalPV(g.PartitionValues, w.PartitionValues) {
+		if !SamePartitionValues(g.PartitionValues, w.PartitionValues) {
 			t.Errorf("%s: partition values %v vs %v", g.Path, g.PartitionValues, w.PartitionValues)
 		}
 		gn, gok := g.LiveRows()
@@ -350,19 +350,6 @@ func normStats(m map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-func equalPV(a, b map[string]*string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, va := range a {
-		vb, ok := b[k]
-		if !ok || (va == nil) != (vb == nil) || (va != nil && *va != *vb) {
-			return false
-		}
-	}
-	return true
 }
 
 // FuzzCheckpointParquet: damaged checkpoint bytes give an error, never a

@@ -22,6 +22,21 @@ const (
 	FooterPrefetch = 256 << 10
 )
 
+// CountingWriter passes writes on to W and counts in N the bytes W took:
+// the size of an object being streamed to a store, known before the store
+// is asked.
+type CountingWriter struct {
+	W io.Writer
+	N int64
+}
+
+// Write implements io.Writer.
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
+}
+
 // ObjectReaderAt serves io.ReaderAt over a blob object: small objects
 // whole in one GET, the tail of larger ones in one GET, and any other read
 // as one ranged GET (callers put a large read buffer in front of it). It is

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"strconv"
@@ -14,6 +15,14 @@ import (
 const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
 
 func lower(s string) string { return strings.ToLower(s) }
+
+// SamePartitionValues reports whether two partitionValues maps hold the
+// same values under the same keys (null and absent differ from "").
+func SamePartitionValues(a, b map[string]*string) bool {
+	return maps.EqualFunc(a, b, func(x, y *string) bool {
+		return x == y || x != nil && y != nil && *x == *y
+	})
+}
 
 // ParsePartitionValues parses an add's partitionValues (keyed by physical
 // column name) into logical Go values (see AppendJSON for the types),

@@ -111,18 +111,3 @@ func randomPrefix(n int) string {
 	}
 	return string(b)
 }
-
-// samePartition reports whether two partition-value maps are equal
-// (null and absent differ from "").
-func samePartition(a, b map[string]*string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, va := range a {
-		vb, ok := b[k]
-		if !ok || (va == nil) != (vb == nil) || (va != nil && *va != *vb) {
-			return false
-		}
-	}
-	return true
-}

@@ -3,25 +3,12 @@ package writer
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
 )
-
-// countingWriter counts the bytes that reach the object.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // openParquet opens the footer of the data file src (object key, size
 // bytes) through ranged reads. A footer parquet-go rejects, or panics on, is

@@ -142,7 +142,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.
 		pv = job.Sources[0].PartitionValues
 	}
 	for _, src := range job.Sources {
-		if !samePartition(pv, src.PartitionValues) {
+		if !delta.SamePartitionValues(pv, src.PartitionValues) {
 			return nil, fmt.Errorf("source %s is not in the job's partition", src.Path)
 		}
 	}
@@ -378,8 +378,8 @@ func (jw *jobWriter) closeOutput(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stat output %s: %w", o.key, err)
 	}
-	if attrs.Size != o.cw.n {
-		return fmt.Errorf("output %s: object has %d bytes, wrote %d", o.key, attrs.Size, o.cw.n)
+	if attrs.Size != o.cw.N {
+		return fmt.Errorf("output %s: object has %d bytes, wrote %d", o.key, attrs.Size, o.cw.N)
 	}
 	mtime := attrs.ModTime.UnixMilli()
 	if attrs.ModTime.IsZero() {
@@ -417,7 +417,7 @@ type output struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *countingWriter
+	cw     *delta.CountingWriter
 	pw     *parquet.Writer
 	stats  statsSink
 	opts   Options
@@ -435,7 +435,7 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		cancel()
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	cw := &countingWriter{w: bw}
+	cw := &delta.CountingWriter{W: bw}
 	wopts := []parquet.WriterOption{
 		parquet.Compression(codec),
 		parquet.PageBufferSize(opts.PageBufferSize),

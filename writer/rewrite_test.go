@@ -107,7 +107,7 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 	tbl, snap := loadCopy(t, "dv-partitioned-with-checkpoint")
 	var other *delta.Add
 	for _, f := range snap.Files {
-		if !samePartition(f.PartitionValues, snap.Files[0].PartitionValues) {
+		if !delta.SamePartitionValues(f.PartitionValues, snap.Files[0].PartitionValues) {
 			other = f
 			break
 		}

@@ -200,7 +200,7 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if a.DataChange || a.DeletionVector != nil {
 			t.Errorf("output %d: dataChange=%v dv=%v, want false and none", i, a.DataChange, a.DeletionVector)
 		}
-		if !samePartition(a.PartitionValues, job.Sources[0].PartitionValues) {
+		if !delta.SamePartitionValues(a.PartitionValues, job.Sources[0].PartitionValues) {
 			t.Errorf("output %d: partition values %v, want the sources' %v", i, a.PartitionValues, job.Sources[0].PartitionValues)
 		}
 		key, err := a.Key()
