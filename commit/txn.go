@@ -72,16 +72,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = func(ctx context.Context, d time.Duration) error {
-			tm := time.NewTimer(d)
-			defer tm.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-tm.C:
-				return nil
-			}
-		}
+		o.Sleep = objstore.Sleep
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

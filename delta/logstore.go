@@ -118,7 +118,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 		if err == nil || !objstore.Transient(err) {
 			break
 		}
-		if werr := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
+		if werr := objstore.Sleep(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
 			break
 		}
 	}
@@ -162,7 +162,7 @@ func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, dat
 			return fmt.Errorf("put %s on %s: %w", key, store, ErrCommitExists)
 		}
 		// Not there: re-sending is safe, the create stays conditional.
-		if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
+		if werr := objstore.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
 			return fmt.Errorf("put %s on %s: %w: %w", key, store, objstore.ErrAmbiguous, err)
 		}
 	}
@@ -206,15 +206,4 @@ func uploadIfAbsent(ctx context.Context, b *blob.Bucket, key string, data []byte
 		ContentType: contentType,
 		IfNotExist:  true,
 	})
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -310,7 +310,7 @@ func (s *dynamoLogStore) putNewEntry(ctx context.Context, e dynamoEntry) (won bo
 		case refused:
 			// Refused yet absent: the other entry expired in between.
 		}
-		if werr := sleepCtx(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
+		if werr := objstore.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond); werr != nil {
 			return false, fmt.Errorf("put entry %s in %s: %w: %w", e.FileName, s.ddbTable, objstore.ErrAmbiguous, err)
 		}
 	}
@@ -359,7 +359,7 @@ func (s *dynamoLogStore) repair(ctx context.Context, e dynamoEntry) error {
 		if errors.Is(err, ErrDynamoDBLogStore) || attempt >= maxRepairAttempts {
 			return fmt.Errorf("repair %s on %s: %w", target, s.store, err)
 		}
-		if werr := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
+		if werr := objstore.Sleep(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
 			return fmt.Errorf("repair %s on %s: %w (after %w)", target, s.store, werr, err)
 		}
 	}

@@ -62,11 +62,20 @@ func (r *retrier) next(ctx context.Context, op string, err error) error {
 	if !r.budget.take() {
 		return fmt.Errorf("%s: %w after %d attempt(s): %w", op, ErrBudgetExhausted, r.attempt, err)
 	}
-	t := time.NewTimer(r.bo.NextBackOff())
+	if Sleep(ctx, r.bo.NextBackOff()) != nil {
+		return err
+	}
+	return nil
+}
+
+// Sleep waits d, or until ctx ends, when it returns ctx.Err(): the wait
+// between two attempts of a retry loop.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return err
+		return ctx.Err()
 	case <-t.C:
 		return nil
 	}
