@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -226,12 +228,7 @@ func (c *compaction) observe(ctx context.Context, version int64, actions []delta
 	}
 	touched := false
 	// Deterministic order: by path.
-	paths := make([]string, 0, len(removes))
-	for p := range removes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(removes)) {
 		rm := removes[p]
 		ss, ok := c.byPath[p]
 		if !ok || ss.job.dropped != nil {

@@ -1,9 +1,5 @@
 package delta
 
-import (
-	"errors"
-)
-
 // checkpointSafeWriterFeatures are writer features whose obligations do
 // not reach checkpoints, or reach them only through actions a checkpoint
 // copies verbatim (row ids, domains, clustering providers); together with
@@ -27,14 +23,6 @@ func checkpointSafeWriterFeatures() map[string]bool {
 // catalog's published versions. Errors join one *UnsupportedFeatureError
 // per feature.
 func CheckpointWritable(s *Snapshot) error {
-	errs := writeBaseErrors(s)
-	p := s.Protocol
-	ok := writableFeatures()
-	extra := checkpointSafeWriterFeatures()
-	for _, f := range p.EffectiveWriterFeatures() {
-		if !ok[f] && !extra[f] {
-			errs = append(errs, unsupported(f, KindWriter))
-		}
-	}
-	return errors.Join(errs...)
+	ok, extra := writableFeatures(), checkpointSafeWriterFeatures()
+	return writeGate(s, nil, func(f string) bool { return ok[f] || extra[f] })
 }

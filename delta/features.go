@@ -189,29 +189,24 @@ func Readable(s *Snapshot) error {
 // rowTracking, icebergCompat*, variant*, materializePartitionColumns,
 // liquid, catalogManaged and coordinated commits are refused explicitly.
 func Writable(s *Snapshot) error {
-	errs := writeBaseErrors(s)
-	p := s.Protocol
 	ok := writableFeatures()
 	readerOK := readableFeatures()
-	for _, f := range p.EffectiveReaderFeatures() {
+	var readerErrs []error
+	for _, f := range s.Protocol.EffectiveReaderFeatures() {
 		// Reader features that only affect reading are covered by
 		// Readable; the few whose write obligations differ are checked here.
 		if readerOK[f] && !ok[f] {
-			errs = append(errs, unsupported(f, KindWriter))
+			readerErrs = append(readerErrs, unsupported(f, KindWriter))
 		}
 	}
-	for _, f := range p.EffectiveWriterFeatures() {
-		if !ok[f] {
-			errs = append(errs, unsupported(f, KindWriter))
-		}
-	}
-	return errors.Join(errs...)
+	return writeGate(s, readerErrs, func(f string) bool { return ok[f] })
 }
 
-// writeBaseErrors are the checks every kind of write shares: the table
-// must read correctly (Readable) and its writer version be one this build
-// writes (1 to 7).
-func writeBaseErrors(s *Snapshot) []error {
+// writeGate joins the checks every kind of write shares: the table must
+// read correctly (Readable), its writer version be one this build writes
+// (1 to 7), then the caller's own findings, then one error per writer
+// feature that allowed refuses.
+func writeGate(s *Snapshot, found []error, allowed func(feature string) bool) error {
 	var errs []error
 	if err := Readable(s); err != nil {
 		errs = append(errs, err)
@@ -220,7 +215,13 @@ func writeBaseErrors(s *Snapshot) []error {
 		errs = append(errs, &UnsupportedFeatureError{Feature: "minWriterVersion=" + strconv.Itoa(v), Kind: KindWriter,
 			Reason: "this build writes protocol writer versions 1 to 7"})
 	}
-	return errs
+	errs = append(errs, found...)
+	for _, f := range s.Protocol.EffectiveWriterFeatures() {
+		if !allowed(f) {
+			errs = append(errs, unsupported(f, KindWriter))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SupportedWriterFeatures lists, sorted, the writer features Writable

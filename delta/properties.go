@@ -3,8 +3,9 @@ package delta
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -367,12 +368,7 @@ func defaultProperties() *Properties {
 // means "no columns".
 func ParseProperties(conf map[string]string) *Properties {
 	p := defaultProperties()
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		raw := conf[k]
 		v := strings.TrimSpace(raw)
 		if v == "" && k != PropStatsColumns {
