@@ -16,14 +16,7 @@ import (
 // when a writer set only that), for leaves also the physical type; children
 // in file order.
 func describeColumn(b *strings.Builder, n parquet.Node, name string, depth int) {
-	rep := "required"
-	switch {
-	case n.Optional():
-		rep = "optional"
-	case n.Repeated():
-		rep = "repeated"
-	}
-	fmt.Fprintf(b, "%s%s %s", strings.Repeat("  ", depth), rep, name)
+	fmt.Fprintf(b, "%s%s %s", strings.Repeat("  ", depth), repetitionOf(n), name)
 	logical := ""
 	if lt := n.Type().LogicalType(); lt != nil {
 		logical = lt.String()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -31,6 +32,36 @@ func eachLogLine(t testing.TB, path string, fn func(line []byte)) {
 	if err := sc.Err(); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// writeParquetFile writes rows with schema (and the writer options) to
+// dir/name and returns the file's bytes.
+func writeParquetFile(t testing.TB, dir, name string, schema *parquet.Schema, rows []parquet.Row, opts ...parquet.WriterOption) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, append([]parquet.WriterOption{schema}, opts...)...)
+	if _, err := w.WriteRows(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// repetitionOf names a parquet node's repetition: required, optional or
+// repeated.
+func repetitionOf(n parquet.Node) string {
+	switch {
+	case n.Optional():
+		return "optional"
+	case n.Repeated():
+		return "repeated"
+	}
+	return "required"
 }
 
 // scanJSON reads a scan to its end, batch rows at a time, and returns its

@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // raceLogStore has `writers` goroutines race to create each of `versions`
@@ -19,32 +20,9 @@ func raceLogStore(t *testing.T, tbl *Table, writers, versions int) {
 	ctx := context.Background()
 	for v := 0; v < versions; v++ {
 		key := fmt.Sprintf("_delta_log/%020d.json", v)
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			winners []int
-			errs    []error
-		)
-		start := make(chan struct{})
-		for w := 0; w < writers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				err := tbl.Log.PutIfAbsent(ctx, key, commitBody(v, w))
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					winners = append(winners, w)
-				case errors.Is(err, ErrCommitExists):
-				default:
-					errs = append(errs, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		winners, errs := testutil.Race(writers, func(w int) error {
+			return tbl.Log.PutIfAbsent(ctx, key, commitBody(v, w))
+		}, func(err error) bool { return errors.Is(err, ErrCommitExists) })
 		if len(errs) > 0 {
 			t.Fatalf("version %d: unexpected errors: %v", v, errs)
 		}

@@ -31,20 +31,26 @@ func captureStdout(t *testing.T, f func()) string {
 	return <-done
 }
 
+// openTableCapturingStdout opens (and closes) the table at url and returns
+// what the open wrote on stdout and its error.
+func openTableCapturingStdout(t *testing.T, url string) (stdout string, err error) {
+	t.Helper()
+	stdout = captureStdout(t, func() {
+		var tbl *Table
+		if tbl, err = OpenTable(context.Background(), url); err == nil {
+			tbl.Close()
+		}
+	})
+	return stdout, err
+}
+
 func TestOpeningAGCSTableWithoutCredentialsPrintsNothingOnStdout(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
 	t.Setenv("STORAGE_EMULATOR_HOST", "")
 	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
-	var openErr error
-	out := captureStdout(t, func() {
-		tbl, err := OpenTable(context.Background(), "gs://no-such-bucket-compactord/t")
-		if err == nil {
-			tbl.Close()
-		}
-		openErr = err
-	})
+	out, openErr := openTableCapturingStdout(t, "gs://no-such-bucket-compactord/t")
 	if out != "" {
 		t.Errorf("opening a gs:// table wrote %q to stdout", out)
 	}
@@ -57,14 +63,7 @@ func TestAnAnonymousGCSTableOpensWithoutLookingForCredentials(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
 	t.Setenv("STORAGE_EMULATOR_HOST", "")
 	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
-	var openErr error
-	out := captureStdout(t, func() {
-		tbl, err := OpenTable(context.Background(), "gs://public-bucket/t?anonymous=true")
-		if err == nil {
-			tbl.Close()
-		}
-		openErr = err
-	})
+	out, openErr := openTableCapturingStdout(t, "gs://public-bucket/t?anonymous=true")
 	if out != "" {
 		t.Errorf("opening an anonymous gs:// table wrote %q to stdout", out)
 	}

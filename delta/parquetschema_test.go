@@ -26,14 +26,7 @@ func leafSummary(s *parquet.Schema) []string {
 			return
 		}
 		for _, f := range n.Fields() {
-			rep := "req"
-			switch {
-			case f.Optional():
-				rep = "opt"
-			case f.Repeated():
-				rep = "rep"
-			}
-			walk(f, path+"/"+f.Name()+":"+rep, ids+"."+itoa(f.ID()))
+			walk(f, path+"/"+f.Name()+":"+repetitionOf(f), ids+"."+itoa(f.ID()))
 		}
 	}
 	walk(s, "", "")

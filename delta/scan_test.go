@@ -432,18 +432,8 @@ func TestScanLegacyListEncodings(t *testing.T) {
 			parquet.Value{}.Level(0, 0, 4)},
 	}
 	dir := t.TempDir()
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema)
-	if _, err := w.WriteRows(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s", openParquetBytes(t, buf.Bytes()).Schema())
-	if err := os.WriteFile(filepath.Join(dir, "hive.parquet"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeParquetFile(t, dir, "hive.parquet", schema, rows)
+	t.Logf("%s", openParquetBytes(t, data).Schema())
 	ds := `{"type":"struct","fields":[
 	 {"name":"id","type":"long","nullable":true,"metadata":{}},
 	 {"name":"l","type":{"type":"array","elementType":"integer","containsNull":false},"nullable":true,"metadata":{}},
@@ -490,25 +480,17 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 1000
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema, parquet.MaxRowsPerRowGroup(97))
+	var rows []parquet.Row
 	for i := 0; i < n; i++ {
 		s := parquet.Value{}.Level(0, 0, 1)
 		if i%3 != 0 {
 			s = parquet.ByteArrayValue([]byte(fmt.Sprintf("row-%d", i))).Level(0, 1, 1)
 		}
-		if _, err := w.WriteRows([]parquet.Row{{parquet.Int64Value(int64(i)).Level(0, 0, 0), s}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		rows = append(rows, parquet.Row{parquet.Int64Value(int64(i)).Level(0, 0, 0), s})
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f.parquet"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(openParquetBytes(t, buf.Bytes()).RowGroups()); got < 10 {
+	data := writeParquetFile(t, dir, "f.parquet", schema, rows, parquet.MaxRowsPerRowGroup(97))
+	if got := len(openParquetBytes(t, data).RowGroups()); got < 10 {
 		t.Fatalf("%d row groups, want many", got)
 	}
 	dv := roaring64.New()
@@ -518,7 +500,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	dv.AddRange(96, 200) // a range spanning a row group boundary
 	dv.Add(n - 1)
 	for _, batch := range []int{1, 13, 97, 4096} {
-		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "f.parquet", Size: int64(buf.Len())}, ScanOptions{DV: dv, ReuseRows: batch == 13})
+		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "f.parquet", Size: int64(len(data))}, ScanOptions{DV: dv, ReuseRows: batch == 13})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -628,18 +610,8 @@ func TestScanUnannotatedRepeatedField(t *testing.T) {
 		{parquet.Int64Value(1).Level(0, 0, 0), parquet.Int32Value(4).Level(0, 1, 1), parquet.Int32Value(5).Level(1, 1, 1)},
 		{parquet.Int64Value(2).Level(0, 0, 0), parquet.Value{}.Level(0, 0, 1)},
 	}
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema)
-	if _, err := w.WriteRows(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "pb.parquet"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeParquetFile(t, dir, "pb.parquet", schema, rows)
 	ds := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},
 	 {"name":"r","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]}`
 	st, err := ParseSchema(ds)

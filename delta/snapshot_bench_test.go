@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -174,29 +173,9 @@ func ptr[T any](v T) *T { return &v }
 // peakHeap samples the heap while fn runs and returns the highest
 // HeapInuse seen.
 func peakHeap(fn func()) uint64 {
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
+	stop := testutil.PeakOf(5*time.Millisecond, testutil.HeapInuse)
 	fn()
-	close(done)
-	wg.Wait()
-	return peak.Load()
+	return stop()
 }
 
 func BenchmarkLoadSnapshot(b *testing.B) {

@@ -106,10 +106,7 @@ func TestMarkStatsWide(t *testing.T) {
 }
 
 func TestStatsObserveDoesNotAllocate(t *testing.T) {
-	schema, _ := ParseSchema(statsTestSchema)
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}}
-	pq := parquet.SchemaOf(statsRow{})
-	c, err := NewStatsCollector(meta, schema, pq)
+	c, pq, err := statsTestCollector(t, "part", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +122,7 @@ func TestStatsObserveDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkStatsCollectorObserve(b *testing.B) {
-	schema, _ := ParseSchema(statsTestSchema)
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}}
-	pq := parquet.SchemaOf(statsRow{})
-	c, err := NewStatsCollector(meta, schema, pq)
+	c, pq, err := statsTestCollector(b, "part", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -311,15 +311,23 @@ func statsTestRows() []statsRow {
 	}
 }
 
-func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *Protocol) (string, error) {
-	t.Helper()
+// statsTestCollector is a collector for statsRow rows (statsTestSchema),
+// partitioned by part, with the table configuration conf.
+func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*StatsCollector, *parquet.Schema, error) {
+	tb.Helper()
 	schema, err := ParseSchema(statsTestSchema)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"Part"}, Configuration: conf}
+	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
 	pq := parquet.SchemaOf(statsRow{})
 	c, err := NewStatsCollector(meta, schema, pq)
+	return c, pq, err
+}
+
+func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *Protocol) (string, error) {
+	t.Helper()
+	c, pq, err := statsTestCollector(t, "Part", conf)
 	if err != nil {
 		return "", err
 	}
@@ -429,10 +437,7 @@ func TestStatsCollectorRejectsBadConfig(t *testing.T) {
 }
 
 func TestStatsCollectorReset(t *testing.T) {
-	schema, _ := ParseSchema(statsTestSchema)
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{"part"}, Configuration: map[string]string{PropStatsColumns: "id,name"}}
-	pq := parquet.SchemaOf(statsRow{})
-	c, err := NewStatsCollector(meta, schema, pq)
+	c, pq, err := statsTestCollector(t, "part", map[string]string{PropStatsColumns: "id,name"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // TestFullVacuumOfManyObjectsRunsInBoundedMemory creates
@@ -50,35 +50,15 @@ func TestFullVacuumOfManyObjectsRunsInBoundedMemory(t *testing.T) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(20 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-			}
-		}
-	}()
+	stop := testutil.PeakOf(20*time.Millisecond, testutil.HeapInuse)
 	start := time.Now()
 	res, err := Run(context.Background(), f.tbl, Options{Mode: Full, Now: f.clock, Commit: f.commitOpts(), SpillDir: t.TempDir(), Snapshots: f.load})
-	close(stop)
-	<-done
+	peak := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("full vacuum of %d objects in %d directories: %s, deleted %d files and %d directories; heap in use %d MiB before, peak %d MiB during",
-		n, dirs, time.Since(start).Round(time.Second), res.FilesDeleted, res.DirsDeleted, base.HeapInuse>>20, peak.Load()>>20)
+		n, dirs, time.Since(start).Round(time.Second), res.FilesDeleted, res.DirsDeleted, base.HeapInuse>>20, peak>>20)
 	if res.FilesDeleted != int64(n) || !f.exists(live.Path) {
 		t.Fatalf("deleted %d of %d orphans; live file kept: %v", res.FilesDeleted, n, f.exists(live.Path))
 	}

@@ -4,49 +4,15 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/testutil"
 )
-
-// heapPeak samples the live heap as of the last GC (runtime/metrics
-// /gc/heap/live:bytes, garbage excluded) every few milliseconds until
-// stopped and returns the largest value seen.
-func heapPeak() (stop func() uint64) {
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		return peak.Load()
-	}
-}
 
 // cpuTime is the process's user+system CPU time: on a shared machine it
 // varies less than wall time.
@@ -105,7 +71,7 @@ func BenchmarkSortedRewrite(b *testing.B) {
 			b.SetBytes(in)
 			runtime.GC()
 			cpu0 := cpuTime()
-			stop := heapPeak()
+			stop := testutil.PeakOf(5*time.Millisecond, testutil.LiveHeap)
 			b.ResetTimer()
 			var spills, runs, copied int
 			for i := 0; i < b.N; i++ {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // Run is the integration suite body, run once per store. newTable returns
@@ -90,32 +90,9 @@ func CommitRace(t *testing.T, url string, writers, versions int) {
 	tbls := OpenN(t, url, writers)
 	for v := 0; v < versions; v++ {
 		key := delta.CommitKey(int64(v))
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			winners []int
-			errs    []error
-		)
-		start := make(chan struct{})
-		for w := 0; w < writers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				err := tbls[w].Log.PutIfAbsent(ctx, key, raceCommit(v, w))
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					winners = append(winners, w)
-				case errors.Is(err, delta.ErrCommitExists):
-				default:
-					errs = append(errs, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		winners, errs := testutil.Race(writers, func(w int) error {
+			return tbls[w].Log.PutIfAbsent(ctx, key, raceCommit(v, w))
+		}, func(err error) bool { return errors.Is(err, delta.ErrCommitExists) })
 		if len(errs) > 0 {
 			t.Fatalf("version %d: unexpected errors: %v", v, errors.Join(errs...))
 		}

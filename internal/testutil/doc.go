@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by the tests of several packages:
 // locating ../shared and the Delta test tables beside the repository, the
 // tables' known answers (expected.json), opening a local parquet file, a
-// store endpoint that never answers.
+// store endpoint that never answers, racing goroutines (Race) and the peak
+// of a memory measure while code runs (PeakOf).
 package testutil
