@@ -175,8 +175,15 @@ func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBac
 		cancel()
 		<-td.done
 	})
+	d.mu.Lock()
+	want := len(d.set.Tables)
+	d.mu.Unlock()
 	waitFor(t, "first polls", func() bool {
-		for _, st := range d.sched.Status() {
+		sts := d.sched.Status()
+		if len(sts) != want { // serve registers the tables after it starts listening
+			return false
+		}
+		for _, st := range sts {
 			if st.Backlog == nil {
 				return false
 			}
