@@ -65,6 +65,11 @@ type RunResult struct {
 	Conflicts map[string]int `json:"conflicts"`
 	// Dropped says which jobs were left out and why.
 	Dropped []commit.DroppedJob `json:"dropped"`
+	// Skipped are the plan's files left alone, by reason
+	// (planner.CompactionPlan.Skipped): why a run did nothing, or not all.
+	Skipped []planner.Skip `json:"skipped"`
+	// ConsideredFiles counts the live files the plan looked at.
+	ConsideredFiles int `json:"consideredFiles"`
 }
 
 func (o RunOptions) withDefaults() RunOptions {
@@ -115,19 +120,14 @@ func PlanTable(ctx context.Context, t *delta.Table, opts RunOptions) (*planner.C
 	return pl, snap, nil
 }
 
+// planSnapshot plans snap with the run's exclusions: the planner leaves
+// them alone and says so (planner.SkipQuarantined).
 func planSnapshot(snap *delta.Snapshot, opts RunOptions) (*planner.CompactionPlan, error) {
-	view := snap
+	p := opts.Policy
 	if len(opts.Exclude) > 0 {
-		cp := *snap
-		cp.Files = nil
-		for _, f := range snap.Files {
-			if !opts.Exclude[f.Path] {
-				cp.Files = append(cp.Files, f)
-			}
-		}
-		view = &cp
+		p.Exclude = opts.Exclude
 	}
-	return planner.Plan(view, opts.Policy)
+	return planner.Plan(snap, p)
 }
 
 // Compact runs one compaction of t: snapshot, plan, rewrite, commit.
@@ -203,7 +203,11 @@ func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job
 
 func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl *planner.CompactionPlan, opts RunOptions) (*RunResult, error) {
 	res := &RunResult{Table: t.URL, ReadVersion: snap.Version, CommittedVersion: -1, JobsPlanned: len(pl.Jobs),
-		Reconciled: []commit.Reconciliation{}, Conflicts: map[string]int{}, Dropped: []commit.DroppedJob{}}
+		Reconciled: []commit.Reconciliation{}, Conflicts: map[string]int{}, Dropped: []commit.DroppedJob{},
+		Skipped: pl.Skipped, ConsideredFiles: pl.Considered.Files}
+	if res.Skipped == nil {
+		res.Skipped = []planner.Skip{}
+	}
 	if len(pl.Jobs) == 0 {
 		return res, nil
 	}

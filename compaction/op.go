@@ -91,6 +91,7 @@ func result(r *RunResult) tableop.Result {
 		FilesAdded:   r.FilesAdded,
 		BytesAdded:   r.BytesWritten,
 		Conflicts:    r.Conflicts,
+		Held:         r.Skipped,
 		Counts: map[string]int64{
 			CountJobsPlanned:     int64(r.JobsPlanned),
 			CountJobsCommitted:   int64(r.JobsCommitted),

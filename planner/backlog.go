@@ -30,34 +30,62 @@ func SmallFileThreshold(snap *delta.Snapshot, p Policy) (int64, error) {
 
 // Backlog is the merge work waiting in a snapshot, as Plan sees it.
 type Backlog struct {
-	// SmallFiles and SmallBytes count the small files (IsSmallFile) that a
-	// plan would merge with at least one other file, before the per-run
-	// caps (work beyond one run's caps is still waiting). A small file
-	// alone in its bin (nothing to merge it with) or still in its settle
-	// window is not backlog.
+	// SmallFiles and SmallBytes count every small file (IsSmallFile) of
+	// the snapshot, whether a plan would merge it now or not.
 	SmallFiles int
 	SmallBytes int64
+	// MergeableFiles and MergeableBytes count the small files that a plan
+	// would merge with at least one other file, before the per-run caps
+	// (work beyond one run's caps is still waiting): the small_files
+	// trigger's count.
+	MergeableFiles int
+	MergeableBytes int64
+	// Held groups the small files a plan leaves alone by reason (in the
+	// settle window, alone in their bin, quarantined, ...), without paths.
+	// A small file rewritten alone (a deletion-vector purge) is neither
+	// mergeable nor held.
+	Held []Skip
 }
 
 // BacklogOf plans snap under p, as Plan does but without the per-run caps,
-// and counts the small files its jobs would merge: a trigger on this
-// backlog fires exactly when Plan finds merge work.
+// and counts the small files: those its jobs would merge (a trigger on
+// this count fires exactly when Plan finds merge work) and those it leaves
+// alone, by reason.
 func BacklogOf(snap *delta.Snapshot, p Policy) (Backlog, error) {
 	st, err := plan(snap, p)
 	if err != nil {
 		return Backlog{}, err
 	}
 	var b Backlog
+	merged := map[*delta.Add]bool{}
 	for _, j := range st.jobs {
 		if len(j.Sources) < 2 {
 			continue
 		}
 		for _, a := range j.Sources {
-			if st.s.smallFile(a.Size) {
-				b.SmallFiles++
-				b.SmallBytes += a.Size
+			merged[a] = true
+		}
+	}
+	held := map[SkipCode]*skipAcc{}
+	for _, fs := range [][]*fileInfo{st.files, st.excluded} {
+		for _, f := range fs {
+			if !f.small {
+				continue
+			}
+			b.SmallFiles++
+			b.SmallBytes += f.add.Size
+			switch {
+			case merged[f.add]:
+				b.MergeableFiles++
+				b.MergeableBytes += f.add.Size
+			case f.skip != "":
+				held[f.skip] = held[f.skip].add(f)
 			}
 		}
+	}
+	b.Held = st.skipList(held)
+	for i := range b.Held {
+		b.Held[i].Paths, b.Held[i].MorePaths = nil, 0
 	}
 	return b, nil
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 )
 
 // Curves named in a SortSpec (the values writer.SortSpec.Curve takes).
@@ -93,13 +95,22 @@ type Considered struct {
 	CandidateBytes int64 `json:"candidateBytes"`
 }
 
-// Skip groups the files left alone for one reason.
+// Skip groups the files left alone for one reason: why a plan (or a part
+// of it) does nothing, as data.
 type Skip struct {
-	Reason string `json:"reason"`
-	Files  int    `json:"files"`
-	Bytes  int64  `json:"bytes"`
+	// Code names the reason; Reason says it in words.
+	Code   SkipCode `json:"code"`
+	Reason string   `json:"reason"`
+	Files  int      `json:"files"`
+	Bytes  int64    `json:"bytes"`
+	// Detail gives the policy values behind the reason (the settle window
+	// and when the first file leaves it, the cap, the size threshold).
+	Detail string `json:"detail,omitempty"`
+	// EligibleAt, for SkipSettling, is when the first of the files leaves
+	// the settle window.
+	EligibleAt *time.Time `json:"eligibleAt,omitempty"`
 	// Paths lists up to MaxSkipPaths of the files, sorted.
-	Paths []string `json:"paths"`
+	Paths []string `json:"paths,omitempty"`
 	// MorePaths counts the paths left out of Paths.
 	MorePaths int `json:"morePaths,omitempty"`
 }
@@ -107,22 +118,65 @@ type Skip struct {
 // MaxSkipPaths bounds Skip.Paths so plans of huge tables stay small.
 const MaxSkipPaths = 50
 
-// Skip reasons.
+// SkipCode is the typed reason of a Skip.
+type SkipCode string
+
+// Skip codes.
 const (
-	SkipLargeEnough       = "not small and few deleted rows"
-	SkipSettling          = "younger than the settle window"
-	SkipSingleFileBin     = "alone in its bin (nothing to merge)"
-	SkipClustered         = "clustered (in a z-cube); left to zcube"
-	SkipLargeZCube        = "in a z-cube at least min cube size"
-	SkipSingleZCube       = "the only partial z-cube and no unclustered data"
-	SkipCubeTier          = "partial z-cube waiting for more cubes of its size tier (cube merge min cubes)"
-	SkipOtherProvider     = "clustered by another clustering provider"
-	SkipOtherColumns      = "z-cube of other clustering columns (FULL re-clusters it)"
-	SkipByteCap           = "job over the per-run byte cap"
-	SkipJobCap            = "job over the per-run job cap"
-	SkipLightweightNoMore = "unclustered but neither small nor with many deleted rows"
-	SkipHalfTarget        = "at least half the target size: left for clustering (auto's lightweight tier)"
+	SkipLargeEnough       SkipCode = "large_enough"
+	SkipSettling          SkipCode = "settling"
+	SkipSingleFileBin     SkipCode = "single_file_bin"
+	SkipClustered         SkipCode = "clustered"
+	SkipLargeZCube        SkipCode = "large_zcube"
+	SkipSingleZCube       SkipCode = "single_zcube"
+	SkipCubeTier          SkipCode = "cube_tier"
+	SkipOtherProvider     SkipCode = "other_provider"
+	SkipOtherColumns      SkipCode = "other_columns"
+	SkipByteCap           SkipCode = "byte_cap"
+	SkipJobCap            SkipCode = "job_cap"
+	SkipLightweightNoMore SkipCode = "lightweight_not_needed"
+	SkipHalfTarget        SkipCode = "half_target"
+	SkipQuarantined       SkipCode = "quarantined"
 )
+
+var skipText = map[SkipCode]string{
+	SkipLargeEnough:       "not small and few deleted rows",
+	SkipSettling:          "younger than the settle window",
+	SkipSingleFileBin:     "alone in its bin (nothing to merge)",
+	SkipClustered:         "clustered (in a z-cube); left to zcube",
+	SkipLargeZCube:        "in a z-cube at least min cube size",
+	SkipSingleZCube:       "the only partial z-cube and no unclustered data",
+	SkipCubeTier:          "partial z-cube waiting for more cubes of its size tier (cube merge min cubes)",
+	SkipOtherProvider:     "clustered by another clustering provider",
+	SkipOtherColumns:      "z-cube of other clustering columns (FULL re-clusters it)",
+	SkipByteCap:           "job over the per-run byte cap",
+	SkipJobCap:            "job over the per-run job cap",
+	SkipLightweightNoMore: "unclustered but neither small nor with many deleted rows",
+	SkipHalfTarget:        "at least half the target size: left for clustering (auto's lightweight tier)",
+	SkipQuarantined:       "quarantined (found corrupt by an earlier run)",
+}
+
+// Text says the reason in words.
+func (c SkipCode) Text() string {
+	if t, ok := skipText[c]; ok {
+		return t
+	}
+	return string(c)
+}
+
+// String is one line for logs and the command line: "22 files younger
+// than the settle window (settle window 15m; ...)".
+func (s Skip) String() string {
+	noun := "files"
+	if s.Files == 1 {
+		noun = "file"
+	}
+	out := fmt.Sprintf("%d %s %s", s.Files, noun, s.Reason)
+	if s.Detail != "" {
+		out += " (" + s.Detail + ")"
+	}
+	return out
+}
 
 // ColumnRange is one clustering column's measured overlap for the
 // lightweight tier.
@@ -190,7 +244,7 @@ func Plan(snap *delta.Snapshot, p Policy) (*CompactionPlan, error) {
 	}
 	st.admit()
 	st.plan.OperationParameters = st.operationParameters()
-	st.plan.Skipped = st.skipList()
+	st.plan.Skipped = st.skipList(st.skips)
 	return st.plan, nil
 }
 
@@ -229,7 +283,7 @@ func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
 	}
-	st := &state{s: s, snap: snap, partKeys: partKeys, cols: cols, plan: pl, skips: map[string]*skipAcc{}}
+	st := &state{s: s, snap: snap, partKeys: partKeys, cols: cols, plan: pl, skips: map[SkipCode]*skipAcc{}}
 	st.classify()
 
 	strategy, reason, err := st.choose()
@@ -264,12 +318,15 @@ type fileInfo struct {
 	zorderBy  []string
 	provider  string
 	clustered bool
+	skip      SkipCode // why the plan left the file alone ("" when it did not)
 }
 
 type skipAcc struct {
 	files int
 	bytes int64
 	paths []string
+	// oldest is the smallest modificationTime (ms) of the files.
+	oldest int64
 }
 
 // state carries one planning run.
@@ -282,32 +339,41 @@ type state struct {
 	cols     []column
 	plan     *CompactionPlan
 	files    []*fileInfo
-	skips    map[string]*skipAcc
+	excluded []*fileInfo // Policy.Exclude's files, in no job
+	skips    map[SkipCode]*skipAcc
 	jobs     []*Job
 }
 
-func (st *state) skip(reason string, f *fileInfo) {
-	a := st.skips[reason]
+func (st *state) skip(code SkipCode, f *fileInfo) {
+	f.skip = code
+	st.skips[code] = st.skips[code].add(f)
+}
+
+func (a *skipAcc) add(f *fileInfo) *skipAcc {
 	if a == nil {
-		a = &skipAcc{}
-		st.skips[reason] = a
+		a = &skipAcc{oldest: f.add.ModificationTime}
 	}
 	a.files++
 	a.bytes += f.add.Size
 	a.paths = append(a.paths, f.add.Path)
+	a.oldest = min(a.oldest, f.add.ModificationTime)
+	return a
 }
 
-func (st *state) skipList() []Skip {
-	reasons := make([]string, 0, len(st.skips))
-	for r := range st.skips {
-		reasons = append(reasons, r)
+// skipList renders skip groups sorted by code, with the policy values
+// behind each reason.
+func (st *state) skipList(skips map[SkipCode]*skipAcc) []Skip {
+	codes := make([]SkipCode, 0, len(skips))
+	for c := range skips {
+		codes = append(codes, c)
 	}
-	sort.Strings(reasons)
-	out := make([]Skip, 0, len(reasons))
-	for _, r := range reasons {
-		a := st.skips[r]
+	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+	out := make([]Skip, 0, len(codes))
+	for _, c := range codes {
+		a := skips[c]
 		sort.Strings(a.paths)
-		sk := Skip{Reason: r, Files: a.files, Bytes: a.bytes, Paths: a.paths}
+		sk := Skip{Code: c, Reason: c.Text(), Files: a.files, Bytes: a.bytes, Paths: a.paths}
+		sk.Detail, sk.EligibleAt = st.detail(c, a)
 		if len(sk.Paths) > MaxSkipPaths {
 			sk.MorePaths = len(sk.Paths) - MaxSkipPaths
 			sk.Paths = sk.Paths[:MaxSkipPaths]
@@ -315,6 +381,35 @@ func (st *state) skipList() []Skip {
 		out = append(out, sk)
 	}
 	return out
+}
+
+// detail names the policy values behind a skip reason and, for the settle
+// window, when the first of its files becomes eligible.
+func (st *state) detail(c SkipCode, a *skipAcc) (string, *time.Time) {
+	s := st.s
+	switch c {
+	case SkipSettling:
+		at := time.UnixMilli(a.oldest).Add(s.SettleWindow).UTC()
+		return fmt.Sprintf("settle window %s; the first becomes eligible at %s", units.FormatDuration(s.SettleWindow), at.Format(time.RFC3339)), &at
+	case SkipLargeEnough, SkipLightweightNoMore:
+		return fmt.Sprintf("small means below %s = min(min file size %s, target file size %s); deleted rows at most %g of a file",
+			units.FormatBytes(min(s.minSize, s.target)), units.FormatBytes(s.minSize), units.FormatBytes(s.target), s.maxDeletedRatio), nil
+	case SkipSingleFileBin:
+		return fmt.Sprintf("no other candidate of its partition fits beside it within the target file size %s", units.FormatBytes(s.target)), nil
+	case SkipByteCap:
+		return "max bytes per run " + units.FormatBytes(s.MaxBytesPerRun), nil
+	case SkipJobCap:
+		return fmt.Sprintf("max jobs per run %d", s.MaxJobsPerRun), nil
+	case SkipHalfTarget:
+		return "target file size " + units.FormatBytes(s.target), nil
+	case SkipLargeZCube:
+		return "min cube size " + units.FormatBytes(s.minCube), nil
+	case SkipCubeTier:
+		return fmt.Sprintf("cube merge min cubes %d", s.cubeMinCubes), nil
+	case SkipQuarantined:
+		return "left alone until the table's policy changes or the daemon restarts", nil
+	}
+	return "", nil
 }
 
 // partitionKey renders partition values in the table's partition column
@@ -351,6 +446,12 @@ func (st *state) classify() {
 		names[i] = c.name()
 	}
 	for _, a := range files {
+		if st.s.Exclude[a.Path] {
+			f := &fileInfo{add: a, small: st.s.smallFile(a.Size)}
+			st.skip(SkipQuarantined, f)
+			st.excluded = append(st.excluded, f)
+			continue
+		}
 		f := &fileInfo{add: a, partKey: partitionKey(st.partKeys, a.PartitionValues), records: -1}
 		f.deleted = a.NumDeleted()
 		if a.ParsedStats != nil && a.ParsedStats.NumRecords != nil {
@@ -582,7 +683,7 @@ func (st *state) compactionBins(strategy Strategy, fs []*fileInfo) {
 
 // compactionCandidate applies the size / deleted-rows / settle filters and
 // records why a file is left alone.
-func (st *state) compactionCandidate(f *fileInfo, notCandidate string) bool {
+func (st *state) compactionCandidate(f *fileInfo, notCandidate SkipCode) bool {
 	if !f.small && !f.purge {
 		st.skip(notCandidate, f)
 		return false
@@ -649,7 +750,7 @@ func (st *state) admit() {
 		byPath[f.add.Path] = f
 	}
 	for _, j := range jobs {
-		reason := ""
+		var reason SkipCode
 		switch {
 		case st.s.MaxJobsPerRun > 0 && len(st.plan.Jobs) >= st.s.MaxJobsPerRun:
 			reason = SkipJobCap

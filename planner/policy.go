@@ -137,6 +137,10 @@ type Policy struct {
 	CubeMergeMinCubes int
 	// Full re-clusters every file (OPTIMIZE FULL). Only with auto or zcube.
 	Full bool
+	// Exclude lists data file paths (as in add actions) the plan must
+	// leave alone: files an earlier run found corrupt (quarantined). The
+	// plan reports them as SkipQuarantined and otherwise ignores them.
+	Exclude map[string]bool
 	// Now is the planning clock (the planner never reads the wall clock).
 	// Required when SettleWindow > 0.
 	Now time.Time

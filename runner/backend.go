@@ -277,7 +277,20 @@ func report(r tableop.Result) scheduler.RunReport {
 		Conflicts:    r.Conflicts,
 		Counts:       r.Counts,
 		Quarantined:  r.Quarantined,
+		Held:         holds(r.Held),
 	}
+}
+
+// holds converts the planner's skip groups to the scheduler's holds.
+func holds(sks []planner.Skip) []scheduler.Hold {
+	if len(sks) == 0 {
+		return nil
+	}
+	out := make([]scheduler.Hold, len(sks))
+	for i, sk := range sks {
+		out[i] = scheduler.Hold{Code: string(sk.Code), Reason: sk.String(), Files: sk.Files, Bytes: sk.Bytes, EligibleAt: sk.EligibleAt}
+	}
+	return out
 }
 
 // holdLease takes the table's lease for one run. It returns the held
@@ -423,10 +436,11 @@ func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[strin
 }
 
 // ComputeBacklog measures the work waiting in a snapshot under p. Its
-// SmallFiles and SmallBytes are the planner's own count (planner.BacklogOf
-// with the policy a run would plan with): the small files a run would
-// merge, so the small_files trigger fires exactly when the planner would
-// find merge work. It also counts the deleted-rows ratio and, on clustered
+// small-file counts are the planner's own (planner.BacklogOf with the
+// policy a run would plan with): every small file, the ones a run would
+// merge (MergeableFiles, so the small_files trigger fires exactly when the
+// planner would find merge work), and the ones it would hold back, by
+// reason. It also counts the deleted-rows ratio and, on clustered
 // tables (by policy or by the table's own clustering columns), the bytes
 // of files no clustering wrote (no clusteringProvider).
 func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (scheduler.Backlog, error) {
@@ -434,7 +448,8 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (sch
 	if err != nil {
 		return scheduler.Backlog{}, fmt.Errorf("table %s: backlog: %w", p.Name, err)
 	}
-	b := scheduler.Backlog{SmallFiles: pb.SmallFiles, SmallBytes: pb.SmallBytes}
+	b := scheduler.Backlog{SmallFiles: pb.SmallFiles, SmallBytes: pb.SmallBytes,
+		MergeableFiles: pb.MergeableFiles, MergeableBytes: pb.MergeableBytes, Held: holds(pb.Held)}
 	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
 	if !clustered {
 		if cols, err := delta.ClusteringColumns(snap); err == nil && len(cols) > 0 {

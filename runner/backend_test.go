@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
+	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
@@ -40,7 +43,7 @@ func TestPollComputesTheBacklogOfARealTableAndThenCostsOneCheck(t *testing.T) {
 		t.Fatalf("poll = %+v", res)
 	}
 	bl := *res.Backlog
-	if bl.Files != 2 || bl.SmallFiles != 2 || bl.SmallBytes != bl.Bytes || bl.Bytes <= 0 {
+	if bl.Files != 2 || bl.SmallFiles != 2 || bl.SmallBytes != bl.Bytes || bl.Bytes <= 0 || bl.MergeableFiles != 2 || len(bl.Held) != 0 {
 		t.Fatalf("backlog = %+v", bl)
 	}
 	if want := 46.0 / 500.0; bl.DeletedRowsRatio != want {
@@ -66,7 +69,7 @@ func TestPollHaltsATableThisBuildCannotWrite(t *testing.T) {
 	}
 }
 
-func TestTheSettleWindowKeepsFreshFilesOutOfTheBacklog(t *testing.T) {
+func TestTheSettleWindowHoldsFreshFilesBackAndTheBacklogSaysSo(t *testing.T) {
 	b := &Backend{Tables: NewTables()}
 	defer b.Tables.Close()
 	p := testPolicy("dv")
@@ -76,8 +79,13 @@ func TestTheSettleWindowKeepsFreshFilesOutOfTheBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Backlog.SmallFiles != 0 || res.Backlog.Files != 2 {
-		t.Fatalf("backlog = %+v", res.Backlog)
+	bl := res.Backlog
+	if bl.SmallFiles != 2 || bl.MergeableFiles != 0 || bl.Files != 2 {
+		t.Fatalf("backlog = %+v, want 2 small files, none mergeable", bl)
+	}
+	if len(bl.Held) != 1 || bl.Held[0].Code != string(planner.SkipSettling) || bl.Held[0].Files != 2 || bl.Held[0].EligibleAt == nil ||
+		!strings.Contains(bl.Held[0].Reason, "settle window") {
+		t.Fatalf("held back = %+v, want the 2 files in the settle window", bl.Held)
 	}
 	_ = policies.DefaultPolicy
 }
@@ -126,7 +134,7 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Changed || res.Version != first.Version+2 || *res.Backlog != want {
+	if !res.Changed || res.Version != first.Version+2 || !reflect.DeepEqual(*res.Backlog, want) {
 		t.Fatalf("incremental poll = %+v %+v, full = %+v", res, res.Backlog, want)
 	}
 	if want.DeletedRowsRatio != (46.0+5)/500 {

@@ -64,7 +64,7 @@ func TestATargetFileSizeOf1gPutsSixty200MiBFilesInTheBacklogAndFiresTheTrigger(t
 	if len(pl.Jobs) != 12 {
 		t.Fatalf("plan has %d jobs, want 12 (five 200 MiB files per 1 GiB bin)", len(pl.Jobs))
 	}
-	if bl.SmallFiles != 60 || bl.SmallBytes != 60*200*policies.MiB {
+	if bl.SmallFiles != 60 || bl.SmallBytes != 60*200*policies.MiB || bl.MergeableFiles != 60 || bl.MergeableBytes != bl.SmallBytes {
 		t.Fatalf("backlog = %+v, want the 60 files the plan merges", bl)
 	}
 	if trigger != "small_files" {
@@ -97,8 +97,11 @@ func TestAFullyCompactedTableLeavesTheBacklog(t *testing.T) {
 	if len(pl.Jobs) != 0 {
 		t.Fatalf("plan has %d jobs, want none", len(pl.Jobs))
 	}
-	if bl.SmallFiles != 0 || bl.SmallBytes != 0 || bl.Files != 3 {
-		t.Fatalf("backlog = %+v, want 3 files and no small files", bl)
+	if bl.SmallFiles != 3 || bl.MergeableFiles != 0 || bl.Files != 3 {
+		t.Fatalf("backlog = %+v, want 3 small files, none mergeable", bl)
+	}
+	if len(bl.Held) != 1 || bl.Held[0].Code != string(planner.SkipSingleFileBin) || bl.Held[0].Files != 3 {
+		t.Fatalf("held back = %+v, want the 3 files alone in their bins", bl.Held)
 	}
 	if trigger != "" {
 		t.Fatalf("trigger %q fired on a compacted table", trigger)

@@ -645,8 +645,23 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 		t.lastError = ""
 		t.lastSuccess = end
 		t.state = StateIdle
-		t.log.Info("run finished", "result", rec.Result, "version", rep.Version,
-			"files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded, "counts", rep.Counts)
+		args := []any{"result", rec.Result, "version", rep.ReadVersion}
+		if rep.Committed {
+			// version is what the run left the table at; read_version what it planned on.
+			args = []any{"result", rec.Result, "version", rep.Version, "read_version", rep.ReadVersion}
+		}
+		args = append(args, "files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded, "counts", rep.Counts)
+		switch why := whyOf(rep.Held); {
+		case rec.Result == ResultSkipped:
+			args = append(args, "why", rep.SkipReason)
+		case rec.Result == ResultNoop && why == "":
+			args = append(args, "why", "no operation found work to do")
+		case rec.Result == ResultNoop:
+			args = append(args, "why", why)
+		case why != "":
+			args = append(args, "held_back", why)
+		}
+		t.log.Info("run finished", args...)
 		return
 	}
 	rec.Error = err.Error()

@@ -46,7 +46,7 @@ func statusOf(s *Scheduler[policies.Policy], name string) TableStatus {
 func TestAPollThatCrossesTheSmallFilesTriggerRunsTheTable(t *testing.T) {
 	clock, run := newFakeClock(), &recordingRun{replies: []reply{{rep: RunReport{Committed: true, Version: 4, FilesRemoved: 60, FilesAdded: 1}}}}
 	poll := &scriptedPoll{}
-	poll.set(3, Backlog{SmallFiles: 10})
+	poll.set(3, Backlog{MergeableFiles: 10})
 	s := newTestScheduler(t, run, poll, clock, 1)
 	p := testPolicy("events")
 	s.Apply([]policies.Policy{p})
@@ -55,7 +55,7 @@ func TestAPollThatCrossesTheSmallFilesTriggerRunsTheTable(t *testing.T) {
 	if run.count() != 0 {
 		t.Fatalf("runs below threshold = %d", run.count())
 	}
-	poll.set(5, Backlog{SmallFiles: 60})
+	poll.set(5, Backlog{MergeableFiles: 60})
 	clock.Advance(time.Minute)
 	eventually(t, "run", func() bool { return run.count() == 1 && statusOf(s, "events").LastRun != nil })
 	if got := run.call(0).Reason; got != "poll:small_files" {
@@ -344,7 +344,7 @@ func TestACronScheduleRunsTheTable(t *testing.T) {
 func TestDisabledTablesArePolledButNeverRun(t *testing.T) {
 	clock, run := newFakeClock(), &recordingRun{}
 	poll := &scriptedPoll{}
-	poll.set(1, Backlog{SmallFiles: 1000})
+	poll.set(1, Backlog{MergeableFiles: 1000})
 	s := newTestScheduler(t, run, poll, clock, 1)
 	p := testPolicy("t")
 	p.Enabled = false
@@ -367,11 +367,11 @@ func TestEvaluateFiresTheFirstCrossedTrigger(t *testing.T) {
 		lastRun time.Time
 		want    string
 	}{
-		{"nothing", Backlog{SmallFiles: 3}, now, ""},
-		{"small files", Backlog{SmallFiles: 50}, now, "small_files"},
+		{"nothing", Backlog{MergeableFiles: 3}, now, ""},
+		{"small files", Backlog{MergeableFiles: 50}, now, "small_files"},
 		{"deleted rows", Backlog{DeletedRowsRatio: 0.06}, now, "deleted_rows_ratio"},
-		{"time since last run", Backlog{SmallFiles: 3}, now.Add(-25 * time.Hour), "max_time_since_last_run"},
-		{"time since last run but nothing to do", Backlog{SmallFiles: 1}, now.Add(-25 * time.Hour), ""},
+		{"time since last run", Backlog{MergeableFiles: 3}, now.Add(-25 * time.Hour), "max_time_since_last_run"},
+		{"time since last run but nothing to do", Backlog{MergeableFiles: 1}, now.Add(-25 * time.Hour), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

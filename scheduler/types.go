@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -44,7 +45,7 @@ type Spec struct {
 // A zero threshold is off.
 type Triggers struct {
 	// SmallFiles fires when at least this many files are compaction
-	// candidates (Backlog.SmallFiles).
+	// candidates (Backlog.MergeableFiles).
 	SmallFiles int `json:"small_files"`
 	// DeletedRowsRatio fires when the table's deleted rows exceed this share.
 	DeletedRowsRatio float64 `json:"deleted_rows_ratio"`
@@ -98,6 +99,35 @@ type RunReport struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// Quarantined lists data files found corrupt during this run.
 	Quarantined []string `json:"quarantined,omitempty"`
+	// Held are the files the operation left alone on purpose, by reason:
+	// why a run did nothing (result noop), or not all it could.
+	Held []Hold `json:"held_back,omitempty"`
+}
+
+// Hold is one reason files were left alone, as the operation gave it (for
+// compaction, one of the planner's skip groups). The scheduler shows and
+// logs holds without knowing their codes.
+type Hold struct {
+	// Code names the reason (e.g. "settling", "single_file_bin",
+	// "byte_cap", "quarantined", "large_enough").
+	Code string `json:"code"`
+	// Reason says it in one line, counts and policy values included.
+	Reason string `json:"reason"`
+	// Files and Bytes count the files held back.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// EligibleAt is when the first of them stops being held (the end of
+	// its settle window); nil when time alone does not release them.
+	EligibleAt *time.Time `json:"eligible_at,omitempty"`
+}
+
+// whyOf joins the reasons of holds into one line ("" when none).
+func whyOf(hs []Hold) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Reason
+	}
+	return strings.Join(parts, "; ")
 }
 
 // add sums o into r (the report of a run of several operations).
@@ -129,6 +159,7 @@ func (r *RunReport) add(o RunReport) {
 		r.Counts[k] += v
 	}
 	r.Quarantined = append(r.Quarantined, o.Quarantined...)
+	r.Held = append(r.Held, o.Held...)
 }
 
 // PollResult is what one poll learned.
@@ -143,11 +174,18 @@ type PollResult struct {
 
 // Backlog is the work waiting in a table.
 type Backlog struct {
-	// SmallFiles and SmallBytes count the small files a compaction run
-	// would merge (planner.BacklogOf: below min(min_file_size, target file
-	// size), past the settle window, sharing a bin with another file).
+	// SmallFiles and SmallBytes count every small file of the table
+	// (planner.BacklogOf: below min(min_file_size, target file size)).
 	SmallFiles int   `json:"small_files"`
 	SmallBytes int64 `json:"small_bytes"`
+	// MergeableFiles and MergeableBytes count the small files a
+	// compaction run would merge now (past the settle window, sharing a
+	// bin with another file): what the small_files trigger counts.
+	MergeableFiles int   `json:"mergeable_files"`
+	MergeableBytes int64 `json:"mergeable_bytes"`
+	// Held groups the small files a run would leave alone, by reason
+	// (settle window, alone in their bin, ...).
+	Held []Hold `json:"held_back,omitempty"`
 	// Files and Bytes count all live files.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
@@ -170,13 +208,13 @@ const (
 // none). lastRun is the end of the last successful run (zero: never).
 func Evaluate(t Triggers, b Backlog, lastRun, now time.Time) string {
 	switch {
-	case t.SmallFiles > 0 && b.SmallFiles >= t.SmallFiles:
+	case t.SmallFiles > 0 && b.MergeableFiles >= t.SmallFiles:
 		return "small_files"
 	case t.DeletedRowsRatio > 0 && b.DeletedRowsRatio >= t.DeletedRowsRatio:
 		return "deleted_rows_ratio"
 	case t.UnclusteredBytes > 0 && b.UnclusteredBytes >= t.UnclusteredBytes:
 		return "unclustered_bytes"
-	case t.MaxTimeSinceLastRun > 0 && b.SmallFiles >= 2 && !lastRun.IsZero() && now.Sub(lastRun) >= t.MaxTimeSinceLastRun:
+	case t.MaxTimeSinceLastRun > 0 && b.MergeableFiles >= 2 && !lastRun.IsZero() && now.Sub(lastRun) >= t.MaxTimeSinceLastRun:
 		return "max_time_since_last_run"
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -68,6 +69,9 @@ type Result struct {
 	Counts map[string]int64
 	// Quarantined lists data files found corrupt (the next run skips them).
 	Quarantined []string
+	// Held are the files the operation left alone on purpose, by reason
+	// (the planner's skip groups): why a run did nothing, or not all.
+	Held []planner.Skip
 }
 
 // NowOr returns env.Now(), or time.Now() when Env has no clock.

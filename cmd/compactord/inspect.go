@@ -368,7 +368,7 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 	if err != nil {
 		return nil, err
 	}
-	rep.SmallFilesToMerge = bl.SmallFiles
+	rep.SmallFilesToMerge = bl.MergeableFiles
 	rep.ClusteringColumns = cols
 	if rep.ClusteringColumns == nil {
 		rep.ClusteringColumns = [][]string{}

@@ -48,6 +48,8 @@ func commands() []command {
 // table URL; commandSynopsis falls back to "URL [flags]".
 var synopses = map[string]string{
 	"run-plan": "PLAN.json [flags]",
+	"plan":     "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
+	"compact":  "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
 	"check":    "DIR [flags]",
 	"run":      "--policies DIR [flags]",
 	"demo":     "[flags]",

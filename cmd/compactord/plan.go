@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -16,12 +20,15 @@ import (
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/tableop"
 )
 
 // planFile is the JSON `compactord plan --out` writes and `run-plan` reads:
-// the planner's plan plus the table URL.
+// the planner's plan plus the table URL and the policy it was planned with.
 type planFile struct {
-	Table string `json:"table"`
+	Table  string      `json:"table"`
+	Policy *policyUsed `json:"policy,omitempty"`
 	*planner.CompactionPlan
 }
 
@@ -29,14 +36,20 @@ type planFile struct {
 type planFlags struct {
 	strategy, target, minSize string
 	full                      bool
+	policies, table           string
 	store                     *storeFlags
 }
+
+// planOnlyFlags are the flags a policy sets, refused beside --policies.
+var planOnlyFlags = []string{"strategy", "target-file-size", "min-file-size", "full"}
 
 func (p *planFlags) register(fs *commandFlags) {
 	fs.StringVar(&p.strategy, "strategy", "auto", "auto | binpack | lightweight | zcube")
 	fs.StringVar(&p.target, "target-file-size", "", "output file size, e.g. 128MiB (default: table property or 128MiB)")
 	fs.StringVar(&p.minSize, "min-file-size", "", "files smaller than this are candidates, e.g. 64MiB (default 1GiB)")
 	fs.BoolVar(&p.full, "full", false, "re-cluster every file (zcube)")
+	fs.StringVar(&p.policies, "policies", "", "plan as the daemon would: with the policy of --table from this policy directory (its defaults and settle window included; the URL argument may then be omitted)")
+	fs.StringVar(&p.table, "table", "", "the table block of --policies to plan with (default: the directory's only table)")
 	p.store = addStoreFlags(fs.FlagSet)
 }
 
@@ -65,22 +78,190 @@ func (p *planFlags) policy() (planner.Policy, error) {
 	return pol, nil
 }
 
-// open parses args (flags and exactly one table URL), builds the planner
-// policy from the flags and opens the table.
-func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string) (planner.Policy, *delta.Table, error) {
-	url, err := fs.parseOne(args, "table URL")
+// planSetup is what plan and compact plan with: the run options (the
+// daemon's, from compaction.OptionsFor, under --policies), the open table
+// and a description of the policy used.
+type planSetup struct {
+	opts  compaction.RunOptions
+	table *delta.Table
+	used  *policyUsed
+}
+
+// open parses args (flags and the table URL, optional under --policies),
+// builds the run options from the flags or the table's policy, and opens
+// the table.
+func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, log func() hclog.Logger) (*planSetup, error) {
+	pos, err := fs.parse(args)
 	if err != nil {
-		return planner.Policy{}, nil, err
+		return nil, err
 	}
-	pol, err := p.policy()
+	if len(pos) > 1 {
+		return nil, fmt.Errorf("%w: unexpected arguments %v (usage: compactord %s %s)", errUsage, pos[1:], fs.name, commandSynopsis(fs.name))
+	}
+	url := ""
+	if len(pos) == 1 {
+		url = pos[0]
+	}
+	if p.policies == "" {
+		if p.table != "" {
+			return nil, fmt.Errorf("%w: --table names a table of --policies DIR, which is missing", errUsage)
+		}
+		if url == "" {
+			return nil, fmt.Errorf("%w: missing table URL (usage: compactord %s %s)", errUsage, fs.name, commandSynopsis(fs.name))
+		}
+		pol, err := p.policy()
+		if err != nil {
+			return nil, err
+		}
+		t, err := p.store.open(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		o := runOptions(log())
+		o.Policy = pol
+		return &planSetup{opts: o, table: t, used: describePolicy("command-line flags", "", pol)}, nil
+	}
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(planOnlyFlags, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return nil, fmt.Errorf("%w: %s cannot be combined with --policies: the table's policy sets them", errUsage, strings.Join(set, ", "))
+	}
+	pol, err := tablePolicy(p.policies, p.table)
 	if err != nil {
-		return planner.Policy{}, nil, err
+		return nil, err
+	}
+	if url == "" {
+		url = pol.URL
 	}
 	t, err := p.store.open(ctx, url)
 	if err != nil {
-		return planner.Policy{}, nil, err
+		return nil, err
 	}
-	return pol, t, nil
+	if url != pol.URL {
+		if err := sameTable(ctx, p.store, t, pol); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	o := compaction.OptionsFor(pol, tableop.Env{Logger: log(), EngineInfo: "compactord/" + version}, runOptions(log()))
+	return &planSetup{opts: o, table: t, used: describePolicy("policy "+pol.Name, pol.Source, o.Policy)}, nil
+}
+
+// tablePolicy loads dir and returns the policy of table name (or the
+// directory's only table when name is empty).
+func tablePolicy(dir, name string) (policies.Policy, error) {
+	set, err := policies.LoadDir(dir)
+	if err != nil {
+		return policies.Policy{}, err
+	}
+	var names []string
+	for _, p := range set.Tables {
+		names = append(names, p.Name)
+	}
+	if name == "" {
+		if len(set.Tables) != 1 {
+			return policies.Policy{}, fmt.Errorf("%w: %s has %d tables (%s): name one with --table", errUsage, dir, len(set.Tables), strings.Join(names, ", "))
+		}
+		return set.Tables[0], nil
+	}
+	pol, ok := set.Table(name)
+	if !ok {
+		return policies.Policy{}, fmt.Errorf("%w: %s has no table %q (it has: %s)", errUsage, dir, name, strings.Join(names, ", "))
+	}
+	return pol, nil
+}
+
+// sameTable checks that t, opened from the command line's URL, is the
+// table of pol's url (compared once both are opened, so /x and file:///x
+// are the same).
+func sameTable(ctx context.Context, sf *storeFlags, t *delta.Table, pol policies.Policy) error {
+	pt, err := sf.open(ctx, pol.URL)
+	if err != nil {
+		return fmt.Errorf("policy %s: %w", pol.Name, err)
+	}
+	defer pt.Close()
+	if pt.URL != t.URL {
+		return fmt.Errorf("%w: table URL %s is not the url of policy %s (%s)", errUsage, t.URL, pol.Name, pt.URL)
+	}
+	return nil
+}
+
+// policyUsed says which planning values a plan or compaction used.
+type policyUsed struct {
+	// From is "command-line flags" or "policy NAME"; Source is where the
+	// policy was declared (file:line:col).
+	From                string   `json:"from"`
+	Source              string   `json:"source,omitempty"`
+	Strategy            string   `json:"strategy"`
+	TargetFileSize      string   `json:"targetFileSize"`
+	MinFileSize         string   `json:"minFileSize"`
+	MaxDeletedRowsRatio float64  `json:"maxDeletedRowsRatio"`
+	SettleWindow        string   `json:"settleWindow"`
+	MaxJobsPerRun       string   `json:"maxJobsPerRun"`
+	MaxBytesPerRun      string   `json:"maxBytesPerRun"`
+	JobOrder            string   `json:"jobOrder"`
+	ClusteringColumns   []string `json:"clusteringColumns,omitempty"`
+}
+
+// describePolicy describes the planner policy pol, zero values as the
+// planner reads them.
+func describePolicy(from, source string, pol planner.Policy) *policyUsed {
+	orDefault := func(v int64, def string) string {
+		if v == 0 {
+			return def
+		}
+		return units.FormatBytes(v)
+	}
+	u := &policyUsed{
+		From: from, Source: source,
+		Strategy:            string(cmp.Or(pol.Strategy, planner.StrategyAuto)),
+		TargetFileSize:      orDefault(pol.TargetFileSize, "default (delta.targetFileSize, else "+units.FormatBytes(planner.DefaultTargetFileSize)+")"),
+		MinFileSize:         orDefault(pol.MinFileSize, "default ("+units.FormatBytes(planner.DefaultMinFileSize)+")"),
+		MaxDeletedRowsRatio: cmp.Or(pol.MaxDeletedRowsRatio, planner.DefaultMaxDeletedRowsRatio),
+		SettleWindow:        "none",
+		MaxJobsPerRun:       "unlimited",
+		MaxBytesPerRun:      orDefault(pol.MaxBytesPerRun, "unlimited"),
+		JobOrder:            string(cmp.Or(pol.JobOrder, planner.JobOrderFilesDesc)),
+	}
+	if pol.SettleWindow > 0 {
+		u.SettleWindow = units.FormatDuration(pol.SettleWindow)
+	}
+	if pol.MaxJobsPerRun > 0 {
+		u.MaxJobsPerRun = strconv.Itoa(pol.MaxJobsPerRun)
+	}
+	for _, c := range pol.ClusteringColumns {
+		u.ClusteringColumns = append(u.ClusteringColumns, strings.Join(c, "."))
+	}
+	return u
+}
+
+// String is the policy line of the human output.
+func (u *policyUsed) String() string {
+	from := u.From
+	if u.Source != "" {
+		from += " (" + u.Source + ")"
+	}
+	s := fmt.Sprintf("%s: strategy %s, target file size %s, min file size %s, max deleted rows ratio %g, settle window %s, max jobs per run %s, max bytes per run %s, job order %s",
+		from, u.Strategy, u.TargetFileSize, u.MinFileSize, u.MaxDeletedRowsRatio, u.SettleWindow, u.MaxJobsPerRun, u.MaxBytesPerRun, u.JobOrder)
+	if len(u.ClusteringColumns) > 0 {
+		s += ", clustering columns " + strings.Join(u.ClusteringColumns, ", ")
+	}
+	return s
+}
+
+// printWhy prints why a plan left files alone: one line per skip group
+// (nothing when it left none), or that the table has no live files.
+func printWhy(w io.Writer, label string, considered int, skipped []planner.Skip) {
+	if considered == 0 && len(skipped) == 0 {
+		fmt.Fprintf(w, "  %s: the table has no live data files\n", label)
+	}
+	for _, sk := range skipped {
+		fmt.Fprintf(w, "  %s: %s\n", label, sk)
+	}
 }
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,16 +269,17 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var pf planFlags
 	pf.register(fs)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
-	pol, t, err := pf.open(ctx, fs, args)
+	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
+	t := ps.table
 	defer t.Close()
-	pl, _, err := compaction.PlanTable(ctx, t, compaction.RunOptions{Policy: pol, Logger: fs.logger(stderr)})
+	pl, _, err := compaction.PlanTable(ctx, t, ps.opts)
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(planFile{Table: t.URL, CompactionPlan: pl}, "", "  ")
+	data, err := json.MarshalIndent(planFile{Table: t.URL, Policy: ps.used, CompactionPlan: pl}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
@@ -110,6 +292,12 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("write plan: %w", err)
 	}
 	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.URL, pl.ReadVersion, pl.Strategy, *out)
+	label := "held back"
+	if len(pl.Jobs) == 0 {
+		label = "why"
+	}
+	printWhy(stdout, label, pl.Considered.Files, pl.Skipped)
+	fmt.Fprintf(stdout, "  %s\n", ps.used)
 	return nil
 }
 
@@ -149,7 +337,7 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer t.Close()
 	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(fs.logger(stderr)))
-	return report(stdout, stderr, res, err, *asJSON)
+	return report(stdout, stderr, res, err, *asJSON, pf.Policy)
 }
 
 func runOptions(log hclog.Logger) compaction.RunOptions {
@@ -161,15 +349,13 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pol, t, err := pf.open(ctx, fs, args)
+	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	opts := runOptions(fs.logger(stderr))
-	opts.Policy = pol
-	res, err := compaction.Compact(pf.store.run(ctx), t, opts)
-	return report(stdout, stderr, res, err, *asJSON)
+	defer ps.table.Close()
+	res, err := compaction.Compact(pf.store.run(ctx), ps.table, ps.opts)
+	return report(stdout, stderr, res, err, *asJSON, ps.used)
 }
 
 // Run statuses of `compactord compact` and `run-plan` (the JSON "status").
@@ -197,17 +383,19 @@ func runStatus(res *compaction.RunResult, err error) string {
 	return statusFailed
 }
 
-// report prints a run result (also a partial one that came with an error).
-// A partial run is a success of the command (exit 0) with status
-// "partial"; what failed is printed on stderr.
-func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool) error {
+// report prints a run result (also a partial one that came with an error)
+// and the policy it planned with (nil: a plan file's, unknown). A partial
+// run is a success of the command (exit 0) with status "partial"; what
+// failed is printed on stderr.
+func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool, used *policyUsed) error {
 	status := runStatus(res, err)
 	if res != nil {
 		if asJSON {
 			data, merr := json.MarshalIndent(struct {
-				Status string `json:"status"`
+				Status string      `json:"status"`
+				Policy *policyUsed `json:"policy,omitempty"`
 				*compaction.RunResult
-			}{status, res}, "", "  ")
+			}{status, used, res}, "", "  ")
 			if merr != nil {
 				return errors.Join(err, merr)
 			}
@@ -224,6 +412,14 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 			}
 			for _, d := range res.Dropped {
 				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
+			}
+			label := "held back"
+			if res.JobsPlanned == 0 {
+				label = "why"
+			}
+			printWhy(stdout, label, res.ConsideredFiles, res.Skipped)
+			if used != nil {
+				fmt.Fprintf(stdout, "  %s\n", used)
 			}
 		}
 	}
