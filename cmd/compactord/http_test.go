@@ -155,12 +155,24 @@ func startTestDaemonWith(t *testing.T, dir string, fb *fakeBackend, be backend) 
 	return startTestDaemonOpts(t, daemonOptions{PolicyDir: dir}, "127.0.0.1:0", fb, be)
 }
 
+// startTestDaemonLogged is startTestDaemonWith logging to log.
+func startTestDaemonLogged(t *testing.T, dir string, fb *fakeBackend, be backend, log hclog.Logger) *testDaemon {
+	t.Helper()
+	return startTestDaemonOptsLogged(t, daemonOptions{PolicyDir: dir}, "127.0.0.1:0", fb, be, log)
+}
+
 // startTestDaemonOpts starts a daemon with o (its clock still) listening on
 // addr; base always dials loopback.
 func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend) *testDaemon {
 	t.Helper()
+	return startTestDaemonOptsLogged(t, o, addr, fb, be, hclog.NewNullLogger())
+}
+
+// startTestDaemonOptsLogged is startTestDaemonOpts logging to log.
+func startTestDaemonOptsLogged(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend, log hclog.Logger) *testDaemon {
+	t.Helper()
 	o.clock = stillClock{now: time.Unix(1_700_000_000, 0)}
-	d, err := newDaemon(o, hclog.NewNullLogger(), func(policies.Daemon) backend { return be })
+	d, err := newDaemon(o, log, func(policies.Daemon) backend { return be })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -405,7 +405,7 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %d bytes read, %d written\n",
 					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded, res.BytesRead, res.BytesWritten)
 			} else {
-				fmt.Fprintf(stdout, "nothing committed (read %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
+				fmt.Fprintf(stdout, "nothing committed (read version %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
 			}
 			for _, r := range res.Reconciled {
 				fmt.Fprintf(stdout, "  reconciled %d rows of %s deleted by version %d\n", r.RowsRemapped, r.Source, r.WinnerVersion)

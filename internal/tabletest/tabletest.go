@@ -100,6 +100,9 @@ type Spec struct {
 	ICT int64
 	// Extra are more action lines for version 0 (e.g. domainMetadata).
 	Extra []string
+	// ModificationTime, when set, is every file's modificationTime (ms);
+	// otherwise 1, older than any settle window.
+	ModificationTime int64
 }
 
 // NewTableWith is NewTable with the features and properties of spec.
@@ -123,7 +126,11 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 	}
 	lines = append(lines, spec.Extra...)
 	for _, ids := range files {
-		lines = append(lines, AddLine(t, WriteDataFile(t, tbl, ids)))
+		a := WriteDataFile(t, tbl, ids)
+		if spec.ModificationTime != 0 {
+			a.ModificationTime = spec.ModificationTime
+		}
+		lines = append(lines, AddLine(t, a))
 	}
 	PutCommit(t, tbl, 0, lines)
 	return tbl
