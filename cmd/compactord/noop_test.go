@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -90,18 +88,10 @@ type noopCase struct {
 
 func noopCases() []noopCase {
 	fresh := func(t *testing.T, n int) *delta.Table {
-		files := make([][]int64, n)
-		for i := range files {
-			files[i] = tabletest.IDRange(int64(i)*10, 10)
-		}
-		return tabletest.NewTableWith(t, "file://"+t.TempDir(), tabletest.Spec{ModificationTime: time.Now().UnixMilli()}, files...)
+		return tabletest.NewTableWith(t, "file://"+t.TempDir(), tabletest.Spec{Fresh: true}, tabletest.Batches(n, 10)...)
 	}
 	old := func(t *testing.T, n int) *delta.Table {
-		files := make([][]int64, n)
-		for i := range files {
-			files[i] = tabletest.IDRange(int64(i)*10, 10)
-		}
-		return tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+		return tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.Batches(n, 10)...)
 	}
 	return []noopCase{
 		{name: "settle window", code: planner.SkipSettling, files: 3, words: "younger than the settle window (settle window 15m; the first becomes eligible at",
@@ -227,43 +217,43 @@ func checkCLISaysWhy(t *testing.T, tc noopCase) {
 	t.Helper()
 	tbl, attrs := tc.build(t)
 	dir := noopPolicyDir(t, tbl, attrs)
-	ctx := context.Background()
 	label := "held back: "
 	if tc.noop {
 		label = "why: "
 	}
-	out := filepath.Join(t.TempDir(), "plan.json")
-	var stdout, stderr bytes.Buffer
-	if code := mainExit(ctx, []string{"plan", "--policies", dir, "--table", "t", "--out", out}, &stdout, &stderr); code != 0 {
-		t.Fatalf("plan: exit %d: %s", code, stderr.String())
-	}
 	wantLine := fmt.Sprintf("%s%d file", label, tc.files)
-	if s := stdout.String(); !strings.Contains(s, wantLine) || !strings.Contains(s, tc.words) || !strings.Contains(s, "policy t (") {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	if s := runCLI(t, nil, "plan", "--policies", dir, "--table", "t", "--out", out); !strings.Contains(s, wantLine) || !strings.Contains(s, tc.words) || !strings.Contains(s, "policy t (") {
 		t.Errorf("plan printed:\n%s\nwant %q, %q and the policy used", s, wantLine, tc.words)
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var pf planFile
-	if err := json.Unmarshal(data, &pf); err != nil {
-		t.Fatal(err)
-	}
+	runCLI(t, &pf, "plan", "--policies", dir, "--table", "t")
 	if pf.Policy == nil || pf.Policy.From != "policy t" || !hasSkip(pf.Skipped, tc.code, tc.files) {
 		t.Errorf("plan file: policy %+v, skipped %+v; want policy t and %d files %s", pf.Policy, pf.Skipped, tc.files, tc.code)
 	}
-	stdout.Reset()
-	args := []string{"compact", "--policies", dir, "--table", "t"}
-	if code := mainExit(ctx, args, &stdout, &stderr); code != 0 {
-		t.Fatalf("compact: exit %d: %s", code, stderr.String())
-	}
-	s := stdout.String()
+	s := runCLI(t, nil, "compact", "--policies", dir, "--table", "t")
 	if !strings.Contains(s, wantLine) || !strings.Contains(s, tc.words) || !strings.Contains(s, "policy t (") {
 		t.Errorf("compact printed:\n%s\nwant %q, %q and the policy used", s, wantLine, tc.words)
 	}
 	if tc.noop != strings.HasPrefix(s, "nothing committed") {
 		t.Errorf("compact printed:\n%s\nwant nothing committed: %v", s, tc.noop)
 	}
+}
+
+// runCLI runs the command line, which must exit 0, and returns its stdout,
+// decoded as JSON into v unless v is nil.
+func runCLI(t *testing.T, v any, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := mainExit(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+	}
+	if v != nil {
+		if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	return stdout.String()
 }
 
 func hasSkip(sks []planner.Skip, code planner.SkipCode, files int) bool {
@@ -286,11 +276,7 @@ func TestPlanWithPoliciesIsThePlanOfTheDaemon(t *testing.T) {
 		attrs string
 	}{
 		{"fresh files under the default settle window", func(t *testing.T) *delta.Table {
-			files := make([][]int64, 22)
-			for i := range files {
-				files[i] = tabletest.IDRange(int64(i)*10, 10)
-			}
-			return tabletest.NewTableWith(t, "file://"+t.TempDir(), tabletest.Spec{ModificationTime: time.Now().UnixMilli()}, files...)
+			return tabletest.NewTableWith(t, "file://"+t.TempDir(), tabletest.Spec{Fresh: true}, tabletest.Batches(22, 10)...)
 		}, `strategy = "auto"`},
 		{"a Spark DV table with caps and a small target", func(t *testing.T) *delta.Table {
 			return tabletest.CopyFixture(t, "dv-large-multi-dv-per-file")
@@ -302,16 +288,9 @@ func TestPlanWithPoliciesIsThePlanOfTheDaemon(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := tc.table(t)
 			dir := noopPolicyDir(t, tbl, tc.attrs)
-			cli := func(args ...string) planner.CompactionPlan {
+			cli := func(args ...string) (pl planner.CompactionPlan) {
 				t.Helper()
-				var stdout, stderr bytes.Buffer
-				if code := mainExit(context.Background(), args, &stdout, &stderr); code != 0 {
-					t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
-				}
-				var pl planner.CompactionPlan
-				if err := json.Unmarshal(stdout.Bytes(), &pl); err != nil {
-					t.Fatal(err)
-				}
+				runCLI(t, &pl, args...)
 				return pl
 			}
 			got := cli("plan", "--policies", dir, "--table", "t")

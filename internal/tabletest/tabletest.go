@@ -100,9 +100,9 @@ type Spec struct {
 	ICT int64
 	// Extra are more action lines for version 0 (e.g. domainMetadata).
 	Extra []string
-	// ModificationTime, when set, is every file's modificationTime (ms);
-	// otherwise 1, older than any settle window.
-	ModificationTime int64
+	// Fresh sets every file's modificationTime to now (inside any settle
+	// window); otherwise it is 1, older than any.
+	Fresh bool
 }
 
 // NewTableWith is NewTable with the features and properties of spec.
@@ -127,8 +127,8 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 	lines = append(lines, spec.Extra...)
 	for _, ids := range files {
 		a := WriteDataFile(t, tbl, ids)
-		if spec.ModificationTime != 0 {
-			a.ModificationTime = spec.ModificationTime
+		if spec.Fresh {
+			a.ModificationTime = time.Now().UnixMilli()
 		}
 		lines = append(lines, AddLine(t, a))
 	}
@@ -276,6 +276,16 @@ func Head(x []int64) []int64 {
 		return x[:10]
 	}
 	return x
+}
+
+// Batches returns n id slices of size ids each, [0, size), [size, 2*size),
+// ...: the files of NewTable.
+func Batches(n int, size int64) [][]int64 {
+	out := make([][]int64, n)
+	for i := range out {
+		out[i] = IDRange(int64(i)*size, size)
+	}
+	return out
 }
 
 // IDSet returns the set of the ids of ranges.
