@@ -80,7 +80,7 @@ func (f *fakeBackend) backend() backend {
 				return scheduler.PollResult{Version: 3}, nil
 			}
 			return scheduler.PollResult{Version: 3, Changed: true, Backlog: &scheduler.Backlog{
-				SmallFiles: 7, SmallBytes: 7000, Files: 9, Bytes: 100000, DeletedRowsRatio: 0.01}}, nil
+				SmallFiles: 9, SmallBytes: 9000, MergeableFiles: 7, MergeableBytes: 7000, Files: 9, Bytes: 100000, DeletedRowsRatio: 0.01}}, nil
 		},
 		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
 			return map[string]any{"table": p.Name, "jobs": []string{"job-0"}}, nil
