@@ -150,6 +150,15 @@ func TestEveryRunThatDoesNothingSaysWhy(t *testing.T) {
 			read := tabletest.Latest(t, tbl).Version
 
 			ld := startLoggedDaemon(t, dir)
+			// The backlog of the first poll, before any run.
+			var before *scheduler.Backlog
+			waitFor(t, "the first poll", func() bool {
+				if st := tableStatus(getStatus(t, ld.base), "t"); st != nil {
+					before = st.Backlog
+				}
+				return before != nil
+			})
+			checkBacklog(t, tc, before)
 			want := scheduler.ResultNoop
 			if !tc.noop {
 				want = scheduler.ResultCommitted
@@ -165,7 +174,6 @@ func TestEveryRunThatDoesNothingSaysWhy(t *testing.T) {
 			if ops := st.LastRun.Ops; len(ops) == 0 || findHold(ops[0].Report.Held, string(tc.code)) == nil {
 				t.Errorf("/status last_run.ops[0] (%+v) does not hold the files back", ops)
 			}
-			checkBacklog(t, tc, st.Backlog)
 
 			key, wantVersion := "held_back", fmt.Sprint(read+1)
 			if tc.noop {
