@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -116,3 +117,7 @@ func TestAMalformedTargetFileSizeIsABacklogErrorNamingTheProperty(t *testing.T) 
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// sameBacklog reports whether two backlogs are equal, held-back groups
+// included.
+func sameBacklog(a, b scheduler.Backlog) bool { return reflect.DeepEqual(a, b) }

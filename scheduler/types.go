@@ -104,6 +104,15 @@ type RunReport struct {
 	Held []Hold `json:"held_back,omitempty"`
 }
 
+// whyOf joins the reasons of holds into one line ("" when none).
+func whyOf(hs []Hold) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Reason
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Hold is one reason files were left alone, as the operation gave it (for
 // compaction, one of the planner's skip groups). The scheduler shows and
 // logs holds without knowing their codes.
@@ -119,15 +128,6 @@ type Hold struct {
 	// EligibleAt is when the first of them stops being held (the end of
 	// its settle window); nil when time alone does not release them.
 	EligibleAt *time.Time `json:"eligible_at,omitempty"`
-}
-
-// whyOf joins the reasons of holds into one line ("" when none).
-func whyOf(hs []Hold) string {
-	parts := make([]string, len(hs))
-	for i, h := range hs {
-		parts[i] = h.Reason
-	}
-	return strings.Join(parts, "; ")
 }
 
 // add sums o into r (the report of a run of several operations).
