@@ -5,10 +5,17 @@
 // version-0 commit holding the protocol, the metadata and one add per file
 // (stats with numRecords only).
 //
+// With -shape it writes instead a table of -files DuckDB-written files of
+// -rows rows each in one of the shapes of bench/gen.DuckShape (matched,
+// drift, reorder, alpha, widen, dv), through tools/duckcheck/shapes.mjs.
+//
 // usage: go run ./bench/cmd/gendata -dir DIR -size 1GiB
+//
+//	go run ./bench/cmd/gendata -dir DIR -shape drift -files 60 -rows 50000
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -27,10 +34,21 @@ func main() {
 	maxSize := flag.String("max", "4MiB", "largest file")
 	seed := flag.Uint64("seed", 1, "random seed")
 	zstdFlag := flag.Bool("zstd", false, "compress with zstd instead of snappy")
+	shape := flag.String("shape", "", "write DuckDB sources of this shape instead (see bench/gen.Shapes)")
+	files := flag.Int("files", 60, "files of a -shape table")
+	rows := flag.Int("rows", 50000, "rows per file of a -shape table")
+	script := flag.String("duckscript", "tools/duckcheck/shapes.mjs", "the DuckDB script writing -shape sources")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "gendata: -dir is required")
 		os.Exit(2)
+	}
+	if *shape != "" {
+		if err := gen.DuckShape(context.Background(), *dir, *script, *shape, *files, *rows); err != nil {
+			fmt.Fprintln(os.Stderr, "gendata:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	total, err1 := units.ParseBytes(*size)
 	lo, err2 := units.ParseBytes(*minSize)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/shapes.sh: one rewrite job (one output) of compactord against DuckDB's
+# COPY on the same DuckDB-written sources, per source shape (see
+# bench/gen.DuckShape: matched, drift, reorder, alpha, widen, dv), run as
+# interleaved pairs; also compactord at GOMAXPROCS=1 beside the default.
+# Prints per run one JSON line, then per shape the medians: wall s, CPU s,
+# peak RSS MiB, and compactord/DuckDB ratios. See bench/README.md.
+#
+#   bash bench/shapes.sh                       # 60 files x 50k rows, 3 pairs
+#   SHAPES="drift dv" PAIRS=5 bash bench/shapes.sh
+#   BEFORE=/path/to/older/rewritebench bash bench/shapes.sh   # adds its runs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHAPES=${SHAPES:-matched drift reorder alpha widen dv}
+PAIRS=${PAIRS:-3}
+FILES=${FILES:-60}
+ROWS=${ROWS:-50000}
+WORK=${WORK:-bench/out}
+mkdir -p "$WORK/bin"
+WORK=$(cd "$WORK" && pwd)
+go build -o "$WORK/bin/gendata" ./bench/cmd/gendata
+go build -o "$WORK/bin/rewritebench" ./bench/cmd/rewritebench
+if [ ! -d tools/duckcheck/node_modules/@duckdb/node-api ]; then
+  (cd tools/duckcheck && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# timed LABEL CMD...: CMD's last stdout line (JSON with "seconds") plus its
+# peak RSS and CPU seconds under /usr/bin/time.
+timed() {
+  local label=$1; shift
+  local tf; tf=$(mktemp)
+  local line
+  line=$(/usr/bin/time -f '%M %U %S' -o "$tf" "$@" | tail -n 1)
+  local usage; usage=$(tail -n 1 "$tf"); rm -f "$tf"
+  node -e '
+    const r = JSON.parse(process.argv[1]); r.label = process.argv[2]; r.shape = process.argv[4];
+    const [kib, user, sys] = process.argv[3].split(" ").map(Number);
+    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys; console.log(JSON.stringify(r));' "$line" "$label" "$usage" "$SHAPE"
+}
+
+RESULTS="$WORK/shapes.jsonl"
+: > "$RESULTS"
+for SHAPE in $SHAPES; do
+  TABLE="$WORK/shape-$SHAPE-$FILES-$ROWS"
+  if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
+    rm -rf "$TABLE"
+    echo "generating $SHAPE: $FILES DuckDB files of $ROWS rows in $TABLE" >&2
+    "$WORK/bin/gendata" -dir "$TABLE" -shape "$SHAPE" -files "$FILES" -rows "$ROWS"
+  fi
+  find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+  DELETED=()
+  [ -f "$TABLE/deleted.csv" ] && DELETED=(--deleted "$TABLE/deleted.csv")
+  # One job writing one output: the target holds the whole table.
+  ONE=(-mode compactord -jobs 1 -target 1073741824 -table "$TABLE")
+  for _ in $(seq "$PAIRS"); do
+    sync
+    timed compactord "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
+    rm -f "$WORK/duck.parquet"; sync
+    timed duckdb node tools/duckcheck/copy.mjs "${DELETED[@]}" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
+    rm -f "$WORK/duck.parquet"; sync
+    GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
+    if [ -n "${BEFORE:-}" ]; then # another build of rewritebench, to compare against
+      timed compactord-before "$BEFORE" "${ONE[@]}" >> "$RESULTS"
+    fi
+  done
+done
+cat "$RESULTS"
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+  const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+  const shapes = [...new Set(lines.map((r) => r.shape))];
+  console.log("| shape | compactord wall s | CPU s | peak RSS MiB | GOMAXPROCS=1 wall s | CPU s | DuckDB wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB | 2 vs 1 core |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const s of shapes) {
+    const m = (label, k) => med(lines.filter((r) => r.shape === s && r.label === label).map((r) => r[k]));
+    const c = (k) => m("compactord", k), d = (k) => m("duckdb", k), p = (k) => m("compactord-P1", k), b = (k) => m("compactord-before", k);
+    if (lines.some((r) => r.shape === s && r.label === "compactord-before")) {
+      console.log(`before: ${s} wall ${b("seconds").toFixed(2)} s, CPU ${b("cpuSeconds").toFixed(2)} s, peak RSS ${b("peakRssMiB").toFixed(0)} MiB`);
+    }
+    console.log(`| ${s} | ${c("seconds").toFixed(2)} | ${c("cpuSeconds").toFixed(2)} | ${c("peakRssMiB").toFixed(0)} | ${p("seconds").toFixed(2)} | ${p("cpuSeconds").toFixed(2)} | ${d("seconds").toFixed(2)} | ${d("cpuSeconds").toFixed(2)} | ${d("peakRssMiB").toFixed(0)} | ${(d("seconds") / c("seconds")).toFixed(2)}x | ${(c("cpuSeconds") / d("cpuSeconds")).toFixed(2)}x | ${(c("peakRssMiB") / d("peakRssMiB")).toFixed(2)}x | ${(p("seconds") / c("seconds")).toFixed(2)}x |`);
+  }' "$RESULTS"
