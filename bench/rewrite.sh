@@ -11,15 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE=${SIZE:-1GiB}
 BIG=${BIG:-2GiB}
-WORK=${WORK:-bench/out}
-mkdir -p "$WORK/bin"
-WORK=$(cd "$WORK" && pwd)
-
-go build -o "$WORK/bin/gendata" ./bench/cmd/gendata
-go build -o "$WORK/bin/rewritebench" ./bench/cmd/rewritebench
-if [ ! -d tools/duckcheck/node_modules/@duckdb/node-api ]; then
-  (cd tools/duckcheck && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_setup
 
 gen() { # gen SIZE -> table dir
   local dir="$WORK/table-$1"
@@ -29,20 +23,6 @@ gen() { # gen SIZE -> table dir
     "$WORK/bin/gendata" -dir "$dir" -size "$1" -min 1MiB -max 4MiB
   fi
   echo "$dir"
-}
-
-# timed LABEL CMD... : runs CMD under /usr/bin/time, prints CMD's last stdout
-# line with the measured maximum resident set size and CPU seconds added.
-timed() {
-  local label=$1; shift
-  local tf; tf=$(mktemp)
-  local line
-  line=$(/usr/bin/time -f '%M %U %S' -o "$tf" "$@" | tail -n 1)
-  local usage; usage=$(tail -n 1 "$tf"); rm -f "$tf"
-  node -e '
-    const r = JSON.parse(process.argv[1]); r.label = process.argv[2];
-    const [kib, user, sys] = process.argv[3].split(" ").map(Number);
-    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys; console.log(JSON.stringify(r));' "$line" "$label" "$usage"
 }
 
 TABLE=$(gen "$SIZE")
