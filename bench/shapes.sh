@@ -15,28 +15,9 @@ SHAPES=${SHAPES:-matched drift reorder alpha widen dv}
 PAIRS=${PAIRS:-3}
 FILES=${FILES:-60}
 ROWS=${ROWS:-50000}
-WORK=${WORK:-bench/out}
-mkdir -p "$WORK/bin"
-WORK=$(cd "$WORK" && pwd)
-go build -o "$WORK/bin/gendata" ./bench/cmd/gendata
-go build -o "$WORK/bin/rewritebench" ./bench/cmd/rewritebench
-if [ ! -d tools/duckcheck/node_modules/@duckdb/node-api ]; then
-  (cd tools/duckcheck && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
-# timed LABEL CMD...: CMD's last stdout line (JSON with "seconds") plus its
-# peak RSS and CPU seconds under /usr/bin/time.
-timed() {
-  local label=$1; shift
-  local tf; tf=$(mktemp)
-  local line
-  line=$(/usr/bin/time -f '%M %U %S' -o "$tf" "$@" | tail -n 1)
-  local usage; usage=$(tail -n 1 "$tf"); rm -f "$tf"
-  node -e '
-    const r = JSON.parse(process.argv[1]); r.label = process.argv[2]; r.shape = process.argv[4];
-    const [kib, user, sys] = process.argv[3].split(" ").map(Number);
-    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys; console.log(JSON.stringify(r));' "$line" "$label" "$usage" "$SHAPE"
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_setup
 
 RESULTS="$WORK/shapes.jsonl"
 : > "$RESULTS"
