@@ -34,7 +34,8 @@ func Factory() tableop.Factory {
 		}
 		engine, _, _ := strings.Cut(env.EngineInfo, "/")
 		return &Op{Options: MaintainOptions{
-			Options:   Options{Now: env.Now, MaxBehind: int64(p.Checkpoint.MaxBehind), Logger: env.LoggerOr().Named(Name)},
+			Options: Options{Now: env.Now, MaxBehind: int64(p.Checkpoint.MaxBehind), Logger: env.LoggerOr().Named(Name),
+				Delta: delta.CheckpointOptions{Progress: env.Progress}},
 			Engine:    engine,
 			NoCatchUp: !p.Checkpoint.CatchUp,
 		}}, true, nil

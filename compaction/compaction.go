@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
@@ -36,6 +37,9 @@ type RunOptions struct {
 	// delta.LoadSnapshot. The daemon (and the stress test) may pass a cache
 	// that reads only the commits it has not seen.
 	Snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)
+	// Progress, when set, receives the rewrite's progress: source files
+	// and bytes read of the plan's total (phase "rewrite").
+	Progress progress.Func
 }
 
 // RunResult is what one compaction run did; `compactord compact --json`
@@ -221,7 +225,25 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	objs := &attempt.Objects{}
 	var results []*writer.Result
 	defer func() { cleanAttempt(ctx, t, objs, results, opts.Logger) }()
-	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, objs, opts.Writer)
+	wo := opts.Writer
+	if opts.Progress != nil {
+		var files, bytes int64
+		for _, j := range jobs {
+			for _, s := range j.Sources {
+				files++
+				bytes += s.Size
+			}
+		}
+		tr := progress.Start(opts.Progress, "compaction", "rewrite", files, bytes, opts.Now())
+		prev := wo.SourceRead
+		wo.SourceRead = func(src *delta.Add) {
+			if prev != nil {
+				prev(src)
+			}
+			tr.Add(1, src.Size)
+		}
+	}
+	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, objs, wo)
 	var ok []*commit.CompactionJob
 	written := map[*commit.CompactionJob]*writer.Result{}
 	for _, r := range results {

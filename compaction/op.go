@@ -39,6 +39,9 @@ func OptionsFor(p policies.Policy, env tableop.Env, template RunOptions) RunOpti
 	o.Policy = p.PlannerPolicy(env.NowOr())
 	o.Exclude = env.Exclude
 	o.Logger = env.LoggerOr()
+	if env.Progress != nil {
+		o.Progress = env.Progress
+	}
 	if o.EngineInfo == "" {
 		o.EngineInfo = env.EngineInfo
 	}

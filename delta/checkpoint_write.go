@@ -14,6 +14,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // ErrCheckpointExists is wrapped by WriteCheckpoint when the checkpoint file
@@ -48,6 +50,10 @@ type CheckpointOptions struct {
 	RowGroupRows int64
 	// SkipLastCheckpoint leaves _delta_log/_last_checkpoint alone.
 	SkipLastCheckpoint bool
+	// Progress, when set, receives the write's progress: file actions
+	// (live adds, then kept tombstones) written of their total, and the
+	// bytes of the files they describe (phase "write").
+	Progress progress.Func
 }
 
 // CheckpointInfo describes a checkpoint WriteCheckpoint wrote.
@@ -122,6 +128,18 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
 	w.pv = pv
+	if opts.Progress != nil {
+		var described int64
+		for _, f := range snap.Files {
+			described += f.Size
+		}
+		for _, r := range w.tombstones {
+			if r.Size != nil {
+				described += *r.Size
+			}
+		}
+		w.progress = progress.Start(opts.Progress, "checkpoint", "write", int64(len(snap.Files)+len(w.tombstones)), described, now)
+	}
 
 	var info *CheckpointInfo
 	var lc *lastCheckpointOut
@@ -152,6 +170,7 @@ type checkpointWrite struct {
 	txns       []Txn
 	domains    []DomainMetadata
 	info       CheckpointInfo
+	progress   *progress.Tracker
 }
 
 // selectLive applies tombstone and txn expiry and orders the non-file
@@ -226,24 +245,39 @@ func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *l
 	return &info, &lastCheckpointOut{Version: info.Version, Size: info.Actions, SizeInBytes: size, NumOfAddFiles: adds}, nil
 }
 
+// progressBatch is how many file actions a checkpoint writes between two
+// progress reports.
+const progressBatch = 4096
+
 // fileActions writes file actions [lo, hi) of the sequence "live adds,
 // then kept tombstones" to f and returns the number of adds written.
 func (w *checkpointWrite) fileActions(f *parquetObject, lo, hi int64) (int64, error) {
 	nf := int64(len(w.snap.Files))
-	var adds int64
+	var adds, n, described int64
 	for i := lo; i < hi; i++ {
 		var err error
 		if i < nf {
 			err = f.add(w.snap.Files[i], w.pv)
 			adds++
+			described += w.snap.Files[i].Size
 		} else {
-			f.rb.removeRow(w.tombstones[i-nf])
+			r := w.tombstones[i-nf]
+			f.rb.removeRow(r)
 			err = f.emit()
+			if r.Size != nil {
+				described += *r.Size
+			}
 		}
 		if err != nil {
 			return adds, err
 		}
+		// Reported in batches: a checkpoint has millions of actions.
+		if n++; n == progressBatch {
+			w.progress.Add(n, described)
+			n, described = 0, 0
+		}
 	}
+	w.progress.Add(n, described)
 	return adds, nil
 }
 

@@ -72,6 +72,7 @@ var retentionAttrs = map[string]attrSetter{
 	"column":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Retention.Column) },
 	"older_than": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.Retention.OlderThan) },
 	"time_zone":  func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Retention.TimeZone) },
+	"epoch_unit": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Retention.EpochUnit) },
 	"data_skipping": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
 		on := true
 		diags := decBool(a, &on)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/internal/units"
+	"github.com/compactord/compactord/planner"
 )
 
 // WriteHCL writes the effective policy set as HCL that LoadDir reads back to
@@ -32,28 +33,32 @@ func WriteHCL(w io.Writer, s *Set) error {
 		fmt.Fprintf(&b, "  enabled                = %t\n", p.Enabled)
 		fmt.Fprintf(&b, "  concurrency            = %d\n", p.Concurrency)
 		fmt.Fprintf(&b, "  compression            = %q\n", p.Compression)
-		fmt.Fprintf(&b, "  target_file_size       = %q\n", units.FormatBytes(p.TargetFileSize))
-		fmt.Fprintf(&b, "  min_file_size          = %q\n", units.FormatBytes(p.MinFileSize))
+		unsetSize(&b, "  target_file_size       = ", p.TargetFileSize, fmt.Sprintf("default (the table's delta.targetFileSize, else %s)", units.FormatBytes(planner.DefaultTargetFileSize)))
+		fmt.Fprintf(&b, "  min_file_size          = %s\n", hclSize(p.MinFileSize))
 		fmt.Fprintf(&b, "  max_deleted_rows_ratio = %s\n", fmtFloat(p.MaxDeletedRowsRatio))
 		fmt.Fprintf(&b, "  settle_window          = %q\n", units.FormatDuration(p.SettleWindow))
-		fmt.Fprintf(&b, "  max_bytes_per_run      = %q\n", units.FormatBytes(p.MaxBytesPerRun))
-		fmt.Fprintf(&b, "  max_jobs_per_run       = %d\n", p.MaxJobsPerRun)
+		unsetSize(&b, "  max_bytes_per_run      = ", p.MaxBytesPerRun, "unlimited")
+		if p.MaxJobsPerRun == 0 {
+			unset(&b, "  max_jobs_per_run       = ", "unlimited")
+		} else {
+			fmt.Fprintf(&b, "  max_jobs_per_run       = %d\n", p.MaxJobsPerRun)
+		}
 		fmt.Fprintf(&b, "  job_order              = %q\n", p.JobOrder)
 		c := p.Clustering
 		fmt.Fprintf(&b, "\n  clustering {\n")
 		fmt.Fprintf(&b, "    columns                 = %s\n", fmtStrings(c.Columns))
 		fmt.Fprintf(&b, "    lightweight_column      = %q\n", c.LightweightColumn)
-		fmt.Fprintf(&b, "    max_unclustered_bytes   = %q\n", units.FormatBytes(c.MaxUnclusteredBytes))
+		fmt.Fprintf(&b, "    max_unclustered_bytes   = %s\n", hclSize(c.MaxUnclusteredBytes))
 		fmt.Fprintf(&b, "    max_relative_file_range = %s\n", fmtFloat(c.MaxRelativeFileRange))
-		fmt.Fprintf(&b, "    min_cube_size           = %q\n", units.FormatBytes(c.MinCubeSize))
+		fmt.Fprintf(&b, "    min_cube_size           = %s\n", hclSize(c.MinCubeSize))
 		fmt.Fprintf(&b, "    cube_merge_min_cubes    = %d\n", c.CubeMergeMinCubes)
 		fmt.Fprintf(&b, "  }\n")
 		t := p.Triggers
 		fmt.Fprintf(&b, "\n  triggers {\n")
-		fmt.Fprintf(&b, "    small_files             = %d\n", t.SmallFiles)
-		fmt.Fprintf(&b, "    deleted_rows_ratio      = %s\n", fmtFloat(t.DeletedRowsRatio))
-		fmt.Fprintf(&b, "    unclustered_bytes       = %q\n", units.FormatBytes(t.UnclusteredBytes))
-		fmt.Fprintf(&b, "    max_time_since_last_run = %q\n", units.FormatDuration(t.MaxTimeSinceLastRun))
+		fmt.Fprintf(&b, "    small_files             = %d%s\n", t.SmallFiles, offIf(t.SmallFiles == 0))
+		fmt.Fprintf(&b, "    deleted_rows_ratio      = %s%s\n", fmtFloat(t.DeletedRowsRatio), offIf(t.DeletedRowsRatio == 0))
+		unsetSize(&b, "    unclustered_bytes       = ", t.UnclusteredBytes, "off")
+		fmt.Fprintf(&b, "    max_time_since_last_run = %q%s\n", units.FormatDuration(t.MaxTimeSinceLastRun), offIf(t.MaxTimeSinceLastRun == 0))
 		fmt.Fprintf(&b, "  }\n")
 		if r := p.Retention; r != nil {
 			fmt.Fprintf(&b, "\n  retention {\n")
@@ -63,12 +68,19 @@ func WriteHCL(w io.Writer, s *Set) error {
 			if r.TimeZone != "" {
 				fmt.Fprintf(&b, "    time_zone     = %q\n", r.TimeZone)
 			}
+			if r.EpochUnit != "" {
+				fmt.Fprintf(&b, "    epoch_unit    = %q\n", r.EpochUnit)
+			}
 			fmt.Fprintf(&b, "  }\n")
 		}
 		fmt.Fprintf(&b, "\n  checkpoint {\n")
 		fmt.Fprintf(&b, "    enabled    = %t\n", p.Checkpoint.Enabled)
 		fmt.Fprintf(&b, "    catch_up   = %t\n", p.Checkpoint.CatchUp)
-		fmt.Fprintf(&b, "    max_behind = %d\n", p.Checkpoint.MaxBehind)
+		if p.Checkpoint.MaxBehind == 0 {
+			unset(&b, "    max_behind = ", "default (the table's delta.checkpointInterval)")
+		} else {
+			fmt.Fprintf(&b, "    max_behind = %d\n", p.Checkpoint.MaxBehind)
+		}
 		fmt.Fprintf(&b, "  }\n")
 		fmt.Fprintf(&b, "\n  log_cleanup {\n")
 		fmt.Fprintf(&b, "    enabled     = %t\n", p.LogCleanup.Enabled)
@@ -97,6 +109,47 @@ func WriteHCL(w io.Writer, s *Set) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// hclSize is a size attribute's value: FormatBytes quoted, or the byte
+// count where FormatBytes would not read back to n.
+func hclSize(n int64) string {
+	if units.Exact(n) {
+		return strconv.Quote(units.FormatBytes(n))
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// unsetSize writes a size attribute (prefix is its indented "name = "), or
+// for 0, whose default is 0 too, what 0 means as a comment: leaving the
+// attribute out reads back the same.
+func unsetSize(b *strings.Builder, prefix string, n int64, means string) {
+	if n == 0 {
+		unset(b, prefix, means)
+		return
+	}
+	fmt.Fprintf(b, "%s%s\n", prefix, hclSize(n))
+}
+
+// unset writes an attribute left at its zero default as a comment saying
+// what it means ("# max_bytes_per_run    = unlimited"), aligned with the
+// attributes around it.
+func unset(b *strings.Builder, prefix, means string) {
+	indent := prefix[:len(prefix)-len(strings.TrimLeft(prefix, " "))]
+	name := strings.TrimLeft(prefix, " ")
+	// "# " takes two columns of the name's padding where it has them.
+	if p := strings.Index(name, "  ="); p >= 0 {
+		name = name[:p] + name[p+2:]
+	}
+	fmt.Fprintf(b, "%s# %s%s\n", indent, name, means)
+}
+
+// offIf is the comment of a trigger threshold that is off (0).
+func offIf(off bool) string {
+	if off {
+		return " # off"
+	}
+	return ""
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

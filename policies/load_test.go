@@ -265,8 +265,16 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
   url = "s3://b/orders"
   strategy = "lightweight"
   settle_window = "90s"
+  max_bytes_per_run = 1000001
+  max_jobs_per_run = 7
   clustering {
     columns = ["ts"]
+  }
+  triggers {
+    small_files = 0
+  }
+  checkpoint {
+    max_behind = 5
   }
   retention {
     column = "ts"
@@ -291,6 +299,30 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
 	}
 	if !reflect.DeepEqual(set, again) {
 		t.Fatalf("round trip differs:\n%+v\n%+v", set, again)
+	}
+}
+
+func TestWriteHCLSaysWhatUnsetValuesMeanInsteadOfZeroBytes(t *testing.T) {
+	set, _ := parseTables(t, minimal)
+	again, out := roundTrip(t, set)
+	if again.Tables[0].TargetFileSize != set.Tables[0].TargetFileSize {
+		t.Errorf("target_file_size reads back as %d", again.Tables[0].TargetFileSize)
+	}
+	// Each line says what the unset value means; "0B" appears nowhere.
+	for line, present := range map[string]bool{
+		"  # target_file_size     = default (the table's delta.targetFileSize, else 128 MiB)\n": true,
+		"  # max_bytes_per_run    = unlimited\n":                                                true,
+		"  # max_jobs_per_run     = unlimited\n":                                                true,
+		"    # unclustered_bytes     = off\n":                                                   true,
+		"    # max_behind = default (the table's delta.checkpointInterval)\n":                   true,
+		"  min_file_size          = \"1 GiB\"\n":                                                true,
+		"0B":                                                                                    false,
+		`"0 B"`:                                                                                 false,
+		"= 0\n":                                                                                 false,
+	} {
+		if strings.Contains(out, line) != present {
+			t.Errorf("%q present %v, want %v:\n%s", line, !present, present, out)
+		}
 	}
 }
 

@@ -135,8 +135,14 @@ type Triggers struct {
 // Retention is a time-based row retention rule, run after each compaction
 // of the table (retention.Expire).
 type Retention struct {
-	// Column is a date or timestamp column.
+	// Column is a date, timestamp or timestamp_ntz column, or an integer
+	// column counting EpochUnit since 1970-01-01 UTC.
 	Column string `json:"column"`
+	// EpochUnit is the unit of an integer Column (days, seconds,
+	// milliseconds or microseconds: units.EpochUnits), as `expire
+	// --epoch-unit` takes it; the run refuses an integer column without
+	// one and a date or timestamp column with one.
+	EpochUnit string `json:"epoch_unit,omitempty"`
 	// OlderThan deletes rows whose Column is older than now minus this.
 	OlderThan time.Duration `json:"older_than"`
 	// NoDataSkipping turns conflict-time data skipping off for the
@@ -510,6 +516,9 @@ func (p *Policy) Validate() error {
 		}
 		if r.OlderThan <= 0 {
 			add("retention.older_than", ErrOutOfRange, "%v (want > 0)", r.OlderThan)
+		}
+		if _, ok := units.EpochUnitMicros(r.EpochUnit); r.EpochUnit != "" && !ok {
+			add("retention.epoch_unit", ErrBadEnum, "%q (want %s)", r.EpochUnit, strings.Join(units.EpochUnits, ", "))
 		}
 		if r.TimeZone != "" {
 			if _, err := time.LoadLocation(r.TimeZone); err != nil {

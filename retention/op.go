@@ -38,6 +38,7 @@ func Factory(co commit.Options, wo writer.Options) tableop.Factory {
 		}
 		return &Op{Options: Options{
 			Column:              r.Column,
+			EpochUnit:           r.EpochUnit,
 			OlderThan:           r.OlderThan,
 			TimeZone:            loc,
 			Now:                 env.NowOr(),
@@ -45,6 +46,7 @@ func Factory(co commit.Options, wo writer.Options) tableop.Factory {
 			Commit:              co,
 			Writer:              p.WriterOptions(wo),
 			Logger:              env.LoggerOr().Named(Name),
+			Progress:            env.Progress,
 		}}, true, nil
 	}}
 }

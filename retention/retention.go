@@ -18,6 +18,8 @@ import (
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/progress"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -63,6 +65,10 @@ type Options struct {
 	Writer writer.Options
 	// Logger receives progress (default: null logger).
 	Logger hclog.Logger
+	// Progress, when set, receives the scan's progress: the snapshot's
+	// files and bytes examined (phase "scan"; rewrites and DV writes
+	// happen within it).
+	Progress progress.Func
 }
 
 // Result is what a retention delete did (the JSON of `compactord
@@ -166,7 +172,7 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 		if opts.EpochUnit == "" {
 			return nil, fmt.Errorf("retention column %s has type %s: expire by an integer column only with the unit of time it holds since 1970-01-01 (epoch unit %s)", opts.Column, field.Type.Name, strings.Join(EpochUnits, ", "))
 		}
-		if _, ok := epochMicros[opts.EpochUnit]; !ok {
+		if _, ok := units.EpochUnitMicros(opts.EpochUnit); !ok {
 			return nil, fmt.Errorf("retention column %s: unknown epoch unit %q (want %s)", opts.Column, opts.EpochUnit, strings.Join(EpochUnits, ", "))
 		}
 	default:
@@ -196,11 +202,9 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 	return &expireTarget{logical: logical, col: col, typ: field.Type, partition: partition, pred: pred}, nil
 }
 
-// EpochUnits are the units an integer retention column may hold.
-var EpochUnits = []string{"days", "seconds", "milliseconds", "microseconds"}
-
-// epochMicros is the length of one epoch unit in microseconds.
-var epochMicros = map[string]int64{"days": 86400 * 1_000_000, "seconds": 1_000_000, "milliseconds": 1000, "microseconds": 1}
+// EpochUnits are the units an integer retention column may hold (the
+// one list, units.EpochUnits, that policies validate against too).
+var EpochUnits = units.EpochUnits
 
 // cutoffFormats says which cutoffs a column of kind takes.
 func cutoffFormats(kind predicate.Kind, unit string) string {
@@ -238,13 +242,15 @@ func expireCutoff(opts Options, kind predicate.Kind, typeName string) (predicate
 	}
 	switch kind {
 	case predicate.KindDate:
-		return predicate.Date(floorDiv(micros, epochMicros["days"])), nil
+		day, _ := units.EpochUnitMicros("days")
+		return predicate.Date(floorDiv(micros, day)), nil
 	case predicate.KindTimestamp:
 		return predicate.Timestamp(micros), nil
 	}
 	// A cutoff inside a unit rounds down, as for dates: a value expires
 	// only when all of its unit lies before the cutoff.
-	return predicate.Int(floorDiv(micros, epochMicros[opts.EpochUnit])), nil
+	per, _ := units.EpochUnitMicros(opts.EpochUnit)
+	return predicate.Int(floorDiv(micros, per)), nil
 }
 
 // floorDiv is a / b rounded toward negative infinity (b > 0).
@@ -336,7 +342,14 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			opts.Logger.Warn("delete uncommitted retention outputs", "table", t.URL, "error", err)
 		}
 	}()
+	var total, done int64
 	for _, f := range snap.Files {
+		total += f.Size
+	}
+	tr := progress.Start(opts.Progress, "retention", "scan", int64(len(snap.Files)), total, opts.Now)
+	for i, f := range snap.Files {
+		tr.Set(int64(i), done)
+		done += f.Size
 		if tgt.partition {
 			match, err := matcher.MayMatchReads([]predicate.Read{read}, false, f)
 			if err != nil {
@@ -405,6 +418,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			changes = append(changes, &commit.FileChange{Read: f, Deleted: deleted, Rewritten: adds})
 		}
 	}
+	tr.Set(int64(len(snap.Files)), done)
 	if opts.DryRun {
 		dryRunReport(res, snap, parts, changes, dryRewrites)
 		opts.Logger.Info("retention dry run: nothing committed", "table", t.URL, "predicate", res.Predicate, "version", snap.Version,

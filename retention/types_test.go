@@ -6,8 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/tableop"
+	"github.com/compactord/compactord/writer"
 )
 
 func TestExpireRefusesColumnsThatHoldNoTimeNamingTheirType(t *testing.T) {
@@ -167,4 +172,17 @@ func TestAnExpireDryRunReportsWhatItWouldDeletePerPartitionAndWritesNothing(t *t
 			t.Fatalf("a dry run committed version %d", v)
 		}
 	})
+}
+
+func TestTheRetentionOperationTakesThePolicysEpochUnit(t *testing.T) {
+	p := policies.DefaultPolicy()
+	p.Name, p.URL = "t", "mem://t"
+	p.Retention = &policies.Retention{Column: "ts", OlderThan: 24 * time.Hour, EpochUnit: "seconds"}
+	op, ok, err := Factory(commit.Options{}, writer.Options{}).New(p, tableop.Env{})
+	if err != nil || !ok {
+		t.Fatalf("ok %v, err %v", ok, err)
+	}
+	if got := op.(*Op).Options.EpochUnit; got != "seconds" {
+		t.Errorf("epoch unit %q, want seconds", got)
+	}
 }

@@ -232,7 +232,9 @@ func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 		if f.Name != req.Op {
 			continue
 		}
-		o, ok, err := f.New(req.Policy, b.env(req.Policy, req.Exclude))
+		env := b.env(req.Policy, req.Exclude)
+		env.Progress = req.Progress
+		o, ok, err := f.New(req.Policy, env)
 		if err != nil {
 			return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: %s: %w", req.Table, req.Op, err))
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // Config configures a Scheduler of tables whose policies are of type P.
@@ -47,6 +48,9 @@ type Config[P any] struct {
 	// its deadline, for them to return (they delete their uncommitted files
 	// on the way out). Default 5s.
 	CancelGrace time.Duration
+	// ProgressLogInterval is how often a running operation that reports
+	// progress (RunRequest.Progress) logs it (default 30s).
+	ProgressLogInterval time.Duration
 }
 
 // Errors returned by Trigger.
@@ -92,6 +96,9 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
+	}
+	if cfg.ProgressLogInterval <= 0 {
+		cfg.ProgressLogInterval = 30 * time.Second
 	}
 	if cfg.CancelGrace <= 0 {
 		cfg.CancelGrace = 5 * time.Second
@@ -365,6 +372,7 @@ type table[P any] struct {
 	lastError   string
 	pollError   string
 	counters    *Counters
+	progress    *progress.Progress // the running operation's, nil between runs
 }
 
 func (t *table[P]) stop() {
@@ -584,7 +592,9 @@ func (t *table[P]) attempt(reason string, manual bool) {
 		err error
 	)
 	for _, op := range t.ops {
-		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest[P]{Table: t.spec.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason})
+		stopLog := t.logProgress(op)
+		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest[P]{Table: t.spec.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason, Progress: t.setProgress})
+		stopLog()
 		rec := OpRecord{Op: op, Result: ResultNoop, Report: orep}
 		switch {
 		case oerr != nil:

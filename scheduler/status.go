@@ -3,6 +3,8 @@ package scheduler
 import (
 	"sort"
 	"time"
+
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // Table states reported by Status.
@@ -148,6 +150,9 @@ type TableStatus struct {
 	PollError   string     `json:"poll_error,omitempty"`
 	Quarantined []string   `json:"quarantined,omitempty"`
 	Counters    Counters   `json:"counters"`
+	// Progress is the running operation's progress (files and bytes done
+	// of their totals, when it started), when it reports any.
+	Progress *progress.Progress `json:"progress,omitempty"`
 }
 
 func (t *table[P]) status() TableStatus {
@@ -179,6 +184,10 @@ func (t *table[P]) status() TableStatus {
 	if t.backlog != nil {
 		b := *t.backlog
 		st.Backlog = &b
+	}
+	if t.progress != nil && t.state == StateRunning {
+		p := *t.progress
+		st.Progress = &p
 	}
 	if !t.halted && t.spec.Enabled {
 		var next time.Time

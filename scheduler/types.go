@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // RunFunc runs one operation (RunRequest.Op) of a table. The scheduler
@@ -69,6 +71,10 @@ type RunRequest[P any] struct {
 	// Reason says what triggered the run (schedule, poll:small_files,
 	// signal, api, retry).
 	Reason string
+	// Progress receives the operation's progress: /status shows the
+	// latest while the operation runs, and the scheduler logs it every
+	// Config.ProgressLogInterval.
+	Progress progress.Func
 }
 
 // RunReport is what one operation did, or (in RunRecord.Report) the sum

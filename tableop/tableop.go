@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 )
@@ -34,6 +35,9 @@ type Env struct {
 	Logger hclog.Logger
 	// EngineInfo is commitInfo.engineInfo, e.g. "compactord/0.1.0".
 	EngineInfo string
+	// Progress, when set, receives the progress of the operation's long
+	// phases (the daemon's progress log and /status).
+	Progress progress.Func
 }
 
 // Factory makes one kind of operation: the daemon lists its factories in

@@ -17,6 +17,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // candidates holds the files a run will delete, either in memory (lite:
@@ -137,7 +139,8 @@ const maxReportedErrors = 5
 // deleteAll deletes every candidate with at most concurrency deletes in
 // flight. An object that is already gone is not counted; failures are
 // counted, the rest still runs, and the first few are returned joined.
-func deleteAll(ctx context.Context, b *blob.Bucket, c *candidates, concurrency int, onFile func(File)) (*deleteStats, error) {
+// Every delete that returned counts in tr.
+func deleteAll(ctx context.Context, b *blob.Bucket, c *candidates, concurrency int, onFile func(File), tr *progress.Tracker) (*deleteStats, error) {
 	st := &deleteStats{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
@@ -152,6 +155,7 @@ func deleteAll(ctx context.Context, b *blob.Bucket, c *candidates, concurrency i
 		}
 		g.Go(func() error {
 			err := b.Delete(gctx, f.Key)
+			tr.Add(1, f.Size)
 			switch {
 			case err == nil:
 				st.files.Add(1)

@@ -48,7 +48,7 @@ type state struct {
 // on every run. Commits use co.
 func Factory(co commit.Options) tableop.Factory {
 	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
-		op := &Op{Policy: p.Vacuum, Now: env.Now, Options: Options{EngineInfo: env.EngineInfo, Commit: co, Logger: env.LoggerOr().Named(Name)}}
+		op := &Op{Policy: p.Vacuum, Now: env.Now, Options: Options{EngineInfo: env.EngineInfo, Commit: co, Logger: env.LoggerOr().Named(Name), Progress: env.Progress}}
 		if v := p.Vacuum; v != nil {
 			op.Options.Retention, op.Options.ForceRetention, op.Options.Concurrency = v.Retention, v.ForceRetention, v.Concurrency
 		}

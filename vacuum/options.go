@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // Mode is the kind of vacuum.
@@ -74,6 +75,10 @@ type Options struct {
 	Logger hclog.Logger
 	// Snapshots loads the latest snapshot (default delta.LoadSnapshot).
 	Snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)
+	// Progress, when set, receives the deletes' progress: files and bytes
+	// deleted (or found gone, or failed) of those to delete (phase
+	// "delete"; a dry run deletes nothing and reports none).
+	Progress progress.Func
 }
 
 func (o Options) withDefaults() Options {

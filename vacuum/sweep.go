@@ -102,7 +102,7 @@ func Sweep(ctx context.Context, t *delta.Table, opts SweepOptions) (*SweepResult
 			return nil, err
 		}
 	}
-	st, err := deleteAll(ctx, t.Bucket, c, 8, func(f File) { res.Keys = append(res.Keys, f.Key) })
+	st, err := deleteAll(ctx, t.Bucket, c, 8, func(f File) { res.Keys = append(res.Keys, f.Key) }, nil)
 	res.Deleted, res.Bytes = st.files.Load(), st.bytes.Load()
 	if res.Deleted > 0 {
 		opts.Logger.Info("swept temp leftovers of killed writes", "table", t.URL, "deleted", res.Deleted, "window", window)

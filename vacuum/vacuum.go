@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/progress"
 )
 
 // ErrCatalogManaged is wrapped when the table's commits belong to a
@@ -101,7 +102,8 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		res.StartVersion = v
 	}
 	opts.Logger.Info("vacuum deleting", "table", t.URL, "mode", opts.Mode, "files", res.FilesToDelete, "bytes", res.BytesToDelete, "cutoff", cutoff.UTC())
-	st, delErr := deleteAll(ctx, t.Bucket, r.cands, opts.Concurrency, opts.OnFile)
+	tr := progress.Start(opts.Progress, "vacuum", "delete", r.cands.n, r.cands.bytes, opts.Now())
+	st, delErr := deleteAll(ctx, t.Bucket, r.cands, opts.Concurrency, opts.OnFile, tr)
 	res.FilesDeleted, res.BytesDeleted, res.DeleteErrors = st.files.Load(), st.bytes.Load(), st.errs.Load()
 	if root := localRoot(t); root != "" && delErr == nil {
 		res.DirsDeleted = removeEmptyDirs(root, r.dirs, opts.OnFile)

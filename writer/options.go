@@ -101,6 +101,10 @@ type Options struct {
 	Sort SortOptions
 	// Logger receives progress and cleanup messages. nil: a null logger.
 	Logger hclog.Logger
+	// SourceRead, when set, is called after each source file has been read
+	// whole (its rows copied or collected), from the job's goroutine: jobs
+	// run concurrently, so it must be safe for concurrent use.
+	SourceRead func(src *delta.Add)
 
 	// forceScan sends every source through the Delta core's FileScan, even
 	// those whose schema allows direct reading (tests cross-check the paths).

@@ -184,6 +184,9 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		jw.res.BytesRead += src.Size
+		if jw.opts.SourceRead != nil {
+			jw.opts.SourceRead(src)
+		}
 	}
 	if err := jw.flushPack(); err != nil {
 		return err

@@ -141,6 +141,9 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		jw.res.BytesRead += src.Size
+		if jw.opts.SourceRead != nil {
+			jw.opts.SourceRead(src)
+		}
 	}
 	for _, c := range cols {
 		n := so.Buckets

@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/logcleanup"
 )
 
@@ -20,7 +21,10 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	write := func(t *delta.Table) (*checkpoint.Result, error) {
-		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: fs.logger(stderr)})
+		log := fs.logger(stderr)
+		bar := newCLIProgress(stdout, stderr, *asJSON, log)
+		defer bar.Finish()
+		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: log, Delta: delta.CheckpointOptions{Progress: bar.Func()}})
 	}
 	return runOnTable(ctx, delta.OpenTable, url, write, *asJSON, stdout, printCheckpoint)
 }
@@ -32,8 +36,8 @@ func printCheckpoint(stdout io.Writer, res *checkpoint.Result) {
 		if c.V2 {
 			kind = fmt.Sprintf("V2 with %d sidecars", len(c.Sidecars))
 		}
-		fmt.Fprintf(stdout, "checkpoint of %s at version %d (%s): %s, %d actions (%d adds, %d tombstones kept, %d expired), %d bytes, %s\n",
-			res.Table, c.Version, kind, c.Key, c.Actions, c.NumAddFiles, c.Tombstones, c.Expired, c.SizeInBytes, res.Duration.Round(time.Millisecond))
+		fmt.Fprintf(stdout, "checkpoint of %s at version %d (%s): %s, %d actions (%d adds, %d tombstones kept, %d expired), %s, %s\n",
+			res.Table, c.Version, kind, c.Key, c.Actions, c.NumAddFiles, c.Tombstones, c.Expired, units.FormatBytes(c.SizeInBytes), res.Duration.Round(time.Millisecond))
 		return
 	}
 	fmt.Fprintf(stdout, "no checkpoint written: %s\n", res.Skipped)
@@ -60,15 +64,15 @@ func printCleanupLog(stdout io.Writer, res *logcleanup.Result) {
 	if res.DryRun {
 		verb = "would delete"
 		for _, f := range res.Deleted {
-			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
+			fmt.Fprintf(stdout, "%s\t%s\t%s\n", f.Key, units.FormatBytes(f.Size), f.Kind)
 		}
 	}
 	if res.Skipped != "" {
 		fmt.Fprintf(stdout, "log cleanup of %s: nothing to delete: %s\n", res.Table, res.Skipped)
 		return
 	}
-	fmt.Fprintf(stdout, "log cleanup of %s: %s %d files, %d bytes below checkpoint %d (cutoff %s, latest version %d)\n",
-		res.Table, verb, len(res.Deleted), res.BytesDeleted, res.Boundary, res.Cutoff.Format("2006-01-02T15:04:05Z"), res.Latest)
+	fmt.Fprintf(stdout, "log cleanup of %s: %s %d files, %s below checkpoint %d (cutoff %s, latest version %d)\n",
+		res.Table, verb, len(res.Deleted), units.FormatBytes(res.BytesDeleted), res.Boundary, res.Cutoff.Format("2006-01-02T15:04:05Z"), res.Latest)
 	if res.CompatCheckpoint != "" {
 		fmt.Fprintf(stdout, "  wrote the V2 compatibility checkpoint %s first\n", res.CompatCheckpoint)
 	}

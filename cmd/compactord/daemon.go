@@ -62,6 +62,9 @@ type daemonOptions struct {
 
 	// clock replaces the wall clock of the scheduler (tests).
 	clock scheduler.Clock
+	// progressInterval is how often a running operation logs its progress
+	// (0: the scheduler's 30s; tests shorten it).
+	progressInterval time.Duration
 }
 
 func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (daemonOptions, error) {
@@ -84,15 +87,6 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 		return o, fmt.Errorf("%w: run needs --policies DIR and no arguments (usage: compactord run %s)", errUsage, commandSynopsis("run"))
 	}
 	return o, nil
-}
-
-func newLogger(w io.Writer, format, level string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       "compactord",
-		Output:     w,
-		JSONFormat: format == "json",
-		Level:      hclog.LevelFromString(level),
-	})
 }
 
 // runDaemon is `compactord run`: it loads the policies, schedules the tables
@@ -213,6 +207,8 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 		BackoffMax:   dc.BackoffMax,
 		Logger:       log.Named("scheduler"),
 		Clock:        o.clock,
+
+		ProgressLogInterval: o.progressInterval,
 	})
 	return d, nil
 }

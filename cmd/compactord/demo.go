@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -205,7 +206,7 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 	fmt.Fprintf(stdout, "%-22s %12s %12s\n", "", "before", "after")
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "version", before.Version, after.Version)
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "data files", before.Files, after.Files)
-	fmt.Fprintf(stdout, "%-22s %12s %12s\n", "average file size", humanSize(before.avgSize()), humanSize(after.avgSize()))
+	fmt.Fprintf(stdout, "%-22s %12s %12s\n", "average file size", units.FormatBytes(before.avgSize()), units.FormatBytes(after.avgSize()))
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "live rows", before.Rows, after.Rows)
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n", "rows deleted by DVs", before.DeletedRows, after.DeletedRows)
 	fmt.Fprintf(stdout, "%-22s %12d %12d\n\n", "deletions reconciled", 0, rep.Counts[compaction.CountReconciledRows])
@@ -227,17 +228,6 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 		fmt.Fprintf(stdout, "kept %s\n", o.dir)
 	}
 	return nil
-}
-
-// humanSize renders bytes as B, KiB or MiB with one decimal.
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // sameIDs compares two sorted id lists and names the first difference.

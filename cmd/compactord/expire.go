@@ -43,6 +43,9 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		opts.OlderThan = d
 	}
 	expire := func(t *delta.Table) (*retention.Result, error) {
+		bar := newCLIProgress(stdout, stderr, *asJSON, opts.Logger)
+		defer bar.Finish()
+		opts.Progress = bar.Func()
 		return retention.Expire(store.run(ctx), t, opts)
 	}
 	return runOnTable(ctx, store.open, pos[0], expire, *asJSON, stdout, func(w io.Writer, res *retention.Result) {

@@ -25,6 +25,8 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/internal/progress"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
@@ -172,6 +174,13 @@ func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBac
 func startTestDaemonOptsLogged(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend, log hclog.Logger) *testDaemon {
 	t.Helper()
 	o.clock = stillClock{now: time.Unix(1_700_000_000, 0)}
+	return startTestDaemonLog(t, o, addr, hclog.NewNullLogger(), fb, be)
+}
+
+// startTestDaemonLog starts a daemon with o (nil clock: the wall clock)
+// and logger log, listening on addr.
+func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Logger, fb *fakeBackend, be backend) *testDaemon {
+	t.Helper()
 	d, err := newDaemon(o, log, func(policies.Daemon) backend { return be })
 	if err != nil {
 		t.Fatal(err)
@@ -547,5 +556,60 @@ func TestCheckPrintsEffectivePoliciesAndReportsErrors(t *testing.T) {
 	}
 	if code := mainExit(context.Background(), []string{"check"}, &out, &errb); code != 2 {
 		t.Fatalf("check without dir exit %d", code)
+	}
+}
+
+func TestStatusShowsTheRunningOperationsProgressAndTheLogRepeatsIt(t *testing.T) {
+	dir := t.TempDir()
+	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
+	fb := &fakeBackend{runs: map[string]int{}}
+	be := fb.backend()
+	started := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	release := make(chan struct{})
+	be.Run = func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
+		req.Progress(progress.Progress{Op: "compaction", Phase: "rewrite", Files: 4, FilesTotal: 22, Bytes: 4 << 20, BytesTotal: 22 << 20, Started: started})
+		<-release
+		return scheduler.RunReport{}, nil
+	}
+	var logs testutil.SyncBuffer
+	td := startTestDaemonLog(t, daemonOptions{PolicyDir: dir, progressInterval: 20 * time.Millisecond}, "127.0.0.1:0", newLogger(&logs, "json", "info"), fb, be)
+	t.Cleanup(func() { close(release) }) // before the daemon's cleanup stops it
+	base := td.base
+	if code := post(t, base+"/tables/a/run"); code != http.StatusAccepted {
+		t.Fatalf("POST run: %d", code)
+	}
+	var page struct {
+		Tables []map[string]any `json:"tables"`
+	}
+	waitFor(t, "progress in /status", func() bool {
+		_, body := get(t, base+"/status")
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Tables) == 1 && page.Tables[0]["progress"] != nil
+	})
+	p := page.Tables[0]["progress"].(map[string]any)
+	for k, want := range map[string]any{"op": "compaction", "phase": "rewrite", "files": 4.0, "files_total": 22.0,
+		"bytes": float64(4 << 20), "bytes_total": float64(22 << 20), "started_at": "2026-03-01T12:00:00Z"} {
+		if p[k] != want {
+			t.Errorf("progress %s = %#v, want %#v", k, p[k], want)
+		}
+	}
+	waitFor(t, "a progress log line", func() bool { return strings.Contains(logs.String(), `"@message":"run progress"`) })
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(line, `"run progress"`) {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["files"] != 4.0 || m["files_total"] != 22.0 || m["table"] != "a" {
+			t.Errorf("progress line %v", m)
+		}
+		if _, ok := m["elapsed"].(string); !ok {
+			t.Errorf("elapsed %#v is not a duration string", m["elapsed"])
+		}
+		break
 	}
 }

@@ -118,13 +118,13 @@ type refusalReport struct {
 }
 
 type sizeBucket struct {
-	// Label is the range, e.g. "1MiB-8MiB"; Lower <= size < Upper
-	// (Upper 0 = unbounded).
+	// Label is the range, e.g. "1 MiB-8 MiB"; Lower <= size < Upper.
 	Label string `json:"label"`
 	Lower int64  `json:"lowerBytes"`
-	Upper int64  `json:"upperBytes"`
-	Files int    `json:"files"`
-	Bytes int64  `json:"bytes"`
+	// Upper is absent from the open last bucket (">=1 GiB").
+	Upper int64 `json:"upperBytes,omitempty"`
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 type partitionSummary struct {
@@ -135,14 +135,8 @@ type partitionSummary struct {
 	FilesWithDVs int                `json:"filesWithDeletionVectors"`
 }
 
-const (
-	kib = 1 << 10
-	mib = 1 << 20
-	gib = 1 << 30
-)
-
 // histogramBounds are the upper bounds of the size histogram buckets.
-var histogramBounds = []int64{1 * mib, 8 * mib, 32 * mib, 128 * mib, 512 * mib, 1 * gib}
+var histogramBounds = []int64{1 * units.MiB, 8 * units.MiB, 32 * units.MiB, 128 * units.MiB, 512 * units.MiB, 1 * units.GiB}
 
 // runInspect describes a table: `compactord inspect URL [--version N]
 // [--json] [--small-file-size SIZE]`.
@@ -292,10 +286,14 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 	}
 	lower := int64(0)
 	for _, ub := range histogramBounds {
-		rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: inspectSize(lower) + "-" + inspectSize(ub), Lower: lower, Upper: ub})
+		label := "<" + units.FormatBytes(ub)
+		if lower > 0 {
+			label = units.FormatBytes(lower) + "-" + units.FormatBytes(ub)
+		}
+		rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: label, Lower: lower, Upper: ub})
 		lower = ub
 	}
-	rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: ">=" + inspectSize(lower), Lower: lower})
+	rep.SizeHistogram = append(rep.SizeHistogram, sizeBucket{Label: ">=" + units.FormatBytes(lower), Lower: lower})
 
 	// Partition values are keyed by physical name under column mapping;
 	// the report names the logical columns.
@@ -427,28 +425,12 @@ func partitionKey(cols []string, pv map[string]*string) string {
 	return sb.String()
 }
 
-func inspectSize(n int64) string {
-	switch {
-	case n >= gib && n%gib == 0:
-		return fmt.Sprintf("%dGiB", n/gib)
-	case n >= gib:
-		return fmt.Sprintf("%.1fGiB", float64(n)/gib)
-	case n >= mib && n%mib == 0:
-		return fmt.Sprintf("%dMiB", n/mib)
-	case n >= mib:
-		return fmt.Sprintf("%.1fMiB", float64(n)/mib)
-	case n >= kib:
-		return fmt.Sprintf("%.1fKiB", float64(n)/kib)
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
 func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
 	p("table\t%s\n", r.Table)
 	p("version\t%d (%s)\n", r.Version, time.UnixMilli(r.Timestamp).UTC().Format(time.RFC3339Nano))
-	p("files\t%d (%s)\n", r.NumFiles, inspectSize(r.SizeBytes))
+	p("files\t%d (%s)\n", r.NumFiles, units.FormatBytes(r.SizeBytes))
 	p("rows\t%d live, %d physical, %d deleted by DVs", r.NumRecords, r.NumPhysicalRecords, r.NumDeletedRows)
 	if r.FilesWithoutStats > 0 {
 		p(" (%d files without numRecords: %d counted from footers", r.FilesWithoutStats, r.RowsFromFooters)
@@ -458,11 +440,11 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 		p(")")
 	}
 	p("\n")
-	p("small files\t%d below %s (%s), %d to merge\n", r.SmallFiles, inspectSize(r.SmallFileThreshold), inspectSize(r.SmallFilesBytes), r.SmallFilesToMerge)
+	p("small files\t%d below %s (%s), %d to merge\n", r.SmallFiles, units.FormatBytes(r.SmallFileThreshold), units.FormatBytes(r.SmallFilesBytes), r.SmallFilesToMerge)
 	p("deletion vectors\t%d files, deleted-row ratio %.4f\n", r.FilesWithDVs, r.DeletedRowRatio)
 	p("file sizes\n")
 	for _, b := range r.SizeHistogram {
-		p("  %s\t%d files\t%s\n", b.Label, b.Files, inspectSize(b.Bytes))
+		p("  %s\t%d files\t%s\n", b.Label, b.Files, units.FormatBytes(b.Bytes))
 	}
 	if len(r.PartitionColumns) > 0 {
 		p("partitions\t%d by %s\n", r.NumPartitions, strings.Join(r.PartitionColumns, ", "))
@@ -479,7 +461,7 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 					vals = append(vals, c+"=null")
 				}
 			}
-			p("  %s\t%d files\t%s\t%d small\t%d with DVs\n", strings.Join(vals, "/"), part.Files, inspectSize(part.Bytes), part.SmallFiles, part.FilesWithDVs)
+			p("  %s\t%d files\t%s\t%d small\t%d with DVs\n", strings.Join(vals, "/"), part.Files, units.FormatBytes(part.Bytes), part.SmallFiles, part.FilesWithDVs)
 		}
 	} else {
 		p("partitions\tnone\n")
@@ -491,7 +473,7 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 		}
 		p("clustering\t%s\n", strings.Join(cols, ", "))
 		if c := r.Clustering; c != nil {
-			p("  unclustered\t%d files\t%s\n", c.UnclusteredFiles, inspectSize(c.UnclusteredBytes))
+			p("  unclustered\t%d files\t%s\n", c.UnclusteredFiles, units.FormatBytes(c.UnclusteredBytes))
 			if c.OtherFiles > 0 {
 				p("  clustered, no z-cube\t%d files\n", c.OtherFiles)
 			}
@@ -501,7 +483,7 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 					p("  ...\t%d more\n", len(c.ZCubes)-i)
 					break
 				}
-				p("    %s\t%d files\t%s\n", z.ID, z.Files, inspectSize(z.Bytes))
+				p("    %s\t%d files\t%s\n", z.ID, z.Files, units.FormatBytes(z.Bytes))
 			}
 		}
 	} else {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/units"
 )
 
 // inspectJSON runs `inspect --json` and decodes the report.
@@ -244,5 +246,43 @@ func TestInspectCountsTheRowsOfFilesWithoutStatsFromTheirFooters(t *testing.T) {
 			t.Errorf("%s: %d files without stats, %d counted from footers, %d rows; want all counted and %d rows",
 				name, rep.FilesWithoutStats, rep.RowsFromFooters, rep.NumRecords, want)
 		}
+	}
+}
+
+func TestInspectWritesHumanSizesAndAnUnescapedOpenBucket(t *testing.T) {
+	url := "file://" + testutil.DeltaTable(t, "dv-basic-with-checkpoint")
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), []string{url, "--json"}, &out, &errOut); err != nil {
+		t.Fatalf("%v (%s)", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"label": ">=1 GiB"`) || strings.Contains(out.String(), `\u003e`) {
+		t.Errorf("open bucket label escaped or missing:\n%s", out.String())
+	}
+	var raw struct {
+		SizeHistogram []map[string]any `json:"sizeHistogram"`
+		SizeBytes     int64            `json:"sizeBytes"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range raw.SizeHistogram {
+		_, has := b["upperBytes"]
+		if last := i == len(raw.SizeHistogram)-1; has == last {
+			t.Errorf("bucket %v: upperBytes present %v, want %v", b, has, !last)
+		}
+	}
+	if got := raw.SizeHistogram[0]["label"]; got != "<1 MiB" {
+		t.Errorf("first label %q", got)
+	}
+	out.Reset()
+	if err := runInspect(context.Background(), []string{url}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if want := "(" + units.FormatBytes(raw.SizeBytes) + ")"; !strings.Contains(text, want) || !strings.Contains(want, " KiB)") {
+		t.Errorf("files line lacks %q:\n%s", want, text)
+	}
+	if m := regexp.MustCompile(`\d(B|KiB|MiB|GiB)\b`).FindString(text); m != "" {
+		t.Errorf("size without the space of the one format (%q):\n%s", m, text)
 	}
 }

@@ -152,7 +152,12 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer t.Close()
-	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, runOptions(fs.logger(stderr)))
+	log := fs.logger(stderr)
+	opts := runOptions(log)
+	bar := newCLIProgress(stdout, stderr, *asJSON, log)
+	opts.Progress = bar.Func()
+	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, opts)
+	bar.Finish()
 	return report(stdout, stderr, res, err, *asJSON, pf.Policy)
 }
 
@@ -170,7 +175,10 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer ps.table.Close()
+	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
+	ps.opts.Progress = bar.Func()
 	res, err := compaction.Compact(pf.store.run(ctx), ps.table, ps.opts)
+	bar.Finish()
 	return report(stdout, stderr, res, err, *asJSON, ps.used)
 }
 
@@ -218,8 +226,9 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 			fmt.Fprintf(stdout, "%s\n", data)
 		} else {
 			if res.CommittedVersion >= 0 {
-				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %d bytes read, %d written\n",
-					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded, res.BytesRead, res.BytesWritten)
+				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %s read, %s written\n",
+					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded,
+					units.FormatBytes(res.BytesRead), units.FormatBytes(res.BytesWritten))
 			} else {
 				fmt.Fprintf(stdout, "nothing committed (read version %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
 			}

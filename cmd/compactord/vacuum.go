@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/vacuum"
 )
 
@@ -51,10 +52,16 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				files = append(files, f)
 				return
 			}
-			fmt.Fprintf(stdout, "%s\t%d\t%s\n", f.Key, f.Size, f.Kind)
+			fmt.Fprintf(stdout, "%s\t%s\t%s\n", f.Key, units.FormatBytes(f.Size), f.Kind)
 		}
 	}
 	run := func(t *delta.Table) (vacuumReport, error) {
+		if !*dryRun {
+			// (A dry run prints its files on stdout as it finds them.)
+			bar := newCLIProgress(stdout, stderr, *asJSON, log)
+			defer bar.Finish()
+			opts.Progress = bar.Func()
+		}
 		res, err := vacuum.Run(ctx, t, opts)
 		return vacuumReport{Result: res, Files: files}, err
 	}
@@ -66,12 +73,12 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func printVacuum(stdout io.Writer, rep vacuumReport) {
 	res := rep.Result
 	if res.DryRun {
-		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %d bytes (%d orphans, %d temp files) older than %s\n",
-			res.Mode, res.FilesToDelete, res.BytesToDelete, res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
+		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %s (%d orphans, %d temp files) older than %s\n",
+			res.Mode, res.FilesToDelete, units.FormatBytes(res.BytesToDelete), res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
 		return
 	}
-	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %d bytes, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
-		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, res.BytesDeleted, res.DirsDeleted, res.Orphans, res.TempFiles,
+	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %s, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
+		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, units.FormatBytes(res.BytesDeleted), res.DirsDeleted, res.Orphans, res.TempFiles,
 		res.Cutoff.Format("2006-01-02T15:04:05Z"))
 	if res.StartVersion >= 0 {
 		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/vacuum"
@@ -37,7 +38,7 @@ type webPages struct {
 
 func parseWebPages() (*webPages, error) {
 	funcs := template.FuncMap{
-		"size": func(n int64) string { return inspectSize(n) },
+		"size": func(n int64) string { return units.FormatBytes(n) },
 		"when": formatWhen,
 		"at":   func(t time.Time) string { return formatWhen(&t) },
 		"seconds": func(s float64) string {
@@ -175,7 +176,7 @@ func (d *daemon) tablePage(ctx context.Context, t scheduler.TableStatus) tablePa
 			if i == 20 {
 				break
 			}
-			bars = append(bars, bar{Label: partitionLabel(rep.PartitionColumns, ps.Values), Value: float64(ps.Bytes), Text: inspectSize(ps.Bytes)})
+			bars = append(bars, bar{Label: partitionLabel(rep.PartitionColumns, ps.Values), Value: float64(ps.Bytes), Text: units.FormatBytes(ps.Bytes)})
 		}
 		pd.Skew = barChart("partition-skew", "bytes per partition (largest 20)", bars)
 	}
@@ -233,7 +234,7 @@ func maintenanceRows(t scheduler.TableStatus) []maintRow {
 		{"checkpoint", last[checkpoint.Name], fmt.Sprintf("%d written, %d failed, %s spent", c[checkpoint.CountWritten], c[checkpoint.CountFailed],
 			(time.Duration(c[checkpoint.CountDurationMillis]) * time.Millisecond).String())},
 		{"log cleanup", last[logcleanup.Name], fmt.Sprintf("%d log files deleted", c[logcleanup.CountFilesDeleted])},
-		{"vacuum", last[vacuum.Name], fmt.Sprintf("%d files, %s deleted (%d orphans)", c[vacuum.CountFilesDeleted], inspectSize(c[vacuum.CountBytesDeleted]), c[vacuum.CountOrphans])},
+		{"vacuum", last[vacuum.Name], fmt.Sprintf("%d files, %s deleted (%d orphans)", c[vacuum.CountFilesDeleted], units.FormatBytes(c[vacuum.CountBytesDeleted]), c[vacuum.CountOrphans])},
 	}
 	for i := range rows {
 		if rows[i].Last == "" {

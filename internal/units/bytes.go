@@ -69,16 +69,43 @@ func ParseBytes(s string) (int64, error) {
 	return n, nil
 }
 
-// FormatBytes renders n with the largest binary unit that divides it
-// ("128MiB", "1536B"); ParseBytes reads it back to n.
+// FormatBytes renders n for people, in the one size format of every
+// report, log and policy compactord prints: below 1 KiB a byte count
+// ("512 B"), else the largest binary unit not above n, whole when it
+// divides n ("128 MiB", "1 GiB") and with one decimal otherwise
+// ("300.5 MiB", "4.0 KiB"). ParseBytes reads the whole forms back to n;
+// the others to within 0.05 of their unit (see Exact).
 func FormatBytes(n int64) string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"PiB", PiB}, {"TiB", TiB}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}} {
-		if n != 0 && n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + u.s
-		}
+	if n < 0 {
+		return "-" + FormatBytes(-n)
 	}
-	return strconv.FormatInt(n, 10) + "B"
+	for i, u := range sizeUnits {
+		if n < u.m {
+			continue
+		}
+		if n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + " " + u.s
+		}
+		v := math.Round(float64(n)/float64(u.m)*10) / 10
+		if v >= 1024 && i > 0 {
+			// 1048575 B is 1.0 MiB, not 1024.0 KiB.
+			u, v = sizeUnits[i-1], math.Round(float64(n)/float64(sizeUnits[i-1].m)*10)/10
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + u.s
+	}
+	return strconv.FormatInt(n, 10) + " B"
 }
+
+// Exact reports whether ParseBytes reads FormatBytes(n) back to n; where
+// it does not, a file that must be read back (a policy) carries the byte
+// count itself.
+func Exact(n int64) bool {
+	back, err := ParseBytes(FormatBytes(n))
+	return err == nil && back == n
+}
+
+// sizeUnits are FormatBytes' units, largest first.
+var sizeUnits = []struct {
+	s string
+	m int64
+}{{"PiB", PiB}, {"TiB", TiB}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}}

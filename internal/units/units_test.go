@@ -50,11 +50,44 @@ func TestParseBytesFollowsSparkByteStringsWithBinaryUnits(t *testing.T) {
 	}
 }
 
-func TestFormatBytesReadsBack(t *testing.T) {
-	for _, n := range []int64{0, 1, 1023, 1024, 1536, 128 << 20, 1 << 30, 3 << 40, 5 << 50} {
-		back, err := ParseBytes(FormatBytes(n))
-		if err != nil || back != n {
-			t.Errorf("FormatBytes(%d) = %q reads back as %d, %v", n, FormatBytes(n), back, err)
+func TestFormatBytesIsHumanAndReadsBack(t *testing.T) {
+	for _, c := range []struct {
+		n     int64
+		want  string
+		exact bool
+	}{
+		{0, "0 B", true},
+		{1, "1 B", true},
+		{1023, "1023 B", true},
+		{1024, "1 KiB", true},
+		{1536, "1.5 KiB", true},
+		{4100, "4.0 KiB", false},
+		{315064377, "300.5 MiB", false},
+		{128 << 20, "128 MiB", true},
+		{1<<20 - 1, "1.0 MiB", false},
+		{1 << 30, "1 GiB", true},
+		{3 << 40, "3 TiB", true},
+		{5 << 50, "5 PiB", true},
+		{-2048, "-2 KiB", false},
+	} {
+		got := FormatBytes(c.n)
+		if got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+		if c.n < 0 {
+			continue
+		}
+		if Exact(c.n) != c.exact {
+			t.Errorf("Exact(%d) = %v, want %v", c.n, !c.exact, c.exact)
+		}
+		back, err := ParseBytes(got)
+		if err != nil {
+			t.Errorf("ParseBytes(FormatBytes(%d) = %q): %v", c.n, got, err)
+			continue
+		}
+		// Within 0.05 of the unit printed.
+		if d := back - c.n; d < 0 && -d > c.n/200+1 || d > 0 && d > c.n/200+1 {
+			t.Errorf("FormatBytes(%d) = %q reads back as %d", c.n, got, back)
 		}
 	}
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJSONLogsWriteDurationsAsStrings(t *testing.T) {
+	var buf bytes.Buffer
+	log := newLogger(&buf, "json", "info")
+	d := 90 * time.Second
+	log.With("poll", 30*time.Second).Named("table").Info("run done", "took", time.Minute, "settle", &d, "label", ">=1 GiB", "files", 3)
+	line := buf.String()
+	var got map[string]any
+	if err := json.Unmarshal([]byte(line), &got); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	for k, want := range map[string]any{"took": "1m0s", "poll": "30s", "settle": "1m30s", "label": ">=1 GiB", "files": 3.0} {
+		if got[k] != want {
+			t.Errorf("%s = %#v, want %#v (line %s)", k, got[k], want, line)
+		}
+	}
+	if !strings.Contains(line, `">=1 GiB"`) {
+		t.Errorf("> escaped: %s", line)
+	}
+}
+
+func TestTextLogsWriteDurationsAsStrings(t *testing.T) {
+	var buf bytes.Buffer
+	newLogger(&buf, "text", "info").Info("run done", "took", time.Minute)
+	if !strings.Contains(buf.String(), "took=1m0s") {
+		t.Errorf("got %s", buf.String())
+	}
+}

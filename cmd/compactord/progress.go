@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/compactord/compactord/internal/progress"
+	"github.com/compactord/compactord/internal/units"
+)
+
+// progressLogInterval is how often a command off a terminal logs the
+// progress of a phase (besides its start and its end).
+const progressLogInterval = 5 * time.Second
+
+// cliProgress shows a command's operation progress: a bar on stderr when
+// stdout and stderr are both terminals and the output is not --json;
+// otherwise "progress" log lines at info level on stderr (seen with
+// --log-level info or -v), at a phase's start, every
+// progressLogInterval, and at its end. stdout is never written.
+type cliProgress struct {
+	stderr io.Writer
+	log    hclog.Logger
+	bar    bool // draw a bar (else log)
+
+	mu      sync.Mutex
+	cur     progress.Progress // the phase shown
+	b       *progressbar.ProgressBar
+	lastLog time.Time
+	pending bool // cur holds counts not logged yet
+}
+
+// newCLIProgress decides how the command shows progress.
+func newCLIProgress(stdout, stderr io.Writer, asJSON bool, log hclog.Logger) *cliProgress {
+	return &cliProgress{stderr: stderr, log: log, bar: !asJSON && isTerminal(stdout) && isTerminal(stderr)}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Func is the progress.Func to give the operation.
+func (c *cliProgress) Func() progress.Func { return c.update }
+
+func (c *cliProgress) update(p progress.Progress) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	newPhase := p.Op != c.cur.Op || p.Phase != c.cur.Phase || !p.Started.Equal(c.cur.Started)
+	if newPhase {
+		c.endPhase()
+	}
+	c.cur = p
+	if c.bar {
+		c.draw(p, newPhase)
+		return
+	}
+	now := time.Now()
+	c.pending = true
+	if newPhase || now.Sub(c.lastLog) >= progressLogInterval || done(p) {
+		c.logLine(p, now)
+	}
+}
+
+// done reports whether p has reached its known totals.
+func done(p progress.Progress) bool {
+	return (p.FilesTotal > 0 || p.BytesTotal > 0) && p.Files == p.FilesTotal && p.Bytes == p.BytesTotal
+}
+
+func (c *cliProgress) logLine(p progress.Progress, now time.Time) {
+	c.lastLog, c.pending = now, false
+	elapsed := now.Sub(p.Started)
+	args := []any{"op", p.Op, "phase", p.Phase, "files", p.Files, "files_total", p.FilesTotal,
+		"bytes", p.Bytes, "bytes_total", p.BytesTotal, "elapsed", elapsed.Round(time.Millisecond)}
+	if f := p.Fraction(); f > 0 && elapsed > 0 {
+		args = append(args, "percent", int(f*100), "rate", units.FormatBytes(int64(float64(p.Bytes)/elapsed.Seconds()))+"/s")
+		if f < 1 {
+			args = append(args, "eta", time.Duration(float64(elapsed)*(1-f)/f).Round(time.Second))
+		}
+	}
+	c.log.Info("progress", args...)
+}
+
+// draw renders p on the bar, starting a new one for a new phase.
+func (c *cliProgress) draw(p progress.Progress, newPhase bool) {
+	if newPhase {
+		max, opts := p.BytesTotal, []progressbar.Option{
+			progressbar.OptionSetWriter(c.stderr),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100 * time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetRenderBlankState(true),
+		}
+		if max > 0 {
+			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowTotalBytes(true))
+		} else {
+			max = p.FilesTotal
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetItsString("files"), progressbar.OptionShowIts())
+		}
+		if max <= 0 {
+			max = -1 // a spinner: nothing to count
+		}
+		opts = append(opts, progressbar.OptionSetDescription(describe(p)))
+		c.b = progressbar.NewOptions64(max, opts...)
+	}
+	c.b.Describe(describe(p))
+	if p.BytesTotal > 0 {
+		_ = c.b.Set64(p.Bytes)
+	} else {
+		_ = c.b.Set64(p.Files)
+	}
+}
+
+// describe is the bar's label: operation, phase and files done.
+func describe(p progress.Progress) string {
+	return fmt.Sprintf("%s %s: %d/%d files", p.Op, p.Phase, p.Files, p.FilesTotal)
+}
+
+// endPhase finishes the phase shown (its bar ends with a new line; off a
+// terminal its last counts are logged unless they were).
+func (c *cliProgress) endPhase() {
+	if c.cur.Op == "" {
+		return
+	}
+	if c.b != nil {
+		if done(c.cur) {
+			_ = c.b.Finish()
+		} else {
+			_ = c.b.Exit()
+		}
+		fmt.Fprintln(c.stderr)
+		c.b = nil
+	} else if c.pending {
+		c.logLine(c.cur, time.Now())
+	}
+	c.cur = progress.Progress{}
+}
+
+// Finish ends the display; call it when the operation returned, before
+// the command prints its report. A nil *cliProgress does nothing.
+func (c *cliProgress) Finish() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endPhase()
+}
