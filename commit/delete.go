@@ -157,7 +157,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 			"numCopiedRows":             "0",
 		},
 		IsolationLevel: "WriteSerializable",
-		CommitTags:     map[string]string{"noRowsCopied": "true", "delta.rowTracking.preserved": "false", "restoresDeletedRows": "false"},
+		CommitTags:     rowTrackingTags(snap, map[string]string{"noRowsCopied": "true", tagRowTrackingPreserved: "false", "restoresDeletedRows": "false"}),
 		ReadFiles:      read,
 		Actions:        acts,
 		Objects:        objs,

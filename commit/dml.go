@@ -130,6 +130,7 @@ func (d *DML) Commit(ctx context.Context) (*DMLOutcome, error) {
 	if err := d.init(); err != nil {
 		return nil, err
 	}
+	d.Txn.CommitTags = rowTrackingTags(d.Txn.Snapshot, d.Txn.CommitTags)
 	v, err := d.Txn.run(ctx, d)
 	if err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 		},
 		IsolationLevel: "SnapshotIsolation",
 		IsBlindAppend:  false,
-		CommitTags:     map[string]string{"delta.rowTracking.preserved": "false"},
+		CommitTags:     rowTrackingTags(snap, map[string]string{tagRowTrackingPreserved: "false"}),
 		Objects:        objs,
 		Options:        o,
 	}

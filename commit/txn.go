@@ -176,6 +176,13 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		return -1, failure.With(failure.Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, delta.ErrNoPutIfAbsent))
 	}
 	o := tx.Options.withDefaults()
+	rt, err := delta.RowTrackingOf(tx.Snapshot)
+	if err != nil {
+		return -1, fmt.Errorf("commit to %s: %w", tx.Table.URL, err)
+	}
+	// hwm is the row id high-water mark as of the newest commit seen: the
+	// read snapshot's, raised by every winner that set one.
+	hwm := rt.HighWaterMark
 	readVersion := tx.Snapshot.Version
 	lastICT := tx.Snapshot.Timestamp
 	next := readVersion + 1
@@ -200,6 +207,11 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 			if err := p.observe(ctx, next, acts); err != nil {
 				return -1, err
 			}
+			if w, ok, err := delta.RowTrackingHighWaterMark(acts); err != nil {
+				return -1, fmt.Errorf("winning commit %d of %s: %w", next, tx.Table.URL, err)
+			} else if ok {
+				hwm = max(hwm, w)
+			}
 			next++
 		}
 		actions, metrics, err := p.build(ctx)
@@ -208,6 +220,13 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		}
 		if actions == nil {
 			return -1, nil
+		}
+		// Fresh row ids above the newest high-water mark and this attempt's
+		// version as the new files' commit version: after a lost race this
+		// re-bases them past the winners' (Spark's ConflictChecker
+		// reassignOverlappingRowIds and reassignRowCommitVersions).
+		if actions, err = delta.AssignRowIDs(rt, actions, next, hwm); err != nil {
+			return -1, fmt.Errorf("commit version %d of %s: %w", next, tx.Table.URL, err)
 		}
 		refs, err := referencedKeys(actions)
 		if err != nil {

@@ -271,13 +271,13 @@ func TestCompactWithoutRaceCommitsDatabricksShapedTombstones(t *testing.T) {
 func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 	ctx := context.Background()
 	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
-	p := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","domainMetadata","rowTracking"]}}`
+	p := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","columnMapping","icebergCompatV2"]}}`
 	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(p+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Compact(ctx, tbl, binpackOpts())
-	if err == nil || !strings.Contains(err.Error(), "rowTracking") || failure.Of(err) != failure.Halt {
-		t.Fatalf("err %v (class %v), want a halt naming rowTracking", err, failure.Of(err))
+	if err == nil || !strings.Contains(err.Error(), "icebergCompatV2") || failure.Of(err) != failure.Halt {
+		t.Fatalf("err %v (class %v), want a halt naming icebergCompatV2", err, failure.Of(err))
 	}
 	if tabletest.Latest(t, tbl).Version != 1 {
 		t.Fatal("table written")

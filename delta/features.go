@@ -71,6 +71,10 @@ func writableFeatures() map[string]bool {
 		"typeWidening-preview": true,
 		"inCommitTimestamp":    true, // commitInfo first with monotonic ICT
 		"clustering":           true, // clusteringProvider kept on outputs
+		// liquid is DBR's preview name of clustering (domain delta.liquid,
+		// read by ClusteringColumns): its obligations are clustering's.
+		"liquid":      true,
+		"rowTracking": true, // fresh baseRowId ranges and the high-water mark at commit (delta.AssignRowIDs); stable ids materialized in rewritten files
 	}
 }
 
@@ -78,7 +82,6 @@ func writableFeatures() map[string]bool {
 // purpose; everything else unknown gets a generic reason.
 func refusalReasons() map[string]string {
 	return map[string]string{
-		"rowTracking":                 "rewritten files would need fresh row ids and materialized stable ids, which this build does not write",
 		"icebergCompatV1":             "Iceberg compatibility obligations (materialized partition values, nested ids) are not implemented",
 		"icebergCompatV2":             "Iceberg compatibility obligations (materialized partition values, nested ids) are not implemented",
 		"icebergCompatV3":             "Iceberg compatibility obligations are not implemented",
@@ -87,7 +90,6 @@ func refusalReasons() map[string]string {
 		"variantShredding":            "variant shredding is not implemented",
 		"variantShredding-preview":    "variant shredding is not implemented",
 		"materializePartitionColumns": "partition values materialized in data files are not written by this build",
-		"liquid":                      "legacy Databricks liquid clustering preview is not implemented",
 		"catalogManaged":              "commits must go through the table's catalog, never the file system",
 		"catalogOwned-preview":        "commits must go through the table's catalog, never the file system",
 		"coordinatedCommits-preview":  "commits must go through the table's commit coordinator",
@@ -186,8 +188,8 @@ func Readable(s *Snapshot) error {
 // unknown or unimplemented reader features (the rewrite must read the
 // table), reader version above 3, writer version above 7, and every writer
 // feature outside the implemented list (see SupportedWriterFeatures) —
-// rowTracking, icebergCompat*, variant*, materializePartitionColumns,
-// liquid, catalogManaged and coordinated commits are refused explicitly.
+// icebergCompat*, variant*, materializePartitionColumns,
+// catalogManaged and coordinated commits are refused explicitly.
 func Writable(s *Snapshot) error {
 	ok := writableFeatures()
 	readerOK := readableFeatures()

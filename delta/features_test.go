@@ -19,9 +19,6 @@ func TestWritableOnTestTables(t *testing.T) {
 		"catalog-managed-ict-staged":                       "catalogManaged",
 		"materialize-partition-columns":                    "materializePartitionColumns",
 		"iceberg-compat-v2":                                "icebergCompatV2",
-		"liquid-legacy-rowtracking":                        "rowTracking",
-		"crc-rowtracking-clustering-ict":                   "rowTracking",
-		"ckpt-only-domain-metadata-clustering-rowtracking": "rowTracking",
 	}
 	exp := testutil.ExpectedTables(t)
 	for _, name := range slices.Sorted(maps.Keys(exp)) {
@@ -65,7 +62,7 @@ func TestWritableNamesEachFeature(t *testing.T) {
 		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, []string{"minWriterVersion=8"}, KindWriter},
 		{"unknown reader feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "blahabl"}, WriterFeatures: []string{"deletionVectors", "blahabl"}},
 			[]string{`"blahabl"`}, KindReader},
-		{"row tracking", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"domainMetadata", "rowTracking"}}, []string{"rowTracking"}, KindWriter},
+		{"iceberg compatibility", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"columnMapping", "icebergCompatV2"}}, []string{"icebergCompatV2"}, KindWriter},
 		{"several", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"variantType"}, WriterFeatures: []string{"variantType", "icebergCompatV1", "coordinatedCommits-preview"}},
 			[]string{"variantType", "icebergCompatV1", "coordinatedCommits-preview"}, KindReader},
 		{"all implemented", Protocol{MinReaderVersion: 3, MinWriterVersion: 7,

@@ -31,7 +31,7 @@ type statsSink interface {
 }
 
 func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
-	return delta.DataSchema(snap)
+	return delta.RewriteSchema(snap)
 }
 
 func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
@@ -46,7 +46,7 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 // columns.
 func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
 	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
-	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf})
+	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking})
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.

@@ -109,6 +109,10 @@ type Options struct {
 	// forceScan sends every source through the Delta core's FileScan, even
 	// those whose schema allows direct reading (tests cross-check the paths).
 	forceScan bool
+	// rowTracking makes the FileScan append each row's stable row id and
+	// row commit version (set by the job when the table's row tracking is
+	// enabled; see rowtracking.go).
+	rowTracking bool
 	// copyMinBytes overrides the smallest source row group the copy path
 	// takes (RowGroupBytes/2); tests use it on tiny fixtures.
 	copyMinBytes int64

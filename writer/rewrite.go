@@ -130,6 +130,9 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.
 	if _, ok := codec.(*zstdCodec); ok {
 		codec = newZstdCodec(opts.PageBufferSize, opts.ZstdLevel)
 	}
+	if opts, err = withRowTracking(snap, opts); err != nil {
+		return nil, err
+	}
 	if job.TargetFileSize > 0 {
 		opts.TargetFileSize = job.TargetFileSize
 	}

@@ -113,7 +113,7 @@ func TestInspectDetails(t *testing.T) {
 		t.Errorf("row tracking %+v", rep.RowTracking)
 	}
 	rep, _ = inspectJSON(t, "file://"+testutil.DeltaTable(t, "liquid-legacy-rowtracking"))
-	if len(rep.ClusteringColumns) != 1 || rep.ClusteringColumns[0][0] != "id" || rep.Rewritable {
+	if len(rep.ClusteringColumns) != 1 || rep.ClusteringColumns[0][0] != "id" || !rep.Rewritable {
 		t.Errorf("liquid: clustering %v rewritable %v", rep.ClusteringColumns, rep.Rewritable)
 	}
 	if rt := rep.RowTracking; rt == nil || !rt.Enabled || rt.HighWaterMark != 9 {

@@ -169,6 +169,23 @@ func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
 // the delta scan: an independent check).
 func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
 	t.Helper()
+	rows := FileInt64s(t, tbl, a, "id")
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = -1
+		if r[0] != nil {
+			ids[i] = *r[0]
+		}
+	}
+	return ids
+}
+
+// FileInt64s reads the named top-level INT64 columns of a data file, row
+// by row in physical order, with parquet-go alone (not the delta scan): nil
+// for a null, or for every row when the file lacks the column. The first
+// name must be a column of the file.
+func FileInt64s(t testing.TB, tbl *delta.Table, a *delta.Add, names ...string) [][]*int64 {
+	t.Helper()
 	ctx := context.Background()
 	key, err := a.Key()
 	if err != nil {
@@ -182,25 +199,33 @@ func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
 	if err != nil {
 		t.Fatalf("open %s: %v", key, err)
 	}
-	idCol, ok := f.Schema().Lookup("id")
-	if !ok {
-		t.Fatalf("%s has no id column", key)
+	cols := make([]int, len(names))
+	for i, n := range names {
+		cols[i] = -1
+		if c, ok := f.Schema().Lookup(n); ok {
+			cols[i] = c.ColumnIndex
+		} else if i == 0 {
+			t.Fatalf("%s has no %s column", key, n)
+		}
 	}
-	var ids []int64
+	var out [][]*int64
 	for _, rg := range f.RowGroups() {
 		rows := rg.Rows()
 		buf := make([]parquet.Row, 128)
 		for {
 			n, err := rows.ReadRows(buf)
 			for _, r := range buf[:n] {
-				var id int64 = -1
-				r.Range(func(col int, vals []parquet.Value) bool {
-					if col == idCol.ColumnIndex && len(vals) > 0 && !vals[0].IsNull() {
-						id = vals[0].Int64()
+				vals := make([]*int64, len(names))
+				r.Range(func(col int, vs []parquet.Value) bool {
+					for i, c := range cols {
+						if c == col && len(vs) > 0 && !vs[0].IsNull() {
+							v := vs[0].Int64()
+							vals[i] = &v
+						}
 					}
 					return true
 				})
-				ids = append(ids, id)
+				out = append(out, vals)
 			}
 			if errors.Is(err, io.EOF) {
 				break
@@ -211,7 +236,7 @@ func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
 		}
 		rows.Close()
 	}
-	return ids
+	return out
 }
 
 // LiveIDs reads the whole table at its Latest version: id -> occurrences.

@@ -1,0 +1,226 @@
+package compaction
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/planner"
+)
+
+// rtFiles returns n files of 20 ids each from id lo, every other one with
+// materialized columns, spread over partitions a and b.
+func rtFiles(lo int64, n int) []tabletest.RowTrackingFile {
+	var fs []tabletest.RowTrackingFile
+	for k := range n {
+		fs = append(fs, tabletest.RowTrackingFile{IDs: tabletest.IDRange(lo+int64(k)*20, 20), Part: []string{"a", "b"}[k%2], Materialized: k%2 == 1})
+	}
+	return fs
+}
+
+// rowTrackingTable is a table of two data commits (the second one's
+// materialized rows preserve commit version 1) with DVs on two files.
+func rowTrackingTable(t *testing.T, layout string) *delta.Table {
+	tbl := tabletest.NewRowTrackingTable(t, tabletest.RowTrackingSpec{Layout: layout,
+		Commits: [][]tabletest.RowTrackingFile{rtFiles(0, 4), rtFiles(80, 4)}})
+	tabletest.DeleteIDs(t, tbl, 3, 4, 90, 91, 101)
+	return tbl
+}
+
+func strategyOpts(s planner.Strategy) RunOptions {
+	opts := binpackOpts()
+	opts.Policy.Strategy = s
+	if s == planner.StrategyZCube {
+		opts = zcubeOpts()
+	}
+	return opts
+}
+
+// checkRowTrackingCommit checks a rewrite commit of a row tracking table:
+// the high-water mark domain moves up past every new add, each new add's
+// range starts above the previous mark with the commit's version, and the
+// commit says the ids were preserved.
+func checkRowTrackingCommit(t *testing.T, tbl *delta.Table, version, hwmBefore int64) {
+	t.Helper()
+	acts := tabletest.Committed(t, tbl, version)
+	hwm, ok, err := delta.RowTrackingHighWaterMark(acts)
+	if err != nil || !ok || hwm < hwmBefore {
+		t.Fatalf("version %d: high-water mark %d (set %v, %v), before %d", version, hwm, ok, err, hwmBefore)
+	}
+	next := hwmBefore + 1
+	for _, a := range acts {
+		switch {
+		case a.CommitInfo != nil:
+			var tags map[string]string
+			if raw := a.CommitInfo["tags"]; raw != nil {
+				_ = json.Unmarshal(raw, &tags)
+			}
+			if tags["delta.rowTracking.preserved"] != "true" {
+				t.Errorf("commitInfo tags %v, want delta.rowTracking.preserved=true", tags)
+			}
+		case a.Add != nil:
+			n, _, _ := a.Add.NumRecords()
+			if a.Add.BaseRowID == nil || *a.Add.BaseRowID != next || a.Add.DefaultRowCommitVersion == nil || *a.Add.DefaultRowCommitVersion != version {
+				t.Errorf("add %s: baseRowId %s defaultRowCommitVersion %s, want %d and %d", a.Add.Path, optInt(a.Add.BaseRowID), optInt(a.Add.DefaultRowCommitVersion), next, version)
+			}
+			next += n
+		case a.Remove != nil:
+			if a.Remove.BaseRowID == nil || a.Remove.DefaultRowCommitVersion == nil {
+				t.Errorf("remove %s has no row tracking fields", a.Remove.Path)
+			}
+		}
+	}
+	if next-1 != hwm {
+		t.Errorf("high-water mark %d, want %d (the last new id)", hwm, next-1)
+	}
+}
+
+func TestCompactionPreservesStableRowIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		layout   string
+		strategy planner.Strategy
+		// purge rewrites one file alone: most of its rows are deleted.
+		purge bool
+	}{
+		{name: "binpack of an unpartitioned table", layout: tabletest.LayoutFlat, strategy: planner.StrategyBinpack},
+		{name: "binpack per partition", layout: tabletest.LayoutPartitioned, strategy: planner.StrategyBinpack},
+		{name: "lightweight on a clustered table", layout: tabletest.LayoutClustered, strategy: planner.StrategyLightweight},
+		{name: "zcube permutes the rows", layout: tabletest.LayoutClustered, strategy: planner.StrategyZCube},
+		{name: "purge of a file with most rows deleted", layout: tabletest.LayoutFlat, strategy: planner.StrategyBinpack, purge: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			tbl := rowTrackingTable(t, tc.layout)
+			opts := strategyOpts(tc.strategy)
+			if tc.purge {
+				tabletest.DeleteIDs(t, tbl, tabletest.IDRange(82, 8)...) // with 90 and 91, 10 of file 80..99's 20 rows
+				opts.Policy.TargetFileSize = 1                               // no file is small: only the purge is left
+			}
+			before, snap := tabletest.StableIDs(t, tbl)
+			hwm := tabletest.HighWaterMark(t, tbl)
+			res, err := Compact(ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CommittedVersion != snap.Version+1 || res.JobsCommitted == 0 {
+				t.Fatalf("result %+v, want a commit at %d", res, snap.Version+1)
+			}
+			if tc.purge && res.FilesRemoved != res.JobsCommitted {
+				t.Fatalf("purge removed %d files in %d jobs, want one file a job", res.FilesRemoved, res.JobsCommitted)
+			}
+			tabletest.WantStableIDs(t, tbl, before)
+			checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+			// A second rewrite keeps them again (our own outputs are sources now).
+			if tc.strategy == planner.StrategyBinpack && !tc.purge {
+				tabletest.Append(t, tbl, "a", tabletest.IDRange(5000, 7))
+				tabletest.DeleteIDs(t, tbl, 5001, 10, 11)
+				before, _ := tabletest.StableIDs(t, tbl)
+				hwm := tabletest.HighWaterMark(t, tbl)
+				res, err := Compact(ctx, tbl, opts)
+				if err != nil || res.CommittedVersion < 0 {
+					t.Fatalf("second compaction: %+v, %v", res, err)
+				}
+				tabletest.WantStableIDs(t, tbl, before)
+				checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+			}
+		})
+	}
+}
+
+func TestRaceRowTrackingRebasesNewIDsAboveTheWinners(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		layout   string
+		strategy planner.Strategy
+	}{
+		{name: "binpack", layout: tabletest.LayoutFlat, strategy: planner.StrategyBinpack},
+		{name: "zcube through the origin map", layout: tabletest.LayoutClustered, strategy: planner.StrategyZCube},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			tbl := rowTrackingTable(t, tc.layout)
+			opts := strategyOpts(tc.strategy)
+			pl, snap, err := PlanTable(ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := tabletest.StableIDs(t, tbl)
+			var appended int64
+			opts.Commit.BeforePut = tabletest.Once(func(int64) {
+				tabletest.DeleteIDs(t, tbl, 0, 21, 85, 150)
+				appended = tabletest.Append(t, tbl, "a", tabletest.IDRange(7000, 30))
+			})
+			res, err := RunPlan(ctx, tbl, pl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CommittedVersion != snap.Version+3 || res.JobsDropped != 0 || len(res.Reconciled) == 0 {
+				t.Fatalf("result %+v, want every job reconciled and committed at %d", res, snap.Version+3)
+			}
+			// The winners' rows: the DELETE's gone, the append's ids as it
+			// committed them; the others as before.
+			for _, id := range []int64{0, 21, 85, 150} {
+				delete(before, id)
+			}
+			var winnerHWM int64
+			for _, a := range tabletest.Committed(t, tbl, appended) {
+				if a.Add != nil {
+					for i, id := range tabletest.IDRange(7000, 30) {
+						before[id] = tabletest.StableID{RowID: *a.Add.BaseRowID + int64(i), Version: appended}
+					}
+				}
+				if a.DomainMetadata != nil {
+					if winnerHWM, err = delta.ParseRowIDHighWaterMark(a.DomainMetadata.Configuration); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if winnerHWM == 0 {
+				t.Fatalf("the append at version %d set no high-water mark", appended)
+			}
+			tabletest.WantStableIDs(t, tbl, before)
+			// Our new files start above the winner's mark and carry the
+			// version we finally committed at.
+			checkRowTrackingCommit(t, tbl, res.CommittedVersion, winnerHWM)
+		})
+	}
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func TestRowTrackingFixturesAreRewrittenWithTheirIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fixture  string
+		strategy planner.Strategy
+	}{
+		{name: "DBR legacy liquid, binpack", fixture: "liquid-legacy-rowtracking", strategy: planner.StrategyBinpack},
+		{name: "DBR legacy liquid, zcube", fixture: "liquid-legacy-rowtracking", strategy: planner.StrategyZCube},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			tbl := tabletest.CopyFixture(t, tc.fixture)
+			tabletest.DeleteIDs(t, tbl, 2, 7) // DVs on two of the sources
+			before, _ := tabletest.StableIDs(t, tbl)
+			hwm := tabletest.HighWaterMark(t, tbl)
+			res, err := Compact(ctx, tbl, strategyOpts(tc.strategy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CommittedVersion < 0 || res.FilesRemoved < 2 {
+				t.Fatalf("result %+v, want the small files rewritten", res)
+			}
+			tabletest.WantStableIDs(t, tbl, before)
+			checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+		})
+	}
+}
