@@ -98,7 +98,7 @@ func TestCompactionPreservesStableRowIDs(t *testing.T) {
 			opts := strategyOpts(tc.strategy)
 			if tc.purge {
 				tabletest.DeleteIDs(t, tbl, tabletest.IDRange(82, 8)...) // with 90 and 91, 10 of file 80..99's 20 rows
-				opts.Policy.TargetFileSize = 1                               // no file is small: only the purge is left
+				opts.Policy.TargetFileSize = 1                           // no file is small: only the purge is left
 			}
 			before, snap := tabletest.StableIDs(t, tbl)
 			hwm := tabletest.HighWaterMark(t, tbl)

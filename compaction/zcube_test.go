@@ -66,27 +66,16 @@ func newClusteredTable(t testing.TB, files, rowsPerFile int) (*delta.Table, map[
 
 func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *delta.Add {
 	t.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[zRow](&buf)
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
-	if err := tbl.Bucket.WriteAll(context.Background(), key, buf.Bytes(), nil); err != nil {
-		t.Fatal(err)
-	}
+	a := tabletest.WriteParquet(t, tbl, rows)
 	lo, hi := [3]int64{1 << 62, 1 << 62, 1 << 62}, [3]int64{-1, -1, -1}
 	for _, r := range rows {
 		for k, v := range []int64{*r.ID, *r.X, *r.Y} {
 			lo[k], hi[k] = min(lo[k], v), max(hi[k], v)
 		}
 	}
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
-		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"x":%d,"y":%d},"maxValues":{"id":%d,"x":%d,"y":%d},"nullCount":{"id":0,"x":0,"y":0},"tightBounds":true}`,
-			len(rows), lo[0], lo[1], lo[2], hi[0], hi[1], hi[2])}
+	a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"x":%d,"y":%d},"maxValues":{"id":%d,"x":%d,"y":%d},"nullCount":{"id":0,"x":0,"y":0},"tightBounds":true}`,
+		len(rows), lo[0], lo[1], lo[2], hi[0], hi[1], hi[2])
+	return a
 }
 
 // liveXY reads every live (id, x, y) of the table at its tabletest.Latest version

@@ -15,10 +15,10 @@ func TestWritableOnTestTables(t *testing.T) {
 	// Tables refused beyond expected.json's mustRefuse, with the feature
 	// this build does not implement.
 	refusedFor := map[string]string{
-		"many-table-features":                              "minReaderVersion=5",
-		"catalog-managed-ict-staged":                       "catalogManaged",
-		"materialize-partition-columns":                    "materializePartitionColumns",
-		"iceberg-compat-v2":                                "icebergCompatV2",
+		"many-table-features":           "minReaderVersion=5",
+		"catalog-managed-ict-staged":    "catalogManaged",
+		"materialize-partition-columns": "materializePartitionColumns",
+		"iceberg-compat-v2":             "icebergCompatV2",
 	}
 	exp := testutil.ExpectedTables(t)
 	for _, name := range slices.Sorted(maps.Keys(exp)) {

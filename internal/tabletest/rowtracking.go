@@ -1,17 +1,14 @@
 package tabletest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
@@ -165,8 +162,6 @@ func putCommit(t testing.TB, tbl *delta.Table, version int64, lines []string) {
 // RowTrackingFile.Materialized) and returns its add action.
 func writeMaterializedFile(t testing.TB, tbl *delta.Table, ids []int64, version int64) *delta.Add {
 	t.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[rtRow](&buf)
 	rows := make([]rtRow, len(ids))
 	for i, id := range ids {
 		id := id
@@ -180,20 +175,7 @@ func writeMaterializedFile(t testing.TB, tbl *delta.Table, ids []int64, version 
 			}
 		}
 	}
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
-	if err := tbl.Bucket.WriteAll(context.Background(), key, buf.Bytes(), nil); err != nil {
-		t.Fatal(err)
-	}
-	lo, hi := slices.Min(ids), slices.Max(ids)
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
-		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
-			len(ids), lo, lo, hi, hi)}
+	return idsAdd(WriteParquet(t, tbl, rows), ids)
 }
 
 // StableID is a row's stable row id and row commit version.

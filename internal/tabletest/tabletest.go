@@ -140,15 +140,21 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 // (dataChange=true, stats with min/max/nullCount).
 func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
 	t.Helper()
-	ctx := context.Background()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[Row](&buf)
 	rows := make([]Row, len(ids))
 	for i, id := range ids {
 		id := id
 		v := fmt.Sprintf("v%d", id)
 		rows[i] = Row{ID: &id, V: &v}
 	}
+	return idsAdd(WriteParquet(t, tbl, rows), ids)
+}
+
+// WriteParquet writes rows as a new parquet data file under the table root
+// (not committed) and returns an add action with its path and size.
+func WriteParquet[R any](t testing.TB, tbl *delta.Table, rows []R) *delta.Add {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[R](&buf)
 	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +162,18 @@ func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
 		t.Fatal(err)
 	}
 	key := fmt.Sprintf("part-00000-%s-c000.parquet", uuid.NewString())
-	if err := tbl.Bucket.WriteAll(ctx, key, buf.Bytes(), nil); err != nil {
+	if err := tbl.Bucket.WriteAll(context.Background(), key, buf.Bytes(), nil); err != nil {
 		t.Fatal(err)
 	}
+	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true}
+}
+
+// idsAdd sets the stats of a file of Row values with ids on a.
+func idsAdd(a *delta.Add, ids []int64) *delta.Add {
 	lo, hi := slices.Min(ids), slices.Max(ids)
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true,
-		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
-			len(ids), lo, lo, hi, hi)}
+	a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
+		len(ids), lo, lo, hi, hi)
+	return a
 }
 
 // FileIDs reads a data file's ids in physical order (our own reader, not
