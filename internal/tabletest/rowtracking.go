@@ -78,12 +78,7 @@ type rtRow struct {
 // the high-water mark past what it assigned.
 func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
+	tbl := Open(t, "file://"+t.TempDir())
 	features := []string{"deletionVectors", "domainMetadata", "rowTracking"}
 	schema, parts := Schema, "[]"
 	conf := map[string]string{
@@ -115,7 +110,7 @@ func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 		fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":%s}}`, wf),
 		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":%s,"configuration":%s,"createdTime":1}}`, uuid.NewString(), schema, parts, cj),
 	}, extra...)
-	putCommit(t, tbl, 0, lines)
+	PutCommit(t, tbl, 0, lines)
 	next := int64(RowIDBase)
 	for k, files := range spec.Commits {
 		version := int64(k + 1)
@@ -146,16 +141,9 @@ func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 			b, _ := delta.MarshalAction(delta.Action{DomainMetadata: delta.RowTrackingDomain(next - 1)})
 			lines = append(lines, string(b))
 		}
-		putCommit(t, tbl, version, lines)
+		PutCommit(t, tbl, version, lines)
 	}
 	return tbl
-}
-
-func putCommit(t testing.TB, tbl *delta.Table, version int64, lines []string) {
-	t.Helper()
-	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(version), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // writeMaterializedFile writes ids with the materialized columns (see
@@ -163,12 +151,10 @@ func putCommit(t testing.TB, tbl *delta.Table, version int64, lines []string) {
 func writeMaterializedFile(t testing.TB, tbl *delta.Table, ids []int64, version int64) *delta.Add {
 	t.Helper()
 	rows := make([]rtRow, len(ids))
-	for i, id := range ids {
-		id := id
-		v := fmt.Sprintf("v%d", id)
-		rows[i] = rtRow{ID: &id, V: &v}
+	for i, r := range idRows(ids) {
+		rows[i] = rtRow{ID: r.ID, V: r.V}
 		if i%2 == 0 {
-			rows[i].RowID = &id
+			rows[i].RowID = r.ID
 			if version > 1 {
 				pv := version - 1
 				rows[i].Version = &pv

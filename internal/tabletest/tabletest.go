@@ -140,13 +140,18 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 // (dataChange=true, stats with min/max/nullCount).
 func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
 	t.Helper()
+	return idsAdd(WriteParquet(t, tbl, idRows(ids)), ids)
+}
+
+// idRows are the rows of ids: v is "v" and the id.
+func idRows(ids []int64) []Row {
 	rows := make([]Row, len(ids))
 	for i, id := range ids {
 		id := id
 		v := fmt.Sprintf("v%d", id)
 		rows[i] = Row{ID: &id, V: &v}
 	}
-	return idsAdd(WriteParquet(t, tbl, rows), ids)
+	return rows
 }
 
 // WriteParquet writes rows as a new parquet data file under the table root
