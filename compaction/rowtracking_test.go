@@ -2,8 +2,6 @@ package compaction
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 	"testing"
 
 	"github.com/compactord/compactord/delta"
@@ -39,45 +37,6 @@ func strategyOpts(s planner.Strategy) RunOptions {
 	return opts
 }
 
-// checkRowTrackingCommit checks a rewrite commit of a row tracking table:
-// the high-water mark domain moves up past every new add, each new add's
-// range starts above the previous mark with the commit's version, and the
-// commit says the ids were preserved.
-func checkRowTrackingCommit(t *testing.T, tbl *delta.Table, version, hwmBefore int64) {
-	t.Helper()
-	acts := tabletest.Committed(t, tbl, version)
-	hwm, ok, err := delta.RowTrackingHighWaterMark(acts)
-	if err != nil || !ok || hwm < hwmBefore {
-		t.Fatalf("version %d: high-water mark %d (set %v, %v), before %d", version, hwm, ok, err, hwmBefore)
-	}
-	next := hwmBefore + 1
-	for _, a := range acts {
-		switch {
-		case a.CommitInfo != nil:
-			var tags map[string]string
-			if raw := a.CommitInfo["tags"]; raw != nil {
-				_ = json.Unmarshal(raw, &tags)
-			}
-			if tags["delta.rowTracking.preserved"] != "true" {
-				t.Errorf("commitInfo tags %v, want delta.rowTracking.preserved=true", tags)
-			}
-		case a.Add != nil:
-			n, _, _ := a.Add.NumRecords()
-			if a.Add.BaseRowID == nil || *a.Add.BaseRowID != next || a.Add.DefaultRowCommitVersion == nil || *a.Add.DefaultRowCommitVersion != version {
-				t.Errorf("add %s: baseRowId %s defaultRowCommitVersion %s, want %d and %d", a.Add.Path, optInt(a.Add.BaseRowID), optInt(a.Add.DefaultRowCommitVersion), next, version)
-			}
-			next += n
-		case a.Remove != nil:
-			if a.Remove.BaseRowID == nil || a.Remove.DefaultRowCommitVersion == nil {
-				t.Errorf("remove %s has no row tracking fields", a.Remove.Path)
-			}
-		}
-	}
-	if next-1 != hwm {
-		t.Errorf("high-water mark %d, want %d (the last new id)", hwm, next-1)
-	}
-}
-
 func TestCompactionPreservesStableRowIDs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -101,7 +60,6 @@ func TestCompactionPreservesStableRowIDs(t *testing.T) {
 				opts.Policy.TargetFileSize = 1                           // no file is small: only the purge is left
 			}
 			before, snap := tabletest.StableIDs(t, tbl)
-			hwm := tabletest.HighWaterMark(t, tbl)
 			res, err := Compact(ctx, tbl, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -113,19 +71,18 @@ func TestCompactionPreservesStableRowIDs(t *testing.T) {
 				t.Fatalf("purge removed %d files in %d jobs, want one file a job", res.FilesRemoved, res.JobsCommitted)
 			}
 			tabletest.WantStableIDs(t, tbl, before)
-			checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+			tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersion, snap, -1)
 			// A second rewrite keeps them again (our own outputs are sources now).
 			if tc.strategy == planner.StrategyBinpack && !tc.purge {
 				tabletest.Append(t, tbl, "a", tabletest.IDRange(5000, 7))
 				tabletest.DeleteIDs(t, tbl, 5001, 10, 11)
-				before, _ := tabletest.StableIDs(t, tbl)
-				hwm := tabletest.HighWaterMark(t, tbl)
+				before, snap := tabletest.StableIDs(t, tbl)
 				res, err := Compact(ctx, tbl, opts)
 				if err != nil || res.CommittedVersion < 0 {
 					t.Fatalf("second compaction: %+v, %v", res, err)
 				}
 				tabletest.WantStableIDs(t, tbl, before)
-				checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+				tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersion, snap, -1)
 			}
 		})
 	}
@@ -185,42 +142,7 @@ func TestRaceRowTrackingRebasesNewIDsAboveTheWinners(t *testing.T) {
 			tabletest.WantStableIDs(t, tbl, before)
 			// Our new files start above the winner's mark and carry the
 			// version we finally committed at.
-			checkRowTrackingCommit(t, tbl, res.CommittedVersion, winnerHWM)
-		})
-	}
-}
-
-func optInt(p *int64) string {
-	if p == nil {
-		return "none"
-	}
-	return strconv.FormatInt(*p, 10)
-}
-
-func TestRowTrackingFixturesAreRewrittenWithTheirIDs(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		fixture  string
-		strategy planner.Strategy
-	}{
-		{name: "DBR legacy liquid, binpack", fixture: "liquid-legacy-rowtracking", strategy: planner.StrategyBinpack},
-		{name: "DBR legacy liquid, zcube", fixture: "liquid-legacy-rowtracking", strategy: planner.StrategyZCube},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			tbl := tabletest.CopyFixture(t, tc.fixture)
-			tabletest.DeleteIDs(t, tbl, 2, 7) // DVs on two of the sources
-			before, _ := tabletest.StableIDs(t, tbl)
-			hwm := tabletest.HighWaterMark(t, tbl)
-			res, err := Compact(ctx, tbl, strategyOpts(tc.strategy))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.CommittedVersion < 0 || res.FilesRemoved < 2 {
-				t.Fatalf("result %+v, want the small files rewritten", res)
-			}
-			tabletest.WantStableIDs(t, tbl, before)
-			checkRowTrackingCommit(t, tbl, res.CommittedVersion, hwm)
+			tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersion, snap, winnerHWM)
 		})
 	}
 }

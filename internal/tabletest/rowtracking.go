@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -264,4 +265,73 @@ func Append(t testing.TB, tbl *delta.Table, part string, ids []int64) int64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// CheckRowTrackingCommit checks commit version of a row tracking table
+// read at snapshot before: adds of files live in before (re-committed with
+// a new DV) keep their baseRowId and defaultRowCommitVersion; every other
+// add gets the next fresh range above before's high-water mark (raised to
+// winnerHWM, the mark of commits that won a race, when larger) and version
+// as its commit version; removes carry their add's fields; the commit sets
+// the high-water mark to its last new id when it added any, and tags
+// delta.rowTracking.preserved=true.
+func CheckRowTrackingCommit(t testing.TB, tbl *delta.Table, version int64, before *delta.Snapshot, winnerHWM int64) {
+	t.Helper()
+	rt, err := delta.RowTrackingOf(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]*delta.Add{}
+	for _, f := range before.Files {
+		live[f.Path] = f
+	}
+	acts := Committed(t, tbl, version)
+	start := max(rt.HighWaterMark, winnerHWM)
+	next := start + 1
+	for _, a := range acts {
+		switch {
+		case a.CommitInfo != nil:
+			var tags map[string]string
+			if raw := a.CommitInfo["tags"]; raw != nil {
+				_ = json.Unmarshal(raw, &tags)
+			}
+			if tags["delta.rowTracking.preserved"] != "true" {
+				t.Errorf("version %d: commitInfo tags %v, want delta.rowTracking.preserved=true", version, tags)
+			}
+		case a.Add != nil:
+			if old, ok := live[a.Add.Path]; ok {
+				if optInt(a.Add.BaseRowID) != optInt(old.BaseRowID) || optInt(a.Add.DefaultRowCommitVersion) != optInt(old.DefaultRowCommitVersion) {
+					t.Errorf("re-committed add %s: baseRowId %s defaultRowCommitVersion %s, want %s and %s", a.Add.Path,
+						optInt(a.Add.BaseRowID), optInt(a.Add.DefaultRowCommitVersion), optInt(old.BaseRowID), optInt(old.DefaultRowCommitVersion))
+				}
+				continue
+			}
+			n, _, _ := a.Add.NumRecords()
+			if optInt(a.Add.BaseRowID) != strconv.FormatInt(next, 10) || optInt(a.Add.DefaultRowCommitVersion) != strconv.FormatInt(version, 10) {
+				t.Errorf("new add %s: baseRowId %s defaultRowCommitVersion %s, want %d and %d", a.Add.Path,
+					optInt(a.Add.BaseRowID), optInt(a.Add.DefaultRowCommitVersion), next, version)
+			}
+			next += n
+		case a.Remove != nil:
+			if old := live[a.Remove.Path]; old == nil || optInt(a.Remove.BaseRowID) != optInt(old.BaseRowID) || optInt(a.Remove.DefaultRowCommitVersion) != optInt(old.DefaultRowCommitVersion) {
+				t.Errorf("remove %s: baseRowId %s defaultRowCommitVersion %s, not its add's", a.Remove.Path, optInt(a.Remove.BaseRowID), optInt(a.Remove.DefaultRowCommitVersion))
+			}
+		}
+	}
+	hwm, ok, err := delta.RowTrackingHighWaterMark(acts)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case next == start+1 && ok:
+		t.Errorf("version %d adds no new file but sets the high-water mark to %d", version, hwm)
+	case next > start+1 && (!ok || hwm != next-1):
+		t.Errorf("version %d: high-water mark %d (set %v), want %d, the last new id", version, hwm, ok, next-1)
+	}
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*p, 10)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -498,12 +499,14 @@ func NewDayTable(t testing.TB, days []int) (*delta.Table, map[int][]int64) {
 }
 
 // DisableDVs commits a metadata update that turns deletion vectors off
-// (an empty configuration), so deletes must copy on write.
+// (delta.enableDeletionVectors removed, other properties kept), so deletes
+// must copy on write.
 func DisableDVs(t testing.TB, tbl *delta.Table) {
 	t.Helper()
 	snap := Latest(t, tbl)
 	meta := snap.Metadata
-	meta.Configuration = map[string]string{}
+	meta.Configuration = maps.Clone(meta.Configuration)
+	delete(meta.Configuration, "delta.enableDeletionVectors")
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
 	if _, err := tx.Commit(context.Background()); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,56 @@
+package retention
+
+import (
+	"testing"
+
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/internal/tabletest"
+)
+
+// expiryCase is a row tracking table layout and how expiry deletes in it.
+type expiryCase struct {
+	name   string
+	layout string
+	cow    bool // copy-on-write: deletion vectors disabled
+}
+
+func TestExpireKeepsTheStableRowIDsOfSurvivors(t *testing.T) {
+	for _, tc := range []expiryCase{
+		{name: "deletion vectors", layout: tabletest.LayoutFlat},
+		{name: "deletion vectors, partitioned", layout: tabletest.LayoutPartitioned},
+		{name: "copy-on-write", layout: tabletest.LayoutFlat, cow: true},
+		{name: "copy-on-write, clustered", layout: tabletest.LayoutClustered, cow: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := func(lo int64) []tabletest.RowTrackingFile {
+				var fs []tabletest.RowTrackingFile
+				for k := range 4 {
+					fs = append(fs, tabletest.RowTrackingFile{IDs: tabletest.IDRange(lo+int64(k)*20, 20), Part: []string{"a", "b"}[k%2], Materialized: k%2 == 0})
+				}
+				return fs
+			}
+			tbl := tabletest.NewRowTrackingTable(t, tabletest.RowTrackingSpec{Layout: tc.layout, Commits: [][]tabletest.RowTrackingFile{files(0), files(80)}})
+			tabletest.DeleteIDs(t, tbl, 1, 30, 31) // read-time DVs
+			if tc.cow {
+				tabletest.DisableDVs(t, tbl)
+			}
+			before, snap := tabletest.StableIDs(t, tbl)
+			hwm := tabletest.HighWaterMark(t, tbl)
+			// Ids are days: expire 0..49 (two files whole, one in part).
+			res := expireBefore(t, tbl, 50, commit.Options{})
+			if res.CommittedVersion != snap.Version+1 || (tc.cow && res.FilesAdded == 0) || (!tc.cow && res.FilesWithNewDV == 0) {
+				t.Fatalf("result %+v", res)
+			}
+			for id := range before {
+				if id < 50 {
+					delete(before, id)
+				}
+			}
+			tabletest.WantStableIDs(t, tbl, before)
+			tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersion, snap, -1)
+			if after := tabletest.HighWaterMark(t, tbl); after < hwm {
+				t.Fatalf("high-water mark went down from %d to %d", hwm, after)
+			}
+		})
+	}
+}
