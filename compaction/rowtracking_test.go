@@ -2,10 +2,19 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -144,5 +153,52 @@ func TestRaceRowTrackingRebasesNewIDsAboveTheWinners(t *testing.T) {
 			// version we finally committed at.
 			tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersion, snap, winnerHWM)
 		})
+	}
+}
+
+// TestDuckDBReadsTheMaterializedRowTrackingColumns compacts a row tracking
+// table and reads every output with DuckDB: the materialized columns are
+// there under their physical names and hold each row's stable row id and
+// row commit version.
+func TestDuckDBReadsTheMaterializedRowTrackingColumns(t *testing.T) {
+	node, script := testutil.DuckScript(t, "rows.mjs")
+	ctx := context.Background()
+	tbl := rowTrackingTable(t, tabletest.LayoutFlat)
+	before, snap := tabletest.StableIDs(t, tbl)
+	res, err := Compact(ctx, tbl, binpackOpts())
+	if err != nil || res.CommittedVersion != snap.Version+1 {
+		t.Fatalf("compaction %+v, %v", res, err)
+	}
+	_, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, res.CommittedVersion))
+	rows := 0
+	for _, a := range adds {
+		key, err := a.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(strings.TrimPrefix(tbl.URL, "file://"), filepath.FromSlash(key))
+		out, err := exec.Command(node, script, path).Output()
+		if err != nil {
+			t.Fatalf("duckdb over %s: %v", path, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var row map[string]any
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("duckdb row %q: %v", line, err)
+			}
+			want := []string{"id", "v", tabletest.RowIDColumn, tabletest.RowCommitVersionColumn}
+			if got := slices.Sorted(maps.Keys(row)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+				t.Fatalf("DuckDB sees columns %v, want %v", got, want)
+			}
+			id, _ := strconv.ParseInt(fmt.Sprint(row["id"]), 10, 64)
+			w, ok := before[id]
+			if !ok || fmt.Sprint(row[tabletest.RowIDColumn]) != strconv.FormatInt(w.RowID, 10) || fmt.Sprint(row[tabletest.RowCommitVersionColumn]) != strconv.FormatInt(w.Version, 10) {
+				t.Errorf("DuckDB row %v, want id %d with row id %d and commit version %d", row, id, w.RowID, w.Version)
+			}
+			rows++
+		}
+	}
+	if rows != len(before) {
+		t.Fatalf("DuckDB read %d rows, want %d", rows, len(before))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // duckFile is one line of tools/duckcheck/check.mjs output.
@@ -42,7 +42,7 @@ type duckFile struct {
 // is not installed, except under CI where that is a failure.
 func duckCheck(t *testing.T, files []string) map[string]duckFile {
 	t.Helper()
-	node, script := duckScript(t, "check.mjs")
+	node, script := testutil.DuckScript(t, "check.mjs")
 	cmd := exec.Command(node, append([]string{script}, files...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -62,28 +62,6 @@ func duckCheck(t *testing.T, files []string) map[string]duckFile {
 		t.Fatalf("duckdb checked %d files, want %d", len(res), len(files))
 	}
 	return res
-}
-
-// duckScript returns node and the path of a tools/duckcheck script. It
-// skips the test when DuckDB's npm package is not installed, except under
-// CI where that is a failure.
-func duckScript(t *testing.T, name string) (node, script string) {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "tools", "duckcheck", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := filepath.Join(filepath.Dir(script), "node_modules", "@duckdb", "node-api")
-	_, statErr := os.Stat(mod)
-	node, lookErr := exec.LookPath("node")
-	if statErr != nil || lookErr != nil {
-		msg := "DuckDB cross-check needs node and `npm ci` in tools/duckcheck (scripts/test.d/duckdb.sh installs it)"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s; under CI it must be installed: %v %v", msg, statErr, lookErr)
-		}
-		t.Skip(msg)
-	}
-	return node, script
 }
 
 func TestOutputsAgreeWithDuckDB(t *testing.T) {

@@ -10,13 +10,14 @@ import (
 	"github.com/compactord/compactord/bench/gen"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // duckRows reads files with DuckDB (tools/duckcheck/rows.mjs): every row as
 // a JSON object, ordered by id, without the rows deletedCSV lists.
 func duckRows(t *testing.T, deletedCSV string, files []string) []string {
 	t.Helper()
-	node, script := duckScript(t, "rows.mjs")
+	node, script := testutil.DuckScript(t, "rows.mjs")
 	args := []string{script}
 	if deletedCSV != "" {
 		args = append(args, "--deleted", deletedCSV)
@@ -42,7 +43,7 @@ func duckRows(t *testing.T, deletedCSV string, files []string) []string {
 // against the sources read with union_by_name (and the deleted positions
 // anti-joined).
 func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
-	_, shapes := duckScript(t, "shapes.mjs")
+	_, shapes := testutil.DuckScript(t, "shapes.mjs")
 	for _, shape := range gen.Shapes {
 		t.Run(shape, func(t *testing.T) {
 			ctx := context.Background()

@@ -13,17 +13,24 @@ import (
 // when the directory cannot be found.
 func SharedDir(t testing.TB) string {
 	t.Helper()
+	shared := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+	if _, err := os.Stat(shared); err != nil {
+		t.Fatalf("shared directory not found beside the repository: %v", err)
+	}
+	return shared
+}
+
+// RepoRoot returns the absolute path of the repository root (the directory
+// of go.mod above the test's working directory).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if _, err := os.Stat(shared); err != nil {
-				t.Fatalf("shared directory not found beside the repository: %v", err)
-			}
-			return shared
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -76,4 +83,24 @@ func Deps(t testing.TB, patterns ...string) []string {
 		t.Fatal("go list -deps listed nothing")
 	}
 	return deps
+}
+
+// DuckScript returns node and the absolute path of a script of
+// tools/duckcheck (the DuckDB cross-checks; scripts/test.d/duckdb.sh
+// installs its npm package). It skips the test when node or the package is
+// missing, except under CI, where that fails it.
+func DuckScript(t testing.TB, name string) (node, script string) {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), "tools", "duckcheck")
+	script = filepath.Join(dir, name)
+	_, statErr := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api"))
+	node, lookErr := exec.LookPath("node")
+	if statErr != nil || lookErr != nil {
+		msg := "DuckDB cross-check needs node and `npm ci` in tools/duckcheck (scripts/test.d/duckdb.sh installs it)"
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s; under CI it must be installed: %v %v", msg, statErr, lookErr)
+		}
+		t.Skip(msg)
+	}
+	return node, script
 }
