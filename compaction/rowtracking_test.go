@@ -202,3 +202,26 @@ func TestDuckDBReadsTheMaterializedRowTrackingColumns(t *testing.T) {
 		t.Fatalf("DuckDB read %d rows, want %d", rows, len(before))
 	}
 }
+
+// With delta.rowTrackingSuspended the rewrite assigns no row ids and
+// writes no high-water mark (PROTOCOL.md: writers should not assign
+// baseRowId or defaultRowCommitVersion while suspended).
+func TestSuspendedRowTrackingAssignsNothing(t *testing.T) {
+	tbl := tabletest.NewRowTrackingTable(t, tabletest.RowTrackingSpec{Layout: tabletest.LayoutFlat, Suspended: true,
+		Commits: [][]tabletest.RowTrackingFile{{{IDs: tabletest.IDRange(0, 10)}, {IDs: tabletest.IDRange(10, 10)}}}})
+	res, err := Compact(context.Background(), tbl, binpackOpts())
+	if err != nil || res.CommittedVersion < 0 {
+		t.Fatalf("compaction %+v, %v", res, err)
+	}
+	acts := tabletest.Committed(t, tbl, res.CommittedVersion)
+	if _, set, err := delta.RowTrackingHighWaterMark(acts); set || err != nil {
+		t.Errorf("a suspended table's commit sets the high-water mark (%v)", err)
+	}
+	_, adds := checkCompactionCommit(t, acts)
+	for _, a := range adds {
+		if a.BaseRowID != nil || a.DefaultRowCommitVersion != nil {
+			t.Errorf("add %s has row tracking fields while suspended", a.Path)
+		}
+	}
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(0, 20)))
+}

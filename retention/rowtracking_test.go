@@ -1,9 +1,11 @@
 package retention
 
 import (
+	"context"
 	"testing"
 
 	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/internal/tabletest"
 )
 
@@ -53,4 +55,31 @@ func TestExpireKeepsTheStableRowIDsOfSurvivors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A retention DV delete that loses its race to a compaction of its files
+// reverse-remaps its deletions onto the compaction's outputs; the
+// survivors keep their stable ids through both.
+func TestExpireReverseRemapKeepsStableRowIDs(t *testing.T) {
+	var files []tabletest.RowTrackingFile
+	for k := range 4 {
+		files = append(files, tabletest.RowTrackingFile{IDs: tabletest.IDRange(int64(k)*10, 10), Materialized: k%2 == 1})
+	}
+	tbl := tabletest.NewRowTrackingTable(t, tabletest.RowTrackingSpec{Layout: tabletest.LayoutFlat, Commits: [][]tabletest.RowTrackingFile{files}})
+	before, _ := tabletest.StableIDs(t, tbl)
+	co := commit.Options{BeforePut: tabletest.Once(func(int64) {
+		if _, err := compaction.Compact(context.Background(), tbl, compactOpts()); err != nil {
+			t.Fatal(err)
+		}
+	})}
+	res := expireBefore(t, tbl, 15, co)
+	if res.Conflicts[commit.KindReverseRemapped] == 0 || res.RowsDeleted != 15 {
+		t.Fatalf("result %+v: want 15 rows deleted through reverse remaps", res)
+	}
+	for id := range before {
+		if id < 15 {
+			delete(before, id)
+		}
+	}
+	tabletest.WantStableIDs(t, tbl, before)
 }
