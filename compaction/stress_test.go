@@ -320,100 +320,101 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter int) {
 			}
 		}()
 	}
+	// untilDML runs step every pause in a goroutine until the DML is done,
+	// the test's context ends or step returns false.
+	untilDML := func(pause time.Duration, step func() bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				select {
+				case <-dmlDone:
+					return
+				case <-time.After(pause):
+				}
+				if !step() {
+					return
+				}
+			}
+		}()
+	}
 	// Appender.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			select {
-			case <-dmlDone:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			snap, err := cache.latest(ctx)
-			if err != nil {
-				fail(err)
-				return
-			}
-			ids := tr.ids(40)
-			tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
-				Actions: []delta.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
-			// The rows are live from the instant the commit lands, possibly
-			// before Commit returns: a deleter may already see them.
-			tr.add(ids)
-			if _, err := tx.Commit(ctx); err != nil {
-				tr.unadd(ids)
-				if ctx.Err() != nil {
-					return
-				}
-				fail(fmt.Errorf("appender: %w", err))
-				return
-			}
-			cnt.mu.Lock()
-			cnt.appends++
-			cnt.mu.Unlock()
+	untilDML(5*time.Millisecond, func() bool {
+		snap, err := cache.latest(ctx)
+		if err != nil {
+			fail(err)
+			return false
 		}
-	}()
+		ids := tr.ids(40)
+		tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
+			Actions: []delta.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
+		// The rows are live from the instant the commit lands, possibly
+		// before Commit returns: a deleter may already see them.
+		tr.add(ids)
+		if _, err := tx.Commit(ctx); err != nil {
+			tr.unadd(ids)
+			if ctx.Err() != nil {
+				return false
+			}
+			fail(fmt.Errorf("appender: %w", err))
+			return false
+		}
+		cnt.mu.Lock()
+		cnt.appends++
+		cnt.mu.Unlock()
+		return true
+	})
 	// The compaction loop.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			select {
-			case <-dmlDone:
-				return
-			default:
+	untilDML(5*time.Millisecond, func() bool {
+		opts := binpackOpts()
+		opts.Policy.Strategy = strategy
+		opts.Policy.TargetFileSize = 4 << 10 // several jobs per run
+		opts.Snapshots = cache.load
+		opts.Commit.MaxAttempts = 100
+		opts.Commit.BaseBackoff = time.Millisecond
+		opts.Commit.MaxBackoff = 20 * time.Millisecond
+		res, err := Compact(ctx, tbl, opts)
+		cnt.mu.Lock()
+		cnt.compactions++
+		if res != nil {
+			for _, d := range res.Dropped {
+				cnt.drops[d.Kind]++
 			}
-			opts := binpackOpts()
-			opts.Policy.Strategy = strategy
-			opts.Policy.TargetFileSize = 4 << 10 // several jobs per run
-			opts.Snapshots = cache.load
-			opts.Commit.MaxAttempts = 100
-			opts.Commit.BaseBackoff = time.Millisecond
-			opts.Commit.MaxBackoff = 20 * time.Millisecond
-			res, err := Compact(ctx, tbl, opts)
-			cnt.mu.Lock()
-			cnt.compactions++
-			if res != nil {
-				for _, d := range res.Dropped {
-					cnt.drops[d.Kind]++
-				}
-				if res.CommittedVersion >= 0 {
-					cnt.commits++
-					cnt.jobsCommitted += res.JobsCommitted
-				} else if res.JobsPlanned == 0 {
-					cnt.emptyRuns++
-				}
-				for _, r := range res.Reconciled {
-					cnt.reconciled++
-					cnt.rowsRemapped += r.RowsRemapped
-				}
+			if res.CommittedVersion >= 0 {
+				cnt.commits++
+				cnt.jobsCommitted += res.JobsCommitted
+			} else if res.JobsPlanned == 0 {
+				cnt.emptyRuns++
 			}
-			cnt.mu.Unlock()
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				if errors.Is(err, commit.ErrTooManyAttempts) {
-					cnt.mu.Lock()
-					cnt.gaveUp++
-					cnt.mu.Unlock()
-					continue
-				}
-				fail(fmt.Errorf("compaction: %w", err))
-				return
+			for _, r := range res.Reconciled {
+				cnt.reconciled++
+				cnt.rowsRemapped += r.RowsRemapped
 			}
-			if res != nil {
-				for _, d := range res.Dropped {
-					if d.Kind != commit.KindCopyOnWrite {
-						fail(fmt.Errorf("compaction dropped job %s for %s: %s", d.JobID, d.Kind, d.Reason))
-						return
-					}
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}()
+		cnt.mu.Unlock()
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			if errors.Is(err, commit.ErrTooManyAttempts) {
+				cnt.mu.Lock()
+				cnt.gaveUp++
+				cnt.mu.Unlock()
+				return true
+			}
+			fail(fmt.Errorf("compaction: %w", err))
+			return false
+		}
+		if res != nil {
+			for _, d := range res.Dropped {
+				if d.Kind != commit.KindCopyOnWrite {
+					fail(fmt.Errorf("compaction dropped job %s for %s: %s", d.JobID, d.Kind, d.Reason))
+					return false
+				}
+			}
+		}
+		return true
+	})
 	dmlWG.Wait()
 	close(dmlDone)
 	wg.Wait()

@@ -2,9 +2,7 @@ package vacuum
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,23 +30,7 @@ func fileIDs(t testing.TB, dir, key string) []int64 {
 		t.Fatalf("%s has no id column", key)
 	}
 	var out []int64
-	buf := make([]parquet.Row, 256)
-	for _, rg := range pf.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, err := rows.ReadRows(buf)
-			for _, r := range buf[:n] {
-				out = append(out, r[col.ColumnIndex].Int64())
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("read %s: %v", key, err)
-			}
-		}
-		rows.Close()
-	}
+	testutil.EachRow(t, pf, key, func(r parquet.Row) { out = append(out, r[col.ColumnIndex].Int64()) })
 	return out
 }
 

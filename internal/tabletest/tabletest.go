@@ -226,33 +226,19 @@ func FileInt64s(t testing.TB, tbl *delta.Table, a *delta.Add, names ...string) [
 		}
 	}
 	var out [][]*int64
-	for _, rg := range f.RowGroups() {
-		rows := rg.Rows()
-		buf := make([]parquet.Row, 128)
-		for {
-			n, err := rows.ReadRows(buf)
-			for _, r := range buf[:n] {
-				vals := make([]*int64, len(names))
-				r.Range(func(col int, vs []parquet.Value) bool {
-					for i, c := range cols {
-						if c == col && len(vs) > 0 && !vs[0].IsNull() {
-							v := vs[0].Int64()
-							vals[i] = &v
-						}
-					}
-					return true
-				})
-				out = append(out, vals)
+	testutil.EachRow(t, f, key, func(r parquet.Row) {
+		vals := make([]*int64, len(names))
+		r.Range(func(col int, vs []parquet.Value) bool {
+			for i, c := range cols {
+				if c == col && len(vs) > 0 && !vs[0].IsNull() {
+					v := vs[0].Int64()
+					vals[i] = &v
+				}
 			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("read %s: %v", key, err)
-			}
-		}
-		rows.Close()
-	}
+			return true
+		})
+		out = append(out, vals)
+	})
 	return out
 }
 

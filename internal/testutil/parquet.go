@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"errors"
+	"io"
 	"os"
 	"testing"
 
@@ -25,4 +27,28 @@ func OpenParquet(t testing.TB, path string) *parquet.File {
 		t.Fatalf("parquet %s: %v", path, err)
 	}
 	return pf
+}
+
+// EachRow calls fn with every row of f in physical order, reading with
+// parquet-go directly; name names the file in a failure.
+func EachRow(t testing.TB, f *parquet.File, name string, fn func(parquet.Row)) {
+	t.Helper()
+	buf := make([]parquet.Row, 256)
+	for _, rg := range f.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, r := range buf[:n] {
+				fn(r)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				rows.Close()
+				t.Fatalf("read %s: %v", name, err)
+			}
+		}
+		rows.Close()
+	}
 }
