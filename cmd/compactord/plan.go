@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,11 +96,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(planFile{Table: t.URL, Policy: ps.used, CompactionPlan: pl}, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := writeJSONTo(&buf, planFile{Table: t.URL, Policy: ps.used, CompactionPlan: pl}); err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
-	data = append(data, '\n')
+	data := buf.Bytes()
 	if *out == "" || *out == "-" {
 		_, err = stdout.Write(data)
 		return err
@@ -215,15 +216,14 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 	status := runStatus(res, err)
 	if res != nil {
 		if asJSON {
-			data, merr := json.MarshalIndent(struct {
+			merr := writeJSONTo(stdout, struct {
 				Status string      `json:"status"`
 				Policy *policyUsed `json:"policy,omitempty"`
 				*compaction.RunResult
-			}{status, used, res}, "", "  ")
+			}{status, used, res})
 			if merr != nil {
 				return errors.Join(err, merr)
 			}
-			fmt.Fprintf(stdout, "%s\n", data)
 		} else {
 			if res.CommittedVersion >= 0 {
 				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %s read, %s written\n",

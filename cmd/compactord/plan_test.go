@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -265,5 +266,16 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 	}
 	if len(snap2.Files) >= len(snap0.Files) {
 		t.Errorf("%d files after, %d before", len(snap2.Files), len(snap0.Files))
+	}
+}
+
+func TestCompactJSONIsNotHTMLEscaped(t *testing.T) {
+	res := &compaction.RunResult{CommittedVersion: -1, Dropped: []commit.DroppedJob{{JobID: "j1", Kind: "conflict", Reason: "files < 1 MiB & more"}}}
+	var out bytes.Buffer
+	if err := report(&out, io.Discard, res, nil, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"files < 1 MiB & more"`) {
+		t.Errorf("compact --json escapes HTML characters: %s", out.String())
 	}
 }
