@@ -174,7 +174,7 @@ func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBac
 func startTestDaemonOptsLogged(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend, log hclog.Logger) *testDaemon {
 	t.Helper()
 	o.clock = stillClock{now: time.Unix(1_700_000_000, 0)}
-	return startTestDaemonLog(t, o, addr, hclog.NewNullLogger(), fb, be)
+	return startTestDaemonLog(t, o, addr, log, fb, be)
 }
 
 // startTestDaemonLog starts a daemon with o (nil clock: the wall clock)

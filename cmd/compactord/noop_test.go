@@ -104,7 +104,7 @@ func noopCases() []noopCase {
 				// Each file fits the target, no two together.
 				return tbl, fmt.Sprintf("settle_window = \"0s\"\n  target_file_size = \"%dB\"", lo+hi-1)
 			}},
-		{name: "byte cap", code: planner.SkipByteCap, files: 2, words: "over the per-run byte cap (max bytes per run 100B)", noop: true, cli: true, small: 2, held: 0,
+		{name: "byte cap", code: planner.SkipByteCap, files: 2, words: "over the per-run byte cap (max bytes per run 100 B)", noop: true, cli: true, small: 2, held: 0,
 			build: func(t *testing.T) (*delta.Table, string) {
 				return old(t, 2), "settle_window = \"0s\"\n  max_bytes_per_run = \"100B\""
 			}},
@@ -113,7 +113,7 @@ func noopCases() []noopCase {
 				tbl, _ := tabletest.NewDayTable(t, []int{1, 1, 2, 2})
 				return tbl, "settle_window = \"0s\"\n  max_jobs_per_run = 1"
 			}},
-		{name: "nothing small", code: planner.SkipLargeEnough, files: 2, words: "not small and few deleted rows (small means below 1B", noop: true, cli: true, small: 0, held: 0,
+		{name: "nothing small", code: planner.SkipLargeEnough, files: 2, words: "not small and few deleted rows (small means below 1 B", noop: true, cli: true, small: 0, held: 0,
 			build: func(t *testing.T) (*delta.Table, string) {
 				return old(t, 2), "settle_window = \"0s\"\n  min_file_size = \"1B\""
 			}},
