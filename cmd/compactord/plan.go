@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,17 +95,16 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := writeJSONTo(&buf, planFile{Table: t.URL, Policy: ps.used, CompactionPlan: pl}); err != nil {
-		return fmt.Errorf("encode plan: %w", err)
-	}
-	data := buf.Bytes()
+	file := planFile{Table: t.URL, Policy: ps.used, CompactionPlan: pl}
 	if *out == "" || *out == "-" {
-		_, err = stdout.Write(data)
-		return err
+		return writeJSONTo(stdout, file)
 	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
+	f, err := os.Create(*out)
+	if err != nil {
 		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := errors.Join(writeJSONTo(f, file), f.Close()); err != nil {
+		return fmt.Errorf("write plan %s: %w", *out, err)
 	}
 	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.URL, pl.ReadVersion, pl.Strategy, *out)
 	label := "held back"
