@@ -100,9 +100,7 @@ func (c *cliProgress) draw(p progress.Progress, newPhase bool) {
 			progressbar.OptionShowElapsedTimeOnFinish(),
 			progressbar.OptionSetRenderBlankState(true),
 		}
-		if max > 0 {
-			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowTotalBytes(true))
-		} else {
+		if max <= 0 {
 			max = p.FilesTotal
 			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetItsString("files"), progressbar.OptionShowIts())
 		}
@@ -120,9 +118,19 @@ func (c *cliProgress) draw(p progress.Progress, newPhase bool) {
 	}
 }
 
-// describe is the bar's label: operation, phase and files done.
+// describe is the bar's label: operation, phase, files done and, when
+// the phase counts bytes, bytes done of total and the rate, in the one
+// human size format (units.FormatBytes), not the bar library's own.
 func describe(p progress.Progress) string {
-	return fmt.Sprintf("%s %s: %d/%d files", p.Op, p.Phase, p.Files, p.FilesTotal)
+	s := fmt.Sprintf("%s %s: %d/%d files", p.Op, p.Phase, p.Files, p.FilesTotal)
+	if p.BytesTotal <= 0 {
+		return s
+	}
+	s += ", " + units.FormatBytes(p.Bytes) + " of " + units.FormatBytes(p.BytesTotal)
+	if elapsed := time.Since(p.Started).Seconds(); elapsed > 0 && !p.Started.IsZero() {
+		s += ", " + units.FormatBytes(int64(float64(p.Bytes)/elapsed)) + "/s"
+	}
+	return s
 }
 
 // endPhase finishes the phase shown (its bar ends with a new line; off a

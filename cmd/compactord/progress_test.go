@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,10 @@ func progressCases() []progressCase {
 	}
 }
 
+// bytesDrawn is the bar's bytes part: done of total and the rate, in the
+// one human size format.
+var bytesDrawn = regexp.MustCompile(`files, [0-9.]+ (B|KiB|MiB) of [0-9.]+ (B|KiB|MiB), [0-9.]+ (B|KiB|MiB)/s`)
+
 func TestLongCommandsDrawAProgressBarOnATerminal(t *testing.T) {
 	for _, c := range progressCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,6 +72,9 @@ func TestLongCommandsDrawAProgressBarOnATerminal(t *testing.T) {
 				if !strings.Contains(out, want) {
 					t.Errorf("terminal lacks %q:\n%q", want, out)
 				}
+			}
+			if c.name == "compact" && !bytesDrawn.MatchString(out) {
+				t.Errorf("terminal does not show bytes done of total and the rate in the one size format (units.FormatBytes):\n%q", out)
 			}
 			if c.files > 0 {
 				if want := "/" + strconv.FormatInt(c.files, 10) + " files"; !strings.Contains(out, want) {
