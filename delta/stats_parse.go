@@ -37,8 +37,31 @@ func ParseStats(s string) (*Stats, error) {
 	if !p.eat('{') {
 		return nil, p.fail("want an object")
 	}
-	if err := p.object(func(key string) error { return p.field(&st, key) }); err != nil {
-		return nil, err
+	p.ws()
+	if !p.eat('}') {
+		for {
+			key, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if !p.eat(':') {
+				return nil, p.fail("want ':'")
+			}
+			p.ws()
+			if err := p.field(&st, key); err != nil {
+				return nil, err
+			}
+			p.ws()
+			if p.eat(',') {
+				p.ws()
+				continue
+			}
+			if p.eat('}') {
+				break
+			}
+			return nil, p.fail("want ',' or '}'")
+		}
 	}
 	p.ws()
 	if p.i != len(p.s) {
@@ -178,47 +201,6 @@ func (p *statsParser) field(st *Stats, key string) error {
 	return nil
 }
 
-// items parses the comma-separated items of an object or array, the
-// opening bracket already eaten, up to and including close; item parses
-// one at the parser's position.
-func (p *statsParser) items(close byte, item func() error) error {
-	p.ws()
-	if p.eat(close) {
-		return nil
-	}
-	for {
-		p.ws()
-		if err := item(); err != nil {
-			return err
-		}
-		p.ws()
-		if p.eat(',') {
-			continue
-		}
-		if p.eat(close) {
-			return nil
-		}
-		return p.fail("want ',' or '" + string(close) + "'")
-	}
-}
-
-// object parses an object's members after its '{': for each it reads the
-// key and the ':' and calls member with the parser at the value.
-func (p *statsParser) object(member func(key string) error) error {
-	return p.items('}', func() error {
-		key, err := p.str()
-		if err != nil {
-			return err
-		}
-		p.ws()
-		if !p.eat(':') {
-			return p.fail("want ':'")
-		}
-		p.ws()
-		return member(key)
-	})
-}
-
 const maxStatsDepth = 64
 
 // value parses any JSON value: objects as map[string]any, arrays as
@@ -234,27 +216,58 @@ func (p *statsParser) value(depth int) (any, error) {
 	case c == '{':
 		p.i++
 		m := map[string]any{}
-		err := p.object(func(key string) error {
-			v, err := p.value(depth + 1)
-			m[key] = v
-			return err
-		})
-		if err != nil {
-			return nil, err
+		p.ws()
+		if p.eat('}') {
+			return m, nil
 		}
-		return m, nil
+		for {
+			p.ws()
+			k, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if !p.eat(':') {
+				return nil, p.fail("want ':'")
+			}
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if p.eat('}') {
+				return m, nil
+			}
+			return nil, p.fail("want ',' or '}'")
+		}
 	case c == '[':
 		p.i++
-		a := []any{}
-		err := p.items(']', func() error {
-			v, err := p.value(depth + 1)
-			a = append(a, v)
-			return err
-		})
-		if err != nil {
-			return nil, err
+		var a []any
+		p.ws()
+		if p.eat(']') {
+			return []any{}, nil
 		}
-		return a, nil
+		for {
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if p.eat(']') {
+				return a, nil
+			}
+			return nil, p.fail("want ',' or ']'")
+		}
 	case c == '"':
 		return p.str()
 	case c == '-' || c >= '0' && c <= '9':
