@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -60,19 +61,17 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
 	memProfile := flag.String("memprofile", "", "write an allocation profile here")
 	heapProfile := flag.String("heapprofile", "", "write the in-use heap profile at the peak heap size seen here")
+	traceFile := flag.String("trace", "", "write an execution trace here (go tool trace)")
 	flag.Parse()
+	if *traceFile != "" {
+		startOrExit(*traceFile, trace.Start)
+		defer trace.Stop()
+	}
 	if *heapProfile != "" {
 		go watchHeap(*heapProfile)
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "rewritebench:", err)
-			os.Exit(1)
-		}
+		startOrExit(*cpuProfile, pprof.StartCPUProfile)
 		defer pprof.StopCPUProfile()
 	}
 	if *table == "" {
@@ -109,6 +108,7 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rewritebench:", err)
 		pprof.StopCPUProfile()
+		trace.Stop()
 		os.Exit(1)
 	}
 	if *memProfile != "" {
@@ -121,6 +121,18 @@ func main() {
 	r.MBps = float64(r.BytesIn) / (1 << 20) / r.Seconds
 	r.PeakRSSMiB = peakRSSMiB()
 	_ = json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// startOrExit creates path and starts a profile or trace writing to it.
+func startOrExit(path string, start func(io.Writer) error) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = start(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rewritebench:", err)
+		os.Exit(1)
+	}
 }
 
 func peakRSSMiB() float64 {
