@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
@@ -162,8 +163,9 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		sc.out = r.out[:0]
 		sc.arena.reset()
 	}()
-	// passThrough: the file's values are the target's, nothing is deleted.
-	passThrough := r.lp.direct && len(r.dels) == 0 && !r.repeated && r.fill == nil
+	// passThrough: the file's values are the target's, one per row; the
+	// deleted rows (if any) are cut out of each batch by ranges.
+	passThrough := r.lp.direct && !r.repeated && r.fill == nil
 	row := int64(-1) // offset of the current row in the row group
 	deleted := false
 	next := 0 // index into dels of the next deleted row
@@ -177,7 +179,8 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		if err != nil {
 			return err
 		}
-		observed := passThrough && r.obs != nil && r.obs.ObservePage(p)
+		// A page's bounds are its values' only when none of them is deleted.
+		observed := passThrough && r.obs != nil && !r.deletesIn(row, p.NumRows()) && r.obs.ObservePage(p)
 		vr := p.Values()
 		for {
 			n, rerr := vr.ReadValues(in)
@@ -186,6 +189,9 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 				return rerr
 			}
 			if passThrough {
+				first := row + 1
+				row += int64(n)
+				n, next = keepLive(in[:n], first, r.dels, next)
 				if n > 0 {
 					if r.obs != nil && !observed {
 						r.obs.ObserveValues(in[:n])
@@ -233,6 +239,36 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		}
 	}
 	return r.flush(true)
+}
+
+// deletesIn reports whether any of the n rows after row (the offset of the
+// last row read) is deleted.
+func (r *columnReader) deletesIn(row, n int64) bool {
+	i, _ := slices.BinarySearch(r.dels, row+1)
+	return i < len(r.dels) && r.dels[i] <= row+n
+}
+
+// keepLive drops the deleted rows from vals, the values of consecutive rows
+// (one value each) starting at offset first, moving the live runs down in
+// place; dels[next:] are the deleted offsets not yet passed. It returns the
+// number of live values and the index of the first deleted offset after
+// the batch.
+func keepLive(vals []parquet.Value, first int64, dels []int64, next int) (int, int) {
+	end := first + int64(len(vals))
+	if next >= len(dels) || dels[next] >= end {
+		return len(vals), next
+	}
+	w := int(dels[next] - first) // values before the first deletion stay
+	for next < len(dels) && dels[next] < end {
+		from := int(dels[next]-first) + 1
+		next++
+		to := len(vals)
+		if next < len(dels) && dels[next] < end {
+			to = int(dels[next] - first)
+		}
+		w += copy(vals[w:], vals[from:to])
+	}
+	return w, next
 }
 
 // add converts one live file value and queues it.

@@ -115,3 +115,38 @@ func TestReadColumnEqualsReadRows(t *testing.T) {
 		t.Errorf("compared only %d files", files)
 	}
 }
+
+// keepLive cuts the deleted rows out of a batch by runs and reports where
+// the next batch resumes in the deleted offsets.
+func TestKeepLive(t *testing.T) {
+	tests := []struct {
+		name              string
+		first             int64
+		n, next, wantNext int
+		dels, want        []int64
+	}{
+		{name: "none deleted", first: 0, n: 5, dels: nil, want: []int64{0, 1, 2, 3, 4}},
+		{name: "deletions after the batch", first: 0, n: 3, dels: []int64{3, 7}, want: []int64{0, 1, 2}},
+		{name: "first and last", first: 10, n: 5, dels: []int64{10, 14}, want: []int64{11, 12, 13}, wantNext: 2},
+		{name: "adjacent run", first: 0, n: 6, dels: []int64{1, 2, 3}, want: []int64{0, 4, 5}, wantNext: 3},
+		{name: "all deleted", first: 0, n: 3, dels: []int64{0, 1, 2, 9}, want: nil, wantNext: 3},
+		{name: "resumes at next", first: 4, n: 4, dels: []int64{1, 5, 9}, next: 1, want: []int64{4, 6, 7}, wantNext: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := make([]parquet.Value, tt.n)
+			for i := range vals {
+				vals[i] = parquet.Int64Value(tt.first + int64(i))
+			}
+			n, next := keepLive(vals, tt.first, tt.dels, tt.next)
+			if n != len(tt.want) || next != tt.wantNext {
+				t.Fatalf("keepLive kept %d values, next %d; want %d, next %d", n, next, len(tt.want), tt.wantNext)
+			}
+			for i, w := range tt.want {
+				if got := vals[i].Int64(); got != w {
+					t.Errorf("value %d is row %d, want row %d", i, got, w)
+				}
+			}
+		})
+	}
+}
