@@ -139,14 +139,26 @@ func (e *CorruptFileError) FailureClass() Class {
 func CorruptDataFiles(err error) []string {
 	var out []string
 	seen := map[string]bool{}
+	for _, cf := range CorruptFiles(err) {
+		if cf.DataFile != "" && !seen[cf.DataFile] {
+			seen[cf.DataFile] = true
+			out = append(out, cf.DataFile)
+		}
+	}
+	return out
+}
+
+// CorruptFiles returns every corrupt-file error in err's tree, in tree
+// order (a worker process reports them to its coordinator).
+func CorruptFiles(err error) []*CorruptFileError {
+	var out []*CorruptFileError
 	var walk func(error)
 	walk = func(e error) {
 		if e == nil {
 			return
 		}
-		if cf, ok := e.(*CorruptFileError); ok && cf.DataFile != "" && !seen[cf.DataFile] {
-			seen[cf.DataFile] = true
-			out = append(out, cf.DataFile)
+		if cf, ok := e.(*CorruptFileError); ok {
+			out = append(out, cf)
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() []error }:

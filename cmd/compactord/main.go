@@ -31,6 +31,7 @@ func commands() []command {
 		{"cat", "print a table's live rows as JSON lines", runCat},
 		{"plan", "plan a compaction and write it as JSON", runPlan},
 		{"run-plan", "execute a plan file against its read version", runRunPlan},
+		{"run-unit", "rewrite one unit of a stored plan (a fanned-out run's worker)", runRunUnit},
 		{"compact", "plan, rewrite and commit one compaction", runCompact},
 		{"expire", "run one retention delete", runExpire},
 		{"vacuum", "delete files no version inside the retention window needs", runVacuum},
@@ -48,6 +49,7 @@ func commands() []command {
 // table URL; commandSynopsis falls back to "URL [flags]".
 var synopses = map[string]string{
 	"run-plan": "PLAN.json [flags]",
+	"run-unit": "--plan URL [flags] (unit index in JOB_COMPLETION_INDEX)",
 	"plan":     "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
 	"compact":  "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
 	"check":    "DIR [flags]",
@@ -117,6 +119,9 @@ func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, err)
 			if errors.Is(err, errUsage) {
 				return 2
+			}
+			if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
+				return ec.code
 			}
 			return 1
 		}

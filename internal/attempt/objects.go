@@ -22,19 +22,39 @@ type Objects struct {
 	order []string        // keys in the order they were tracked
 	kept  map[string]bool // keys that must never be deleted
 	seen  map[string]bool
+	// onTrack, when set, is told every newly tracked key before Track
+	// returns (OnTrack).
+	onTrack func(key string)
+}
+
+// OnTrack sets f to be called with every key Track records for the first
+// time, before Track returns and so before the object is created: a worker
+// process persists the keys there (an intent record), so that whoever
+// cleans up after it is killed knows what it may have written. f runs on
+// the tracking goroutine; jobs track concurrently, so f must be safe for
+// concurrent use.
+func (o *Objects) OnTrack(f func(key string)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.onTrack = f
 }
 
 // Track records key before the object is created, so that a write that
 // fails half way (or whose outcome is unknown) is still cleaned up.
 func (o *Objects) Track(key string) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.seen == nil {
 		o.seen = map[string]bool{}
 	}
-	if !o.seen[key] {
+	fresh := !o.seen[key]
+	if fresh {
 		o.seen[key] = true
 		o.order = append(o.order, key)
+	}
+	f := o.onTrack
+	o.mu.Unlock()
+	if fresh && f != nil {
+		f(key)
 	}
 }
 

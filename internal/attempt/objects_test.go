@@ -129,3 +129,21 @@ func TestFailedDeletesStayTrackedAndNameTheirKey(t *testing.T) {
 		t.Fatalf("left %v", left)
 	}
 }
+
+func TestOnTrackHearsEachNewKeyOnceBeforeTrackReturns(t *testing.T) {
+	var o Objects
+	var heard []string
+	o.OnTrack(func(key string) {
+		// Called before Track returns: the key is already tracked.
+		if !slices.Contains(o.Uncommitted(), key) {
+			t.Errorf("OnTrack(%s) ran before the key was tracked", key)
+		}
+		heard = append(heard, key)
+	})
+	o.Track("a.parquet")
+	o.Track("b.parquet")
+	o.Track("a.parquet")
+	if want := []string{"a.parquet", "b.parquet"}; !slices.Equal(heard, want) {
+		t.Fatalf("OnTrack heard %v, want %v", heard, want)
+	}
+}

@@ -1,0 +1,232 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/compactord/compactord/composition"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
+)
+
+// manifestFormat is the version of the result, failure and intent JSON.
+const manifestFormat = 1
+
+// Per-attempt objects of a unit, in the unit's directory
+// (_compactord/plans/<id>/units/<index>/):
+//
+//	intent-<attempt>.json    the keys the attempt may have written, rewritten
+//	                         (one put) before each new object is created
+//	origins-<attempt>-<job>.bin  a sorted job's origin map (EncodeTo)
+//	result-<attempt>.json    the result manifest, written last: its presence
+//	                         means the attempt finished
+//	failure-<attempt>.json   why the attempt failed (written on a failure exit)
+const (
+	intentPrefix  = "intent-"
+	resultPrefix  = "result-"
+	failurePrefix = "failure-"
+	originsPrefix = "origins-"
+)
+
+// NewAttemptID returns a fresh attempt id (the time, so ids of one unit
+// sort by start, and random digits).
+func NewAttemptID(now time.Time) string { return NewPlanID(now) }
+
+// ResultManifest is what a finished unit wrote: one entry per job.
+type ResultManifest struct {
+	Format  int         `json:"format"`
+	Plan    string      `json:"plan"`
+	Unit    int         `json:"unit"`
+	Attempt string      `json:"attempt"`
+	Jobs    []JobResult `json:"jobs"`
+}
+
+// JobResult is one rewritten job of a unit.
+type JobResult struct {
+	// Job is the job's index in the stored plan's jobs.
+	Job int `json:"job"`
+	// ID is the job's id.
+	ID string `json:"id"`
+	// Sources are the paths of the sources read, in write order (source k
+	// of the origin map).
+	Sources []string `json:"sources"`
+	// Outputs are the written files, in write order.
+	Outputs []OutputResult `json:"outputs"`
+	// Runs is the composition of an order-keeping job.
+	Runs []composition.Run `json:"runs,omitempty"`
+	// Sorted is set for a job that permuted rows.
+	Sorted bool `json:"sorted,omitempty"`
+	// Origins is the key of the sorted job's encoded origin map.
+	Origins string `json:"origins,omitempty"`
+	// BytesRead and BytesWritten are the job's source and output bytes.
+	BytesRead    int64 `json:"bytesRead"`
+	BytesWritten int64 `json:"bytesWritten"`
+}
+
+// OutputResult is one written data file.
+type OutputResult struct {
+	// Add is the add action to commit.
+	Add *delta.Add `json:"add"`
+	// Key is the object key under the table root.
+	Key string `json:"key"`
+	// Rows is the number of rows written.
+	Rows int64 `json:"rows"`
+}
+
+// FailureManifest is what a failed attempt wrote: its error, its class and
+// the corrupt objects it met, so that the coordinator can quarantine them.
+type FailureManifest struct {
+	Format  int             `json:"format"`
+	Plan    string          `json:"plan"`
+	Unit    int             `json:"unit"`
+	Attempt string          `json:"attempt"`
+	Class   string          `json:"class"`
+	Error   string          `json:"error"`
+	Corrupt []CorruptObject `json:"corrupt,omitempty"`
+}
+
+// CorruptObject is a failure.CorruptFileError as stored.
+type CorruptObject struct {
+	Kind     string `json:"kind"`
+	Path     string `json:"path"`
+	DataFile string `json:"dataFile,omitempty"`
+	Error    string `json:"error"`
+}
+
+// Err rebuilds the failure as an error carrying its class and every
+// corrupt object as a *failure.CorruptFileError.
+func (f *FailureManifest) Err() error {
+	var errs []error
+	for _, c := range f.Corrupt {
+		errs = append(errs, &failure.CorruptFileError{Kind: failure.Kind(c.Kind), Path: c.Path, DataFile: c.DataFile, Err: errors.New(c.Error)})
+	}
+	base := fmt.Errorf("unit %d attempt %s: %s", f.Unit, f.Attempt, f.Error)
+	if len(errs) > 0 {
+		return fmt.Errorf("%w (%w)", base, errors.Join(errs...))
+	}
+	switch f.Class {
+	case failure.Halt.String():
+		return failure.With(failure.Halt, base)
+	case failure.Quarantine.String():
+		return failure.With(failure.Quarantine, base)
+	}
+	return base
+}
+
+// corruptObjects lists the corrupt-file errors in err's tree.
+func corruptObjects(err error) []CorruptObject {
+	var out []CorruptObject
+	for _, cf := range failure.CorruptFiles(err) {
+		msg := ""
+		if cf.Err != nil {
+			msg = cf.Err.Error()
+		}
+		out = append(out, CorruptObject{Kind: string(cf.Kind), Path: cf.Path, DataFile: cf.DataFile, Error: msg})
+	}
+	return out
+}
+
+// intentRecord is the content of intent-<attempt>.json.
+type intentRecord struct {
+	Format  int      `json:"format"`
+	Plan    string   `json:"plan"`
+	Unit    int      `json:"unit"`
+	Attempt string   `json:"attempt"`
+	Keys    []string `json:"keys"`
+}
+
+// journal persists an attempt's intent record: every key the attempt's
+// attempt.Objects tracks is added and the record rewritten (one put)
+// before the object is created, so a killed attempt's outputs can be found.
+type journal struct {
+	ctx    context.Context
+	t      *delta.Table
+	key    string
+	mu     sync.Mutex
+	record intentRecord
+	err    error
+}
+
+func newJournal(ctx context.Context, t *delta.Table, plan string, unit int, attempt string) *journal {
+	return &journal{ctx: ctx, t: t, key: unitDir(plan, unit) + intentPrefix + attempt + ".json",
+		record: intentRecord{Format: manifestFormat, Plan: plan, Unit: unit, Attempt: attempt, Keys: []string{}}}
+}
+
+// track is the attempt.Objects OnTrack hook.
+func (j *journal) track(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.record.Keys = append(j.record.Keys, key)
+	if j.err != nil {
+		return
+	}
+	if err := writeJSON(j.ctx, j.t, j.key, j.record); err != nil {
+		j.err = fmt.Errorf("intent record %s: %w", j.key, err)
+	}
+}
+
+// Err is the first failed write of the record: the attempt must not
+// report success, since a key may be missing from it.
+func (j *journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// writeJSON puts v as JSON at key (one put: the object appears whole).
+func writeJSON(ctx context.Context, t *delta.Table, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	if err := t.Bucket.WriteAll(ctx, key, data, nil); err != nil {
+		return fmt.Errorf("write %s of %s: %w", key, t.URL, err)
+	}
+	return nil
+}
+
+// readJSON reads the JSON object at key into v.
+func readJSON(ctx context.Context, t *delta.Table, key string, v any) error {
+	data, err := t.Bucket.ReadAll(ctx, key)
+	if err != nil {
+		return fmt.Errorf("read %s of %s: %w", key, t.URL, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode %s of %s: %w", key, t.URL, err)
+	}
+	return nil
+}
+
+// ExitCode is the exit code a worker ends with after err: ExitOK for nil,
+// ExitQuarantine for a failure.Quarantine error, ExitHalt for failure.Halt,
+// ExitRetry for anything else.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	switch failure.Of(err) {
+	case failure.Quarantine:
+		return ExitQuarantine
+	case failure.Halt:
+		return ExitHalt
+	}
+	return ExitRetry
+}
+
+// ParseIndex reads a unit index as the Job controller writes it
+// (JOB_COMPLETION_INDEX: a decimal string) and checks it against units.
+func ParseIndex(s string, units int) (int, error) {
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || strconv.Itoa(i) != s {
+		return 0, fmt.Errorf("%s=%q is not a unit index", IndexEnv, s)
+	}
+	if i >= units {
+		return 0, fmt.Errorf("%s=%d: the plan has %d units", IndexEnv, i, units)
+	}
+	return i, nil
+}
