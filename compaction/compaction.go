@@ -10,7 +10,6 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
-	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -40,6 +39,19 @@ type RunOptions struct {
 	// Progress, when set, receives the rewrite's progress: source files
 	// and bytes read of the plan's total (phase "rewrite").
 	Progress progress.Func
+	// Executor runs the rewrite jobs (nil: Local, in this process).
+	Executor Executor
+	// CommitEveryJobs, when positive, commits a batch as soon as that many
+	// finished jobs wait for their commit (partial progress: a failure
+	// loses at most the jobs not yet committed). 0: no count trigger.
+	CommitEveryJobs int
+	// CommitInterval, when positive, commits the finished jobs waiting
+	// once that long has passed since the run's start or its last commit.
+	// 0: no time trigger. With neither trigger the run commits once, at
+	// the end. Each batch is one OPTIMIZE commit against the run's read
+	// snapshot, reconciled with everything that landed since (the run's
+	// own earlier batches among them).
+	CommitInterval time.Duration
 }
 
 // RunResult is what one compaction run did; `compactord compact --json`
@@ -49,15 +61,24 @@ type RunResult struct {
 	Table string `json:"table"`
 	// ReadVersion is the snapshot version planned and written against.
 	ReadVersion int64 `json:"readVersion"`
-	// CommittedVersion is the version committed, -1 when none.
+	// CommittedVersion is the version committed, -1 when none; with
+	// several batches, the last one's.
 	CommittedVersion int64 `json:"committedVersion"`
+	// Commits counts the run's commits (batches), CommittedVersions lists
+	// their versions in commit order.
+	Commits           int     `json:"commits"`
+	CommittedVersions []int64 `json:"committedVersions"`
 	// JobsPlanned, JobsCommitted and JobsDropped count the plan's jobs.
 	JobsPlanned   int `json:"jobsPlanned"`
 	JobsCommitted int `json:"jobsCommitted"`
 	JobsDropped   int `json:"jobsDropped"`
 	// JobsFailed counts jobs whose rewrite failed (never committed).
 	JobsFailed int `json:"jobsFailed"`
+	// JobsAbandoned counts jobs rewritten but never committed because the
+	// run stopped first: a batch commit failed, or the run was canceled.
+	JobsAbandoned int `json:"jobsAbandoned"`
 	// FilesRemoved and FilesAdded count the committed remove/add actions.
+	// Like every count here they sum over the run's commits.
 	FilesRemoved int `json:"filesRemoved"`
 	FilesAdded   int `json:"filesAdded"`
 	// BytesRead and BytesWritten are the committed jobs' source and output bytes.
@@ -92,6 +113,9 @@ func (o RunOptions) withDefaults() RunOptions {
 	o.Commit.Options = o.Commit.Options.Inherit(o.Now, o.Logger, o.EngineInfo)
 	if o.Writer.Logger == nil {
 		o.Writer.Logger = o.Logger
+	}
+	if o.Executor == nil {
+		o.Executor = Local{}
 	}
 	return o
 }
@@ -205,96 +229,6 @@ func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job
 	return jobs, nil
 }
 
-func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl *planner.CompactionPlan, opts RunOptions) (*RunResult, error) {
-	res := &RunResult{Table: t.URL, ReadVersion: snap.Version, CommittedVersion: -1, JobsPlanned: len(pl.Jobs),
-		Reconciled: []commit.Reconciliation{}, Conflicts: map[string]int{}, Dropped: []commit.DroppedJob{},
-		Skipped: pl.Skipped, ConsideredFiles: pl.Considered.Files}
-	if res.Skipped == nil {
-		res.Skipped = []planner.Skip{}
-	}
-	if len(pl.Jobs) == 0 {
-		return res, nil
-	}
-	jobs, err := writerJobs(snap, pl)
-	if err != nil {
-		return nil, fmt.Errorf("run plan on %s: %w", t.URL, err)
-	}
-	// The run owns its attempt: every object written for it is tracked in
-	// objs, and whatever the commit did not publish is deleted on every
-	// exit path (failed and dropped jobs, a failed or canceled commit).
-	objs := &attempt.Objects{}
-	var results []*writer.Result
-	defer func() { cleanAttempt(ctx, t, objs, results, opts.Logger) }()
-	wo := opts.Writer
-	if opts.Progress != nil {
-		var files, bytes int64
-		for _, j := range jobs {
-			for _, s := range j.Sources {
-				files++
-				bytes += s.Size
-			}
-		}
-		tr := progress.Start(opts.Progress, "compaction", "rewrite", files, bytes, opts.Now())
-		prev := wo.SourceRead
-		wo.SourceRead = func(src *delta.Add) {
-			if prev != nil {
-				prev(src)
-			}
-			tr.Add(1, src.Size)
-		}
-	}
-	results, rewriteErr := writer.RewriteAll(ctx, t, snap, jobs, objs, wo)
-	var ok []*commit.CompactionJob
-	written := map[*commit.CompactionJob]*writer.Result{}
-	for _, r := range results {
-		if r != nil {
-			cj := compactionJob(r)
-			ok = append(ok, cj)
-			written[cj] = r
-		} else {
-			res.JobsFailed++
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("run on %s: %w", t.URL, ctx.Err())
-	}
-	if rewriteErr != nil {
-		opts.Logger.Warn("some rewrite jobs failed", "table", t.URL, "failed", res.JobsFailed, "error", rewriteErr)
-	}
-	cop := opts.Commit
-	if cop.OperationParameters == nil {
-		cop.OperationParameters = pl.OperationParameters
-	}
-	if len(ok) > 0 {
-		out, err := commit.CommitCompaction(ctx, t, snap, ok, objs, cop)
-		if out != nil {
-			res.Conflicts = out.Conflicts
-			res.Dropped = append(res.Dropped, out.Dropped...)
-			res.JobsDropped = len(out.Dropped)
-		}
-		if err != nil {
-			return res, fmt.Errorf("commit compaction of %s: %w", t.URL, err)
-		}
-		res.CommittedVersion = out.Version
-		res.JobsCommitted = len(out.Committed)
-		res.FilesRemoved = out.FilesRemoved
-		res.FilesAdded = out.FilesAdded
-		if out.Reconciled != nil {
-			res.Reconciled = out.Reconciled
-		}
-		for _, cj := range out.Committed {
-			res.BytesRead += written[cj].BytesRead
-			res.BytesWritten += written[cj].BytesWritten
-		}
-	}
-	if rewriteErr != nil {
-		// A corrupt source's error names it and carries its class
-		// (failure.CorruptFileError: Quarantine).
-		return res, fmt.Errorf("run on %s: %d of %d jobs failed to rewrite: %w", t.URL, res.JobsFailed, len(jobs), rewriteErr)
-	}
-	return res, nil
-}
-
 // compactionJob hands a writer result to the commit: the sources as read,
 // the outputs, and the composition record (runs, or the origin map of a
 // sorted job).
@@ -312,22 +246,4 @@ func compactionJob(r *writer.Result) *commit.CompactionJob {
 		cj.Outputs = append(cj.Outputs, commit.JobOutput{Add: o.Add, Rows: o.NumRecords})
 	}
 	return cj
-}
-
-// cleanAttempt ends a run's attempt: it releases the sorted jobs' origin
-// maps and deletes every object written for the run that the commit did
-// not publish.
-func cleanAttempt(ctx context.Context, t *delta.Table, objs *attempt.Objects, results []*writer.Result, log hclog.Logger) {
-	for _, r := range results {
-		if r != nil {
-			_ = r.Origins.Close()
-		}
-	}
-	n, err := objs.Clean(ctx, t.Bucket)
-	if err != nil {
-		log.Warn("delete uncommitted outputs", "table", t.URL, "error", err)
-	}
-	if n > 0 {
-		log.Info("deleted uncommitted outputs", "table", t.URL, "objects", n)
-	}
 }

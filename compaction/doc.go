@@ -2,8 +2,10 @@
 // (planner) -> rewrite (writer) -> commit (commit), shared by `compactord
 // compact`, `plan`, `run-plan` and the daemon. It owns the run's options
 // and result, the resolution of a plan's jobs against the snapshot it was
-// made for, and the abandonment of rewrite outputs when a run is
-// cancelled before its commit.
+// made for, the Executor seam that runs the jobs (Local in this process; a
+// remote one elsewhere), the commits of finished jobs (once at the end, or
+// in batches as they finish), and the abandonment of rewrite outputs that
+// no commit published.
 //
 // It must not schedule anything (when a table runs is the scheduler's
 // business) and holds no state between runs.

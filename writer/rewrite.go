@@ -66,30 +66,55 @@ func Rewrite(ctx context.Context, t *delta.Table, snap *delta.Snapshot, job *Job
 // when that job failed; the error joins every job's error. Nothing is
 // deleted: the owner of objs cleans up whatever is not committed.
 func RewriteAll(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*Job, objs *attempt.Objects, opts Options) ([]*Result, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	opts = opts.withDefaults()
 	results := make([]*Result, len(jobs))
 	errs := make([]error, len(jobs))
+	err := RewriteEach(ctx, t, snap, jobs, objs, opts, func(i int, r *Result, err error) {
+		results[i], errs[i] = r, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, errors.Join(errs...)
+}
+
+// RewriteEach runs jobs like RewriteAll (at most opts.MaxConcurrentJobs at
+// once, every object tracked in objs, nothing deleted) and hands each job's
+// outcome to done as soon as that job ends: its index in jobs and its result,
+// or nil and its error (also for a job never started because ctx ended).
+// done is called exactly once per job, in any order, never concurrently,
+// and never after RewriteEach returned; it should not block for long, since
+// the job's slot is held until it returns. The error is only that of
+// invalid options, before any job ran (done is then never called).
+func RewriteEach(ctx context.Context, t *delta.Table, snap *delta.Snapshot, jobs []*Job, objs *attempt.Objects, opts Options, done func(i int, r *Result, err error)) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	opts = opts.withDefaults()
+	var mu sync.Mutex
+	report := func(i int, r *Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		done(i, r, err)
+	}
 	sem := make(chan struct{}, opts.MaxConcurrentJobs)
 	var wg sync.WaitGroup
 	for i, job := range jobs {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			errs[i] = fmt.Errorf("writer: job %s not started: %w", job.ID, ctx.Err())
+			report(i, nil, fmt.Errorf("writer: job %s not started: %w", job.ID, ctx.Err()))
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i], errs[i] = Rewrite(ctx, t, snap, job, objs, opts)
+			r, err := Rewrite(ctx, t, snap, job, objs, opts)
+			report(i, r, err)
 		}()
 	}
 	wg.Wait()
-	return results, errors.Join(errs...)
+	return nil
 }
 
 // jobWriter holds the state of one job while it runs.

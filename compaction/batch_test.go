@@ -1,0 +1,211 @@
+package compaction
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
+)
+
+// dayPairs is a table of n partitions (days 0..n-1) with two files each:
+// the binpack plan has one job per day.
+func dayPairs(t *testing.T, n int) (*delta.Table, map[int64]bool) {
+	t.Helper()
+	var days []int
+	for d := range n {
+		days = append(days, d, d)
+	}
+	tbl, byDay := tabletest.NewDayTable(t, days)
+	all := map[int64]bool{}
+	for _, ids := range byDay {
+		for _, id := range ids {
+			all[id] = true
+		}
+	}
+	return tbl, all
+}
+
+// commitsAfter returns the OPTIMIZE commits after version v, oldest
+// first, checking each one's invariants.
+func commitsAfter(t *testing.T, tbl *delta.Table, v int64) (versions []int64, removes, adds int) {
+	t.Helper()
+	for ; v < tabletest.Latest(t, tbl).Version; v++ {
+		acts := tabletest.Committed(t, tbl, v+1)
+		if acts[0].CommitInfo == nil || acts[0].CommitInfo.Operation() != "OPTIMIZE" {
+			continue
+		}
+		rm, ad := checkCompactionCommit(t, acts)
+		versions = append(versions, v+1)
+		removes += len(rm)
+		adds += len(ad)
+	}
+	return versions, removes, adds
+}
+
+func TestBatchedCommits(t *testing.T) {
+	// wantBatches is the jobs of each commit, in order.
+	tests := []struct {
+		name        string
+		jobs, every int
+		wantBatches []int
+	}{
+		{name: "one commit at the end by default", jobs: 7, every: 0, wantBatches: []int{7}},
+		{name: "every 3 of 7 jobs: 3, 3 and the rest", jobs: 7, every: 3, wantBatches: []int{3, 3, 1}},
+		{name: "every job", jobs: 4, every: 1, wantBatches: []int{1, 1, 1, 1}},
+		{name: "more than the jobs: one commit", jobs: 3, every: 5, wantBatches: []int{3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			tbl, all := dayPairs(t, tt.jobs)
+			before := storeObjects(t, tbl)
+			opts := binpackOpts()
+			opts.CommitEveryJobs = tt.every
+			// One job at a time, so the batches fill in a known order.
+			opts.Writer.MaxConcurrentJobs = 1
+			res, err := Compact(ctx, tbl, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.JobsPlanned != tt.jobs || res.JobsCommitted != tt.jobs || res.FilesRemoved != 2*tt.jobs || res.FilesAdded != tt.jobs {
+				t.Fatalf("result %+v: want %d jobs committed, %d files removed, %d added", res, tt.jobs, 2*tt.jobs, tt.jobs)
+			}
+			versions, removes, adds := commitsAfter(t, tbl, 0)
+			if res.Commits != len(tt.wantBatches) || !slices.Equal(res.CommittedVersions, versions) || res.CommittedVersion != versions[len(versions)-1] {
+				t.Fatalf("result says %d commits %v (last %d), the log holds %v; want %d", res.Commits, res.CommittedVersions, res.CommittedVersion, versions, len(tt.wantBatches))
+			}
+			if removes != 2*tt.jobs || adds != tt.jobs {
+				t.Errorf("the commits remove %d files and add %d, want %d and %d", removes, adds, 2*tt.jobs, tt.jobs)
+			}
+			for i, v := range versions {
+				_, ad := checkCompactionCommit(t, tabletest.Committed(t, tbl, v))
+				if len(ad) != tt.wantBatches[i] {
+					t.Errorf("commit %d (version %d) adds %d outputs, want %d", i, v, len(ad), tt.wantBatches[i])
+				}
+				want := "0"
+				if tt.every > 0 {
+					want = []string{"0", "1", "2", "3"}[i]
+				}
+				var params struct {
+					BatchID string `json:"batchId"`
+				}
+				if err := json.Unmarshal(tabletest.Committed(t, tbl, v)[0].CommitInfo["operationParameters"], &params); err != nil {
+					t.Fatal(err)
+				}
+				if got := params.BatchID; got != want {
+					t.Errorf("commit %d: batchId %v, want %s", i, got, want)
+				}
+			}
+			tabletest.WantIDs(t, tbl, all)
+			assertOnlyReferenced(t, tbl, before)
+		})
+	}
+}
+
+// assertOnlyReferenced fails when an object the run wrote is not named by
+// any commit, or an object that was there before is gone.
+func assertOnlyReferenced(t *testing.T, tbl *delta.Table, before map[string]bool) {
+	t.Helper()
+	ref := logReferenced(t, tbl)
+	after := storeObjects(t, tbl)
+	for k := range after {
+		if !before[k] && !ref[k] {
+			t.Errorf("uncommitted object left behind: %s", k)
+		}
+	}
+	for k := range before {
+		if !after[k] {
+			t.Errorf("pre-existing object deleted: %s", k)
+		}
+	}
+}
+
+// gatedExecutor runs the jobs one at a time through Local and hands the
+// next one over only after the run committed the one before: with a short
+// CommitInterval and no count trigger, every job gets its own commit.
+type gatedExecutor struct {
+	t   *testing.T
+	tbl *delta.Table
+}
+
+func (g gatedExecutor) Execute(ctx context.Context, w Work, done func(Finished)) error {
+	for i := range w.Jobs {
+		v := tabletest.Latest(g.t, g.tbl).Version
+		sub := w
+		sub.Jobs = w.Jobs[i : i+1]
+		var f Finished
+		if err := (Local{}).Execute(ctx, sub, func(x Finished) { f = x }); err != nil {
+			return err
+		}
+		f.Index = i
+		done(f)
+		for tabletest.Latest(g.t, g.tbl).Version == v {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func TestCommitIntervalCommitsWhatHasFinished(t *testing.T) {
+	ctx := context.Background()
+	tbl, all := dayPairs(t, 3)
+	opts := binpackOpts()
+	opts.CommitInterval = 20 * time.Millisecond
+	opts.Executor = gatedExecutor{t: t, tbl: tbl}
+	res, err := Compact(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := commitsAfter(t, tbl, 0)
+	if res.Commits != 3 || res.JobsCommitted != 3 || !slices.Equal(versions, []int64{1, 2, 3}) {
+		t.Fatalf("result %+v, log commits %v: want one commit per job", res, versions)
+	}
+	tabletest.WantIDs(t, tbl, all)
+}
+
+// A failed batch commit stops the run: the batches before stay committed,
+// the failed batch's outputs and those of the jobs after it are deleted.
+func TestFailedBatchCommitKeepsEarlierBatches(t *testing.T) {
+	ctx := context.Background()
+	tbl, all := dayPairs(t, 5)
+	before := storeObjects(t, tbl)
+	opts := binpackOpts()
+	opts.CommitEveryJobs = 2
+	opts.Writer.MaxConcurrentJobs = 1
+	boom := errors.New("store refused the commit")
+	puts := 0
+	opts.Commit.BeforePut = func(context.Context, int64) error {
+		puts++
+		if puts == 2 {
+			return boom
+		}
+		return nil
+	}
+	res, err := Compact(ctx, tbl, opts)
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v, want the second batch's commit failure", err)
+	}
+	if res == nil || res.Commits != 1 || res.JobsCommitted != 2 || res.CommittedVersion != 1 || res.JobsAbandoned != 3 {
+		t.Fatalf("result %+v: want batch 1 (2 jobs, version 1) committed, 3 jobs abandoned", res)
+	}
+	versions, removes, adds := commitsAfter(t, tbl, 0)
+	if !slices.Equal(versions, []int64{1}) || removes != 4 || adds != 2 {
+		t.Fatalf("log holds commits %v removing %d adding %d, want only batch 1", versions, removes, adds)
+	}
+	tabletest.WantIDs(t, tbl, all)
+	// Batch 2's outputs, and those of the job after it, are gone; the
+	// sources of the uncommitted jobs are still there and live.
+	assertOnlyReferenced(t, tbl, before)
+	if live := len(tabletest.Latest(t, tbl).Files); live != 2*5-4+2 {
+		t.Errorf("%d live files, want 8 (6 uncompacted sources, 2 outputs of batch 1)", live)
+	}
+}
