@@ -19,51 +19,12 @@ import (
 
 // storeObjects lists every object outside _delta_log/.
 func storeObjects(t testing.TB, tbl *delta.Table) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	for _, k := range tabletest.Keys(t, tbl) {
-		if !strings.HasPrefix(k, "_delta_log/") {
-			out[k] = true
-		}
-	}
-	return out
+	return tabletest.StoreObjects(t, tbl)
 }
 
-// logReferenced returns every object key a commit of the table names: data
-// files of adds and removes and their `u` deletion-vector files.
+// logReferenced returns every object key a commit of the table names.
 func logReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
-	t.Helper()
-	ref := map[string]bool{}
-	addDV := func(dv *delta.DeletionVector) {
-		if dv != nil && dv.StorageType == "u" {
-			k, err := delta.DVFileKey(dv.PathOrInlineDv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref[k] = true
-		}
-	}
-	for v := int64(0); v <= tabletest.Latest(t, tbl).Version; v++ {
-		for _, a := range tabletest.Committed(t, tbl, v) {
-			switch {
-			case a.Add != nil:
-				k, err := a.Add.Key()
-				if err != nil {
-					t.Fatal(err)
-				}
-				ref[k] = true
-				addDV(a.Add.DeletionVector)
-			case a.Remove != nil:
-				k, err := delta.DecodePath(a.Remove.Path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ref[k] = true
-				addDV(a.Remove.DeletionVector)
-			}
-		}
-	}
-	return ref
+	return tabletest.LogReferenced(t, tbl)
 }
 
 var cleanedRE = regexp.MustCompile(`deleted uncommitted outputs: .*objects=(\d+)`)

@@ -1,35 +1,24 @@
 package fanout
 
 import (
-	"context"
+	"fmt"
 	"testing"
 
-	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 
-// planned builds a table of files files of rows ids each and plans it with
-// a target so small that every two files make one job.
+// planned builds a table of files files of rows ids each and a binpack
+// plan of its version 0 with one job per two files (in log order).
 func planned(t *testing.T, files int, rows int64) (*delta.Table, *planner.CompactionPlan, *delta.Snapshot) {
 	t.Helper()
 	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.Batches(files, rows)...)
 	snap := tabletest.Latest(t, tbl)
-	pol := planner.DefaultPolicy()
-	pol.SettleWindow = 0
-	pol.TargetFileSize = 2*snap.Files[0].Size + 1
-	pol.MinFileSize = pol.TargetFileSize
-	pl, snap, err := compaction.PlanTable(context.Background(), tbl, compaction.RunOptions{Policy: pol})
-	if err != nil {
-		t.Fatal(err)
+	pl := &planner.CompactionPlan{ReadVersion: snap.Version, Strategy: planner.StrategyBinpack}
+	for i := 0; i+1 < len(snap.Files); i += 2 {
+		pl.Jobs = append(pl.Jobs, &planner.Job{ID: fmt.Sprintf("pair-%d", i/2), Strategy: planner.StrategyBinpack,
+			SourcePaths: []string{snap.Files[i].Path, snap.Files[i+1].Path}, SourceBytes: snap.Files[i].Size + snap.Files[i+1].Size})
 	}
 	return tbl, pl, snap
-}
-
-func TestPlannedHelperMakesOneJobPerTwoFiles(t *testing.T) {
-	_, pl, _ := planned(t, 8, 10)
-	if len(pl.Jobs) != 4 {
-		t.Fatalf("%d jobs, want 4: %+v", len(pl.Jobs), pl.Skipped)
-	}
 }

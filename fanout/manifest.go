@@ -107,7 +107,7 @@ func (f *FailureManifest) Err() error {
 	}
 	base := fmt.Errorf("unit %d attempt %s: %s", f.Unit, f.Attempt, f.Error)
 	if len(errs) > 0 {
-		return fmt.Errorf("%w (%w)", base, errors.Join(errs...))
+		return &storedError{msg: base.Error(), errs: errs}
 	}
 	switch f.Class {
 	case failure.Halt.String():
@@ -117,6 +117,17 @@ func (f *FailureManifest) Err() error {
 	}
 	return base
 }
+
+// storedError is a worker's error read back: its message, and the
+// corrupt-file errors it carried (so failure.Of and
+// failure.CorruptDataFiles see them).
+type storedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *storedError) Error() string   { return e.msg }
+func (e *storedError) Unwrap() []error { return e.errs }
 
 // corruptObjects lists the corrupt-file errors in err's tree.
 func corruptObjects(err error) []CorruptObject {

@@ -50,7 +50,7 @@ func runRunUnit(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		code := fanout.ExitCode(err)
 		for _, f := range failure.CorruptDataFiles(err) {
-			fmt.Fprintf(stderr, "compactord run-unit: quarantine %s\n", f)
+			fmt.Fprintln(stderr, fanout.QuarantineLine(f))
 		}
 		return &exitCodeError{code: code, err: err}
 	}

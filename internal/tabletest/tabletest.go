@@ -522,3 +522,53 @@ func (l *LandsLate) PutIfAbsent(ctx context.Context, key string, data []byte) er
 func (l *LandsLate) Land(ctx context.Context) error {
 	return l.LogStore.PutIfAbsent(ctx, l.key, l.data)
 }
+
+// StoreObjects lists every object of tbl outside _delta_log/.
+func StoreObjects(t testing.TB, tbl *delta.Table) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, k := range Keys(t, tbl) {
+		if !strings.HasPrefix(k, delta.LogDir) {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// LogReferenced returns every object key a commit of the table names: data
+// files of adds and removes and their `u` deletion-vector files. An object
+// outside the log that is not among them is an orphan.
+func LogReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
+	t.Helper()
+	ref := map[string]bool{}
+	addDV := func(dv *delta.DeletionVector) {
+		if dv != nil && dv.StorageType == "u" {
+			k, err := delta.DVFileKey(dv.PathOrInlineDv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref[k] = true
+		}
+	}
+	for v := int64(0); v <= Latest(t, tbl).Version; v++ {
+		for _, a := range Committed(t, tbl, v) {
+			switch {
+			case a.Add != nil:
+				k, err := a.Add.Key()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref[k] = true
+				addDV(a.Add.DeletionVector)
+			case a.Remove != nil:
+				k, err := delta.DecodePath(a.Remove.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref[k] = true
+				addDV(a.Remove.DeletionVector)
+			}
+		}
+	}
+	return ref
+}
