@@ -10,24 +10,14 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/tableop"
 )
 
-// dayPairs is a table of n partitions (days 0..n-1) with two files each:
-// the binpack plan has one job per day.
+// dayPairs is a table of n partitions with two files each (the binpack
+// plan has one job a day) and its ids.
 func dayPairs(t *testing.T, n int) (*delta.Table, map[int64]bool) {
-	t.Helper()
-	var days []int
-	for d := range n {
-		days = append(days, d, d)
-	}
-	tbl, byDay := tabletest.NewDayTable(t, days)
-	all := map[int64]bool{}
-	for _, ids := range byDay {
-		for _, id := range ids {
-			all[id] = true
-		}
-	}
-	return tbl, all
+	return tabletest.NewDayPairsTable(t, n)
 }
 
 // commitsAfter returns the OPTIMIZE commits after version v, oldest
@@ -208,4 +198,115 @@ func TestFailedBatchCommitKeepsEarlierBatches(t *testing.T) {
 	if live := len(tabletest.Latest(t, tbl).Files); live != 2*5-4+2 {
 		t.Errorf("%d live files, want 8 (6 uncompacted sources, 2 outputs of batch 1)", live)
 	}
+}
+
+// A DV DELETE on a source of batch 2 that lands after batch 1 committed is
+// a winner batch 2 reconciles, like any concurrent one: its deletions are
+// remapped onto batch 2's output. Batch 1 is a winner too, one that
+// touches none of batch 2's sources.
+func TestRaceBatchAgainstDVDeleteAfterTheFirstBatch(t *testing.T) {
+	ctx := context.Background()
+	tbl, all := dayPairs(t, 4)
+	start := tabletest.Latest(t, tbl)
+	opts := binpackOpts()
+	opts.CommitEveryJobs = 2
+	opts.Writer.MaxConcurrentJobs = 1
+	var deleted int64 = -1
+	puts := 0
+	opts.Commit.BeforePut = func(_ context.Context, v int64) error {
+		puts++
+		if puts != 2 {
+			return nil
+		}
+		// Batch 1 is committed: the sources still live are batch 2's.
+		for _, f := range tabletest.Latest(t, tbl).Files {
+			if slices.ContainsFunc(start.Files, func(s *delta.Add) bool { return s.Path == f.Path }) {
+				deleted = tabletest.FileIDs(t, tbl, f)[3]
+				tabletest.DeleteIDs(t, tbl, deleted)
+				return nil
+			}
+		}
+		t.Errorf("no source of the plan is live before batch 2's commit")
+		return nil
+	}
+	res, err := Compact(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deleted < 0 {
+		t.Fatal("the delete never ran")
+	}
+	if res.Commits != 2 || !slices.Equal(res.CommittedVersions, []int64{1, 3}) || res.JobsCommitted != 4 || res.JobsDropped != 0 {
+		t.Fatalf("result %+v: want batches at versions 1 and 3 (the delete at 2), every job committed", res)
+	}
+	if len(res.Reconciled) != 1 || res.Reconciled[0].WinnerVersion != 2 || res.Reconciled[0].RowsRemapped != 1 {
+		t.Fatalf("reconciled %+v, want the delete's one row at version 2", res.Reconciled)
+	}
+	if res.Conflicts["dvUpdateReconciled"] != 1 || res.Conflicts["noConflict"] != 1 {
+		t.Errorf("conflicts %v: want one reconciled winner (the delete) and one without conflict (batch 1)", res.Conflicts)
+	}
+	delete(all, deleted)
+	tabletest.WantIDs(t, tbl, all)
+	// Batch 2's commit carries the remapped DV on its output.
+	_, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, 3))
+	if dvs := len(slices.DeleteFunc(adds, func(a *delta.Add) bool { return a.DeletionVector == nil })); dvs != 1 {
+		t.Errorf("batch 2 adds %d outputs with a DV, want 1", dvs)
+	}
+}
+
+// The daemon's path: a policy's commit_every_jobs reaches the run through
+// the factory, and the operation's report counts the commits.
+func TestThePolicyBatchesTheDaemonsRun(t *testing.T) {
+	tbl, all := dayPairs(t, 4)
+	p := policies.DefaultPolicy()
+	p.Strategy = policies.StrategyBinpack
+	p.SettleWindow = 0
+	p.CommitEveryJobs = 2
+	p.CommitInterval = time.Hour
+	op, ok, err := Factory(RunOptions{}).New(p, tableop.Env{EngineInfo: "compactord/test"})
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	o := op.(*Op).Options
+	if o.CommitEveryJobs != 2 || o.CommitInterval != time.Hour {
+		t.Fatalf("run options commit every %d jobs / %v, want the policy's 2 / 1h", o.CommitEveryJobs, o.CommitInterval)
+	}
+	// A template's own setting (a flag) wins over the policy's.
+	if o := OptionsFor(p, tableop.Env{}, RunOptions{CommitEveryJobs: 5}); o.CommitEveryJobs != 5 || o.CommitInterval != time.Hour {
+		t.Fatalf("template 5: got %d / %v", o.CommitEveryJobs, o.CommitInterval)
+	}
+	res, err := op.Run(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts[CountCommits] != 2 || res.Version != 2 || !res.Committed || res.Counts[CountJobsCommitted] != 4 {
+		t.Fatalf("report %+v: want 2 commits, 4 jobs, version 2", res)
+	}
+	tabletest.WantIDs(t, tbl, all)
+}
+
+// On a row-tracking table every batch keeps the stable row ids and gives
+// its outputs fresh baseRowId ranges: batch 2 meets batch 1 as a winner and
+// starts above batch 1's high-water mark.
+func TestBatchesGetFreshRowIDRanges(t *testing.T) {
+	tbl := rowTrackingTable(t, tabletest.LayoutPartitioned)
+	opts := binpackOpts()
+	opts.CommitEveryJobs = 1
+	opts.Writer.MaxConcurrentJobs = 1
+	before, snap := tabletest.StableIDs(t, tbl)
+	res, err := Compact(context.Background(), tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commits != 2 || len(res.CommittedVersions) != 2 {
+		t.Fatalf("result %+v: want one commit per partition", res)
+	}
+	tabletest.WantStableIDs(t, tbl, before)
+	first := res.CommittedVersions[0]
+	tabletest.CheckRowTrackingCommit(t, tbl, first, snap, -1)
+	hwm, ok, err := delta.RowTrackingHighWaterMark(tabletest.Committed(t, tbl, first))
+	if err != nil || !ok {
+		t.Fatalf("batch 1 sets no high-water mark: %v", err)
+	}
+	tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersions[1], snap, hwm)
 }

@@ -19,6 +19,9 @@ const (
 	CountJobsDropped     = "jobs_dropped"
 	CountReconciliations = "reconciliations"
 	CountReconciledRows  = "reconciled_rows"
+	// CountCommits counts the run's commits: more than one when it
+	// committed in batches (commit_every_jobs, commit_interval).
+	CountCommits = "commits"
 )
 
 // Factory returns the compaction operation's factory: every policy
@@ -49,6 +52,12 @@ func OptionsFor(p policies.Policy, env tableop.Env, template RunOptions) RunOpti
 		o.Now = env.Now
 	}
 	o.Writer = p.WriterOptions(o.Writer)
+	if o.CommitEveryJobs == 0 {
+		o.CommitEveryJobs = p.CommitEveryJobs
+	}
+	if o.CommitInterval == 0 {
+		o.CommitInterval = p.CommitInterval
+	}
 	return o
 }
 
@@ -101,6 +110,7 @@ func result(r *RunResult) tableop.Result {
 			CountJobsDropped:     int64(r.JobsDropped),
 			CountReconciliations: int64(len(r.Reconciled)),
 			CountReconciledRows:  rows,
+			CountCommits:         int64(r.Commits),
 		},
 	}
 }

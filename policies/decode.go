@@ -36,6 +36,8 @@ var tableAttrs = map[string]attrSetter{
 	"max_bytes_per_run":      func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decSize(a, &p.MaxBytesPerRun) },
 	"max_jobs_per_run":       func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.MaxJobsPerRun) },
 	"job_order":              func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.JobOrder) },
+	"commit_every_jobs":      func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.CommitEveryJobs) },
+	"commit_interval":        func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &p.CommitInterval) },
 }
 
 var clusteringAttrs = map[string]attrSetter{

@@ -44,6 +44,16 @@ func WriteHCL(w io.Writer, s *Set) error {
 			fmt.Fprintf(&b, "  max_jobs_per_run       = %d\n", p.MaxJobsPerRun)
 		}
 		fmt.Fprintf(&b, "  job_order              = %q\n", p.JobOrder)
+		if p.CommitEveryJobs == 0 {
+			unset(&b, "  commit_every_jobs      = ", "off")
+		} else {
+			fmt.Fprintf(&b, "  commit_every_jobs      = %d\n", p.CommitEveryJobs)
+		}
+		if p.CommitInterval == 0 {
+			unset(&b, "  commit_interval        = ", "off (with commit_every_jobs off too: one commit at the end of a run)")
+		} else {
+			fmt.Fprintf(&b, "  commit_interval        = %q\n", units.FormatDuration(p.CommitInterval))
+		}
 		c := p.Clustering
 		fmt.Fprintf(&b, "\n  clustering {\n")
 		fmt.Fprintf(&b, "    columns                 = %s\n", fmtStrings(c.Columns))

@@ -55,6 +55,8 @@ table "orders" {
   max_bytes_per_run      = 1073741824
   max_jobs_per_run       = 7
   job_order              = "oldest-first"
+  commit_every_jobs      = 3
+  commit_interval        = "15m"
   clustering {
     columns                 = ["customer", "ts"]
     lightweight_column      = "ts"
@@ -94,6 +96,7 @@ table "orders" {
 		Enabled: false, Concurrency: 4, Compression: "snappy",
 		TargetFileSize: 256 * MiB, MinFileSize: 64 * MiB, MaxDeletedRowsRatio: 0.3,
 		SettleWindow: 10 * time.Minute, MaxBytesPerRun: GiB, MaxJobsPerRun: 7, JobOrder: "oldest-first",
+		CommitEveryJobs: 3, CommitInterval: 15 * time.Minute,
 		Clustering: Clustering{Columns: []string{"customer", "ts"}, LightweightColumn: "ts",
 			MaxUnclusteredBytes: 2 * GiB, MaxRelativeFileRange: 0.25, MinCubeSize: 10 * GiB, CubeMergeMinCubes: 6},
 		Triggers: Triggers{SmallFiles: 10, DeletedRowsRatio: 0.1, UnclusteredBytes: 512 * MiB,
@@ -187,6 +190,10 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 		{"syntax error", "table \"t\" {\n  url = \n}\n", `t.hcl:2:9: `},
 		{"top-level attribute", "url = \"mem://t\"\n", `t.hcl:1:1: Unsupported argument`},
 		{"table without a name", "table {\n  url = \"mem://t\"\n}\n", `t.hcl:1:1: Missing table name`},
+		{"negative commit batch", "table \"t\" {\n  url = \"mem://t\"\n  commit_every_jobs = -1\n}\n",
+			`t.hcl:3:3: Invalid value for commit_every_jobs`},
+		{"bad commit interval", "table \"t\" {\n  url = \"mem://t\"\n  commit_interval = \"soon\"\n}\n",
+			`t.hcl:3:21: Invalid value for commit_interval`},
 		{"retention without column", "table \"t\" {\n  url = \"mem://t\"\n  retention {\n    older_than = \"30d\"\n  }\n}\n",
 			`t.hcl:3:3: Invalid value for retention.column`},
 	}
@@ -267,6 +274,8 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
   settle_window = "90s"
   max_bytes_per_run = 1000001
   max_jobs_per_run = 7
+  commit_every_jobs = 4
+  commit_interval = "90s"
   clustering {
     columns = ["ts"]
   }
@@ -313,6 +322,7 @@ func TestWriteHCLSaysWhatUnsetValuesMeanInsteadOfZeroBytes(t *testing.T) {
 		"  # target_file_size     = default (the table's delta.targetFileSize, else 128 MiB)\n": true,
 		"  # max_bytes_per_run    = unlimited\n":                                                true,
 		"  # max_jobs_per_run     = unlimited\n":                                                true,
+		"  # commit_every_jobs    = off\n":                                                      true,
 		"    # unclustered_bytes     = off\n":                                                   true,
 		"    # max_behind = default (the table's delta.checkpointInterval)\n":                   true,
 		"  min_file_size          = \"1 GiB\"\n":                                                true,

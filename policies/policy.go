@@ -76,6 +76,13 @@ type Policy struct {
 	MaxJobsPerRun int `json:"max_jobs_per_run"`
 	// JobOrder picks which jobs go first when a cap cuts the plan.
 	JobOrder string `json:"job_order"`
+	// CommitEveryJobs commits a run's finished jobs in batches of this many
+	// as they finish (partial progress); 0 = no count trigger.
+	CommitEveryJobs int `json:"commit_every_jobs"`
+	// CommitInterval commits the finished jobs waiting once this long has
+	// passed since the run's start or last commit; 0 = no time trigger.
+	// With neither, a run commits once, at the end.
+	CommitInterval time.Duration `json:"commit_interval"`
 
 	// Clustering configures lightweight and zcube.
 	Clustering Clustering `json:"clustering"`
@@ -477,6 +484,12 @@ func (p *Policy) Validate() error {
 	}
 	if p.MaxJobsPerRun < 0 {
 		add("max_jobs_per_run", ErrOutOfRange, "%d (want >= 0)", p.MaxJobsPerRun)
+	}
+	if p.CommitEveryJobs < 0 {
+		add("commit_every_jobs", ErrOutOfRange, "%d (want >= 0)", p.CommitEveryJobs)
+	}
+	if p.CommitInterval < 0 {
+		add("commit_interval", ErrOutOfRange, "%v (want >= 0)", p.CommitInterval)
 	}
 	if !contains(jobOrders, p.JobOrder) {
 		add("job_order", ErrBadEnum, "%q (want one of %s)", p.JobOrder, strings.Join(jobOrders, ", "))

@@ -120,6 +120,8 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newCommandFlags(ctx, "run-plan", "warn", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	table := fs.String("table", "", "table URL (default: the plan's)")
+	var cf commitFlags
+	cf.register(fs)
 	planPath, err := fs.parseOne(args, "plan file")
 	if err != nil {
 		return err
@@ -153,6 +155,9 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer t.Close()
 	log := fs.logger(stderr)
 	opts := runOptions(log)
+	if err := cf.apply(&opts); err != nil {
+		return err
+	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, log)
 	opts.Progress = bar.Func()
 	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, opts)
@@ -160,8 +165,39 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return report(stdout, stderr, res, err, *asJSON, pf.Policy)
 }
 
+// commitFlags are the partial-progress flags of compact and run-plan; set,
+// they override the policy's commit_every_jobs and commit_interval.
+type commitFlags struct {
+	every    int
+	interval string
+}
+
+func (c *commitFlags) register(fs *commandFlags) {
+	fs.IntVar(&c.every, "commit-every-jobs", 0, "commit finished jobs in batches of this many as they finish (default: the policy's, else one commit at the end)")
+	fs.StringVar(&c.interval, "commit-interval", "", "commit the jobs finished so far every this long, e.g. 5m (default: the policy's, else off)")
+}
+
+func (c *commitFlags) apply(o *compaction.RunOptions) error {
+	if c.every < 0 {
+		return fmt.Errorf("%w: --commit-every-jobs %d: want >= 0", errUsage, c.every)
+	}
+	if c.every > 0 {
+		o.CommitEveryJobs = c.every
+	}
+	if c.interval != "" {
+		d, err := units.ParseDuration(c.interval)
+		if err != nil {
+			return fmt.Errorf("%w: --commit-interval: %v", errUsage, err)
+		}
+		o.CommitInterval = d
+	}
+	return nil
+}
+
 func runOptions(log hclog.Logger) compaction.RunOptions {
-	return compaction.RunOptions{EngineInfo: "compactord/" + version, Logger: log}
+	o := compaction.RunOptions{EngineInfo: "compactord/" + version, Logger: log}
+	o.Commit.BeforePut = testPauseCommit(os.Getenv(testPauseCommitEnv))
+	return o
 }
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -169,11 +205,16 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var cf commitFlags
+	cf.register(fs)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
 	defer ps.table.Close()
+	if err := cf.apply(&ps.opts); err != nil {
+		return err
+	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
 	ps.opts.Progress = bar.Func()
 	res, err := compaction.Compact(pf.store.run(ctx), ps.table, ps.opts)
@@ -227,6 +268,9 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %s read, %s written\n",
 					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded,
 					units.FormatBytes(res.BytesRead), units.FormatBytes(res.BytesWritten))
+				if res.Commits > 1 {
+					fmt.Fprintf(stdout, "  in %d commits: versions %v\n", res.Commits, res.CommittedVersions)
+				}
 			} else {
 				fmt.Fprintf(stdout, "nothing committed (read version %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
 			}
@@ -247,7 +291,7 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 		}
 	}
 	if status == statusPartial {
-		fmt.Fprintf(stderr, "compactord: partial: %d of %d jobs failed and will be retried by the next run: %v\n", res.JobsFailed, res.JobsPlanned, err)
+		fmt.Fprintf(stderr, "compactord: partial: %d of %d jobs failed or were not committed and will be retried by the next run: %v\n", res.JobsFailed+res.JobsAbandoned, res.JobsPlanned, err)
 		return nil
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // testPauseEnv is a test-only hook of run-unit: "INDEX:DIR" makes the first
@@ -24,18 +25,49 @@ func testPause(hook string, index int) func(context.Context) error {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		f, err := os.OpenFile(filepath.Join(dir, "unit-"+at+".pid"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			return nil // a later attempt
-		}
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprint(f, os.Getpid())
-		if err := errors.Join(err, f.Close()); err != nil {
-			return err
-		}
-		<-ctx.Done()
-		return ctx.Err()
+		return pauseUntilKilled(ctx, filepath.Join(dir, "unit-"+at+".pid"))
 	}
+}
+
+// testPauseCommitEnv is a test-only hook of compact and run-plan: "N:DIR"
+// makes the run's N-th commit attempt (1-based; with commit_every_jobs,
+// batch N when no race is lost) write the process's pid to
+// DIR/commit-N.pid and wait there, before its put, until it is killed: the
+// partial-progress test SIGKILLs it with N-1 batches committed. Nothing
+// else reads it.
+const testPauseCommitEnv = "COMPACTORD_TEST_PAUSE_BEFORE_COMMIT"
+
+// testPauseCommit is the commit BeforePut hook of testPauseCommitEnv (nil
+// when hook is empty or malformed).
+func testPauseCommit(hook string) func(context.Context, int64) error {
+	at, dir, ok := strings.Cut(hook, ":")
+	n, err := strconv.Atoi(at)
+	if !ok || err != nil || n < 1 {
+		return nil
+	}
+	var calls atomic.Int64
+	return func(ctx context.Context, _ int64) error {
+		if calls.Add(1) != int64(n) {
+			return nil
+		}
+		return pauseUntilKilled(ctx, filepath.Join(dir, "commit-"+at+".pid"))
+	}
+}
+
+// pauseUntilKilled writes the process's pid to path and waits until ctx
+// ends; when path exists already (a later attempt) it returns at once.
+func pauseUntilKilled(ctx context.Context, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(f, os.Getpid())
+	if err := errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }

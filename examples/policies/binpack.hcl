@@ -26,6 +26,13 @@ table "clicks" {
   # bytes-asc or oldest-first.
   job_order = "files-desc"
 
+  # Partial progress: commit finished jobs in batches of this many, and
+  # whatever has finished at least every commit_interval, so a failure
+  # loses at most the jobs not yet committed. Unset (0): one commit at the
+  # end of the run.
+  commit_every_jobs = 10
+  commit_interval   = "10m"
+
   # Parquet codec of rewritten files: zstd, snappy, gzip or none.
   compression = "zstd"
   # Rewrite jobs of one run executed at once (memory grows with it).

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
+)
+
+// Partial progress, for real: `compactord compact --commit-every-jobs 2`
+// over six one-job partitions is SIGKILLed once its first batch is
+// committed, while its second batch waits for its put (its outputs
+// written, uncommitted). The first batch stays committed (its outputs live,
+// its sources removed), the table reads exactly its rows, and the killed
+// run's other outputs are orphans no commit names: the next run compacts
+// the rest, and a full vacuum deletes them (a killed process cannot delete
+// its own outputs; like any killed writer's files they are removed by
+// VACUUM once older than the retention window, here forced to 0).
+func TestAKilledBatchedCompactionKeepsItsCommittedBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	tbl, all := tabletest.NewDayPairsTable(t, 6)
+	before := tabletest.StoreObjects(t, tbl)
+
+	hooks := t.TempDir()
+	cmd := exec.Command(bin, "compact", tbl.URL, "--strategy", "binpack", "--commit-every-jobs", "2")
+	cmd.Env = append(os.Environ(), testPauseCommitEnv+"=2:"+hooks)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pid := filepath.Join(hooks, "commit-2.pid")
+	deadline := time.After(2 * time.Minute)
+	for paused := false; !paused; {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before its second commit:\n%s", err, out.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("the run never reached its second commit:\n%s", out.String())
+		case <-time.After(10 * time.Millisecond):
+			_, err := os.Stat(pid)
+			paused = err == nil
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+
+	// Batch 1 is version 1, and nothing after it.
+	snap := tabletest.Latest(t, tbl)
+	if snap.Version != 1 {
+		t.Fatalf("latest version %d after the kill, want 1 (batch 1 only)", snap.Version)
+	}
+	var removed, added []string
+	for _, a := range tabletest.Committed(t, tbl, 1) {
+		switch {
+		case a.Remove != nil:
+			removed = append(removed, a.Remove.Path)
+		case a.Add != nil:
+			added = append(added, a.Add.Path)
+		}
+	}
+	live := map[string]bool{}
+	for _, f := range snap.Files {
+		live[f.Path] = true
+	}
+	if len(removed) != 4 || len(added) != 2 || len(snap.Files) != 12-4+2 {
+		t.Fatalf("batch 1 removes %d and adds %d files, %d live: want 4, 2 and 10", len(removed), len(added), len(snap.Files))
+	}
+	for _, p := range added {
+		if !live[p] {
+			t.Errorf("batch 1's output %s is not live", p)
+		}
+	}
+	for _, p := range removed {
+		if live[p] {
+			t.Errorf("batch 1's source %s is still live", p)
+		}
+	}
+	tabletest.WantIDs(t, tbl, all)
+	// The killed run left outputs no commit names (at least batch 2's).
+	orphans := unreferenced(t, tbl, before)
+	if len(orphans) < 2 {
+		t.Fatalf("%d objects no commit names after the kill (%v); want batch 2's outputs at least", len(orphans), orphans)
+	}
+	t.Logf("killed with batch 1 committed; %d uncommitted objects left: %v", len(orphans), orphans)
+
+	// The next run compacts the rest.
+	if b, err := exec.Command(bin, "compact", tbl.URL, "--strategy", "binpack", "--commit-every-jobs", "2").CombinedOutput(); err != nil {
+		t.Fatalf("next run: %v\n%s", err, b)
+	}
+	snap = tabletest.Latest(t, tbl)
+	if len(snap.Files) != 6 {
+		t.Fatalf("%d live files after the next run, want one per partition", len(snap.Files))
+	}
+	tabletest.WantIDs(t, tbl, all)
+	// Vacuum deletes the killed run's outputs (and the tombstoned sources).
+	if b, err := exec.Command(bin, "vacuum", tbl.URL, "--retention", "0s", "--force-retention").CombinedOutput(); err != nil {
+		t.Fatalf("vacuum: %v\n%s", err, b)
+	}
+	after := tabletest.StoreObjects(t, tbl)
+	for _, k := range orphans {
+		if after[k] {
+			t.Errorf("the killed run's output %s survived the vacuum", k)
+		}
+	}
+	for k := range after {
+		if !strings.HasPrefix(k, "_compactord/") && !liveKey(t, snap, k) {
+			t.Errorf("object %s is neither live nor compactord's own after the vacuum", k)
+		}
+	}
+	tabletest.WantIDs(t, tbl, all)
+}
+
+// unreferenced lists the objects not in before that no commit names.
+func unreferenced(t *testing.T, tbl *delta.Table, before map[string]bool) []string {
+	t.Helper()
+	ref := tabletest.LogReferenced(t, tbl)
+	var out []string
+	for k := range tabletest.StoreObjects(t, tbl) {
+		if !before[k] && !ref[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// liveKey reports whether key is a live file of snap.
+func liveKey(t *testing.T, snap *delta.Snapshot, key string) bool {
+	t.Helper()
+	for _, f := range snap.Files {
+		k, err := f.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
