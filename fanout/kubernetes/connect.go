@@ -1,11 +1,13 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +19,10 @@ import (
 const (
 	// EnvImage, when set, is the workers' image.
 	EnvImage = "COMPACTORD_IMAGE"
+	// EnvJobTemplate, when set, is the path of the Job template
+	// (deploy/kubernetes/deployment.yaml mounts job-template.yaml's
+	// ConfigMap there).
+	EnvJobTemplate = "COMPACTORD_JOB_TEMPLATE"
 	// EnvPodName and EnvPodNamespace are the daemon's own pod, from the
 	// downward API (deploy/kubernetes/deployment.yaml sets both).
 	EnvPodName      = "POD_NAME"
@@ -71,6 +77,49 @@ func Connect(kubeconfig, kubecontext string) (kubernetes.Interface, string, erro
 		return nil, "", fmt.Errorf("kubernetes client: %w", err)
 	}
 	return cs, ns, nil
+}
+
+// Options are the launcher's settings from a command line
+// (cmd/compactord's --kube-* flags); New takes what they leave empty from
+// the environment.
+type Options struct {
+	// Kubeconfig and Context choose the cluster (Connect).
+	Kubeconfig, Context string
+	// Namespace of the Jobs (default: POD_NAMESPACE, else the kubeconfig
+	// context's).
+	Namespace string
+	// Image of the workers (default: Discover's).
+	Image string
+	// JobTemplate is the template file (default: COMPACTORD_JOB_TEMPLATE,
+	// else DefaultTemplate).
+	JobTemplate string
+	// ServiceAccount and EnvFromSecrets are Config's.
+	ServiceAccount string
+	EnvFromSecrets []string
+	// Log receives the launcher's progress.
+	Log hclog.Logger
+}
+
+// New connects to the cluster and returns the launcher of o, its gaps
+// filled from the environment (getenv; os.Getenv but in tests) as Connect,
+// Discover and Options say.
+func New(ctx context.Context, o Options, getenv func(string) string) (*Launcher, error) {
+	client, ns, err := Connect(o.Kubeconfig, o.Context)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Client: client, Namespace: o.Namespace, Image: o.Image, ServiceAccount: o.ServiceAccount,
+		EnvFromSecrets: o.EnvFromSecrets, Log: o.Log}
+	if path := cmp.Or(o.JobTemplate, getenv(EnvJobTemplate)); path != "" {
+		if cfg.Template, err = LoadTemplate(path); err != nil {
+			return nil, err
+		}
+	}
+	if err := Discover(ctx, &cfg, getenv); err != nil {
+		return nil, err
+	}
+	cfg.Namespace = cmp.Or(cfg.Namespace, ns)
+	return NewLauncher(cfg)
 }
 
 // Discover fills what cfg leaves empty from where the daemon runs (getenv

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 )
 
@@ -67,8 +68,8 @@ func (l *Launcher) Job(spec fanout.LaunchSpec) (*batchv1.Job, error) {
 		"app.kubernetes.io/name":       "compactord",
 		"app.kubernetes.io/component":  "unit-worker",
 		"app.kubernetes.io/managed-by": "compactord",
-		LabelPlan:                      dnsLabel(spec.PlanID, 63),
-		LabelTable:                     dnsLabel(tableName(spec.Table), 63),
+		LabelPlan:                      labelValue(spec.PlanID),
+		LabelTable:                     labelValue(tableName(spec.Table)),
 	}
 	annotations := map[string]string{AnnotationPlanURL: spec.PlanURL, AnnotationTableURL: spec.Table}
 	job.Labels = merged(job.Labels, labels)
@@ -157,6 +158,15 @@ func tableName(table string) string {
 		}
 	}
 	return table
+}
+
+// labelValue is s when it is a valid label value (a plan id is:
+// 20261201T162500.123Z-1a2b3c4d), else s as a DNS label.
+func labelValue(s string) string {
+	if len(validation.IsValidLabelValue(s)) == 0 {
+		return s
+	}
+	return dnsLabel(s, validation.LabelValueMaxLength)
 }
 
 // dnsLabel turns s into an RFC 1123 label of at most n characters

@@ -196,6 +196,7 @@ func TestJobShapesTheSpec(t *testing.T) {
 		wantParallelism int32
 		wantMaxFail     *int32
 		wantName        string
+		wantPlanLabel   string // "": not checked but for validity
 		wantErr         string
 	}{
 		{name: "as given", wantParallelism: 2, wantName: "compactord-p1"},
@@ -205,6 +206,7 @@ func TestJobShapesTheSpec(t *testing.T) {
 		{name: "maxFailedIndexes kept", maxFail: ptr.To[int32](1), wantParallelism: 2, wantMaxFail: ptr.To[int32](1), wantName: "compactord-p1"},
 		{name: "a plan id that is no DNS label", spec: func(s *fanout.LaunchSpec) { s.PlanID = "2026-12-01T15:00Z_a" }, wantParallelism: 2, wantName: "compactord-2026-12-01t15-00z-a-" + hashOf("compactord-2026-12-01T15:00Z_a")},
 		{name: "a long plan id", spec: func(s *fanout.LaunchSpec) { s.PlanID = long }, wantParallelism: 2, wantName: "compactord-plan-plan-plan-plan-plan-plan-pl-" + hashOf("compactord-"+long)},
+		{name: "a plan id of fanout.NewPlanID", spec: func(s *fanout.LaunchSpec) { s.PlanID = "20261201T162500.123Z-1a2b3c4d" }, wantParallelism: 2, wantName: "compactord-20261201t162500-123z-1a2b3c4d-" + hashOf("compactord-20261201T162500.123Z-1a2b3c4d"), wantPlanLabel: "20261201T162500.123Z-1a2b3c4d"},
 		{name: "no units", spec: func(s *fanout.LaunchSpec) { s.Units = 0 }, wantErr: "0 units"},
 		{name: "too many units", spec: func(s *fanout.LaunchSpec) { s.Units = 100001 }, wantErr: "1 to 100000"},
 		{name: "no plan URL", spec: func(s *fanout.LaunchSpec) { s.PlanURL = "" }, wantErr: "needs a plan id and URL"},
@@ -225,6 +227,9 @@ func TestJobShapesTheSpec(t *testing.T) {
 			}
 			if len(job.Name) > maxJobName || len(validation.IsDNS1123Label(job.Name)) > 0 || len(validation.IsValidLabelValue(job.Labels[LabelPlan])) > 0 {
 				t.Errorf("name %q or plan label %q is not valid", job.Name, job.Labels[LabelPlan])
+			}
+			if tc.wantPlanLabel != "" && job.Labels[LabelPlan] != tc.wantPlanLabel {
+				t.Errorf("plan label %q, want %q", job.Labels[LabelPlan], tc.wantPlanLabel)
 			}
 			if *job.Spec.TTLSecondsAfterFinished != 3600 {
 				t.Errorf("ttl = %d, want DefaultTTLAfterFinished", *job.Spec.TTLSecondsAfterFinished)

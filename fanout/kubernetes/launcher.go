@@ -61,9 +61,11 @@ type Config struct {
 	// Resync is how often the Job is read again besides watching it (0:
 	// 30s); a watch that ends is started again at once.
 	Resync time.Duration
-	// DeleteTimeout bounds the deletion of the Job when a launch ends (0:
-	// 30s); it runs after ctx has ended.
-	DeleteTimeout time.Duration
+	// StopTimeout bounds the end of a launch (0: 2m): deleting the Job and
+	// waiting until none of its pods runs (they get their
+	// terminationGracePeriodSeconds), so that whoever cleans up after the
+	// launch races no worker. It runs after ctx has ended.
+	StopTimeout time.Duration
 	// Log receives the launcher's progress (nil: none).
 	Log hclog.Logger
 }
@@ -100,8 +102,8 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 	if cfg.Resync <= 0 {
 		cfg.Resync = 30 * time.Second
 	}
-	if cfg.DeleteTimeout <= 0 {
-		cfg.DeleteTimeout = 30 * time.Second
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = 2 * time.Minute
 	}
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
@@ -115,8 +117,8 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 // Job fails as a whole or is deleted by someone else, the units not yet
 // final are reported failed once no worker of the Job is still running.
 // Launch deletes the Job (propagation Background: the cluster removes its
-// pods) when every unit is final, and when ctx ends, before returning
-// ctx's error.
+// pods) when every unit is final, and when ctx ends, and returns once none
+// of its pods runs (or StopTimeout has passed).
 func (l *Launcher) Launch(ctx context.Context, spec fanout.LaunchSpec, report func(fanout.UnitStatus)) (err error) {
 	if spec.Units == 0 {
 		return nil
@@ -133,11 +135,11 @@ func (l *Launcher) Launch(ctx context.Context, spec fanout.LaunchSpec, report fu
 			return fmt.Errorf("plan %s: create Job %s/%s: a Job of that name exists already (plan ids are unique; another coordinator runs this plan, or a finished Job waits for its TTL): %w", spec.PlanID, job.Namespace, job.Name, err)
 		}
 		// A create that timed out may still have happened.
-		l.deleteJob(ctx, log, job.Name)
+		l.stop(ctx, log, job.Name)
 		return fmt.Errorf("plan %s: create Job %s/%s: %w", spec.PlanID, job.Namespace, job.Name, err)
 	}
 	log.Info("job created", "units", spec.Units, "parallelism", *job.Spec.Parallelism, "backoff_limit_per_index", spec.BackoffLimitPerIndex)
-	defer l.deleteJob(ctx, log, created.Name)
+	defer l.stop(ctx, log, created.Name)
 	w := &watcher{l: l, log: log, name: created.Name, units: spec.Units, report: report, final: make([]bool, spec.Units)}
 	if err := w.run(ctx); err != nil {
 		return fmt.Errorf("plan %s: Job %s/%s: %w", spec.PlanID, job.Namespace, job.Name, err)
@@ -145,12 +147,13 @@ func (l *Launcher) Launch(ctx context.Context, spec fanout.LaunchSpec, report fu
 	return nil
 }
 
-// deleteJob deletes the Job and lets the cluster remove its pods; it runs
-// when ctx may have ended already, bounded by DeleteTimeout.
-func (l *Launcher) deleteJob(ctx context.Context, log hclog.Logger, name string) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.DeleteTimeout)
+// stop deletes the Job, letting the cluster remove its pods, and waits
+// until none of them runs. It runs when ctx may have ended already,
+// bounded by StopTimeout.
+func (l *Launcher) stop(ctx context.Context, log hclog.Logger, name string) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.StopTimeout)
 	defer cancel()
-	err := l.cfg.Client.BatchV1().Jobs(l.cfg.Namespace).Delete(dctx, name, metav1.DeleteOptions{
+	err := l.cfg.Client.BatchV1().Jobs(l.cfg.Namespace).Delete(sctx, name, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
 	})
 	switch {
@@ -159,6 +162,21 @@ func (l *Launcher) deleteJob(ctx context.Context, log hclog.Logger, name string)
 	case apierrors.IsNotFound(err):
 	default:
 		log.Warn("could not delete the job; its ttlSecondsAfterFinished or owner reference removes it", "error", err)
+		return
+	}
+	for {
+		pods, err := l.pods(sctx, log, name)
+		if err != nil {
+			log.Warn("the job's workers may still run", "error", err)
+			return
+		}
+		if !anyRunning(pods) {
+			return
+		}
+		if err := objstore.Sleep(sctx, l.cfg.Resync); err != nil {
+			log.Warn("the job's workers still run", "timeout", l.cfg.StopTimeout)
+			return
+		}
 	}
 }
 
@@ -346,12 +364,17 @@ func (w *watcher) emit(st fanout.UnitStatus) {
 	w.report(st)
 }
 
-// pods lists the Job's pods by unit index (retrying transient failures
-// until ctx ends).
+// pods lists the Job's pods by unit index.
 func (w *watcher) pods(ctx context.Context) (map[int][]corev1.Pod, error) {
-	sel := labels.SelectorFromSet(labels.Set{batchv1.JobNameLabel: w.name}).String()
+	return w.l.pods(ctx, w.log, w.name)
+}
+
+// pods lists the pods of Job name by unit index (retrying transient
+// failures until ctx ends).
+func (l *Launcher) pods(ctx context.Context, log hclog.Logger, name string) (map[int][]corev1.Pod, error) {
+	sel := labels.SelectorFromSet(labels.Set{batchv1.JobNameLabel: name}).String()
 	for {
-		list, err := w.l.cfg.Client.CoreV1().Pods(w.l.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		list, err := l.cfg.Client.CoreV1().Pods(l.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err == nil {
 			out := make(map[int][]corev1.Pod)
 			for _, p := range list.Items {
@@ -367,8 +390,8 @@ func (w *watcher) pods(ctx context.Context) (map[int][]corev1.Pod, error) {
 		if fatal(err) {
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
-		w.log.Warn("listing the job's pods failed; trying again", "error", err)
-		if err := objstore.Sleep(ctx, w.l.cfg.Resync); err != nil {
+		log.Warn("listing the job's pods failed; trying again", "error", err)
+		if err := objstore.Sleep(ctx, l.cfg.Resync); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +109,55 @@ func with(m map[string]string, k, v string) map[string]string {
 		}
 	}
 	return out
+}
+
+func TestNewConnectsThroughAKubeconfigAndFillsTheGaps(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+  - name: c
+    cluster: {server: "https://127.0.0.1:1"}
+users:
+  - name: u
+    user: {token: "t"}
+contexts:
+  - name: lake
+    context: {cluster: c, user: u, namespace: lakehouse}
+  - name: other
+    context: {cluster: c, user: u}
+current-context: lake
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{EnvImage: "registry.example.com/compactord:v2", EnvJobTemplate: deployDir + "job-template.yaml"}
+	for _, tc := range []struct {
+		name    string
+		o       Options
+		env     map[string]string
+		wantNS  string
+		wantSA  string
+		wantErr string
+	}{
+		{name: "the kubeconfig's namespace and the environment's template", env: env, wantNS: "lakehouse", wantSA: "compactord-worker"},
+		{name: "the template flag wins over the environment", o: Options{JobTemplate: "testdata/none.yaml"}, env: env, wantErr: "job template: open testdata/none.yaml"},
+		{name: "a context without a namespace", o: Options{Context: "other"}, env: map[string]string{EnvImage: "x:1"}, wantNS: "default"},
+		{name: "no image", env: map[string]string{}, wantErr: "set COMPACTORD_IMAGE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Kubeconfig = kubeconfig
+			l, err := New(t.Context(), o, func(k string) string { return tc.env[k] })
+			if endsInError(t, "New", err, tc.wantErr) {
+				return
+			}
+			job, err := l.Job(testSpec(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if job.Namespace != tc.wantNS || job.Spec.Template.Spec.ServiceAccountName != tc.wantSA || job.Spec.Template.Spec.Containers[0].Image != tc.env[EnvImage] {
+				t.Errorf("namespace %q service account %q image %q", job.Namespace, job.Spec.Template.Spec.ServiceAccountName, job.Spec.Template.Spec.Containers[0].Image)
+			}
+		})
+	}
 }
