@@ -11,6 +11,8 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Docker does not run here; these tests keep the Dockerfile and
@@ -75,5 +77,50 @@ func TestComposeMountsValidPoliciesWhereTheImageReadsThem(t *testing.T) {
 	}
 	if set.Daemon.HTTP != "0.0.0.0:9464" || !strings.Contains(string(b), `"9464:9464"`) {
 		t.Errorf("daemon http %q is not the published port", set.Daemon.HTTP)
+	}
+}
+
+// The Kubernetes Deployment's command line is a valid `compactord run`
+// whose replica name is the pod's own (fanout/kubernetes decodes every
+// manifest strictly; this checks the flags against the binary's).
+func TestTheKubernetesDeploymentRunsTheDaemonWithThePodAsReplica(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/kubernetes/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	// The kubelet expands $(VAR) from the container's environment; the
+	// downward API gives POD_NAME the pod's name.
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			vars[e.Name] = "compactord-6f7c9d-x2k4q"
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		}
+	}
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).ReplaceAllStringFunc(a, func(m string) string {
+			if v, ok := vars[m[2:len(m)-1]]; ok {
+				return v
+			}
+			return m
+		})
+	}
+	if len(args) == 0 || args[0] != "run" || len(c.Command) != 0 {
+		t.Fatalf("command %v args %v: want the image's entrypoint with run", c.Command, args)
+	}
+	o, err := parseDaemonFlags(context.Background(), args[1:], io.Discard)
+	if err != nil {
+		t.Fatalf("args %v: %v", args, err)
+	}
+	if o.Replica != "compactord-6f7c9d-x2k4q" || o.PolicyDir != "/etc/compactord/policies" || o.HTTP != "0.0.0.0:9464" || o.LogFormat != "json" {
+		t.Fatalf("options = %+v", o)
 	}
 }
