@@ -310,3 +310,40 @@ func TestBatchesGetFreshRowIDRanges(t *testing.T) {
 	}
 	tabletest.CheckRowTrackingCommit(t, tbl, res.CommittedVersions[1], snap, hwm)
 }
+
+// misbehaving reports job 0 twice (and an index out of range), never job
+// 1, and then fails itself.
+type misbehaving struct{ err error }
+
+func (m misbehaving) Execute(ctx context.Context, w Work, done func(Finished)) error {
+	sub := w
+	sub.Jobs = w.Jobs[:1]
+	var f Finished
+	if err := (Local{}).Execute(ctx, sub, func(x Finished) { f = x }); err != nil {
+		return err
+	}
+	done(f)
+	done(f)
+	done(Finished{Index: len(w.Jobs), Err: errors.New("no such job")})
+	return m.err
+}
+
+// The run holds an executor to its contract: a job reported twice is
+// committed once, an unknown index is ignored, a job never reported
+// counts as failed, and the executor's own error is the run's.
+func TestTheRunHoldsAnExecutorToItsContract(t *testing.T) {
+	tbl, _ := dayPairs(t, 2)
+	opts := binpackOpts()
+	lost := errors.New("launcher lost")
+	opts.Executor = misbehaving{err: lost}
+	res, err := Compact(context.Background(), tbl, opts)
+	if !errors.Is(err, lost) {
+		t.Fatalf("err %v, want the executor's", err)
+	}
+	if res == nil || res.JobsCommitted != 1 || res.JobsFailed != 1 || res.Commits != 1 || res.FilesRemoved != 2 {
+		t.Fatalf("result %+v: want job 0 committed once, job 1 failed", res)
+	}
+	if live := len(tabletest.Latest(t, tbl).Files); live != 3 {
+		t.Errorf("%d live files, want 3 (job 0's output, job 1's two sources)", live)
+	}
+}
