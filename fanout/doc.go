@@ -5,11 +5,18 @@
 // sets it), each worker rewrites its unit and writes its outputs and a result
 // manifest next to the plan, and the coordinator commits finished units.
 //
-// It owns the stored plan and result manifest formats, the worker's side of
-// that contract, the exit codes a worker ends with, and the Launcher seam
-// (local processes here; Kubernetes Jobs in fanout/kubernetes).
+// It owns the stored plan (StoredPlan, StorePlan, LoadPlan, PlanURL) and
+// the per-attempt objects of a unit (intent record, result and failure
+// manifests, encoded origin maps), the worker's side of that contract
+// (RunUnit), the exit codes a worker ends with (ExitCode), the Launcher
+// seam and its local implementation (ProcessLauncher; Kubernetes Jobs in
+// fanout/kubernetes), and Executor, the compaction.Executor that stores a
+// run's plan, launches it, hands finished units back to the run as
+// commit.CompactionJobs and deletes the plan directory and every output of
+// abandoned attempts (SweepPlans: those of a killed coordinator).
 //
-// It must not commit from a worker (the lease holder is the table's one
+// It must not commit, from a worker or the coordinator (the compaction run
+// commits what Executor hands it; the lease holder is the table's one
 // committer), schedule anything, or import a cluster client (Launcher
 // implementations that need one live in subpackages).
 package fanout

@@ -433,6 +433,9 @@ func deleteWithLeftovers(ctx context.Context, b *blob.Bucket, key string) (int, 
 // tombstones of the latest snapshot and stay. It returns how many plans
 // it deleted.
 func SweepPlans(ctx context.Context, t *delta.Table, cutoff time.Time, log hclog.Logger) (int, error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
 	var ids []string
 	it := t.Bucket.List(&blob.ListOptions{Prefix: PlansDir, Delimiter: "/"})
 	for {

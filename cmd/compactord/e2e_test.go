@@ -33,7 +33,7 @@ import (
 // timing assertion except the 10 s SIGTERM bound the acceptance names.
 
 // binary builds compactord once per test binary.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "compactord")
 	cmd := exec.Command("go", "build", "-o", bin, ".")

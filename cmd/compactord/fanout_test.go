@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -251,4 +252,45 @@ type testLogWriter struct{ t *testing.T }
 func (w testLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// `run-plan --executor process` fans a plan file out to run-unit children
+// of the same binary and commits what they wrote, leaving no plan behind.
+func TestRunPlanWithTheProcessExecutorCommitsEveryUnit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs worker processes")
+	}
+	bin := buildBinary(t)
+	tbl, pl := fanoutPlan(t, 8)
+	want := map[int64]bool{}
+	for _, f := range tabletest.Latest(t, tbl).Files {
+		for _, id := range tabletest.FileIDs(t, tbl, f) {
+			want[id] = true
+		}
+	}
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	f, err := os.Create(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONTo(f, planFile{Table: tbl.URL, CompactionPlan: pl}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command(bin, "run-plan", planPath, "--executor", "process", "--parallelism", "2", "--json").Output()
+	if err != nil {
+		t.Fatalf("run-plan: %v\n%s", err, out)
+	}
+	var res struct {
+		Status        string `json:"status"`
+		JobsCommitted int    `json:"jobsCommitted"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Status != statusCommitted || res.JobsCommitted != len(pl.Jobs) {
+		t.Fatalf("run-plan said %s (%v)", out, err)
+	}
+	tabletest.WantIDs(t, tbl, want)
+	assertNoOrphans(t, tbl)
+	if _, err := exec.Command(bin, "run-plan", planPath, "--executor", "nowhere").Output(); err == nil {
+		t.Fatal("run-plan accepted --executor nowhere")
+	}
 }

@@ -122,6 +122,8 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	table := fs.String("table", "", "table URL (default: the plan's)")
 	var cf commitFlags
 	cf.register(fs)
+	var ef executorFlags
+	ef.register(fs)
 	planPath, err := fs.parseOne(args, "plan file")
 	if err != nil {
 		return err
@@ -156,6 +158,9 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	log := fs.logger(stderr)
 	opts := runOptions(log)
 	if err := cf.apply(&opts); err != nil {
+		return err
+	}
+	if err := ef.apply(ctx, &opts, log); err != nil {
 		return err
 	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, log)

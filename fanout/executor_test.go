@@ -1,0 +1,124 @@
+package fanout
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/tabletest"
+)
+
+// inProcess launches each unit as RunUnit calls in this process (the
+// worker's real code, without a binary to build): attempts[i] complete
+// attempts of unit i (default 1), one after the other.
+type inProcess struct {
+	attempts map[int]int
+}
+
+func (l inProcess) Launch(ctx context.Context, spec LaunchSpec, report func(UnitStatus)) error {
+	for i := 0; i < spec.Units; i++ {
+		n := max(l.attempts[i], 1)
+		st := UnitStatus{Index: i, Succeeded: true}
+		for a := 0; a < n; a++ {
+			st.Attempts++
+			if _, err := RunUnit(ctx, spec.PlanURL, i, WorkerOptions{}); err != nil {
+				st.Succeeded, st.ExitCode, st.Reason = false, ExitCode(err), err.Error()
+				break
+			}
+		}
+		report(st)
+	}
+	return nil
+}
+
+// A unit that two attempts both finished (a pod retried after its first
+// attempt wrote its manifest after all) is committed once: the
+// coordinator takes one manifest and deletes the other's outputs.
+func TestTwoCompleteAttemptsOfAUnitCommitOnce(t *testing.T) {
+	tbl, pl, snap := planned(t, 8, 10)
+	want := map[int64]bool{}
+	for _, f := range snap.Files {
+		for _, id := range tabletest.FileIDs(t, tbl, f) {
+			want[id] = true
+		}
+	}
+	res, err := compaction.RunPlan(context.Background(), tbl, pl, compaction.RunOptions{
+		Executor: &Executor{Launcher: inProcess{attempts: map[int]int{0: 2, 2: 3}}}, CommitEveryJobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobsCommitted != len(pl.Jobs) {
+		t.Fatalf("committed %d of %d jobs", res.JobsCommitted, len(pl.Jobs))
+	}
+	tabletest.WantIDs(t, tbl, want)
+	ref := tabletest.LogReferenced(t, tbl)
+	for k := range tabletest.StoreObjects(t, tbl) {
+		if !ref[k] {
+			t.Errorf("orphan object %s", k)
+		}
+	}
+}
+
+// A plan directory older than the window, whose coordinator died after
+// committing one unit, is swept: the committed unit's outputs stay, the
+// other unit's outputs and the directory go; a younger plan stays.
+func TestSweepPlansDeletesStalePlansAndKeepsCommittedOutputs(t *testing.T) {
+	tbl, pl, _ := planned(t, 4, 10)
+	ctx := context.Background()
+	now := time.Now()
+	store := func(at time.Time) (*StoredPlan, string) {
+		sp := &StoredPlan{ID: NewPlanID(at), Table: tbl.URL, ReadVersion: pl.ReadVersion, Units: SplitUnits(pl.Jobs, 0), Plan: pl}
+		url, err := StorePlan(ctx, tbl, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp, url
+	}
+	old, oldURL := store(now.Add(-7 * time.Hour))
+	young, _ := store(now.Add(-time.Minute))
+	var outs [2][]string
+	for i := range outs {
+		m, err := RunUnit(ctx, oldURL, i, WorkerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range m.Jobs[0].Outputs {
+			outs[i] = append(outs[i], o.Key)
+		}
+	}
+	// The dead coordinator committed unit 0's outputs (as a blind append
+	// here: only the log's reference matters to the sweep).
+	var lines []string
+	for _, k := range outs[0] {
+		lines = append(lines, tabletest.AddLine(t, &delta.Add{Path: k, Size: 1, DataChange: true}))
+	}
+	tabletest.PutCommit(t, tbl, 1, lines)
+
+	n, err := SweepPlans(ctx, tbl, now.Add(-DefaultStaleAfter), nil)
+	if err != nil || n != 1 {
+		t.Fatalf("SweepPlans = %d, %v; want 1 plan", n, err)
+	}
+	keys := tabletest.Keys(t, tbl)
+	for _, k := range outs[0] {
+		if !slices.Contains(keys, k) {
+			t.Errorf("committed output %s was deleted", k)
+		}
+	}
+	for _, k := range outs[1] {
+		if slices.Contains(keys, k) {
+			t.Errorf("uncommitted output %s of the stale plan is still there", k)
+		}
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, PlanDir(old.ID)) {
+			t.Errorf("stale plan object %s is still there", k)
+		}
+	}
+	if !slices.Contains(keys, planKey(young.ID)) {
+		t.Errorf("the young plan %s was swept", young.ID)
+	}
+}
