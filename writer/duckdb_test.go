@@ -102,66 +102,72 @@ func TestOutputsAgreeWithDuckDB(t *testing.T) {
 	duck := duckCheck(t, files)
 	for i, w := range all {
 		t.Run(w.table+"/"+filepath.Base(w.out.Key), func(t *testing.T) {
-			d := duck[files[i]]
-			var st struct {
-				NumRecords int64          `json:"numRecords"`
-				MinValues  map[string]any `json:"minValues"`
-				MaxValues  map[string]any `json:"maxValues"`
-				NullCount  map[string]any `json:"nullCount"`
-			}
-			dec := json.NewDecoder(strings.NewReader(w.out.Add.Stats))
-			dec.UseNumber()
-			if err := dec.Decode(&st); err != nil {
-				t.Fatalf("stats %q: %v", w.out.Add.Stats, err)
-			}
-			if d.Rows != st.NumRecords || d.Rows != w.out.NumRecords {
-				t.Errorf("DuckDB counts %d rows, stats numRecords %d, writer %d", d.Rows, st.NumRecords, w.out.NumRecords)
-			}
-			checkDuckTypes(t, w.snap, d)
-			conf := w.snap.Metadata.Configuration
-			materialized := map[string]bool{
-				conf["delta.rowTracking.materializedRowIdColumnName"]:            conf["delta.enableRowTracking"] == "true",
-				conf["delta.rowTracking.materializedRowCommitVersionColumnName"]: conf["delta.enableRowTracking"] == "true",
-			}
-			_, hasCols := conf["delta.dataSkippingStatsColumns"]
-			_, hasNum := conf["delta.dataSkippingNumIndexedCols"]
-			for li, l := range d.Leaves {
-				nc, ok := lookup(st.NullCount, l.Path)
-				if !ok {
-					// The materialized row tracking columns are not in the
-					// table schema, so they have no stats (as in Spark).
-					if li < 32 && !hasCols && !hasNum && !materialized[l.Path[0]] {
-						t.Errorf("%v: no nullCount in stats, but it is among the first 32 leaves", l.Path)
-					}
-					continue
-				}
-				if n, err := strconv.ParseInt(fmt.Sprint(nc), 10, 64); err != nil || n != l.Nulls {
-					t.Errorf("%v: stats nullCount %v, DuckDB counts %d nulls", l.Path, nc, l.Nulls)
-				}
-				smin, hasMin := lookup(st.MinValues, l.Path)
-				smax, hasMax := lookup(st.MaxValues, l.Path)
-				if l.Min == nil {
-					if hasMin || hasMax {
-						if l.Nulls != d.Rows || (smin != nil || smax != nil) {
-							t.Errorf("%v (%s): stats min/max %v/%v but DuckDB has none", l.Path, l.Type, smin, smax)
-						}
-					}
-					continue
-				}
-				if !hasMin || !hasMax {
-					if minMaxType(l.Type) {
-						t.Errorf("%v (%s): stats have no min/max; DuckDB min %s max %s", l.Path, l.Type, *l.Min, *l.Max)
-					}
-					continue
-				}
-				if err := agree(l.Type, smin, *l.Min, false); err != nil {
-					t.Errorf("%v min: %v", l.Path, err)
-				}
-				if err := agree(l.Type, smax, *l.Max, true); err != nil {
-					t.Errorf("%v max: %v", l.Path, err)
-				}
-			}
+			checkDuckStats(t, w.snap, w.out, duck[files[i]])
 		})
+	}
+}
+
+// checkDuckStats holds an output's Delta statistics to what DuckDB reads
+// from it: row count, null counts, exact or truncated bounds.
+func checkDuckStats(t *testing.T, snap *delta.Snapshot, out Output, d duckFile) {
+	t.Helper()
+	var st struct {
+		NumRecords int64          `json:"numRecords"`
+		MinValues  map[string]any `json:"minValues"`
+		MaxValues  map[string]any `json:"maxValues"`
+		NullCount  map[string]any `json:"nullCount"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out.Add.Stats))
+	dec.UseNumber()
+	if err := dec.Decode(&st); err != nil {
+		t.Fatalf("stats %q: %v", out.Add.Stats, err)
+	}
+	if d.Rows != st.NumRecords || d.Rows != out.NumRecords {
+		t.Errorf("DuckDB counts %d rows, stats numRecords %d, writer %d", d.Rows, st.NumRecords, out.NumRecords)
+	}
+	checkDuckTypes(t, snap, d)
+	conf := snap.Metadata.Configuration
+	materialized := map[string]bool{
+		conf["delta.rowTracking.materializedRowIdColumnName"]:            conf["delta.enableRowTracking"] == "true",
+		conf["delta.rowTracking.materializedRowCommitVersionColumnName"]: conf["delta.enableRowTracking"] == "true",
+	}
+	_, hasCols := conf["delta.dataSkippingStatsColumns"]
+	_, hasNum := conf["delta.dataSkippingNumIndexedCols"]
+	for li, l := range d.Leaves {
+		nc, ok := lookup(st.NullCount, l.Path)
+		if !ok {
+			// The materialized row tracking columns are not in the
+			// table schema, so they have no stats (as in Spark).
+			if li < 32 && !hasCols && !hasNum && !materialized[l.Path[0]] {
+				t.Errorf("%v: no nullCount in stats, but it is among the first 32 leaves", l.Path)
+			}
+			continue
+		}
+		if n, err := strconv.ParseInt(fmt.Sprint(nc), 10, 64); err != nil || n != l.Nulls {
+			t.Errorf("%v: stats nullCount %v, DuckDB counts %d nulls", l.Path, nc, l.Nulls)
+		}
+		smin, hasMin := lookup(st.MinValues, l.Path)
+		smax, hasMax := lookup(st.MaxValues, l.Path)
+		if l.Min == nil {
+			if hasMin || hasMax {
+				if l.Nulls != d.Rows || (smin != nil || smax != nil) {
+					t.Errorf("%v (%s): stats min/max %v/%v but DuckDB has none", l.Path, l.Type, smin, smax)
+				}
+			}
+			continue
+		}
+		if !hasMin || !hasMax {
+			if minMaxType(l.Type) {
+				t.Errorf("%v (%s): stats have no min/max; DuckDB min %s max %s", l.Path, l.Type, *l.Min, *l.Max)
+			}
+			continue
+		}
+		if err := agree(l.Type, smin, *l.Min, false); err != nil {
+			t.Errorf("%v min: %v", l.Path, err)
+		}
+		if err := agree(l.Type, smax, *l.Max, true); err != nil {
+			t.Errorf("%v max: %v", l.Path, err)
+		}
 	}
 }
 

@@ -36,12 +36,24 @@ func duckRows(t *testing.T, deletedCSV string, files []string) []string {
 	return rows
 }
 
+// rowGroupCount is the number of row groups of the parquet files.
+func rowGroupCount(t *testing.T, files []string) int {
+	t.Helper()
+	n := 0
+	for _, f := range files {
+		n += len(testutil.OpenParquet(t, f).RowGroups())
+	}
+	return n
+}
+
 // Sources written by DuckDB in every shape the rewrite meets (schema drift,
 // reordered and alphabetical columns, widened types, deletion vectors) go
 // column by column, and the outputs hold their live rows: read back by the
 // Delta core against each source's scan (checkResult), and by DuckDB
 // against the sources read with union_by_name (and the deleted positions
-// anti-joined).
+// anti-joined); their statistics agree with what DuckDB reads from them.
+// Also with output row groups of one source each, so that several row
+// groups are in the column encoder at once.
 func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 	_, shapes := testutil.DuckScript(t, "shapes.mjs")
 	for _, shape := range gen.Shapes {
@@ -61,42 +73,65 @@ func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			var sources []string
-			var deleted int64
+			var deleted, largest int64
 			for _, f := range snap.Files {
 				sources = append(sources, filepath.Join(dir, f.Path))
 				deleted += f.NumDeleted()
+				largest = max(largest, f.Size)
 			}
 			if (shape == "dv") != (deleted > 0) {
 				t.Fatalf("%d rows deleted by deletion vectors", deleted)
-			}
-			job := &Job{ID: shape, Sources: snap.Files}
-			objs := &attempt.Objects{}
-			res, err := Rewrite(ctx, tbl, snap, job, objs, DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.PackedSources != len(snap.Files) {
-				t.Errorf("%d of %d sources written column by column", res.PackedSources, len(snap.Files))
-			}
-			if n := checkResult(t, tbl, snap, job, res, 0); n != 4*3000-deleted {
-				t.Errorf("wrote %d rows, want %d", n, 4*3000-deleted)
-			}
-			var outputs []string
-			for _, o := range res.Outputs {
-				outputs = append(outputs, filepath.Join(dir, filepath.FromSlash(o.Key)))
 			}
 			csv := ""
 			if shape == "dv" {
 				csv = filepath.Join(dir, gen.DeletedCSV)
 			}
-			want, got := duckRows(t, csv, sources), duckRows(t, "", outputs)
-			if len(want) != len(got) {
-				t.Fatalf("DuckDB reads %d rows from the outputs, %d live rows from the sources", len(got), len(want))
-			}
-			for i := range want {
-				if want[i] != got[i] {
-					t.Fatalf("row %d: DuckDB reads\n%s\nfrom the outputs, from the sources\n%s", i, got[i], want[i])
-				}
+			want := duckRows(t, csv, sources)
+			for _, v := range []struct {
+				name          string
+				rowGroupBytes int64
+				rowGroups     int
+			}{
+				{"one row group", 0, 1},
+				{"a row group per source", 2 * largest, len(snap.Files)},
+			} {
+				t.Run(v.name, func(t *testing.T) {
+					opts := DefaultOptions()
+					if v.rowGroupBytes > 0 {
+						opts.RowGroupBytes = v.rowGroupBytes
+					}
+					job := &Job{ID: shape, Sources: snap.Files}
+					res, err := Rewrite(ctx, tbl, snap, job, &attempt.Objects{}, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.PackedSources != len(snap.Files) {
+						t.Errorf("%d of %d sources written column by column", res.PackedSources, len(snap.Files))
+					}
+					if n := checkResult(t, tbl, snap, job, res, 0); n != 4*3000-deleted {
+						t.Errorf("wrote %d rows, want %d", n, 4*3000-deleted)
+					}
+					var outputs []string
+					for _, o := range res.Outputs {
+						outputs = append(outputs, filepath.Join(dir, filepath.FromSlash(o.Key)))
+					}
+					if rgs := rowGroupCount(t, outputs); rgs != v.rowGroups {
+						t.Errorf("outputs have %d row groups, want %d", rgs, v.rowGroups)
+					}
+					got := duckRows(t, "", outputs)
+					if len(want) != len(got) {
+						t.Fatalf("DuckDB reads %d rows from the outputs, %d live rows from the sources", len(got), len(want))
+					}
+					for i := range want {
+						if want[i] != got[i] {
+							t.Fatalf("row %d: DuckDB reads\n%s\nfrom the outputs, from the sources\n%s", i, got[i], want[i])
+						}
+					}
+					duck := duckCheck(t, outputs)
+					for i, o := range res.Outputs {
+						checkDuckStats(t, snap, o, duck[outputs[i]])
+					}
+				})
 			}
 		})
 	}
