@@ -159,7 +159,9 @@ func (c *StatsCollector) ObserveRows(rows []parquet.Row) {
 // of that schema).
 func (c *StatsCollector) Observe(row parquet.Row) {
 	c.numRecords++
-	c.ObserveValues(row)
+	for i := range row {
+		c.observe(&row[i])
+	}
 }
 
 // AddRecords counts n records whose values are observed column by column
@@ -171,9 +173,80 @@ func (c *StatsCollector) AddRecords(n int64) { c.numRecords += n }
 // records: the values of n rows observed in any order, plus AddRecords(n),
 // give the statistics of Observe on those rows.
 func (c *StatsCollector) ObserveValues(vals []parquet.Value) {
-	for i := range vals {
-		c.observe(&vals[i])
+	for len(vals) > 0 {
+		vals = vals[c.observeRun(vals):]
 	}
+}
+
+// observeRun folds the leading values of vals that are of one column (a
+// batch of ReadColumn is all of one) with the column's leaf looked up once,
+// integers and strings in loops of their own, and returns how many it
+// folded (at least one).
+func (c *StatsCollector) observeRun(vals []parquet.Value) int {
+	col := vals[0].Column()
+	n := 1
+	for n < len(vals) && vals[n].Column() == col {
+		n++
+	}
+	run := vals[:n]
+	if col < 0 || col >= len(c.slots) || c.slots[col] < 0 {
+		return n
+	}
+	l := &c.leaves[c.slots[col]]
+	switch {
+	case l.repeated:
+		for i := range run {
+			c.observe(&run[i])
+		}
+	case l.cat == catInt, l.cat == catDate, l.cat == catTimestamp, l.cat == catTimestampNTZ, l.cat == catDecimal && !l.decBytes:
+		c.observeInts(l, run)
+	case l.cat == catString:
+		for i := range run {
+			if v := &run[i]; v.IsNull() {
+				l.nulls++
+			} else {
+				l.widenBytes(v.ByteArray(), bytes.Compare)
+			}
+		}
+	default:
+		for i := range run {
+			c.observe(&run[i])
+		}
+	}
+	return n
+}
+
+// observeInts folds values of a non-repeated integer leaf, INT32 and INT64
+// ones in registers; any other kind (INT96) goes through observe.
+func (c *StatsCollector) observeInts(l *leafStats, run []parquet.Value) {
+	seen, lo, hi := l.seen, l.minI, l.maxI
+	for i := range run {
+		v := &run[i]
+		var x int64
+		switch {
+		case v.IsNull():
+			l.nulls++
+			continue
+		case v.Kind() == parquet.Int64:
+			x = v.Int64()
+		case v.Kind() == parquet.Int32:
+			x = int64(v.Int32())
+		default:
+			l.seen, l.minI, l.maxI = seen, lo, hi
+			c.observe(v)
+			seen, lo, hi = l.seen, l.minI, l.maxI
+			continue
+		}
+		switch {
+		case !seen:
+			lo, hi, seen = x, x, true
+		case x < lo:
+			lo = x
+		case x > hi:
+			hi = x
+		}
+	}
+	l.seen, l.minI, l.maxI = seen, lo, hi
 }
 
 // ObserveRowGroup observes every row of rg column by column: only the

@@ -216,3 +216,104 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
 		t.Fatalf("\n got %s\nwant %s", got, want)
 	}
 }
+
+// statsColumnFixture is a collector for statsRow rows and n rows of every
+// shape statsRow has: nulls, negative and positive integers, long strings,
+// repeated tags.
+func statsColumnFixture(tb testing.TB, n int) (*StatsCollector, *parquet.Schema, []parquet.Row) {
+	c, pq, err := statsTestCollector(tb, "part", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src := statsTestRows()
+	rows := make([]parquet.Row, 0, n)
+	for i := range n {
+		r := src[i%len(src)]
+		if r.ID != nil {
+			r.ID = statsPtr(int64((i*7919)%1000 - 500))
+		}
+		if r.Name != nil && i%5 == 0 {
+			r.Name = statsPtr(strings.Repeat(string(rune('a'+i%26)), 1+i%45))
+		}
+		rows = append(rows, pq.Deconstruct(nil, &r))
+	}
+	return c, pq, rows
+}
+
+// Observing a file's values column by column (as ReadColumn hands them
+// over, and in batches mixing columns) gives the statistics observing its
+// rows gives.
+func TestStatsObserveValuesByColumnEqualsByRow(t *testing.T) {
+	byRow, pq, rows := statsColumnFixture(t, 500)
+	byRow.ObserveRows(rows)
+	want, err := byRow.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := columnsOfRows(rows, len(pq.Columns()))
+	var mixed []parquet.Value
+	for i := range rows[0] {
+		mixed = append(mixed, rows[0][i], rows[1][len(rows[1])-1-i%len(rows[1])])
+	}
+	tests := []struct {
+		name    string
+		batches [][]parquet.Value
+		records int64
+	}{
+		{name: "whole columns", batches: cols, records: int64(len(rows))},
+		{name: "batches of 7 values", batches: slicesOf(cols, 7), records: int64(len(rows))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, err := statsTestCollector(t, "part", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range tt.batches {
+				c.ObserveValues(b)
+			}
+			c.AddRecords(tt.records)
+			if got, err := c.Finish(); err != nil || got != want {
+				t.Fatalf("by column: %s (%v)\nby row:    %s", got, err, want)
+			}
+		})
+	}
+	// A batch that mixes columns: value for value what Observe folds.
+	a, _, _ := statsTestCollector(t, "part", nil)
+	b, _, _ := statsTestCollector(t, "part", nil)
+	a.ObserveValues(mixed)
+	for i := range mixed {
+		b.ObserveValues(mixed[i : i+1])
+	}
+	ga, _ := a.Finish()
+	gb, _ := b.Finish()
+	if ga != gb {
+		t.Fatalf("mixed batch: %s\nvalue by value: %s", ga, gb)
+	}
+}
+
+// slicesOf cuts each column into batches of n values.
+func slicesOf(cols [][]parquet.Value, n int) [][]parquet.Value {
+	var out [][]parquet.Value
+	for _, c := range cols {
+		for len(c) > 0 {
+			k := min(n, len(c))
+			out = append(out, c[:k])
+			c = c[k:]
+		}
+	}
+	return out
+}
+
+func BenchmarkStatsCollectorObserveColumns(b *testing.B) {
+	c, pq, rows := statsColumnFixture(b, 2048)
+	cols := columnsOfRows(rows, len(pq.Columns()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, col := range cols {
+			c.ObserveValues(col)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+}
