@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -151,4 +156,35 @@ func liveKey(t *testing.T, snap *delta.Snapshot, key string) bool {
 		}
 	}
 	return false
+}
+
+// The commit flags of compact reach the run, the JSON result lists the
+// batches, and bad values are usage errors.
+func TestCompactCommitsInBatchesWithTheFlags(t *testing.T) {
+	ctx := context.Background()
+	tbl, all := tabletest.NewDayPairsTable(t, 5)
+	var stdout, stderr bytes.Buffer
+	code := mainExit(ctx, []string{"compact", tbl.URL, "--strategy", "binpack", "--commit-every-jobs", "2", "--commit-interval", "1h", "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	var out struct {
+		Status            string  `json:"status"`
+		Commits           int     `json:"commits"`
+		CommittedVersions []int64 `json:"committedVersions"`
+		JobsCommitted     int     `json:"jobsCommitted"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	if out.Status != "committed" || out.Commits != 3 || !slices.Equal(out.CommittedVersions, []int64{1, 2, 3}) || out.JobsCommitted != 5 {
+		t.Fatalf("result %+v, want 5 jobs in 3 commits (2, 2, 1)", out)
+	}
+	tabletest.WantIDs(t, tbl, all)
+	for _, args := range [][]string{{"--commit-every-jobs", "-1"}, {"--commit-interval", "soon"}} {
+		stderr.Reset()
+		if code := mainExit(ctx, append([]string{"compact", tbl.URL}, args...), io.Discard, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage); stderr:\n%s", args, code, stderr.String())
+		}
+	}
 }
