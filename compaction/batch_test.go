@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -134,10 +135,13 @@ func (g gatedExecutor) Execute(ctx context.Context, w Work, done func(Finished))
 		}
 		f.Index = i
 		done(f)
+		deadline := time.After(time.Minute)
 		for tabletest.Latest(g.t, g.tbl).Version == v {
 			select {
 			case <-ctx.Done():
 				return nil
+			case <-deadline:
+				return fmt.Errorf("job %d was not committed within a minute of finishing", i)
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
