@@ -78,8 +78,10 @@ type Add struct {
 	ClusteringProvider      *string            `json:"clusteringProvider,omitempty"`
 	Extra                   Extra              `json:"-"`
 
-	// ParsedStats caches the parsed statistics (from Stats or from a
-	// checkpoint's stats_parsed); nil when the file has none. Not serialized.
+	// ParsedStats are statistics the action carries already parsed: a
+	// checkpoint's stats_parsed when it has no stats string, or an Add
+	// built in memory. Snapshot loading does not fill it from Stats (read
+	// statistics with NumRecords or FullStats). Not serialized.
 	ParsedStats *Stats `json:"-"`
 }
 

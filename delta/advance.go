@@ -81,7 +81,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		props:     snap.props,
 	}
 	next.Files, next.Tombstones = r.sorted()
-	if err := parseAllStats(next.Files); err != nil {
+	if err := checkAllStats(next.Files); err != nil {
 		return nil, false, fmt.Errorf("table %s: version %d: %w", t.URL, version, err)
 	}
 	return next, true, nil

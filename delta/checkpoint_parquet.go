@@ -118,6 +118,38 @@ type rowView struct {
 	// strs interns short map keys and values (partition values, tag
 	// names), which repeat across the many files of a checkpoint.
 	strs map[string]string
+	// pvMaps and tagMaps intern whole partitionValues and tags maps by
+	// their encoded entries (entryKey): a checkpoint's files share a few
+	// partitions and often their tags, and a small map costs a few hundred
+	// bytes. Snapshot files are read-only, so sharing is safe.
+	pvMaps  map[string]map[string]*string
+	tagMaps map[string]map[string]string
+	key     []byte
+}
+
+// maxInternedMaps bounds each map cache of a rowView (one chunk of rows);
+// maps past it are built per row.
+const maxInternedMaps = 1 << 12
+
+// entryKey encodes a map's entries (in row order, a null value apart from
+// an empty one) into r.key: equal keys build equal maps.
+func (r *rowView) entryKey(n *pqNode, keys, vals []parquet.Value) []byte {
+	b := r.key[:0]
+	for i, k := range keys {
+		kb := k.ByteArray()
+		b = binary.AppendUvarint(b, uint64(len(kb)))
+		b = append(b, kb...)
+		if vals[i].DefinitionLevel() < n.elem.def {
+			b = append(b, 0)
+			continue
+		}
+		vb := vals[i].ByteArray()
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(vb)))
+		b = append(b, vb...)
+	}
+	r.key = b
+	return b
 }
 
 // intern returns b as a string, shared with earlier equal short strings.
@@ -743,8 +775,33 @@ func (r *rowView) bool(n *pqNode) (*bool, error) {
 	return &b, nil
 }
 
-// stringMap reads a MAP<string,string> column; nil when null.
+// stringMap reads a MAP<string,string> column; nil when null. Equal maps
+// of one chunk are one map.
 func (r *rowView) stringMap(n *pqNode) (map[string]*string, error) {
+	return internedMap(r, n, &r.pvMaps, func(m map[string]*string, k string, v []byte, null bool) {
+		if null {
+			m[k] = nil
+			return
+		}
+		s := r.intern(v)
+		m[k] = &s
+	})
+}
+
+// tagMap reads a tags MAP<string,string> column (null values dropped);
+// nil when null. Equal maps of one chunk are one map.
+func (r *rowView) tagMap(n *pqNode) (map[string]string, error) {
+	return internedMap(r, n, &r.tagMaps, func(m map[string]string, k string, v []byte, null bool) {
+		if !null {
+			m[k] = r.intern(v)
+		}
+	})
+}
+
+// internedMap reads a MAP<string,string> column into a map that put fills
+// entry by entry, or returns the map of an earlier row of this chunk with
+// the same entries (cache); nil when null.
+func internedMap[V any](r *rowView, n *pqNode, cache *map[string]map[string]V, put func(m map[string]V, k string, v []byte, null bool)) (map[string]V, error) {
 	if n == nil || !n.isMap {
 		if n != nil {
 			return nil, fmt.Errorf("%s: want a map column", n.name)
@@ -755,15 +812,19 @@ func (r *rowView) stringMap(n *pqNode) (map[string]*string, error) {
 	if err != nil || null {
 		return nil, err
 	}
-	out := make(map[string]*string, len(keys))
+	id := r.entryKey(n, keys, vals)
+	if m, ok := (*cache)[string(id)]; ok {
+		return m, nil
+	}
+	out := make(map[string]V, len(keys))
 	for i, k := range keys {
-		key := r.intern(k.ByteArray())
-		if vals[i].DefinitionLevel() < n.elem.def {
-			out[key] = nil
-			continue
+		put(out, r.intern(k.ByteArray()), vals[i].ByteArray(), vals[i].DefinitionLevel() < n.elem.def)
+	}
+	if len(*cache) < maxInternedMaps {
+		if *cache == nil {
+			*cache = map[string]map[string]V{}
 		}
-		s := r.intern(vals[i].ByteArray())
-		out[key] = &s
+		(*cache)[string(id)] = out
 	}
 	return out, nil
 }
@@ -796,17 +857,8 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 	if f.stats, _, err = rv.str(fn.stats); err != nil {
 		return f, err
 	}
-	tags, err := rv.stringMap(fn.tags)
-	if err != nil {
+	if f.tags, err = rv.tagMap(fn.tags); err != nil {
 		return f, err
-	}
-	if tags != nil {
-		f.tags = make(map[string]string, len(tags))
-		for k, v := range tags {
-			if v != nil {
-				f.tags[k] = *v
-			}
-		}
 	}
 	if fn.dv != nil && rv.present(fn.dv) {
 		if f.dv, err = fn.readDV(rv); err != nil {

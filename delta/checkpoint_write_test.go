@@ -274,7 +274,11 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 					t.Fatal(err)
 				}
 			}
-			gl, wl := statsLeaves(statsTree, g.ParsedStats), statsLeaves(statsTree, wst)
+			gst, err := g.FullStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gl, wl := statsLeaves(statsTree, gst), statsLeaves(statsTree, wst)
 			if len(wl) == 0 || !reflect.DeepEqual(gl, wl) {
 				t.Errorf("%s: stats_parsed leaves\n got %v\nwant %v", g.Path, gl, wl)
 			}

@@ -311,11 +311,16 @@ func compareSnapshots(t *testing.T, got, want *Snapshot) {
 		if gok != wok || gn != wn {
 			t.Errorf("%s: live rows %d/%v vs %d/%v", g.Path, gn, gok, wn, wok)
 		}
-		if g.ParsedStats != nil && w.ParsedStats != nil {
+		gst, gerr := g.FullStats()
+		wst, werr := w.FullStats()
+		if gerr != nil || werr != nil {
+			t.Fatalf("%s: stats do not parse: %v, %v", g.Path, gerr, werr)
+		}
+		if gst != nil && wst != nil {
 			for _, pair := range [][2]map[string]any{
-				{g.ParsedStats.MinValues, w.ParsedStats.MinValues},
-				{g.ParsedStats.MaxValues, w.ParsedStats.MaxValues},
-				{g.ParsedStats.NullCount, w.ParsedStats.NullCount},
+				{gst.MinValues, wst.MinValues},
+				{gst.MaxValues, wst.MaxValues},
+				{gst.NullCount, wst.NullCount},
 			} {
 				if a, b := normStats(pair[0]), normStats(pair[1]); !reflect.DeepEqual(a, b) {
 					t.Errorf("%s: stats differ:\n%v\n%v", g.Path, a, b)

@@ -178,6 +178,27 @@ func peakHeap(fn func()) uint64 {
 	return stop()
 }
 
+// benchTableDir returns a table written by writeBenchTable: in a temp dir,
+// or under $COMPACTORD_BENCH_TABLES (kept between runs, so that runs of
+// two builds compare loads of one table without regenerating it).
+func benchTableDir(b *testing.B, nFiles int) string {
+	root := os.Getenv("COMPACTORD_BENCH_TABLES")
+	if root == "" {
+		dir := b.TempDir()
+		writeBenchTable(b, dir, nFiles)
+		return dir
+	}
+	dir := filepath.Join(root, fmt.Sprintf("loadsnapshot-%d", nFiles))
+	if _, err := os.Stat(filepath.Join(dir, "_delta_log", "_last_checkpoint")); err == nil {
+		return dir
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	writeBenchTable(b, dir, nFiles)
+	return dir
+}
+
 // BenchmarkLoadSnapshot loads a checkpointed table of 100k and of 1M
 // files (plus 100 JSON commits), reporting the peak heap while loading and
 // the process CPU time per load.
@@ -188,8 +209,7 @@ func BenchmarkLoadSnapshot(b *testing.B) {
 	}{{"checkpoint100k+100commits", 100_000}, {"checkpoint1M+100commits", 1_000_000}} {
 		b.Run(size.name, func(b *testing.B) {
 			nFiles := size.nFiles
-			dir := b.TempDir()
-			writeBenchTable(b, dir, nFiles)
+			dir := benchTableDir(b, nFiles)
 			tbl := openDir(b, dir)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -231,9 +251,36 @@ func TestBenchTableLoads(t *testing.T) {
 		t.Fatalf("%d files at version %d", len(snap.Files), snap.Version)
 	}
 	dvs := 0
+	// Files of one partition read from one checkpoint chunk share their
+	// partitionValues and tags maps (a small map costs hundreds of bytes).
+	pvMaps, tagMaps := map[uintptr]string{}, map[uintptr]bool{}
 	for _, f := range snap.Files {
-		if f.ParsedStats == nil || f.ParsedStats.NumRecords == nil || f.PartitionValues["day"] == nil {
+		day := *f.PartitionValues["day"]
+		if len(f.PartitionValues) != 1 {
+			t.Fatalf("%s: partition values %v", f.Path, f.PartitionValues)
+		}
+		if d, ok := pvMaps[reflect.ValueOf(f.PartitionValues).Pointer()]; ok && d != day {
+			t.Fatalf("%s: shares its partition values with a file of day %s", f.Path, d)
+		}
+		pvMaps[reflect.ValueOf(f.PartitionValues).Pointer()] = day
+		if f.Tags != nil {
+			tagMaps[reflect.ValueOf(f.Tags).Pointer()] = true
+		}
+	}
+	// 28 days of checkpoint files and one of JSON adds (1000 maps).
+	if len(pvMaps) > 29+1000 || len(tagMaps) > 1 {
+		t.Fatalf("%d partitionValues maps and %d tags maps for %d files", len(pvMaps), len(tagMaps), len(snap.Files))
+	}
+	for _, f := range snap.Files {
+		if _, ok, err := f.NumRecords(); err != nil || !ok || f.PartitionValues["day"] == nil {
 			t.Fatalf("%s: stats or partition values missing", f.Path)
+		}
+		// Stats stay a string: parsed maps cost several times as much.
+		if f.ParsedStats != nil {
+			t.Fatalf("%s: snapshot holds parsed stats", f.Path)
+		}
+		if st, err := f.FullStats(); err != nil || st == nil || st.MinValues["id"] == nil {
+			t.Fatalf("%s: FullStats = %+v, %v", f.Path, st, err)
 		}
 		if f.DeletionVector != nil {
 			dvs++

@@ -127,7 +127,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
 	snap.Files, snap.Tombstones = r.sorted()
-	if err := parseAllStats(snap.Files); err != nil {
+	if err := checkAllStats(snap.Files); err != nil {
 		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
 	}
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
@@ -245,9 +245,11 @@ func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
 	return nil
 }
 
-// parseAllStats fills ParsedStats from the JSON stats of every file that
-// has them, on all cores.
-func parseAllStats(files []*Add) error {
+// checkAllStats checks that the JSON stats of every file parse, on all
+// cores, without keeping them parsed: parsed statistics cost several times
+// their string, so consumers parse what they need (Add.NumRecords,
+// Add.FullStats).
+func checkAllStats(files []*Add) error {
 	workers := runtime.GOMAXPROCS(0)
 	chunk := (len(files) + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -264,12 +266,10 @@ func parseAllStats(files []*Add) error {
 				if a.Stats == "" || a.ParsedStats != nil {
 					continue
 				}
-				st, err := ParseStats(a.Stats)
-				if err != nil {
+				if _, _, err := scanStats(a.Stats, true); err != nil {
 					errs[w] = fmt.Errorf("file %s: %w", a.Path, err)
 					return
 				}
-				a.ParsedStats = st
 			}
 		}()
 	}

@@ -95,8 +95,8 @@ func TestStatsFromCheckpointStructs(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range snap.Files {
-				if f.ParsedStats == nil || f.ParsedStats.NumRecords == nil {
-					t.Fatalf("%s: no numRecords", f.Path)
+				if _, ok, err := f.NumRecords(); err != nil || !ok {
+					t.Fatalf("%s: no numRecords (%v)", f.Path, err)
 				}
 			}
 		})

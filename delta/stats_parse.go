@@ -15,7 +15,7 @@ import (
 // empty string or a JSON null yields (nil, nil): missing stats mean
 // "unknown", never "empty".
 //
-// Snapshots parse the stats of every live file, so this is a small
+// Planning and data skipping parse the stats of many files, so this is a small
 // dedicated JSON parser: keys, numbers and escape-free strings share the
 // memory of s instead of being copied.
 func ParseStats(s string) (*Stats, error) {
@@ -24,33 +24,138 @@ func ParseStats(s string) (*Stats, error) {
 	}
 	p := statsParser{s: s}
 	var st Stats
+	null, err := p.object(func(key string) (bool, error) { return false, p.field(&st, key) })
+	if err != nil || null {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// NumRecords returns the file's physical row count from its statistics:
+// ParsedStats when set, else the stats JSON string, scanned for its
+// top-level numRecords without building the rest (snapshots keep stats
+// unparsed). ok is false when the file has no numRecords statistic; err
+// when its stats do not parse.
+func (a *Add) NumRecords() (n int64, ok bool, err error) {
+	if st := a.ParsedStats; st != nil {
+		if st.NumRecords == nil {
+			return 0, false, nil
+		}
+		return *st.NumRecords, true, nil
+	}
+	if a.Stats == "" {
+		return 0, false, nil
+	}
+	if n, ok, err = scanStats(a.Stats, false); err != nil {
+		return 0, false, fmt.Errorf("stats of %s: %w", a.Path, err)
+	}
+	return n, ok, nil
+}
+
+// FullStats returns the file's statistics parsed: ParsedStats when set
+// (stats an action carried already parsed, such as a checkpoint's
+// stats_parsed), else the stats JSON string parsed anew on every call
+// (snapshots do not keep parsed statistics: they cost several times the
+// string). nil, nil when the file has none.
+func (a *Add) FullStats() (*Stats, error) {
+	if a.ParsedStats != nil || a.Stats == "" {
+		return a.ParsedStats, nil
+	}
+	st, err := ParseStats(a.Stats)
+	if err != nil {
+		return nil, fmt.Errorf("stats of %s: %w", a.Path, err)
+	}
+	return st, nil
+}
+
+// LiveRows returns numRecords minus the DV cardinality, and false when the
+// file has no numRecords statistic (or stats that do not parse).
+func (a *Add) LiveRows() (int64, bool) {
+	n, ok, err := a.NumRecords()
+	if err != nil || !ok {
+		return 0, false
+	}
+	return n - a.NumDeleted(), true
+}
+
+// scanStats reads the top-level numRecords of a stats JSON string without
+// building any value. With validate it checks the whole string as
+// ParseStats would (same errors for the same input), else it stops at
+// numRecords.
+func scanStats(s string, validate bool) (n int64, ok bool, err error) {
+	if s == "" {
+		return 0, false, nil
+	}
+	p := statsParser{s: s}
+	_, err = p.object(func(key string) (bool, error) {
+		start := p.i
+		if err := p.skip(0); err != nil {
+			return false, err
+		}
+		raw := p.s[start:p.i]
+		switch {
+		case raw == "null":
+			// null is "absent" for every statistic.
+		case strings.EqualFold(key, "numRecords"):
+			// A repeated key wins, as in ParseStats.
+			if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+				return false, p.fail("numRecords is not a number")
+			}
+			v, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil {
+				return false, p.fail("numRecords: " + err.Error())
+			}
+			n, ok = v, true
+			return !validate, nil
+		case !validate:
+		case strings.EqualFold(key, "tightBounds"):
+			if raw != "true" && raw != "false" {
+				return false, p.fail("tightBounds is not a boolean")
+			}
+		case strings.EqualFold(key, "minValues"), strings.EqualFold(key, "maxValues"), strings.EqualFold(key, "nullCount"):
+			if raw[0] != '{' {
+				return false, p.fail(canonicalStatsKey(key) + " is not an object")
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return n, ok, nil
+}
+
+// object reads the top-level stats object of p.s: a JSON null (null is
+// true) is no statistics; field reads each key's value and may stop the
+// read early (the rest of the string is then not checked).
+func (p *statsParser) object(field func(key string) (stop bool, err error)) (null bool, err error) {
 	p.ws()
-	if strings.HasPrefix(s[p.i:], "null") {
+	if strings.HasPrefix(p.s[p.i:], "null") {
 		// A JSON null is "no statistics", like an absent stats field.
 		p.i += 4
 		p.ws()
 		if p.i != len(p.s) {
-			return nil, p.fail("trailing data after null")
+			return false, p.fail("trailing data after null")
 		}
-		return nil, nil
+		return true, nil
 	}
 	if !p.eat('{') {
-		return nil, p.fail("want an object")
+		return false, p.fail("want an object")
 	}
 	p.ws()
 	if !p.eat('}') {
 		for {
 			key, err := p.str()
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			p.ws()
 			if !p.eat(':') {
-				return nil, p.fail("want ':'")
+				return false, p.fail("want ':'")
 			}
 			p.ws()
-			if err := p.field(&st, key); err != nil {
-				return nil, err
+			if stop, err := field(key); err != nil || stop {
+				return false, err
 			}
 			p.ws()
 			if p.eat(',') {
@@ -60,43 +165,14 @@ func ParseStats(s string) (*Stats, error) {
 			if p.eat('}') {
 				break
 			}
-			return nil, p.fail("want ',' or '}'")
+			return false, p.fail("want ',' or '}'")
 		}
 	}
 	p.ws()
 	if p.i != len(p.s) {
-		return nil, p.fail("trailing data after the stats object")
+		return false, p.fail("trailing data after the stats object")
 	}
-	return &st, nil
-}
-
-// NumRecords returns the file's physical row count from its statistics:
-// ParsedStats when set (snapshot files), else the stats JSON string
-// (actions read straight from a commit). ok is false when the file has no
-// numRecords statistic; err when its stats do not parse.
-func (a *Add) NumRecords() (n int64, ok bool, err error) {
-	st := a.ParsedStats
-	if st == nil {
-		if a.Stats == "" {
-			return 0, false, nil
-		}
-		if st, err = ParseStats(a.Stats); err != nil {
-			return 0, false, fmt.Errorf("stats of %s: %w", a.Path, err)
-		}
-	}
-	if st == nil || st.NumRecords == nil {
-		return 0, false, nil
-	}
-	return *st.NumRecords, true, nil
-}
-
-// LiveRows returns numRecords minus the DV cardinality, and false when the
-// file has no numRecords statistic.
-func (a *Add) LiveRows() (int64, bool) {
-	if a.ParsedStats == nil || a.ParsedStats.NumRecords == nil {
-		return 0, false
-	}
-	return *a.ParsedStats.NumRecords - a.NumDeleted(), true
+	return false, nil
 }
 
 type statsParser struct {
@@ -128,13 +204,7 @@ func (p *statsParser) eat(c byte) bool {
 }
 
 func (p *statsParser) field(st *Stats, key string) error {
-	// Field names match case-insensitively, as with encoding/json.
-	for _, k := range [...]string{"numRecords", "tightBounds", "minValues", "maxValues", "nullCount"} {
-		if key != k && strings.EqualFold(key, k) {
-			key = k
-		}
-	}
-	switch key {
+	switch key = canonicalStatsKey(key); key {
 	case "numRecords":
 		v, err := p.value(0)
 		if err != nil {
@@ -202,6 +272,117 @@ func (p *statsParser) field(st *Stats, key string) error {
 }
 
 const maxStatsDepth = 64
+
+// canonicalStatsKey maps a stats field name to its canonical spelling
+// (field names match case-insensitively, as with encoding/json).
+func canonicalStatsKey(key string) string {
+	for _, k := range [...]string{"numRecords", "tightBounds", "minValues", "maxValues", "nullCount"} {
+		if key != k && strings.EqualFold(key, k) {
+			return k
+		}
+	}
+	return key
+}
+
+// skip checks one JSON value as value would parse it, building nothing.
+func (p *statsParser) skip(depth int) error {
+	if depth > maxStatsDepth {
+		return p.fail("nesting too deep")
+	}
+	if p.i >= len(p.s) {
+		return p.fail("unexpected end")
+	}
+	switch c := p.s[p.i]; {
+	case c == '{', c == '[':
+		end, obj := byte(']'), c == '{'
+		if obj {
+			end = '}'
+		}
+		p.i++
+		p.ws()
+		if p.eat(end) {
+			return nil
+		}
+		for {
+			p.ws()
+			if obj {
+				if err := p.skipStr(); err != nil {
+					return err
+				}
+				p.ws()
+				if !p.eat(':') {
+					return p.fail("want ':'")
+				}
+				p.ws()
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if p.eat(end) {
+				return nil
+			}
+			return p.fail(fmt.Sprintf("want ',' or '%c'", end))
+		}
+	case c == '"':
+		return p.skipStr()
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := p.number()
+		return err
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if strings.HasPrefix(p.s[p.i:], lit) {
+				p.i += len(lit)
+				return nil
+			}
+		}
+		return p.fail(fmt.Sprintf("unexpected character %q", c))
+	}
+}
+
+// skipStr checks a JSON string as str would read it, building nothing
+// (escapes are checked as encoding/json reads them).
+func (p *statsParser) skipStr() error {
+	if !p.eat('"') {
+		return p.fail("want a string")
+	}
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return nil
+		case c == '\\':
+			if p.i+1 >= len(p.s) {
+				return errors.New("parse stats: unterminated string")
+			}
+			switch p.s[p.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i += 2
+			case 'u':
+				if p.i+6 > len(p.s) {
+					return errors.New("parse stats: unterminated string")
+				}
+				for _, h := range []byte(p.s[p.i+2 : p.i+6]) {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return p.fail("invalid escape in string")
+					}
+				}
+				p.i += 6
+			default:
+				return p.fail("invalid escape in string")
+			}
+			continue
+		case c < 0x20:
+			return p.fail("control character in string")
+		}
+		p.i++
+	}
+	return p.fail("unterminated string")
+}
 
 // value parses any JSON value: objects as map[string]any, arrays as
 // []any, numbers as json.Number, strings, booleans and nil.

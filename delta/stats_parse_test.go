@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -75,4 +76,52 @@ func FuzzParseStats(f *testing.F) {
 			t.Fatalf("ParseStats(%q) = %+v, want %+v", s, got, want)
 		}
 	})
+}
+
+// checkScanAgrees fails when the allocation-free scan snapshot loading
+// validates stats with disagrees with ParseStats on s: the same inputs
+// fail, and the same numRecords is read (also by the early-stopping scan
+// NumRecords uses, for stats without a repeated numRecords key).
+func checkScanAgrees(t *testing.T, s string) {
+	t.Helper()
+	st, err := ParseStats(s)
+	n, ok, serr := scanStats(s, true)
+	if (err == nil) != (serr == nil) {
+		t.Fatalf("scanStats(%q) err=%v, ParseStats err=%v", s, serr, err)
+	}
+	if err != nil {
+		return
+	}
+	wantOK := st != nil && st.NumRecords != nil
+	if ok != wantOK || (ok && n != *st.NumRecords) {
+		t.Fatalf("scanStats(%q) = %d, %v; ParseStats numRecords = %+v", s, n, ok, st)
+	}
+	if a := (&Add{Path: "f", Stats: s}); strings.Count(strings.ToLower(s), "numrecords") <= 1 {
+		got, gotOK, err := a.NumRecords()
+		if err != nil || gotOK != wantOK || (gotOK && got != n) {
+			t.Fatalf("NumRecords of %q = %d, %v, %v; want %d, %v", s, got, gotOK, err, n, wantOK)
+		}
+	}
+}
+
+func TestScanStatsAgreesWithParseStats(t *testing.T) {
+	for _, s := range []string{
+		`{"numRecords":10,"minValues":{"value":0},"maxValues":{"value":9},"nullCount":{"value":0},"tightBounds":false}`,
+		`{"minValues":{"a":-1.5e3,"s":{"x":"t\u00e9\"q\\"}},"nullCount":{"a":0,"arr":2},"NUMRECORDS":3}`,
+		` { "numRecords" : 0 , "unknownStat" : [1, {"a": null}], "tightBounds" : true } `,
+		`{"numRecords":null,"minValues":null}`, `{"numRecords":4,"numRecords":null}`, `{}`, `null`, ` null `,
+		`{`, `{"numRecords":}`, `{"numRecords":1.5}`, `{"numRecords":"1"}`, `{"numRecords":[1]}`, `{"minValues":[1]}`,
+		`{"maxValues":"x"}`, `{"nullCount":3}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":"x}`, `{"a":1}x`, `[1]`,
+		`{"a":tru}`, `{"tightBounds":1}`, "{\"a\":\"\x01\"}", `{"a" 1}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`,
+		`{"numRecords":99999999999999999999}`, `{"a":{"b":[1,2,{"c":"\n"}]},"numRecords":-2}`, `{"a":[}`, `{"a":[1,]}`,
+		"{\"s\":\"\xff\"}", `{"numRecords":1 2}`, `nul`,
+	} {
+		checkScanAgrees(t, s)
+	}
+}
+
+func FuzzScanStats(f *testing.F) {
+	f.Add(`{"numRecords":10,"minValues":{"value":0,"s":"a\"b"},"maxValues":{"value":9},"nullCount":{"value":0},"tightBounds":false}`)
+	f.Add(`{"tightBounds":true,"numRecords":1,"minValues":{"d":1.5E-7,"n":{"x":[true,null]}}}`)
+	f.Fuzz(checkScanAgrees)
 }

@@ -175,8 +175,8 @@ func TestPlanInvariantsHoldOnRandomTables(t *testing.T) {
 				if len(j.Sources) == 1 {
 					src := j.Sources[0]
 					recs := int64(-1)
-					if src.ParsedStats != nil && src.ParsedStats.NumRecords != nil {
-						recs = *src.ParsedStats.NumRecords
+					if n, ok, err := src.NumRecords(); err == nil && ok {
+						recs = n
 					}
 					if src.NumDeleted() == 0 || (recs > 0 && float64(src.NumDeleted())/float64(recs) <= s.maxDeletedRatio) {
 						t.Fatalf("%s: single-file job %s is not a DV purge", name, j.ID)

@@ -23,7 +23,7 @@ func measureColumn(cands []*fileInfo, c column) ([]rankedRange, ColumnRange) {
 	var values []statValue
 	kind := valueKind(-1)
 	for i, f := range cands {
-		lo, hi, ok := fileRange(f.add, c)
+		lo, hi, ok := fileRange(f, c)
 		if ok && kind == -1 {
 			kind = lo.kind
 		}

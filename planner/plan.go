@@ -319,6 +319,21 @@ type fileInfo struct {
 	provider  string
 	clustered bool
 	skip      SkipCode // why the plan left the file alone ("" when it did not)
+
+	// stats are the file's statistics parsed on first use (fullStats):
+	// only clustering reads min/max, and snapshots keep stats unparsed.
+	stats     *delta.Stats
+	statsRead bool
+}
+
+// fullStats returns the file's parsed statistics, parsing them once per
+// plan; nil when it has none (or stats that do not parse: no bounds).
+func (f *fileInfo) fullStats() *delta.Stats {
+	if !f.statsRead {
+		f.stats, _ = f.add.FullStats()
+		f.statsRead = true
+	}
+	return f.stats
 }
 
 type skipAcc struct {
@@ -454,8 +469,8 @@ func (st *state) classify() {
 		}
 		f := &fileInfo{add: a, partKey: partitionKey(st.partKeys, a.PartitionValues), records: -1}
 		f.deleted = a.NumDeleted()
-		if a.ParsedStats != nil && a.ParsedStats.NumRecords != nil {
-			f.records = *a.ParsedStats.NumRecords
+		if n, ok, err := a.NumRecords(); err == nil && ok {
+			f.records = n
 		}
 		f.logical = a.Size
 		if f.records > 0 && f.deleted > 0 {

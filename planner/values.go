@@ -168,8 +168,8 @@ func statAt(m map[string]any, path []string) (any, bool) {
 
 // fileRange returns a file's (min, max) for a column, when its stats have
 // both, of one kind, with min <= max.
-func fileRange(a *delta.Add, c column) (lo, hi statValue, ok bool) {
-	s := a.ParsedStats
+func fileRange(f *fileInfo, c column) (lo, hi statValue, ok bool) {
+	s := f.fullStats()
 	if s == nil {
 		return lo, hi, false
 	}

@@ -167,7 +167,7 @@ func (st *state) columnSpans(part []*fileInfo) columnSpans {
 	for i, c := range st.cols {
 		cs.ranges[i] = make([]span, len(part))
 		for k, f := range part {
-			lo, hi, ok := fileRange(f.add, c)
+			lo, hi, ok := fileRange(f, c)
 			cs.ranges[i][k] = span{ok, lo, hi}
 		}
 	}

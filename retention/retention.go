@@ -372,8 +372,12 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			}
 			continue
 		}
-		stats := predicate.DeltaStats{Stats: f.ParsedStats}
-		may, err := predicate.MayMatch(tgt.pred, stats)
+		st, err := f.FullStats()
+		stats := predicate.DeltaStats{Stats: st}
+		may := true
+		if err == nil {
+			may, err = predicate.MayMatch(tgt.pred, stats)
+		}
 		if err != nil {
 			opts.Logger.Warn("cannot evaluate stats; scanning the file", "table", t.URL, "file", f.Path, "error", err)
 			may = true

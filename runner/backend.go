@@ -465,12 +465,8 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (sch
 		if clustered && f.ClusteringProvider == nil {
 			b.UnclusteredBytes += f.Size
 		}
-		st := f.ParsedStats
-		if st == nil && f.Stats != "" {
-			st, _ = delta.ParseStats(f.Stats)
-		}
-		if st != nil && st.NumRecords != nil {
-			rows += *st.NumRecords
+		if n, ok, err := f.NumRecords(); err == nil && ok {
+			rows += n
 			deleted += f.NumDeleted()
 		}
 	}

@@ -315,9 +315,9 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 		if f.DeletionVector != nil {
 			rep.FilesWithDVs++
 		}
-		if live, ok := f.LiveRows(); ok {
-			rep.NumRecords += live
-			rep.NumPhysicalRecords += *f.ParsedStats.NumRecords
+		if n, ok, err := f.NumRecords(); err == nil && ok {
+			rep.NumRecords += n - f.NumDeleted()
+			rep.NumPhysicalRecords += n
 			rep.NumDeletedRows += f.NumDeleted()
 		} else {
 			rep.FilesWithoutStats++
