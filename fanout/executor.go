@@ -486,3 +486,36 @@ func logKey(p string) string {
 }
 
 func isNotFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
+
+// BySize is the executor a policy's executor block makes: a plan whose jobs
+// read at least MinBytes (their summed source bytes) runs on Remote, a
+// smaller one on Local (nil: compaction.Local), so that only the big runs
+// pay for workers.
+type BySize struct {
+	// MinBytes is the least a plan must read to be fanned out.
+	MinBytes int64
+	// Remote runs the big plans (an Executor).
+	Remote compaction.Executor
+	// Local runs the rest (nil: compaction.Local).
+	Local compaction.Executor
+}
+
+var _ compaction.Executor = BySize{}
+
+// Execute implements compaction.Executor.
+func (b BySize) Execute(ctx context.Context, w compaction.Work, done func(compaction.Finished)) error {
+	var bytes int64
+	for _, j := range w.Jobs {
+		for _, s := range j.Sources {
+			bytes += s.Size
+		}
+	}
+	if bytes >= b.MinBytes && b.Remote != nil {
+		return b.Remote.Execute(ctx, w, done)
+	}
+	local := b.Local
+	if local == nil {
+		local = compaction.Local{}
+	}
+	return local.Execute(ctx, w, done)
+}

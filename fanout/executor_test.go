@@ -122,3 +122,42 @@ func TestSweepPlansDeletesStalePlansAndKeepsCommittedOutputs(t *testing.T) {
 		t.Errorf("the young plan %s was swept", young.ID)
 	}
 }
+
+// counting is inProcess, counting its launches.
+type counting struct {
+	inProcess
+	launches *int
+}
+
+func (c counting) Launch(ctx context.Context, spec LaunchSpec, report func(UnitStatus)) error {
+	*c.launches++
+	return c.inProcess.Launch(ctx, spec, report)
+}
+
+func TestBySizeFansOutOnlyPlansThatReadEnough(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		minBytes func(planned int64) int64
+		launches int
+	}{
+		{"a plan reading the threshold fans out", func(n int64) int64 { return n }, 1},
+		{"a plan reading less runs here", func(n int64) int64 { return n + 1 }, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tbl, pl, _ := planned(t, 4, 10)
+			var bytes int64
+			for _, j := range pl.Jobs {
+				bytes += j.SourceBytes
+			}
+			n := 0
+			ex := BySize{MinBytes: tt.minBytes(bytes), Remote: &Executor{Launcher: counting{launches: &n}}}
+			res, err := compaction.RunPlan(context.Background(), tbl, pl, compaction.RunOptions{Executor: ex})
+			if err != nil || res.JobsCommitted != len(pl.Jobs) {
+				t.Fatalf("run: %v (%+v)", err, res)
+			}
+			if n != tt.launches {
+				t.Fatalf("%d launches, want %d", n, tt.launches)
+			}
+		})
+	}
+}

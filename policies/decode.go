@@ -96,6 +96,18 @@ var statsBackfillAttrs = map[string]attrSetter{
 	"max_files": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.StatsBackfill.MaxFiles) },
 }
 
+var executorAttrs = map[string]attrSetter{
+	"kind": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Executor.Kind) },
+	"min_backlog_bytes": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decSize(a, &p.Executor.MinBacklogBytes)
+	},
+	"parallelism": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Executor.Parallelism) },
+	"backoff_limit_per_index": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decInt(a, &p.Executor.BackoffLimitPerIndex)
+	},
+	"max_units": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Executor.MaxUnits) },
+}
+
 var checkpointAttrs = map[string]attrSetter{
 	"enabled":    func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Checkpoint.Enabled) },
 	"catch_up":   func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.Checkpoint.CatchUp) },
@@ -153,12 +165,15 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 		case "stats_backfill":
 			attrs = statsBackfillAttrs
 			ownBlock(&p.StatsBackfill, StatsBackfill{MaxFiles: DefaultStatsBackfillMaxFiles})
+		case "executor":
+			attrs = executorAttrs
+			ownBlock(&p.Executor, Executor{Kind: ExecutorLocal, Parallelism: DefaultExecutorParallelism, BackoffLimitPerIndex: DefaultExecutorBackoffLimitPerIndex})
 		case "checkpoint":
 			attrs = checkpointAttrs
 		case "log_cleanup":
 			attrs = logCleanupAttrs
 		default:
-			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, checkpoint or log_cleanup).", b.Type))
+			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, executor, checkpoint or log_cleanup).", b.Type))
 			continue
 		}
 		if prev, dup := seen[b.Type]; dup {

@@ -115,6 +115,15 @@ func WriteHCL(w io.Writer, s *Set) error {
 		if sb := p.StatsBackfill; sb != nil {
 			fmt.Fprintf(&b, "\n  stats_backfill {\n    max_files = %d\n  }\n", sb.MaxFiles)
 		}
+		if e := p.Executor; e != nil {
+			fmt.Fprintf(&b, "\n  executor {\n")
+			fmt.Fprintf(&b, "    kind                    = %q\n", e.Kind)
+			fmt.Fprintf(&b, "    min_backlog_bytes       = %s\n", hclSize(e.MinBacklogBytes))
+			fmt.Fprintf(&b, "    parallelism             = %d\n", e.Parallelism)
+			fmt.Fprintf(&b, "    backoff_limit_per_index = %d\n", e.BackoffLimitPerIndex)
+			fmt.Fprintf(&b, "    max_units               = %d\n", e.MaxUnits)
+			fmt.Fprintf(&b, "  }\n")
+		}
 		fmt.Fprintf(&b, "}\n")
 	}
 	_, err := io.WriteString(w, b.String())

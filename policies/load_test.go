@@ -194,6 +194,10 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 			`t.hcl:3:3: Invalid value for commit_every_jobs`},
 		{"bad commit interval", "table \"t\" {\n  url = \"mem://t\"\n  commit_interval = \"soon\"\n}\n",
 			`t.hcl:3:21: Invalid value for commit_interval`},
+		{"unknown executor kind", "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"spark\"\n  }\n}\n",
+			`t.hcl:4:5: Invalid value for executor.kind`},
+		{"executor without parallelism", "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"process\"\n    parallelism = 0\n  }\n}\n",
+			`t.hcl:5:5: Invalid value for executor.parallelism`},
 		{"retention without column", "table \"t\" {\n  url = \"mem://t\"\n  retention {\n    older_than = \"30d\"\n  }\n}\n",
 			`t.hcl:3:3: Invalid value for retention.column`},
 	}
@@ -290,6 +294,12 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
     older_than = "36h"
     data_skipping = false
   }
+  executor {
+    kind = "kubernetes"
+    min_backlog_bytes = "100 GiB"
+    parallelism = 16
+    max_units = 200
+  }
 }`,
 		"README.txt": "not a policy",
 	} {
@@ -365,5 +375,21 @@ func TestPlannerPolicyCarriesEveryPlanningAttribute(t *testing.T) {
 	p.URL = "mem://x"
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "exceed the limit") {
 		t.Fatalf("five clustering columns: err = %v", err)
+	}
+}
+
+func TestAnExecutorBlockTakesItsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	src := "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"process\"\n    min_backlog_bytes = \"1 GiB\"\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Executor{Kind: ExecutorProcess, MinBacklogBytes: GiB, Parallelism: DefaultExecutorParallelism, BackoffLimitPerIndex: DefaultExecutorBackoffLimitPerIndex}
+	if got := set.Tables[0].Executor; got == nil || *got != want {
+		t.Fatalf("executor = %+v, want %+v", got, want)
 	}
 }

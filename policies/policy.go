@@ -95,6 +95,9 @@ type Policy struct {
 	Vacuum *Vacuum `json:"vacuum,omitempty"`
 	// StatsBackfill is parsed and validated; nil when the table has none.
 	StatsBackfill *StatsBackfill `json:"stats_backfill,omitempty"`
+	// Executor chooses where a compaction run's rewrite jobs run; nil when
+	// the table has no executor block (in the daemon's own process).
+	Executor *Executor `json:"executor,omitempty"`
 	// Checkpoint configures the checkpoints the daemon writes (on by
 	// default).
 	Checkpoint Checkpoint `json:"checkpoint"`
@@ -228,6 +231,42 @@ const DefaultStatsBackfillMaxFiles = 100
 type StatsBackfill struct {
 	// MaxFiles bounds the files one run backfills (default 100).
 	MaxFiles int `json:"max_files"`
+}
+
+// Executor kinds an executor block may name.
+const (
+	// ExecutorLocal runs the jobs in the daemon's process (the default).
+	ExecutorLocal = "local"
+	// ExecutorProcess runs each unit as a `compactord run-unit` child
+	// process of the daemon's binary.
+	ExecutorProcess = "process"
+	// ExecutorKubernetes runs the units as a Kubernetes Indexed Job.
+	ExecutorKubernetes = "kubernetes"
+)
+
+// Default executor settings.
+const (
+	DefaultExecutorParallelism          = 4
+	DefaultExecutorBackoffLimitPerIndex = 2
+)
+
+// Executor fans a table's big compaction runs out to workers (package
+// fanout): a run whose plan reads at least MinBacklogBytes runs its units
+// on Kind's workers, a smaller one in the daemon's process.
+type Executor struct {
+	// Kind is local, process or kubernetes.
+	Kind string `json:"kind"`
+	// MinBacklogBytes is the least a plan must read (its jobs' source
+	// bytes) to be fanned out; 0: every plan.
+	MinBacklogBytes int64 `json:"min_backlog_bytes"`
+	// Parallelism is how many units run at once (default 4).
+	Parallelism int `json:"parallelism"`
+	// BackoffLimitPerIndex is how many times a unit whose worker failed
+	// with a retryable error (or was killed) is started again (default 2).
+	BackoffLimitPerIndex int `json:"backoff_limit_per_index"`
+	// MaxUnits caps the units of one run, grouping jobs by bytes (0: one
+	// job per unit).
+	MaxUnits int `json:"max_units"`
 }
 
 // Daemon holds process settings from an optional `daemon {}` block.
@@ -537,6 +576,25 @@ func (p *Policy) Validate() error {
 			if _, err := time.LoadLocation(r.TimeZone); err != nil {
 				add("retention.time_zone", ErrBadEnum, "%q: %v", r.TimeZone, err)
 			}
+		}
+	}
+	if e := p.Executor; e != nil {
+		switch e.Kind {
+		case ExecutorLocal, ExecutorProcess, ExecutorKubernetes:
+		default:
+			add("executor.kind", ErrBadEnum, "%q (want local, process or kubernetes)", e.Kind)
+		}
+		if e.MinBacklogBytes < 0 {
+			add("executor.min_backlog_bytes", ErrOutOfRange, "%d (want >= 0)", e.MinBacklogBytes)
+		}
+		if e.Parallelism < 1 || e.Parallelism > 10000 {
+			add("executor.parallelism", ErrOutOfRange, "%d (want 1..10000)", e.Parallelism)
+		}
+		if e.BackoffLimitPerIndex < 0 || e.BackoffLimitPerIndex > 100 {
+			add("executor.backoff_limit_per_index", ErrOutOfRange, "%d (want 0..100)", e.BackoffLimitPerIndex)
+		}
+		if e.MaxUnits < 0 {
+			add("executor.max_units", ErrOutOfRange, "%d (want >= 0)", e.MaxUnits)
 		}
 	}
 	if v := p.Vacuum; v != nil {

@@ -110,6 +110,10 @@ type Backend struct {
 	// RetryBudget is how many retries of transient object-store failures
 	// one run, or one poll, may spend (default objstore.DefaultRunBudget).
 	RetryBudget int
+	// Launchers are the fanout launchers of a policy's executor block by
+	// kind; nil means DefaultLaunchers() (process). A kind missing here
+	// fails the compaction of a table that asks for it, naming it.
+	Launchers map[string]LauncherFunc
 
 	mu        sync.Mutex
 	polled    map[string]*delta.Snapshot // by policy name + URL (one poller each)
@@ -169,7 +173,13 @@ func (b *Backend) factories() []tableop.Factory {
 	if b.Ops != nil {
 		return b.Ops
 	}
-	return DefaultOps(b.Options)
+	ops := DefaultOps(b.Options)
+	launchers := b.Launchers
+	if launchers == nil {
+		launchers = DefaultLaunchers()
+	}
+	ops[0] = WithExecutor(ops[0], launchers)
+	return ops
 }
 
 func (b *Backend) env(p policies.Policy, exclude map[string]bool) tableop.Env {

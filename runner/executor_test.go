@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/fanout"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/tableop"
+)
+
+func TestAnExecutorBlockChoosesWhereCompactionJobsRun(t *testing.T) {
+	f := WithExecutor(compaction.Factory(compaction.RunOptions{}), DefaultLaunchers())
+	tests := []struct {
+		name    string
+		block   *policies.Executor
+		want    func(compaction.Executor) bool
+		wantErr string
+	}{
+		{name: "no block: in this process", want: func(e compaction.Executor) bool { return e == nil }},
+		{name: "local", block: &policies.Executor{Kind: policies.ExecutorLocal, Parallelism: 2}, want: func(e compaction.Executor) bool { return e == nil }},
+		{name: "process above a backlog", block: &policies.Executor{Kind: policies.ExecutorProcess, MinBacklogBytes: 1 << 30, Parallelism: 3, BackoffLimitPerIndex: 1, MaxUnits: 9},
+			want: func(e compaction.Executor) bool {
+				b, ok := e.(fanout.BySize)
+				if !ok || b.MinBytes != 1<<30 {
+					return false
+				}
+				r, ok := b.Remote.(*fanout.Executor)
+				_, proc := r.Launcher.(*fanout.ProcessLauncher)
+				return ok && proc && r.Parallelism == 3 && r.BackoffLimitPerIndex == 1 && r.MaxUnits == 9
+			}},
+		{name: "a kind this build has no launcher for", block: &policies.Executor{Kind: policies.ExecutorKubernetes, Parallelism: 2}, wantErr: `executor kind "kubernetes"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := policies.DefaultPolicy()
+			p.Executor = tt.block
+			op, ok, err := f.New(p, tableop.Env{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !ok {
+				t.Fatalf("New = %v, %v", ok, err)
+			}
+			if ex := op.(*compaction.Op).Options.Executor; !tt.want(ex) {
+				t.Fatalf("executor %#v", ex)
+			}
+		})
+	}
+}
