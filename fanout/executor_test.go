@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/planner"
 )
 
 // inProcess launches each unit as RunUnit calls in this process (the
@@ -160,4 +161,38 @@ func TestBySizeFansOutOnlyPlansThatReadEnough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A sorted job's origin map travels from the worker to the committer: a
+// DELETE that lands before the commit is remapped onto the permuted
+// outputs through it, row for row.
+func TestASortedUnitsOriginsReconcileAConcurrentDelete(t *testing.T) {
+	tbl, pl, snap := planned(t, 4, 50)
+	for _, j := range pl.Jobs {
+		j.Sort = &planner.SortSpec{Columns: [][]string{{"v"}}, Curve: planner.CurveZOrder}
+	}
+	want := map[int64]bool{}
+	for _, f := range snap.Files {
+		for _, id := range tabletest.FileIDs(t, tbl, f) {
+			want[id] = true
+		}
+	}
+	racing := []int64{3, 49, 50, 77, 120, 199}
+	for _, id := range racing {
+		delete(want, id)
+	}
+	opts := compaction.RunOptions{Executor: &Executor{Launcher: inProcess{}}}
+	opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, racing...) })
+	res, err := compaction.RunPlan(context.Background(), tbl, pl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var remapped int64
+	for _, r := range res.Reconciled {
+		remapped += r.RowsRemapped
+	}
+	if res.JobsCommitted != len(pl.Jobs) || remapped != int64(len(racing)) {
+		t.Fatalf("committed %d of %d jobs, remapped %d rows (%+v), want all and %d", res.JobsCommitted, len(pl.Jobs), remapped, res.Reconciled, len(racing))
+	}
+	tabletest.WantIDs(t, tbl, want)
 }
