@@ -53,6 +53,9 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 	}{
 		{"pack path, a statistics column", 0, func(*Options) {}},
 		{"pack path, a column without statistics", -1, func(*Options) {}},
+		// About one source per row group: the corrupt one is in flight
+		// with the next, which must not be committed after it.
+		{"pack path, row groups in flight", -1, func(o *Options) { o.RowGroupBytes = 1 << 20 }},
 		{"row path", 0, func(o *Options) { o.DisableCopyPath = true }},
 		{"delta scan", 0, func(o *Options) { o.forceScan = true }},
 	} {
@@ -88,6 +91,11 @@ func TestACorruptPageFailsTheJobNamingTheSource(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), bad.Path) {
 				t.Errorf("error does not name %s: %v", bad.Path, err)
+			}
+			for _, f := range snap.Files {
+				if f != bad && strings.Contains(err.Error(), f.Path) {
+					t.Errorf("error names %s, a sound source: %v", f.Path, err)
+				}
 			}
 			// Every object the failed job wrote was tracked: cleaning the
 			// attempt restores the table.

@@ -1,14 +1,8 @@
 package writer
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -25,8 +19,10 @@ import (
 // group in it is read by the Delta core's FileScan.ReadColumn (types
 // widened, levels translated, absent columns null-filled, deleted rows
 // dropped) straight into the column's writer. Columns are independent, so
-// up to GOMAXPROCS of them are converted, encoded and compressed at once.
-// No row is assembled.
+// up to GOMAXPROCS of them are converted, encoded and compressed at once,
+// in the background while the job opens the next sources, and the columns
+// of the next row group start while those of the previous one finish
+// (encode.go). No row is assembled.
 
 // packedSource is a source waiting in the job's pack.
 type packedSource struct {
@@ -90,8 +86,9 @@ func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, s *delta.Fil
 	jw.packRows += live
 	jw.packBytes += src.Size
 	jw.res.PackedSources++
-	if jw.packBytes >= packBytes(jw.opts) || jw.cur.size()+jw.packBytes >= jw.target {
-		return jw.flushPack()
+	if jw.packBytes >= packBytes(jw.opts) || jw.curSize()+jw.packBytes >= jw.target {
+		// Written in the background while the next sources are opened.
+		return jw.submitPack()
 	}
 	return nil
 }
@@ -112,27 +109,60 @@ type packUnit struct {
 	bytes int64
 }
 
-// flushPack writes the pack into the open output, in source order, as
-// output row groups of up to packBytes of source and RowGroupRows rows.
+// flushPack writes the pack into the open output and waits until every
+// row group in flight is in it: the output is then the job goroutine's to
+// write rows into, copy row groups into or close.
 func (jw *jobWriter) flushPack() error {
+	if err := jw.submitPack(); err != nil {
+		return err
+	}
+	if jw.enc == nil {
+		return nil
+	}
+	if err := jw.enc.wait(); err != nil {
+		return err
+	}
+	if jw.cur != nil {
+		jw.cur.inFlight = 0
+		jw.cur.flushedSize = jw.cur.pw.Size()
+	}
+	return nil
+}
+
+// curSize is the open output's size (see colEncoder.size).
+func (jw *jobWriter) curSize() int64 {
+	if jw.enc == nil {
+		return jw.cur.size()
+	}
+	return jw.enc.size(jw.cur)
+}
+
+// submitPack hands the pack to the column encoder, in source order, as
+// output row groups of up to packBytes of source and RowGroupRows rows.
+func (jw *jobWriter) submitPack() error {
 	if len(jw.pack) == 0 {
 		return nil
 	}
-	defer jw.resetPack()
+	if jw.enc == nil {
+		jw.enc = newColEncoder(len(jw.schema.Columns()))
+	}
+	// The encoder owns the pack's sources now; the next pack is a new one.
+	pack := jw.pack
+	jw.pack, jw.packRows, jw.packBytes = nil, 0, 0
 	limit := packBytes(jw.opts)
 	var group []packUnit
 	var groupBytes, groupRows int64
-	for i := range jw.pack {
-		p := &jw.pack[i]
+	for i := range pack {
+		p := &pack[i]
 		meta := p.scan.File().Metadata().RowGroups
 		for rg := range p.scan.NumRowGroups() {
 			n, live := p.scan.RowGroupRows(rg)
 			u := packUnit{p: p, rg: rg, live: live, bytes: rowGroupBytes(meta, rg)}
 			if len(group) > 0 && (groupBytes+u.bytes > limit || groupRows+n > jw.opts.RowGroupRows) {
-				if err := jw.cur.writeColumns(group); err != nil {
+				if err := jw.enc.submit(jw.cur, group); err != nil {
 					return err
 				}
-				group, groupBytes, groupRows = group[:0], 0, 0
+				group, groupBytes, groupRows = nil, 0, 0
 			}
 			group = append(group, u)
 			groupBytes += u.bytes
@@ -140,7 +170,7 @@ func (jw *jobWriter) flushPack() error {
 		}
 	}
 	if len(group) > 0 {
-		return jw.cur.writeColumns(group)
+		return jw.enc.submit(jw.cur, group)
 	}
 	return nil
 }
@@ -163,66 +193,6 @@ func rowGroupBytes(meta []format.RowGroup, i int) int64 {
 func (jw *jobWriter) resetPack() {
 	clear(jw.pack)
 	jw.pack, jw.packRows, jw.packBytes = jw.pack[:0], 0, 0
-}
-
-// writeColumns writes units as one row group of o, column by column, up to
-// GOMAXPROCS columns at a time (the most expensive first), and folds their
-// values into the output's statistics.
-func (o *output) writeColumns(units []packUnit) error {
-	if o.rgw == nil {
-		o.rgw = o.pw.BeginRowGroup()
-	}
-	cws := o.rgw.ColumnWriters()
-	var want int64
-	for _, u := range units {
-		want += u.live
-	}
-	order := columnOrder(units, len(cws))
-	obs := o.stats.columns()
-	written := make([]int64, len(cws))
-	errs := make([]error, len(cws))
-	var next atomic.Int64
-	var failed atomic.Bool
-	work := func() {
-		var scratch delta.ColumnScratch
-		for !failed.Load() {
-			i := int(next.Add(1) - 1)
-			if i >= len(order) {
-				return
-			}
-			c := order[i]
-			if err := writeColumn(cws[c], c, units, &scratch, obs, &written[c]); err != nil {
-				errs[c] = err
-				failed.Store(true)
-			}
-		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(order))
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for c, n := range written {
-		if n != want {
-			return fmt.Errorf("write %d source row groups into %s: column %d got %d of %d rows", len(units), o.key, c, n, want)
-		}
-	}
-	n, err := commitRowGroup(o.rgw)
-	if err != nil {
-		return fmt.Errorf("write row group of %s: %w", o.key, err)
-	}
-	if n != want {
-		return fmt.Errorf("write %d source row groups into %s: wrote %d of %d rows", len(units), o.key, n, want)
-	}
-	o.stats.addRecords(n)
-	o.rows += n
-	o.flushedSize = o.pw.Size()
-	return nil
 }
 
 // writeColumn converts column c of every unit into cw, counting its rows.
@@ -248,29 +218,4 @@ func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *del
 func commitRowGroup(rgw *parquet.ConcurrentRowGroupWriter) (n int64, err error) {
 	defer delta.RecoverParquet(&err)
 	return rgw.Commit()
-}
-
-// columnOrder lists the columns by decreasing uncompressed size in units,
-// so that the largest start first and the workers finish together.
-func columnOrder(units []packUnit, ncols int) []int {
-	cost := make([]int64, ncols)
-	for _, u := range units {
-		s := u.p.scan
-		meta := s.File().Metadata().RowGroups
-		if u.rg >= len(meta) {
-			continue
-		}
-		cols := meta[u.rg].Columns
-		for c := range ncols {
-			if src := s.SourceColumn(c); src >= 0 && src < len(cols) {
-				cost[c] += cols[src].MetaData.TotalUncompressedSize
-			}
-		}
-	}
-	order := make([]int, ncols)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
-	return order
 }

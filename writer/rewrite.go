@@ -137,8 +137,10 @@ type jobWriter struct {
 	// the open output's, written together as one row group (pack.go).
 	pack                []packedSource
 	packRows, packBytes int64
-	rows                []parquet.Row
-	phys                []int64
+	// enc writes the packs' row groups in the background (encode.go).
+	enc  *colEncoder
+	rows []parquet.Row
+	phys []int64
 	// batches carry rows from a source's reading goroutine to the writer.
 	batches []*rowBatch
 }
@@ -190,6 +192,13 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.
 
 func (jw *jobWriter) run(ctx context.Context) (err error) {
 	defer func() {
+		if jw.enc != nil {
+			// Nothing is written into the output after this.
+			if serr := jw.enc.stop(); err == nil {
+				err = serr
+			}
+			jw.enc = nil
+		}
 		jw.resetPack()
 		if jw.cur != nil {
 			jw.cur.abandon()
@@ -200,7 +209,7 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if jw.cur != nil && jw.cur.size()+jw.packBytes >= jw.target {
+		if jw.cur != nil && jw.curSize()+jw.packBytes >= jw.target {
 			if err := jw.flushPack(); err != nil {
 				return err
 			}
@@ -209,6 +218,9 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 			}
 		}
 		if err := jw.copySource(ctx, src); err != nil {
+			if jw.enc != nil && jw.enc.err != nil && errors.Is(err, jw.enc.err) {
+				return err // an earlier source's row group failed; it names that source
+			}
 			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		jw.res.BytesRead += src.Size
@@ -452,8 +464,14 @@ type output struct {
 	pw     *parquet.Writer
 	stats  statsSink
 	opts   Options
-	// rgw builds the row groups written column by column (pack.go).
-	rgw  *parquet.ConcurrentRowGroupWriter
+	// rgws build the row groups written column by column (encode.go),
+	// groups of them so far.
+	rgws   []*parquet.ConcurrentRowGroupWriter
+	groups int
+	// sized is the size before the row groups in flight, inFlight their
+	// source bytes (encode.go).
+	sized, inFlight int64
+	// rows counts the rows written, and those in flight.
 	rows int64
 	// flushedSize is pw.Size() right after the last row-group flush.
 	flushedSize int64

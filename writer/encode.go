@@ -1,0 +1,270 @@
+package writer
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta"
+)
+
+// The column encoder pipelines a job's packed row groups: while the job's
+// goroutine opens the next sources and fills the next pack, GOMAXPROCS
+// workers read, convert, encode and compress the columns of the row groups
+// already submitted (largest columns first), and a committer appends each
+// finished row group to its output in order. The columns of the next row
+// group start while the last columns of the previous one finish, so the
+// cores do not wait at row group boundaries. At most maxGroupsInFlight row
+// groups are submitted and not yet committed, which bounds the source
+// memory held (each row group is at most packBytes of source).
+//
+// A column of one output's row groups is written by one worker at a time,
+// in row group order (a column task waits for the same column of the
+// previous row group), so the output's statistics of a column are only
+// ever folded by one goroutine.
+
+// maxGroupsInFlight bounds the row groups submitted and not yet committed.
+const maxGroupsInFlight = 2
+
+// groupWrite is one output row group being written column by column.
+type groupWrite struct {
+	o     *output
+	rgw   *parquet.ConcurrentRowGroupWriter
+	units []packUnit
+	want  int64 // live rows of the units
+	bytes int64 // source bytes of the units
+	order []int // columns, largest first
+	// colDone[c] is closed once column c is written (or given up);
+	// prevDone is the previous group's colDone (nil for the first).
+	colDone  []chan struct{}
+	prevDone []chan struct{}
+	left     atomic.Int32 // columns not yet done
+	written  []int64
+	errs     []error
+	encoded  chan struct{} // closed when every column is done
+	commited chan struct{} // closed when committed (or abandoned); err set before
+	err      error
+}
+
+// colTask is column c of row group g.
+type colTask struct {
+	g *groupWrite
+	c int
+}
+
+// colEncoder runs one job's column tasks and commits its row groups.
+type colEncoder struct {
+	tasks    chan colTask
+	commits  chan *groupWrite
+	workers  sync.WaitGroup
+	pending  []*groupWrite // submitted, not yet waited for, in order
+	lastDone []chan struct{}
+	broken   atomic.Bool // a column failed: the workers skip what is left
+	err      error       // the first failure; every later group is abandoned
+}
+
+// newColEncoder starts the workers (GOMAXPROCS) and the committer.
+func newColEncoder(ncols int) *colEncoder {
+	e := &colEncoder{
+		tasks:   make(chan colTask, maxGroupsInFlight*ncols),
+		commits: make(chan *groupWrite, maxGroupsInFlight),
+	}
+	for range runtime.GOMAXPROCS(0) {
+		e.workers.Go(e.work)
+	}
+	e.workers.Go(e.commit)
+	return e
+}
+
+// work runs column tasks until the encoder stops.
+func (e *colEncoder) work() {
+	var scratch delta.ColumnScratch
+	for t := range e.tasks {
+		g, c := t.g, t.c
+		if g.prevDone != nil {
+			<-g.prevDone[c]
+		}
+		if !e.broken.Load() {
+			if err := writeColumn(g.rgw.ColumnWriters()[c], c, g.units, &scratch, g.o.stats.columns(), &g.written[c]); err != nil {
+				g.errs[c] = err
+				e.broken.Store(true)
+			}
+		}
+		close(g.colDone[c])
+		if g.left.Add(-1) == 0 {
+			close(g.encoded)
+		}
+	}
+}
+
+// commit appends the encoded row groups to their outputs in order, and
+// abandons every group after a failure.
+func (e *colEncoder) commit() {
+	var failed bool
+	for g := range e.commits {
+		<-g.encoded
+		if !failed {
+			g.err = g.finish()
+			failed = g.err != nil
+			if failed {
+				e.broken.Store(true)
+			}
+		} else {
+			g.err = errors.New("an earlier row group failed")
+		}
+		g.units = nil // the sources may go
+		close(g.commited)
+	}
+}
+
+// finish checks the columns of an encoded group and commits it.
+func (g *groupWrite) finish() error {
+	if err := errors.Join(g.errs...); err != nil {
+		return err
+	}
+	for c, n := range g.written {
+		if n != g.want {
+			return fmt.Errorf("write %d source row groups into %s: column %d got %d of %d rows", len(g.units), g.o.key, c, n, g.want)
+		}
+	}
+	n, err := commitRowGroup(g.rgw)
+	if err != nil {
+		return fmt.Errorf("write row group of %s: %w", g.o.key, err)
+	}
+	if n != g.want {
+		return fmt.Errorf("write %d source row groups into %s: wrote %d of %d rows", len(g.units), g.o.key, n, g.want)
+	}
+	g.o.stats.addRecords(n)
+	return nil
+}
+
+// submit queues units as the next row group of o, after waiting for the
+// oldest group in flight when maxGroupsInFlight are. The units' rows count
+// as written to o from now on (o.rows). Until wait, o is written by the
+// encoder: the job's goroutine may only ask its size (e.size).
+func (e *colEncoder) submit(o *output, units []packUnit) error {
+	for len(e.pending) >= maxGroupsInFlight {
+		if err := e.waitOldest(); err != nil {
+			return err
+		}
+	}
+	if e.err != nil {
+		return e.err
+	}
+	if o.rgws == nil {
+		// Made while nothing is committing into o; reused round robin
+		// (a row group writer is empty again once committed).
+		for range maxGroupsInFlight {
+			o.rgws = append(o.rgws, o.pw.BeginRowGroup())
+		}
+	}
+	ncols := len(o.rgws[0].ColumnWriters())
+	g := &groupWrite{
+		o: o, rgw: o.rgws[o.groups%maxGroupsInFlight], units: units,
+		order:    columnOrder(units, ncols),
+		colDone:  make([]chan struct{}, ncols),
+		prevDone: e.lastDone,
+		written:  make([]int64, ncols),
+		errs:     make([]error, ncols),
+		encoded:  make(chan struct{}),
+		commited: make(chan struct{}),
+	}
+	o.groups++
+	for c := range g.colDone {
+		g.colDone[c] = make(chan struct{})
+	}
+	for _, u := range units {
+		g.want += u.live
+		g.bytes += u.bytes
+	}
+	g.left.Store(int32(ncols))
+	if len(e.pending) == 0 {
+		o.sized = o.pw.Size() // nothing commits into o now
+		o.inFlight = 0
+	}
+	e.lastDone = g.colDone
+	e.pending = append(e.pending, g)
+	e.commits <- g // never blocks: at most maxGroupsInFlight are pending
+	for _, c := range g.order {
+		e.tasks <- colTask{g, c} // never blocks, likewise
+	}
+	o.rows += g.want
+	o.inFlight += g.bytes
+	return nil
+}
+
+// size is o's size: exact when no row group is in flight, else the size
+// before the groups in flight plus their source bytes.
+func (e *colEncoder) size(o *output) int64 {
+	for len(e.pending) > 0 {
+		select {
+		case <-e.pending[0].commited:
+			_ = e.waitOldest()
+			continue
+		default:
+		}
+		return o.sized + o.inFlight
+	}
+	return o.pw.Size()
+}
+
+// waitOldest waits for the oldest group in flight to be committed.
+func (e *colEncoder) waitOldest() error {
+	g := e.pending[0]
+	e.pending[0] = nil
+	e.pending = e.pending[1:]
+	<-g.commited
+	if g.err != nil && e.err == nil {
+		e.err = g.err
+	}
+	return e.err
+}
+
+// wait waits until every submitted group is committed; the outputs are
+// then the job goroutine's alone again.
+func (e *colEncoder) wait() error {
+	for len(e.pending) > 0 {
+		_ = e.waitOldest()
+	}
+	return e.err
+}
+
+// stop waits for the groups in flight and ends the workers.
+func (e *colEncoder) stop() error {
+	err := e.wait()
+	close(e.tasks)
+	close(e.commits)
+	e.workers.Wait()
+	return err
+}
+
+// columnOrder lists the columns by decreasing uncompressed size in units,
+// so that the largest start first and the workers finish together.
+func columnOrder(units []packUnit, ncols int) []int {
+	cost := make([]int64, ncols)
+	for _, u := range units {
+		s := u.p.scan
+		meta := s.File().Metadata().RowGroups
+		if u.rg >= len(meta) {
+			continue
+		}
+		cols := meta[u.rg].Columns
+		for c := range ncols {
+			if src := s.SourceColumn(c); src >= 0 && src < len(cols) {
+				cost[c] += cols[src].MetaData.TotalUncompressedSize
+			}
+		}
+	}
+	order := make([]int, ncols)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	return order
+}
