@@ -14,18 +14,32 @@ bench_setup() {
   fi
 }
 
+# busy_ticks: the machine's busy CPU time so far (user, nice, system, irq,
+# softirq and steal of /proc/stat's cpu line), in clock ticks.
+busy_ticks() {
+  awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat
+}
+
 # timed LABEL CMD... : runs CMD under /usr/bin/time, prints CMD's last stdout
 # line (JSON) with the label, the measured maximum resident set size and CPU
-# seconds added, and the shape when $SHAPE is set.
+# seconds added, the 1-minute load average when it started (load1) and the
+# CPU seconds the rest of the machine used meanwhile (otherCpuSeconds: other
+# work competing for the cores), and the shape when $SHAPE is set.
 timed() {
   local label=$1; shift
   local tf; tf=$(mktemp)
-  local line
+  local line load before after
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  before=$(busy_ticks)
   line=$(/usr/bin/time -f '%M %U %S' -o "$tf" "$@" | tail -n 1)
+  after=$(busy_ticks)
   local usage; usage=$(tail -n 1 "$tf"); rm -f "$tf"
   node -e '
     const r = JSON.parse(process.argv[1]); r.label = process.argv[2];
     if (process.argv[4]) r.shape = process.argv[4];
     const [kib, user, sys] = process.argv[3].split(" ").map(Number);
-    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys; console.log(JSON.stringify(r));' "$line" "$label" "$usage" "${SHAPE:-}"
+    r.peakRssMiB = kib / 1024; r.cpuSeconds = user + sys;
+    r.load1 = Number(process.argv[5]);
+    r.otherCpuSeconds = Math.max(0, Number(process.argv[6]) / Number(process.argv[7]) - r.cpuSeconds);
+    console.log(JSON.stringify(r));' "$line" "$label" "$usage" "${SHAPE:-}" "$load" "$((after - before))" "$(getconf CLK_TCK)"
 }

@@ -3,8 +3,10 @@
 # COPY on the same DuckDB-written sources, per source shape (see
 # bench/gen.DuckShape: matched, drift, reorder, alpha, widen, dv), run as
 # interleaved pairs; also compactord at GOMAXPROCS=1 beside the default.
-# Prints per run one JSON line, then per shape the medians: wall s, CPU s,
-# peak RSS MiB, and compactord/DuckDB ratios. See bench/README.md.
+# Prints per run one JSON line (with the load average and the CPU the rest
+# of the machine used meanwhile), then the load and per shape the medians:
+# wall s, CPU s, peak RSS MiB, compactord/DuckDB ratios and the GOMAXPROCS
+# 2 vs 1 speed-up. See bench/README.md.
 #
 #   bash bench/shapes.sh                       # 60 files x 50k rows, 3 pairs
 #   SHAPES="drift dv" PAIRS=5 bash bench/shapes.sh
@@ -42,6 +44,7 @@ for SHAPE in $SHAPES; do
     GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
     if [ -n "${BEFORE:-}" ]; then # another build of rewritebench, to compare against
       timed compactord-before "$BEFORE" "${ONE[@]}" >> "$RESULTS"
+      GOMAXPROCS=1 timed compactord-before-P1 "$BEFORE" "${ONE[@]}" >> "$RESULTS"
     fi
   done
 done
@@ -50,13 +53,15 @@ node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
   const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
   const shapes = [...new Set(lines.map((r) => r.shape))];
-  console.log("| shape | compactord wall s | CPU s | peak RSS MiB | GOMAXPROCS=1 wall s | CPU s | DuckDB wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB | 2 vs 1 core |");
+  const loads = lines.map((r) => r.load1);
+  console.log(`load average (1 min) at the runs: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}, median ${med(loads).toFixed(1)}; other work on the machine during a run: median ${med(lines.map((r) => r.otherCpuSeconds)).toFixed(2)} CPU s`);
+  console.log("| shape | compactord wall s | CPU s | peak RSS MiB | GOMAXPROCS=1 wall s | CPU s | DuckDB wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB | GOMAXPROCS 2 vs 1 |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const s of shapes) {
     const m = (label, k) => med(lines.filter((r) => r.shape === s && r.label === label).map((r) => r[k]));
-    const c = (k) => m("compactord", k), d = (k) => m("duckdb", k), p = (k) => m("compactord-P1", k), b = (k) => m("compactord-before", k);
+    const c = (k) => m("compactord", k), d = (k) => m("duckdb", k), p = (k) => m("compactord-P1", k), b = (k) => m("compactord-before", k), bp = (k) => m("compactord-before-P1", k);
     if (lines.some((r) => r.shape === s && r.label === "compactord-before")) {
-      console.log(`before: ${s} wall ${b("seconds").toFixed(2)} s, CPU ${b("cpuSeconds").toFixed(2)} s, peak RSS ${b("peakRssMiB").toFixed(0)} MiB`);
+      console.log(`before: ${s} wall ${b("seconds").toFixed(2)} s, CPU ${b("cpuSeconds").toFixed(2)} s, peak RSS ${b("peakRssMiB").toFixed(0)} MiB; GOMAXPROCS=1 wall ${bp("seconds").toFixed(2)} s (2 vs 1: ${(bp("seconds") / b("seconds")).toFixed(2)}x)`);
     }
     console.log(`| ${s} | ${c("seconds").toFixed(2)} | ${c("cpuSeconds").toFixed(2)} | ${c("peakRssMiB").toFixed(0)} | ${p("seconds").toFixed(2)} | ${p("cpuSeconds").toFixed(2)} | ${d("seconds").toFixed(2)} | ${d("cpuSeconds").toFixed(2)} | ${d("peakRssMiB").toFixed(0)} | ${(d("seconds") / c("seconds")).toFixed(2)}x | ${(c("cpuSeconds") / d("cpuSeconds")).toFixed(2)}x | ${(c("peakRssMiB") / d("peakRssMiB")).toFixed(2)}x | ${(p("seconds") / c("seconds")).toFixed(2)}x |`);
   }' "$RESULTS"
