@@ -122,21 +122,27 @@ func (e *Executor) Execute(ctx context.Context, w compaction.Work, done func(com
 	spec := LaunchSpec{PlanID: sp.ID, PlanURL: planURL, Table: t.URL, Units: len(units),
 		Parallelism: max(e.Parallelism, 1), BackoffLimitPerIndex: backoff}
 	log.Info("fanning out", "units", len(units), "jobs", len(w.Jobs), "parallelism", spec.Parallelism)
+	// Buffered for every unit, so a report never waits for a manifest read.
 	statuses := make(chan UnitStatus, len(units))
-	var once sync.Mutex
+	var reportMu sync.Mutex
+	closed := false
 	launched := make(chan error, 1)
 	go func() {
-		launched <- e.Launcher.Launch(ctx, spec, func(st UnitStatus) {
-			once.Lock()
-			defer once.Unlock()
-			if st.Index < 0 || st.Index >= len(units) || c.reported[st.Index] {
-				log.Warn("launcher reported an unknown or finished unit", "unit", st.Index)
+		err := e.Launcher.Launch(ctx, spec, func(st UnitStatus) {
+			reportMu.Lock()
+			defer reportMu.Unlock()
+			if closed || st.Index < 0 || st.Index >= len(units) || c.reported[st.Index] {
+				log.Warn("launcher reported an unknown or finished unit, or after its launch returned", "unit", st.Index)
 				return
 			}
 			c.reported[st.Index] = true
 			statuses <- st
 		})
+		reportMu.Lock()
+		closed = true
 		close(statuses)
+		reportMu.Unlock()
+		launched <- err
 	}()
 	for st := range statuses {
 		c.unit(ctx, st)
