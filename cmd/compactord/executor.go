@@ -15,21 +15,23 @@ import (
 
 // executorFlags choose where a run's rewrite jobs run: in this process
 // (local) or fanned out to run-unit workers (process: local child
-// processes; see executorKinds).
+// processes; kubernetes: an Indexed Job; see executorKinds).
 type executorFlags struct {
 	kind        string
 	parallelism int
 	backoff     int
 	maxUnits    int
 	binary      string
+	kube        kubeFlags
 }
 
 func (e *executorFlags) register(fs *commandFlags) {
-	fs.StringVar(&e.kind, "executor", "local", "where the rewrite jobs run: "+strings.Join(executorNames(), " | ")+" (process: one `compactord run-unit` child process per unit)")
+	fs.StringVar(&e.kind, "executor", "local", "where the rewrite jobs run: "+strings.Join(executorNames(), " | ")+" (process: one `compactord run-unit` child process per unit; kubernetes: one Indexed Job, a pod per unit)")
 	fs.IntVar(&e.parallelism, "parallelism", 2, "with a fanned-out executor: units run at once")
 	fs.IntVar(&e.backoff, "backoff-limit-per-index", fanout.DefaultBackoffLimitPerIndex, "with a fanned-out executor: restarts of a unit whose worker failed with a retryable error or was killed")
 	fs.IntVar(&e.maxUnits, "max-units", 0, "with a fanned-out executor: group the jobs into at most this many units (0: one job per unit)")
 	fs.StringVar(&e.binary, "worker-binary", "", "with --executor process: the compactord binary the workers run (default: this one)")
+	e.kube.register(fs)
 }
 
 // executorKind builds the executor of one --executor name. A launcher
@@ -47,6 +49,7 @@ func executorKinds() map[string]executorKind {
 			l := &fanout.ProcessLauncher{Binary: e.binary, Logger: log, Args: []string{"--log-level", "warn"}, Stderr: logStderr{log}}
 			return e.fanout(l), nil
 		},
+		"kubernetes": kubernetesExecutor,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -308,4 +309,15 @@ func allows(rules []rbacv1.PolicyRule, group, resource, sub, verb string) bool {
 		}
 	}
 	return false
+}
+
+// client-go reaches the binary through this package alone: the daemon's
+// core (runner, its operations, the scheduler, the fanout executor and its
+// workers) links none of it.
+func TestOnlyThisPackageLinksClientGo(t *testing.T) {
+	for _, d := range testutil.Deps(t, "../../runner/...", "../../scheduler/...", "../../compaction/...", "../../policies/...", "..") {
+		if strings.HasPrefix(d, "k8s.io/") || strings.HasPrefix(d, "sigs.k8s.io/") {
+			t.Errorf("the daemon's core links %s", d)
+		}
+	}
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/fanout/kubernetes"
+)
+
+// kubeFlags say where --executor kubernetes creates its Indexed Jobs and
+// what their workers run; what they leave empty comes from the environment
+// (kubernetes.New: the pod's service account and namespace, its own image,
+// COMPACTORD_JOB_TEMPLATE).
+type kubeFlags struct {
+	kubeconfig     string
+	context        string
+	namespace      string
+	image          string
+	template       string
+	serviceAccount string
+	envFrom        []string
+}
+
+func (k *kubeFlags) register(fs *commandFlags) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "with --executor kubernetes: the kubeconfig file (default: in a pod its service account, else KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&k.context, "kube-context", "", "with --executor kubernetes: the kubeconfig context (default: its current one)")
+	fs.StringVar(&k.namespace, "kube-namespace", "", "with --executor kubernetes: the Jobs' namespace (default: POD_NAMESPACE, else the context's)")
+	fs.StringVar(&k.image, "kube-image", "", "with --executor kubernetes: the workers' image, compactord's own (default: COMPACTORD_IMAGE, else the image of this pod's compactord container)")
+	fs.StringVar(&k.template, "kube-job-template", "", "with --executor kubernetes: the Job template, e.g. deploy/kubernetes/job-template.yaml (default: COMPACTORD_JOB_TEMPLATE, else one bare worker container)")
+	fs.StringVar(&k.serviceAccount, "kube-service-account", "", "with --executor kubernetes: the workers' service account (default: the template's)")
+	fs.Func("kube-env-from-secret", "with --executor kubernetes: a Secret whose keys become the workers' environment, e.g. store credentials (repeatable)", func(s string) error {
+		k.envFrom = append(k.envFrom, s)
+		return nil
+	})
+}
+
+// kubernetesExecutor is --executor kubernetes: the plan's units as one
+// Indexed Job (fanout/kubernetes), this process the one committer.
+func kubernetesExecutor(ctx context.Context, e *executorFlags, log hclog.Logger) (compaction.Executor, error) {
+	k := e.kube
+	l, err := kubernetes.New(ctx, kubernetes.Options{
+		Kubeconfig: k.kubeconfig, Context: k.context, Namespace: k.namespace, Image: k.image,
+		JobTemplate: k.template, ServiceAccount: k.serviceAccount, EnvFromSecrets: k.envFrom,
+		Log: log.Named("kubernetes"),
+	}, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return e.fanout(l), nil
+}
