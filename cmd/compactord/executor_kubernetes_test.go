@@ -20,14 +20,10 @@ func TestRunPlanWithTheKubernetesExecutorCreatesItsJobThroughTheKubeconfig(t *te
 	before := tabletest.Latest(t, tbl).Version
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.json")
-	f, err := os.Create(planPath)
-	if err != nil {
-		t.Fatal(err)
+	var planJSON bytes.Buffer
+	if err := writeJSONTo(&planJSON, planFile{Table: tbl.URL, CompactionPlan: pl}); err != nil || os.WriteFile(planPath, planJSON.Bytes(), 0o600) != nil {
+		t.Fatalf("write the plan file: %v", err)
 	}
-	if err := writeJSONTo(f, planFile{Table: tbl.URL, CompactionPlan: pl}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`{"apiVersion":"v1","kind":"Config","current-context":"x",`+
 		`"clusters":[{"name":"x","cluster":{"server":"https://127.0.0.1:1"}}],"users":[{"name":"x","user":{"token":"t"}}],`+
