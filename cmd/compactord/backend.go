@@ -31,6 +31,7 @@ func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backe
 		EngineInfo:  "compactord/" + version,
 		LeaseHolder: dc.Replica,
 		LeaseTTL:    dc.LeaseTTL,
+		Launchers:   daemonLaunchers(log),
 	})
 }
 

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/fanout/kubernetes"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/runner"
 )
 
 // kubeFlags say where --executor kubernetes creates its Indexed Jobs and
@@ -50,4 +55,34 @@ func kubernetesExecutor(ctx context.Context, e *executorFlags, log hclog.Logger)
 		return nil, err
 	}
 	return e.fanout(l), nil
+}
+
+// daemonLaunchers are the daemon's launchers by executor kind (a policy's
+// `executor { kind = ... }`): runner's defaults and kubernetes. The
+// Kubernetes launcher is built on first use from where the daemon runs
+// (kubernetes.New with no flags: the pod's service account and namespace,
+// its own image, COMPACTORD_JOB_TEMPLATE) and kept for the daemon's life;
+// a failure fails that run and the next run tries again.
+func daemonLaunchers(log hclog.Logger) map[string]runner.LauncherFunc {
+	ls := runner.DefaultLaunchers()
+	var (
+		mu sync.Mutex
+		kl *kubernetes.Launcher
+	)
+	ls[policies.ExecutorKubernetes] = func(policies.Executor) (fanout.Launcher, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if kl != nil {
+			return kl, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		l, err := kubernetes.New(ctx, kubernetes.Options{Log: log.Named("kubernetes")}, os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		kl = l
+		return l, nil
+	}
+	return ls
 }

@@ -197,6 +197,9 @@ func TestTheManifestsDecodeStrictlyAndFitTogether(t *testing.T) {
 		if len(set.Tables) == 0 {
 			t.Fatal("the example policy has no table")
 		}
+		if e := set.Tables[0].Executor; e == nil || e.Kind != policies.ExecutorKubernetes {
+			t.Errorf("the example table's executor = %+v, want kind kubernetes", e)
+		}
 	})
 
 	t.Run("job template", func(t *testing.T) {
