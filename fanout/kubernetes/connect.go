@@ -10,7 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -43,7 +44,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 // else KUBECONFIG, else ~/.kube/config), its context kubecontext (empty:
 // the current one) and that context's namespace ("default" when it names
 // none).
-func Connect(kubeconfig, kubecontext string) (kubernetes.Interface, string, error) {
+func Connect(kubeconfig, kubecontext string) (Client, string, error) {
 	var (
 		rc  *rest.Config
 		ns  string
@@ -72,12 +73,28 @@ func Connect(kubeconfig, kubecontext string) (kubernetes.Interface, string, erro
 		}
 	}
 	rc.UserAgent = "compactord"
-	cs, err := kubernetes.NewForConfig(rc)
+	batch, err := batchv1client.NewForConfig(rc)
 	if err != nil {
 		return nil, "", fmt.Errorf("kubernetes client: %w", err)
 	}
-	return cs, ns, nil
+	core, err := corev1client.NewForConfig(rc)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubernetes client: %w", err)
+	}
+	return clients{batch: batch, core: core}, ns, nil
 }
+
+// clients is a Client of the two API groups' REST clients.
+type clients struct {
+	batch batchv1client.BatchV1Interface
+	core  corev1client.CoreV1Interface
+}
+
+// BatchV1 is the batch/v1 client (Jobs).
+func (c clients) BatchV1() batchv1client.BatchV1Interface { return c.batch }
+
+// CoreV1 is the core/v1 client (pods).
+func (c clients) CoreV1() corev1client.CoreV1Interface { return c.core }
 
 // Options are the launcher's settings from a command line
 // (cmd/compactord's --kube-* flags); New takes what they leave empty from

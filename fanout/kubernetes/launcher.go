@@ -17,15 +17,25 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 )
+
+// Client is the part of the Kubernetes API the launcher calls: Jobs and
+// pods (client-go's kubernetes.Interface and its fake satisfy it; Connect
+// builds just these two groups' clients, which keeps the other groups'
+// out of the binary).
+type Client interface {
+	BatchV1() batchv1client.BatchV1Interface
+	CoreV1() corev1client.CoreV1Interface
+}
 
 // Config says where and how the launcher runs a plan's workers.
 type Config struct {
 	// Client talks to the cluster (Connect builds one from in-cluster
 	// config or a kubeconfig).
-	Client kubernetes.Interface
+	Client Client
 	// Namespace is where the Jobs are created (required).
 	Namespace string
 	// Image is the workers' image: compactord's own (required; Discover
