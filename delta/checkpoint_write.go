@@ -109,6 +109,9 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 	if err := CheckpointWritable(snap); err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
+	if snap.IsSlim() {
+		return nil, fmt.Errorf("table %s: checkpoint version %d: the snapshot is slim (its stats are cut down): load the full snapshot", t.URL, snap.Version)
+	}
 	props, err := checkpointProperties(snap)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)

@@ -29,4 +29,7 @@ type Snapshot struct {
 	// props are Metadata.Configuration parsed when the snapshot was
 	// loaded (nil in a snapshot built by hand; see Properties).
 	props *Properties
+	// slim is set on a snapshot Slim cut down (never committed against
+	// or checkpointed).
+	slim *slimInfo
 }

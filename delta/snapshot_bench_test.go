@@ -241,12 +241,7 @@ func BenchmarkLoadSnapshot(b *testing.B) {
 // The generated benchmark table loads correctly (run as a test with a
 // small size so that the generator and the reader agree).
 func TestBenchTableLoads(t *testing.T) {
-	dir := t.TempDir()
-	writeBenchTable(t, dir, 2000)
-	snap, err := LoadSnapshot(context.Background(), openDir(t, dir), -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, snap := loadBenchTable(t, 2000)
 	if len(snap.Files) != 2000-500+1000 || snap.Version != 200 {
 		t.Fatalf("%d files at version %d", len(snap.Files), snap.Version)
 	}
@@ -306,4 +301,17 @@ func TestBenchTableLoads(t *testing.T) {
 	if dvs == 0 || snap.Metadata.PartitionColumns[0] != "day" || snap.Protocol.ReaderFeatures[0] != "deletionVectors" {
 		t.Fatalf("checkpoint content lost: %d DVs, metadata %+v, protocol %+v", dvs, snap.Metadata, snap.Protocol)
 	}
+}
+
+// loadBenchTable writes a bench table of nFiles checkpoint files in a
+// temp dir and loads it.
+func loadBenchTable(t *testing.T, nFiles int) (string, *Snapshot) {
+	t.Helper()
+	dir := t.TempDir()
+	writeBenchTable(t, dir, nFiles)
+	snap, err := LoadSnapshot(context.Background(), openDir(t, dir), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, snap
 }

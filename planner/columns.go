@@ -123,3 +123,20 @@ func clusteringColumns(snap *delta.Snapshot, p Policy) ([]column, string, error)
 	}
 	return cols, source, nil
 }
+
+// StatsColumns returns the physical paths of the columns whose statistics
+// planning snap under p reads beyond numRecords (its clustering columns;
+// nil when there are none): what a poller keeps of each file's stats
+// (delta.Snapshot.Slim) so that BacklogOf of the slim snapshot is
+// BacklogOf of snap.
+func StatsColumns(snap *delta.Snapshot, p Policy) ([][]string, error) {
+	cols, _, err := clusteringColumns(snap, p)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for _, c := range cols {
+		out = append(out, c.Physical)
+	}
+	return out, nil
+}

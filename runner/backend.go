@@ -399,7 +399,7 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 				return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 			}
 			if ok {
-				b.remember(p, next)
+				next = b.remember(p, next, prev)
 				bl, err := ComputeBacklog(next, p, b.now())
 				if err != nil {
 					return scheduler.PollResult{Version: next.Version}, err
@@ -417,7 +417,7 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		return scheduler.PollResult{Version: snap.Version}, failure.With(failure.Halt,
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
-	b.remember(p, snap)
+	snap = b.remember(p, snap, nil)
 	bl, err := ComputeBacklog(snap, p, b.now())
 	if err != nil {
 		return scheduler.PollResult{Version: snap.Version}, err
@@ -427,14 +427,24 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 
 func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }
 
-// remember keeps snap as the poll's view of p's table.
-func (b *Backend) remember(p policies.Policy, snap *delta.Snapshot) {
+// remember keeps snap slim (delta.Snapshot.Slim: no tombstones, stats cut
+// to what the backlog's planning reads) as the poll's view of p's table,
+// reusing the files of prev it shares, and returns what it keeps. A
+// snapshot the planner cannot plan is kept whole (its backlog fails the
+// same way on every poll).
+func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta.Snapshot {
+	if cols, err := planner.StatsColumns(snap, p.PlannerPolicy(b.now())); err == nil {
+		if slim, err := snap.Slim(cols, prev); err == nil {
+			snap = slim
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.polled == nil {
 		b.polled = map[string]*delta.Snapshot{}
 	}
 	b.polled[pollKey(p)] = snap
+	return snap
 }
 
 // Plan is a dry run with the same planner and options a run would use.

@@ -190,16 +190,7 @@ func TestWithLeasesARunSkipsATableAnotherReplicaHoldsAndReleasesItsOwn(t *testin
 }
 
 func TestTheBacklogOfATableClusteredByItsOwnMetadataCountsUnclusteredBytes(t *testing.T) {
-	ctx := context.Background()
-	tb, err := delta.OpenTable(ctx, "file://"+testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	snap, err := delta.LoadSnapshot(ctx, tb, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, snap := loadShared(t, "ckpt-only-domain-metadata-clustering-rowtracking")
 	p := testPolicy("c") // auto, no clustering columns in the policy
 	p.SettleWindow = 0
 	bl, err := ComputeBacklog(snap, p, time.Now())

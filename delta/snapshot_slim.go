@@ -1,0 +1,106 @@
+package delta
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Slim returns a copy of s for a poller to hold between polls: no
+// tombstones, and every file's stats cut down to numRecords plus, for
+// each physical column path of columns, its minValues, maxValues and
+// nullCount (what planning reads: the clustering columns). Everything
+// else of a file is kept. Planning a slim snapshot gives the plan of s.
+//
+// A slim snapshot must never be committed against or checkpointed (its
+// stats are not the log's): IsSlim reports it, and WriteCheckpoint
+// refuses it. Files of prev (a slim snapshot of the same table, or nil)
+// that s shares by pointer, as Advance shares them, are reused as they
+// are when prev was cut to the same columns.
+func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
+	out := *s
+	out.Tombstones = nil
+	out.slim = &slimInfo{columns: columns}
+	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
+	out.Files = make([]*Add, len(s.Files))
+	j := 0
+	for i, a := range s.Files {
+		if reuse {
+			for j < len(prev.Files) && prev.Files[j].Path < a.Path {
+				j++
+			}
+			if j < len(prev.Files) && prev.Files[j] == a {
+				out.Files[i] = a
+				continue
+			}
+		}
+		stats, err := slimStats(a, columns)
+		if err != nil {
+			return nil, fmt.Errorf("version %d: file %s: %w", s.Version, a.Path, err)
+		}
+		na := *a
+		na.Stats, na.ParsedStats = stats, nil
+		out.Files[i] = &na
+	}
+	return &out, nil
+}
+
+// IsSlim reports whether s came from Slim.
+func (s *Snapshot) IsSlim() bool { return s.slim != nil }
+
+// slimInfo is what Slim kept.
+type slimInfo struct{ columns [][]string }
+
+// slimStats returns a's stats as JSON cut to numRecords and the
+// statistics of columns ("" when a has none).
+func slimStats(a *Add, columns [][]string) (string, error) {
+	if len(columns) == 0 {
+		n, ok, err := a.NumRecords()
+		if err != nil || !ok {
+			return "", err
+		}
+		return `{"numRecords":` + strconv.FormatInt(n, 10) + `}`, nil
+	}
+	st, err := a.FullStats()
+	if err != nil || st == nil {
+		return "", err
+	}
+	cut := Stats{NumRecords: st.NumRecords}
+	for _, c := range columns {
+		cut.MinValues = copyStat(cut.MinValues, st.MinValues, c)
+		cut.MaxValues = copyStat(cut.MaxValues, st.MaxValues, c)
+		cut.NullCount = copyStat(cut.NullCount, st.NullCount, c)
+	}
+	b, err := json.Marshal(cut)
+	if err != nil {
+		return "", fmt.Errorf("stats: %w", err)
+	}
+	return string(b), nil
+}
+
+// copyStat copies the value at path of the nested stats map from into
+// to (created when needed), nesting it the same way.
+func copyStat(to, from map[string]any, path []string) map[string]any {
+	v, ok := from[path[0]]
+	if !ok {
+		return to
+	}
+	if len(path) > 1 {
+		sub, _ := v.(map[string]any)
+		if sub == nil {
+			return to
+		}
+		prev, _ := to[path[0]].(map[string]any)
+		inner := copyStat(prev, sub, path[1:])
+		if inner == nil {
+			return to
+		}
+		v = inner
+	}
+	if to == nil {
+		to = map[string]any{}
+	}
+	to[path[0]] = v
+	return to
+}

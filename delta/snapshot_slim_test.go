@@ -1,0 +1,44 @@
+package delta
+
+import "testing"
+
+// Slim cuts stats to numRecords and the given columns, and reuses the
+// files a previous slim snapshot shares (as Advance shares them) instead
+// of cutting them again.
+func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
+	_, full := loadBenchTable(t, 2000)
+	cols := [][]string{{"id"}}
+	slim, err := full.Slim(cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, g := full.Files[7], slim.Files[7]
+	if want := `{"numRecords":` + f.Stats[len(`{"numRecords":`):len(`{"numRecords":`)+4] + `,"minValues":{"id":`; len(g.Stats) >= len(f.Stats) || g.Stats[:len(want)] != want {
+		t.Fatalf("slim stats %s of %s", g.Stats, f.Stats)
+	}
+	// A snapshot that shares all but one of the slim files, as Advance
+	// returns after a commit adding one file.
+	next := *slim
+	next.slim = nil
+	next.Files = append([]*Add{full.Files[0]}, slim.Files[1:]...)
+	again, err := next.Slim(cols, slim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Files[0] == full.Files[0] || again.Files[0].Stats != slim.Files[0].Stats {
+		t.Fatalf("the new file was not cut: %s", again.Files[0].Stats)
+	}
+	for i := 1; i < len(again.Files); i++ {
+		if again.Files[i] != slim.Files[i] {
+			t.Fatalf("file %d cut again instead of reused", i)
+		}
+	}
+	// Other columns: nothing is reused.
+	other, err := next.Slim(nil, slim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Files[1] == slim.Files[1] || other.Files[1].Stats[len(other.Files[1].Stats)-1] != '}' || len(other.Files[1].Stats) > 20 {
+		t.Fatalf("slim without columns reused %p or kept %s", other.Files[1], other.Files[1].Stats)
+	}
+}
