@@ -1,7 +1,9 @@
 package delta
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -93,11 +95,54 @@ func (r *replay) sorted() ([]*Add, []*Remove) {
 	for _, a := range r.adds {
 		files = append(files, a)
 	}
-	slices.SortFunc(files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
+	sortByPath(files, func(a *Add) string { return a.Path })
 	tombs := make([]*Remove, 0, len(r.removes))
 	for _, rm := range r.removes {
 		tombs = append(tombs, rm)
 	}
-	slices.SortFunc(tombs, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
+	sortByPath(tombs, func(r *Remove) string { return r.Path })
 	return files, tombs
+}
+
+// sortByPath sorts xs by path (byte order). Comparing a million paths
+// through their actions misses the cache twice a comparison, so each is
+// first given a key: the 16 bytes after the prefix all paths share, big
+// endian, compared as two integers; only equal keys compare the paths.
+func sortByPath[T any](xs []T, path func(T) string) {
+	if len(xs) < 2 {
+		return
+	}
+	first := path(xs[0])
+	lcp := len(first)
+	for _, x := range xs[1:] {
+		p := path(x)
+		n := min(lcp, len(p))
+		i := 0
+		for i < n && p[i] == first[i] {
+			i++
+		}
+		lcp = i
+	}
+	type keyed struct {
+		hi, lo uint64
+		x      T
+	}
+	ks := make([]keyed, len(xs))
+	for i, x := range xs {
+		var b [16]byte
+		copy(b[:], path(x)[lcp:])
+		ks[i] = keyed{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), x}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return strings.Compare(path(a.x), path(b.x))
+	})
+	for i := range ks {
+		xs[i] = ks[i].x
+	}
 }

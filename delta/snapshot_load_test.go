@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -218,6 +219,31 @@ func TestCheckpointActionsMarshal(t *testing.T) {
 			if !reflect.DeepEqual(back.Add, &want) {
 				t.Fatalf("%s: round trip changed the add\n%+v\n%+v", name, back.Add, &want)
 			}
+		}
+	}
+}
+
+// sortByPath orders paths as strings.Compare does, whatever their shared
+// prefix, lengths or zero bytes (the key pads short paths with zeros).
+func TestSortByPathIsByteOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "b", "\x00", "/", "part-", "day=2024-01-0", "\xff"}
+	for round := 0; round < 200; round++ {
+		prefix := alphabet[r.IntN(len(alphabet))] + alphabet[r.IntN(len(alphabet))]
+		var paths []string
+		for i := 0; i < 1+r.IntN(60); i++ {
+			p := prefix
+			for k := r.IntN(8); k > 0; k-- {
+				p += alphabet[r.IntN(len(alphabet))]
+			}
+			paths = append(paths, p)
+		}
+		got := slices.Clone(paths)
+		sortByPath(got, func(s string) string { return s })
+		want := slices.Clone(paths)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("sortByPath(%q)\n got %q\nwant %q", paths, got, want)
 		}
 	}
 }

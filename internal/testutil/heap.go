@@ -1,7 +1,6 @@
 package testutil
 
 import (
-	"runtime"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -38,11 +37,14 @@ func PeakOf(interval time.Duration, read func() uint64) (stop func() uint64) {
 }
 
 // HeapInuse is runtime.MemStats.HeapInuse: the bytes of in-use heap spans,
-// garbage not yet collected included.
+// garbage not yet collected included. It is read through runtime/metrics
+// (heap objects plus the unused part of their spans), which, unlike
+// runtime.ReadMemStats, does not stop the world: a sampler calling it every
+// few milliseconds would otherwise preempt the code it measures.
 func HeapInuse() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
 }
 
 // LiveHeap is the live heap as of the last GC (runtime/metrics
