@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -219,6 +220,9 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) ([]Action, err
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if len(results) == 1 && !slices.ContainsFunc(results[0], func(a Action) bool { return a.Sidecar != nil }) {
+		return results[0], nil // a classic checkpoint: no copy
 	}
 	total := 0
 	for _, acts := range results {

@@ -426,12 +426,14 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 	type chunk struct {
 		rg         int
 		start, end int64
+		at         int64 // index of the chunk's first row in the file
 	}
 	var chunks []chunk
 	// Real checkpoints spend several bytes per row; a footer claiming far
 	// more rows than the file could hold is corrupt (and would make us
 	// plan billions of chunks).
 	maxRows := 64*int64(len(data)) + 1024
+	var rowsBefore int64
 	for gi, rg := range f.RowGroups() {
 		n := rg.NumRows()
 		if n < 0 || n > maxRows {
@@ -439,9 +441,14 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		}
 		maxRows -= n
 		for lo := int64(0); lo < n; lo += chunkRows {
-			chunks = append(chunks, chunk{gi, lo, min(lo+chunkRows, n)})
+			chunks = append(chunks, chunk{gi, lo, min(lo+chunkRows, n), rowsBefore + lo})
 		}
+		rowsBefore += n
 	}
+	// Chunks decode into their own rows of one slice, which is then
+	// compacted in place (a row may hold no action): no second copy of a
+	// million actions.
+	all := make([]Action, rowsBefore)
 	out := make([][]Action, len(chunks))
 	errs := make([]error, len(chunks))
 	var wg sync.WaitGroup
@@ -453,28 +460,24 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer RecoverParquet(&errs[i])
-			out[i], errs[i] = readRowRange(f.RowGroups()[c.rg], c.start, c.end, ncols, cs)
+			out[i], errs[i] = readRowRange(f.RowGroups()[c.rg], c.start, c.end, ncols, cs, all[c.at:c.at:c.at+c.end-c.start])
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])
 			}
 		}()
 	}
 	wg.Wait()
-	total := 0
 	for i := range out {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		total += len(out[i])
 	}
-	if len(out) == 1 {
-		return out[0], nil
-	}
-	actions = make([]Action, 0, total)
+	n := 0
 	for _, o := range out {
-		actions = append(actions, o...)
+		n += copy(all[n:], o)
 	}
-	return actions, nil
+	clear(all[n:])
+	return all[:n:n], nil
 }
 
 // checkParquetFrame validates the magic bytes and footer length before
@@ -580,7 +583,9 @@ func checkPageHeaders(data []byte, md *format.FileMetaData) error {
 }
 
 // readRowRange converts rows [start, end) of one row group.
-func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema) ([]Action, error) {
+// readRowRange appends the actions of rows [start, end) of rg to actions
+// (which must have room for them all, so that it never reallocates).
+func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema, actions []Action) ([]Action, error) {
 	rows := rg.Rows()
 	defer rows.Close()
 	if start > 0 {
@@ -588,7 +593,6 @@ func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpoi
 			return nil, err
 		}
 	}
-	actions := make([]Action, 0, end-start)
 	var rv rowView
 	buf := make([]parquet.Row, 256)
 	for pos := start; pos < end; {
