@@ -52,6 +52,12 @@ type RunOptions struct {
 	// snapshot, reconciled with everything that landed since (the run's
 	// own earlier batches among them).
 	CommitInterval time.Duration
+	// AttemptStaleAfter is how long an intent record of a local attempt
+	// may go unmodified before the run's sweep counts that attempt as dead
+	// and deletes what it wrote and did not commit (default
+	// attempt.DefaultStaleAfter, 1h; live runs rewrite theirs every
+	// minute). Tests shorten it.
+	AttemptStaleAfter time.Duration
 }
 
 // RunResult is what one compaction run did; `compactord compact --json`

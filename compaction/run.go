@@ -14,6 +14,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
 )
@@ -37,6 +38,12 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	if opts.CommitEveryJobs < 0 || opts.CommitInterval < 0 {
 		return nil, fmt.Errorf("run on %s: commit every %d jobs / %s: must not be negative", t.URL, opts.CommitEveryJobs, opts.CommitInterval)
 	}
+	// The next run cleans up after a killed one: dead intent records'
+	// uncommitted objects go (a failed sweep is retried by the next run).
+	if _, err := attemptsweep.Sweep(ctx, t, attemptsweep.Options{StaleAfter: opts.AttemptStaleAfter,
+		Now: opts.Now, Logger: opts.Logger, Snapshots: opts.Snapshots}); err != nil {
+		opts.Logger.Warn("sweep the uncommitted objects of dead attempts", "table", t.URL, "error", err)
+	}
 	if len(pl.Jobs) == 0 {
 		return res, nil
 	}
@@ -45,9 +52,16 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 		return nil, fmt.Errorf("run plan on %s: %w", t.URL, err)
 	}
 	// The run owns its attempt: every object written for it is tracked in
-	// objs, and whatever no commit published is deleted on every exit path
-	// (failed, dropped and abandoned jobs, failed or canceled commits).
-	r := &run{t: t, snap: snap, opts: opts, res: res, objs: &attempt.Objects{}, total: len(jobs)}
+	// objs (and, before it is created, in the attempt's intent record, for
+	// the next run to clean up after a kill), and whatever no commit
+	// published is deleted on every exit path (failed, dropped and
+	// abandoned jobs, failed or canceled commits).
+	j, err := attempt.StartJournal(ctx, t.Bucket, "compaction", attempt.JournalOptions{Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("run on %s: %w", t.URL, err)
+	}
+	r := &run{t: t, snap: snap, opts: opts, res: res, objs: &attempt.Objects{}, journal: j, total: len(jobs)}
+	r.objs.OnTrack(j.Track)
 	r.cop = opts.Commit
 	if r.cop.OperationParameters == nil {
 		r.cop.OperationParameters = pl.OperationParameters
@@ -77,13 +91,14 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 
 // run is the state of one run's commits.
 type run struct {
-	t     *delta.Table
-	snap  *delta.Snapshot
-	opts  RunOptions
-	cop   commit.CompactionOptions
-	res   *RunResult
-	objs  *attempt.Objects
-	total int
+	t       *delta.Table
+	snap    *delta.Snapshot
+	opts    RunOptions
+	cop     commit.CompactionOptions
+	res     *RunResult
+	objs    *attempt.Objects
+	journal *attempt.Journal
+	total   int
 
 	pending    []Finished // finished, waiting for a commit
 	unreleased []Finished // handed over, Release not yet called
@@ -304,5 +319,13 @@ func (r *run) clean(ctx context.Context) {
 	}
 	if n > 0 {
 		r.opts.Logger.Info("deleted uncommitted outputs", "table", r.t.URL, "objects", n)
+	}
+	if jerr := r.journal.Err(); jerr != nil {
+		r.opts.Logger.Warn("the intent record missed a key", "table", r.t.URL, "error", jerr)
+	}
+	// The record stays when a delete failed: the sweep of dead records
+	// retries it once the record is stale.
+	if err := r.journal.Close(ctx, err == nil); err != nil {
+		r.opts.Logger.Warn("delete the intent record", "table", r.t.URL, "error", err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
-	"github.com/compactord/compactord/vacuum"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -383,7 +383,7 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 			if keep[out] || strings.HasPrefix(out, PlanDir(id)) {
 				continue
 			}
-			n, err := deleteWithLeftovers(ctx, t.Bucket, out)
+			n, err := attemptsweep.DeleteWithLeftovers(ctx, t.Bucket, out)
 			outputs += n
 			errs = append(errs, err)
 		}
@@ -399,36 +399,6 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 	}
 	log.Debug("deleted plan directory", "objects", len(keys), "abandoned_outputs", outputs)
 	return errors.Join(errs...)
-}
-
-// deleteWithLeftovers deletes key and the upload temp files of killed
-// writes beside it (vacuum.IsTempLeftover: key.<random>.tmp), returning
-// how many objects existed.
-func deleteWithLeftovers(ctx context.Context, b *blob.Bucket, key string) (int, error) {
-	n := 0
-	err := b.Delete(ctx, key)
-	switch {
-	case err == nil:
-		n++
-	case !isNotFound(err):
-		return n, fmt.Errorf("delete abandoned output %s: %w", key, err)
-	}
-	temps, err := listKeys(ctx, b, key+".")
-	if err != nil {
-		return n, err
-	}
-	var errs []error
-	for _, k := range temps {
-		if !vacuum.IsTempLeftover(k) {
-			continue
-		}
-		if err := b.Delete(ctx, k); err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete temp leftover %s: %w", k, err))
-			continue
-		}
-		n++
-	}
-	return n, errors.Join(errs...)
 }
 
 // SweepPlans deletes the plan directories of t whose id says they were

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
 )
 
 // hiddenRule decides which names the full listing skips, as Spark's
@@ -75,20 +75,11 @@ func (r hiddenRule) hiddenKey(key string) bool {
 	return false
 }
 
-// tempLeftover matches the temp files a killed write leaves behind:
-// gocloud's fileblob uploads to "NAME.<hex nanos>.tmp" beside the target,
-// the local log store and lease write ".NAME.<digits>.tmp" before they
-// link or rename it into place, and Hadoop-based log stores write
-// ".N.json.<uuid>.tmp".
-var tempLeftover = regexp.MustCompile(`^.+\.[0-9A-Za-z_-]{1,64}\.tmp$`)
-
 // IsTempLeftover reports whether the base name of key is the temp file of
-// an interrupted write (see the package doc). Such a file is never the
-// target of a log reference; the sweep deletes it once it is older than
-// the retention cutoff.
-func IsTempLeftover(key string) bool {
-	return tempLeftover.MatchString(path.Base(key))
-}
+// an interrupted write (see the package doc and attempt.IsTempLeftover).
+// Such a file is never the target of a log reference; the sweep deletes it
+// once it is older than the retention cutoff.
+func IsTempLeftover(key string) bool { return attempt.IsTempLeftover(key) }
 
 // tempSweepDirs are the hidden directories whose temp leftovers the sweep
 // removes, listed shallowly (their subdirectories, such as the DynamoDB log

@@ -173,13 +173,15 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // commitFlags are the partial-progress flags of compact and run-plan; set,
 // they override the policy's commit_every_jobs and commit_interval.
 type commitFlags struct {
-	every    int
-	interval string
+	every      int
+	interval   string
+	staleAfter string
 }
 
 func (c *commitFlags) register(fs *commandFlags) {
 	fs.IntVar(&c.every, "commit-every-jobs", 0, "commit finished jobs in batches of this many as they finish (default: the policy's, else one commit at the end)")
 	fs.StringVar(&c.interval, "commit-interval", "", "commit the jobs finished so far every this long, e.g. 5m (default: the policy's, else off)")
+	fs.StringVar(&c.staleAfter, "attempt-stale-after", "", "count a killed run's intent record as dead, and delete what it wrote and did not commit, once unmodified this long (default 1h; live runs rewrite theirs every minute)")
 }
 
 func (c *commitFlags) apply(o *compaction.RunOptions) error {
@@ -195,6 +197,13 @@ func (c *commitFlags) apply(o *compaction.RunOptions) error {
 			return fmt.Errorf("%w: --commit-interval: %v", errUsage, err)
 		}
 		o.CommitInterval = d
+	}
+	if c.staleAfter != "" {
+		d, err := units.ParseDuration(c.staleAfter)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%w: --attempt-stale-after %q: want a positive duration", errUsage, c.staleAfter)
+		}
+		o.AttemptStaleAfter = d
 	}
 	return nil
 }

@@ -1,0 +1,217 @@
+package attemptsweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
+)
+
+// Options configure Sweep.
+type Options struct {
+	// StaleAfter is how long an intent record may go unmodified before its
+	// attempt counts as dead (default attempt.DefaultStaleAfter). A live
+	// attempt rewrites its record every attempt.DefaultHeartbeat, so the
+	// window must stay well above that and above the clock skew between
+	// this host and the store.
+	StaleAfter time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives what was deleted (default null).
+	Logger hclog.Logger
+	// Snapshots loads the latest snapshot (default delta.LoadSnapshot).
+	Snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)
+}
+
+// Result is what Sweep deleted.
+type Result struct {
+	// Records counts the dead intent records deleted; Objects the
+	// uncommitted objects (and upload temp files) of theirs deleted.
+	Records, Objects int64
+}
+
+// Sweep finishes the cleanup of local attempts that died (were
+// killed) before cleaning up after themselves: every intent record under
+// attempt.RecordsDir whose store modification time is older than
+// StaleAfter is dead; each key it recorded that no live add, tombstone or
+// "u" deletion vector of the latest snapshot references is deleted with
+// the upload temp files beside it (attempt.IsTempLeftover) (a killed run's committed batches stay),
+// then the record. A record some delete failed for stays for the next
+// sweep. Temp leftovers of the records themselves are deleted too. It
+// lists one directory, and loads the snapshot only when a record is dead.
+func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Snapshots == nil {
+		opts.Snapshots = delta.LoadSnapshot
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = attempt.DefaultStaleAfter
+	}
+	res := &Result{}
+	cutoff := opts.Now().Add(-opts.StaleAfter)
+	var dead, temps []string
+	it := t.Bucket.List(&blob.ListOptions{Prefix: attempt.RecordsDir, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return res, fmt.Errorf("sweep attempts of %s: list %s: %w", t.URL, attempt.RecordsDir, err)
+		}
+		switch {
+		case o.IsDir || !o.ModTime.Before(cutoff):
+		case attempt.IsTempLeftover(o.Key):
+			temps = append(temps, o.Key)
+		case strings.HasSuffix(o.Key, ".json"):
+			dead = append(dead, o.Key)
+		}
+	}
+	var errs []error
+	for _, k := range temps {
+		if err := t.Bucket.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			errs = append(errs, fmt.Errorf("sweep attempts of %s: delete %s: %w", t.URL, k, err))
+		}
+	}
+	if len(dead) == 0 {
+		return res, errors.Join(errs...)
+	}
+	snap, err := opts.Snapshots(ctx, t, -1)
+	if err != nil {
+		return res, fmt.Errorf("sweep attempts of %s: load snapshot: %w", t.URL, err)
+	}
+	refs, err := referenced(snap)
+	if err != nil {
+		return res, fmt.Errorf("sweep attempts of %s: %w", t.URL, err)
+	}
+	for _, k := range dead {
+		n, err := sweepRecord(ctx, t, k, refs, opts.Logger)
+		res.Objects += int64(n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweep attempts of %s: %w", t.URL, err))
+			continue
+		}
+		res.Records++
+	}
+	return res, errors.Join(errs...)
+}
+
+// sweepRecord deletes what the dead record at key names and no commit
+// references, then the record; it returns how many objects existed.
+func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[string]bool, log hclog.Logger) (int, error) {
+	data, err := t.Bucket.ReadAll(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return 0, nil // swept by a concurrent run
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read intent record %s: %w", key, err)
+	}
+	rec, err := attempt.ParseRecord(key, data)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var deleted []string
+	var errs []error
+	for _, k := range rec.Keys {
+		if refs[k] || strings.HasPrefix(k, delta.LogDir) || strings.HasPrefix(k, attempt.RecordsDir) {
+			continue
+		}
+		m, err := DeleteWithLeftovers(ctx, t.Bucket, k)
+		n += m
+		if m > 0 {
+			deleted = append(deleted, k)
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, fmt.Errorf("intent record %s: %w", key, err)
+	}
+	if err := t.Bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return n, fmt.Errorf("delete intent record %s: %w", key, err)
+	}
+	log.Info("swept a dead attempt's uncommitted objects", "table", t.URL, "attempt", rec.Attempt,
+		"operation", rec.Operation, "owner", rec.Owner, "heartbeat", rec.Heartbeat,
+		"recorded", len(rec.Keys), "deleted", n, "keys", deleted)
+	return n, nil
+}
+
+// referenced is the set of keys the snapshot references: live adds,
+// every tombstone, and the "u" deletion-vector files of both.
+func referenced(snap *delta.Snapshot) (map[string]bool, error) {
+	refs := make(map[string]bool, 2*len(snap.Files)+len(snap.Tombstones))
+	keep := func(p string, dv *delta.DeletionVector) error {
+		k, err := delta.DecodePath(p)
+		if err != nil {
+			return fmt.Errorf("version %d: %w", snap.Version, err)
+		}
+		refs[k] = true
+		if dv != nil && dv.StorageType == "u" {
+			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+			if err != nil {
+				return fmt.Errorf("version %d: deletion vector of %s: %w", snap.Version, p, err)
+			}
+			refs[dk] = true
+		}
+		return nil
+	}
+	for _, a := range snap.Files {
+		if err := keep(a.Path, a.DeletionVector); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range snap.Tombstones {
+		if err := keep(r.Path, r.DeletionVector); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}
+
+// DeleteWithLeftovers deletes key and the upload temp files of killed
+// writes beside it (IsTempLeftover: key.<random>.tmp, as gocloud's fileblob
+// leaves them), returning how many objects existed. A missing key is fine.
+func DeleteWithLeftovers(ctx context.Context, b *blob.Bucket, key string) (int, error) {
+	n := 0
+	err := b.Delete(ctx, key)
+	switch {
+	case err == nil:
+		n++
+	case gcerrors.Code(err) != gcerrors.NotFound:
+		return n, fmt.Errorf("delete abandoned output %s: %w", key, err)
+	}
+	it := b.List(&blob.ListOptions{Prefix: key + "."})
+	var errs []error
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("list %s.*: %w", key, err)
+		}
+		if o.IsDir || !attempt.IsTempLeftover(o.Key) {
+			continue
+		}
+		if err := b.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			errs = append(errs, fmt.Errorf("delete temp leftover %s: %w", o.Key, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
