@@ -320,12 +320,7 @@ func (r *run) clean(ctx context.Context) {
 	if n > 0 {
 		r.opts.Logger.Info("deleted uncommitted outputs", "table", r.t.URL, "objects", n)
 	}
-	if jerr := r.journal.Err(); jerr != nil {
-		r.opts.Logger.Warn("the intent record missed a key", "table", r.t.URL, "error", jerr)
-	}
 	// The record stays when a delete failed: the sweep of dead records
 	// retries it once the record is stale.
-	if err := r.journal.Close(ctx, err == nil); err != nil {
-		r.opts.Logger.Warn("delete the intent record", "table", r.t.URL, "error", err)
-	}
+	r.journal.Finish(ctx, err == nil, r.opts.Logger, r.t.URL)
 }

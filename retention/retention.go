@@ -337,9 +337,23 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		// deleted on every exit path.
 		objs = &attempt.Objects{}
 	)
+	// Before each object is created its key is in the delete's intent
+	// record too, so that the next compaction run cleans up after a kill
+	// (a dry run writes nothing).
+	var journal *attempt.Journal
+	if !opts.DryRun {
+		if journal, err = attempt.StartJournal(ctx, t.Bucket, "retention", attempt.JournalOptions{}); err != nil {
+			return fmt.Errorf("table %s: %w", t.URL, err)
+		}
+		objs.OnTrack(journal.Track)
+	}
 	defer func() {
-		if _, err := objs.Clean(ctx, t.Bucket); err != nil {
+		_, err := objs.Clean(ctx, t.Bucket)
+		if err != nil {
 			opts.Logger.Warn("delete uncommitted retention outputs", "table", t.URL, "error", err)
+		}
+		if journal != nil {
+			journal.Finish(ctx, err == nil, opts.Logger, t.URL)
 		}
 	}()
 	var total, done int64

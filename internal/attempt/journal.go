@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -196,6 +197,19 @@ func (j *Journal) Close(ctx context.Context, remove bool) error {
 		return fmt.Errorf("delete intent record %s: %w", j.key, err)
 	}
 	return nil
+}
+
+// Finish ends the attempt's record after its Clean: it logs a key the
+// record may have missed, and closes the journal, deleting the record when
+// the clean succeeded (cleaned) and keeping it otherwise, for the sweep of
+// dead records to retry once it is stale.
+func (j *Journal) Finish(ctx context.Context, cleaned bool, log hclog.Logger, table string) {
+	if err := j.Err(); err != nil {
+		log.Warn("the intent record may miss a key", "table", table, "record", j.key, "error", err)
+	}
+	if err := j.Close(ctx, cleaned); err != nil {
+		log.Warn("delete the intent record", "table", table, "error", err)
+	}
 }
 
 // ParseRecord decodes an intent record read from key.
