@@ -24,11 +24,12 @@ type Options struct {
 	// window must stay well above that and above the clock skew between
 	// this host and the store.
 	StaleAfter time.Duration
-	// Now is the clock (default time.Now).
+	// Now is the clock (required).
 	Now func() time.Time
-	// Logger receives what was deleted (default null).
+	// Logger receives what was deleted (required).
 	Logger hclog.Logger
-	// Snapshots loads the latest snapshot (default delta.LoadSnapshot).
+	// Snapshots loads the latest snapshot, e.g. delta.LoadSnapshot
+	// (required).
 	Snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)
 }
 
@@ -44,19 +45,13 @@ type Result struct {
 // attempt.RecordsDir whose store modification time is older than
 // StaleAfter is dead; each key it recorded that no live add, tombstone or
 // "u" deletion vector of the latest snapshot references is deleted with
-// the upload temp files beside it (attempt.IsTempLeftover) (a killed run's committed batches stay),
-// then the record. A record some delete failed for stays for the next
+// the upload temp files beside it (attempt.IsTempLeftover; a killed run's
+// committed batches stay), then the record. A record some delete failed for stays for the next
 // sweep. Temp leftovers of the records themselves are deleted too. It
 // lists one directory, and loads the snapshot only when a record is dead.
 func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
-	if opts.Snapshots == nil {
-		opts.Snapshots = delta.LoadSnapshot
+	if opts.Now == nil || opts.Logger == nil || opts.Snapshots == nil {
+		return nil, fmt.Errorf("sweep attempts of %s: Options need Now, Logger and Snapshots", t.URL)
 	}
 	if opts.StaleAfter <= 0 {
 		opts.StaleAfter = attempt.DefaultStaleAfter
@@ -64,15 +59,7 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	res := &Result{}
 	cutoff := opts.Now().Add(-opts.StaleAfter)
 	var dead, temps []string
-	it := t.Bucket.List(&blob.ListOptions{Prefix: attempt.RecordsDir, Delimiter: "/"})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return res, fmt.Errorf("sweep attempts of %s: list %s: %w", t.URL, attempt.RecordsDir, err)
-		}
+	if err := each(ctx, t.Bucket, &blob.ListOptions{Prefix: attempt.RecordsDir, Delimiter: "/"}, func(o *blob.ListObject) {
 		switch {
 		case o.IsDir || !o.ModTime.Before(cutoff):
 		case attempt.IsTempLeftover(o.Key):
@@ -80,6 +67,8 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		case strings.HasSuffix(o.Key, ".json"):
 			dead = append(dead, o.Key)
 		}
+	}); err != nil {
+		return res, fmt.Errorf("sweep attempts of %s: %w", t.URL, err)
 	}
 	var errs []error
 	for _, k := range temps {
@@ -194,24 +183,32 @@ func DeleteWithLeftovers(ctx context.Context, b *blob.Bucket, key string) (int, 
 	case gcerrors.Code(err) != gcerrors.NotFound:
 		return n, fmt.Errorf("delete abandoned output %s: %w", key, err)
 	}
-	it := b.List(&blob.ListOptions{Prefix: key + "."})
 	var errs []error
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("list %s.*: %w", key, err)
-		}
+	if err := each(ctx, b, &blob.ListOptions{Prefix: key + "."}, func(o *blob.ListObject) {
 		if o.IsDir || !attempt.IsTempLeftover(o.Key) {
-			continue
+			return
 		}
 		if err := b.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			errs = append(errs, fmt.Errorf("delete temp leftover %s: %w", o.Key, err))
-			continue
+			return
 		}
 		n++
+	}); err != nil {
+		return n, err
 	}
 	return n, errors.Join(errs...)
+}
+
+// each calls f with every object the listing returns.
+func each(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions, f func(*blob.ListObject)) error {
+	for it := b.List(opts); ; {
+		switch o, err := it.Next(ctx); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("list %s: %w", opts.Prefix, err)
+		default:
+			f(o)
+		}
+	}
 }

@@ -2,8 +2,6 @@ package attemptsweep
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,19 +16,20 @@ import (
 // never written is fine, and the record goes. A live record is left alone
 // with everything it names.
 func TestSweep(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		age   time.Duration // since the record was last written
-		swept bool
-	}{
-		{"heartbeated a minute ago: live", time.Minute, false},
-		{"just under the window: live", 59 * time.Minute, false},
-		{"unmodified for two hours: dead", 2 * time.Hour, true},
-	} {
+	ages := map[string]time.Duration{ // since the record was last written
+		"heartbeated a minute ago: live": time.Minute,
+		"just under the window: live":    59 * time.Minute,
+		"unmodified for two hours: dead": 2 * time.Hour,
+	}
+	for name, age := range ages {
+		tc := struct {
+			name  string
+			age   time.Duration
+			swept bool
+		}{name, age, age > attempt.DefaultStaleAfter}
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			tbl := tabletest.NewTable(t, "file://"+dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+			tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 			tabletest.DeleteIDs(t, tbl, 1)  // file 0: a DV (live add with a DV file), a tombstone
 			tabletest.CowDelete(t, tbl, 15) // file 1: a tombstone, a new live file
 			snap := tabletest.Latest(t, tbl)
@@ -80,12 +79,9 @@ func TestSweep(t *testing.T) {
 			if err := j.Close(ctx, false); err != nil { // killed: the record stays
 				t.Fatal(err)
 			}
-			at := time.Now().Add(-tc.age)
-			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(j.Key())), at, at); err != nil {
-				t.Fatal(err)
-			}
-
-			res, err := Sweep(ctx, tbl, Options{Logger: tabletest.Logger(t)})
+			// The sweep runs tc.age after the record's last write.
+			now := func() time.Time { return time.Now().Add(tc.age) }
+			res, err := Sweep(ctx, tbl, Options{Now: now, Logger: tabletest.Logger(t), Snapshots: delta.LoadSnapshot})
 			if err != nil {
 				t.Fatal(err)
 			}
