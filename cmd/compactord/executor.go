@@ -26,7 +26,7 @@ type executorFlags struct {
 }
 
 func (e *executorFlags) register(fs *commandFlags) {
-	fs.StringVar(&e.kind, "executor", "local", "where the rewrite jobs run: "+strings.Join(executorNames(), " | ")+" (process: one `compactord run-unit` child process per unit; kubernetes: one Indexed Job, a pod per unit)")
+	fs.StringVar(&e.kind, "executor", "local", "the `kind` of executor the rewrite jobs run on: "+strings.Join(executorNames(), " | ")+" (process: one compactord run-unit child process per unit; kubernetes: one Indexed Job, a pod per unit)")
 	fs.IntVar(&e.parallelism, "parallelism", 2, "with a fanned-out executor: units run at once")
 	fs.IntVar(&e.backoff, "backoff-limit-per-index", fanout.DefaultBackoffLimitPerIndex, "with a fanned-out executor: restarts of a unit whose worker failed with a retryable error or was killed")
 	fs.IntVar(&e.maxUnits, "max-units", 0, "with a fanned-out executor: group the jobs into at most this many units (0: one job per unit)")

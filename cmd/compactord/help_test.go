@@ -37,6 +37,12 @@ func TestEveryCommandsHelpExitsZeroAndListsEveryFlag(t *testing.T) {
 						if !listsFlag(help, f.Name) {
 							t.Errorf("help does not list -%s:\n%s", f.Name, help)
 						}
+						// The flag package shows a back-quoted word of the
+						// usage as the value's name: a phrase there reads as
+						// "-executor compactord run-unit".
+						if name, _ := flag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+							t.Errorf("-%s shows %q as its value's name: its usage has a back-quoted phrase", f.Name, name)
+						}
 					})
 					for _, common := range []string{"log-level", "log-format", "v"} {
 						if fs.Lookup(common) == nil {
