@@ -21,6 +21,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/writer"
 )
@@ -374,7 +375,7 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 		if !strings.HasPrefix(path.Base(k), intentPrefix) {
 			continue
 		}
-		var rec intentRecord
+		var rec attempt.Record
 		if err := readJSON(ctx, t, k, &rec); err != nil {
 			errs = append(errs, err)
 			continue

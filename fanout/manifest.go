@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/compactord/compactord/composition"
@@ -142,51 +141,11 @@ func corruptObjects(err error) []CorruptObject {
 	return out
 }
 
-// intentRecord is the content of intent-<attempt>.json.
-type intentRecord struct {
-	Format  int      `json:"format"`
-	Plan    string   `json:"plan"`
-	Unit    int      `json:"unit"`
-	Attempt string   `json:"attempt"`
-	Keys    []string `json:"keys"`
-}
-
-// journal persists an attempt's intent record: every key the attempt's
-// attempt.Objects tracks is added and the record rewritten (one put)
-// before the object is created, so a killed attempt's outputs can be found.
-type journal struct {
-	ctx    context.Context
-	t      *delta.Table
-	key    string
-	mu     sync.Mutex
-	record intentRecord
-	err    error
-}
-
-func newJournal(ctx context.Context, t *delta.Table, plan string, unit int, attempt string) *journal {
-	return &journal{ctx: ctx, t: t, key: unitDir(plan, unit) + intentPrefix + attempt + ".json",
-		record: intentRecord{Format: manifestFormat, Plan: plan, Unit: unit, Attempt: attempt, Keys: []string{}}}
-}
-
-// track is the attempt.Objects OnTrack hook.
-func (j *journal) track(key string) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.record.Keys = append(j.record.Keys, key)
-	if j.err != nil {
-		return
-	}
-	if err := writeJSON(j.ctx, j.t, j.key, j.record); err != nil {
-		j.err = fmt.Errorf("intent record %s: %w", j.key, err)
-	}
-}
-
-// Err is the first failed write of the record: the attempt must not
-// report success, since a key may be missing from it.
-func (j *journal) Err() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.err
+// intentKey is where a unit's attempt keeps its intent record
+// (attempt.Journal): beside the plan, for the coordinator to clean up after
+// a killed attempt.
+func intentKey(plan string, unit int, attempt string) string {
+	return unitDir(plan, unit) + intentPrefix + attempt + ".json"
 }
 
 // writeJSON puts v as JSON at key (one put: the object appears whole).

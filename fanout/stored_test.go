@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -153,8 +154,8 @@ func TestRunUnitWritesOutputsIntentAndManifestAndNamesACorruptSource(t *testing.
 	if err := readJSON(ctx, tbl, unitDir(sp.ID, 0)+"result-a0.json", &stored); err != nil || stored.Attempt != "a0" {
 		t.Fatalf("stored manifest %+v, %v", stored, err)
 	}
-	var intent intentRecord
-	if err := readJSON(ctx, tbl, unitDir(sp.ID, 0)+"intent-a0.json", &intent); err != nil {
+	var intent attempt.Record
+	if err := readJSON(ctx, tbl, intentKey(sp.ID, 0, "a0"), &intent); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range m.Jobs[0].Outputs {

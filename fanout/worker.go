@@ -116,9 +116,15 @@ func (w *unitWorker) run(ctx context.Context) (*ResultManifest, error) {
 			j.ID = fmt.Sprintf("job-%d", unit[i]) // the plan's numbering
 		}
 	}
-	jr := newJournal(ctx, w.t, w.sp.ID, w.index, w.opts.Attempt)
+	jr, err := attempt.StartJournal(ctx, w.t.Bucket, "run-unit", attempt.JournalOptions{
+		Attempt: w.opts.Attempt, Key: intentKey(w.sp.ID, w.index, w.opts.Attempt)})
+	if err != nil {
+		return nil, err
+	}
+	// The record stays when the worker ends: the coordinator reads it.
+	defer func() { _ = jr.Close(ctx, false) }()
 	w.objs = &attempt.Objects{}
-	w.objs.OnTrack(jr.track)
+	w.objs.OnTrack(jr.Track)
 	wo := w.sp.Writer.Options()
 	wo.Logger = w.log
 	wo.SpillDir = w.opts.SpillDir

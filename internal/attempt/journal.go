@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -80,6 +81,11 @@ type JournalOptions struct {
 	Heartbeat time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Attempt is the attempt's id (default: a fresh time-ordered one).
+	Attempt string
+	// Key is where the record is kept (default RecordsDir/<attempt>.json):
+	// a fanned-out unit's worker keeps its record beside its plan.
+	Key string
 }
 
 // StartJournal writes the first record of a new attempt of operation
@@ -93,13 +99,17 @@ func StartJournal(ctx context.Context, store Store, operation string, opts Journ
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = DefaultHeartbeat
 	}
-	id, err := newAttemptID(opts.Now())
-	if err != nil {
-		return nil, err
+	id := opts.Attempt
+	if id == "" {
+		var err error
+		if id, err = newAttemptID(opts.Now()); err != nil {
+			return nil, err
+		}
 	}
+	key := cmp.Or(opts.Key, RecordsDir+id+".json")
 	host, _ := os.Hostname()
 	at := opts.Now().UTC()
-	j := &Journal{store: store, key: RecordsDir + id + ".json", now: opts.Now, ctx: context.WithoutCancel(ctx),
+	j := &Journal{store: store, key: key, now: opts.Now, ctx: context.WithoutCancel(ctx),
 		record: Record{Format: recordFormat, Attempt: id, Operation: operation,
 			Owner: fmt.Sprintf("%s/pid %d", host, os.Getpid()), Started: at, Heartbeat: at, Keys: []string{}},
 		stop: make(chan struct{}), done: make(chan struct{})}
