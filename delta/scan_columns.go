@@ -20,13 +20,18 @@ import (
 // ColumnObserver receives a column's values as ReadColumn produces them
 // (the Delta statistics of an output, say). ReadColumn calls it from the
 // goroutine it runs on.
+//
+// The values and pages are those of data-schema column col; they may carry
+// the source file's column index instead (a file whose columns are in
+// another order), so an observer goes by col.
 type ColumnObserver interface {
-	// ObservePage folds a whole page of values passed through unchanged
-	// and reports whether it could (from the page's bounds and null
-	// count); when it returns false the page's values are observed.
-	ObservePage(p parquet.Page) bool
-	// ObserveValues folds converted values.
-	ObserveValues(vals []parquet.Value)
+	// ObserveColumnPage folds a whole page of column col's values passed
+	// through unchanged and reports whether it could (from the page's
+	// bounds and null count); when it returns false the page's values are
+	// observed.
+	ObserveColumnPage(col int, p parquet.Page) bool
+	// ObserveColumnValues folds values of column col.
+	ObserveColumnValues(col int, vals []parquet.Value)
 }
 
 // columnBatch is the number of values ReadColumn hands over per call.
@@ -94,7 +99,9 @@ type ColumnScratch struct {
 
 // ReadColumn reads the live values of data-schema column col in row group
 // rg and calls emit with them in order, in batches of whole rows (the
-// values are valid only during the call). obs, when not nil, observes every
+// values are valid only during the call). Values with the table's type and
+// levels are handed over as the file's pages hold them, so their column
+// index may be the file's, not col. obs, when not nil, observes every
 // value emitted; scratch (nil: allocated) is the call's working memory.
 // Calls for distinct columns may run concurrently, each with its own
 // scratch; a call and ReadRows may not.
@@ -163,9 +170,13 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		sc.out = r.out[:0]
 		sc.arena.reset()
 	}()
-	// passThrough: the file's values are the target's, one per row; the
-	// deleted rows (if any) are cut out of each batch by ranges.
-	passThrough := r.lp.direct && !r.repeated && r.fill == nil
+	// flat: one value per row in the file and in the table, so the
+	// deleted rows (if any) are cut out of each batch by ranges and the
+	// rest converted in place (levels, type), or handed over unchanged when
+	// only their column index differs.
+	lp := r.lp
+	flat := !r.repeated && r.fill == nil && len(lp.repMap) == 1
+	unchanged := flat && lp.sameType && identityLevels(lp)
 	row := int64(-1) // offset of the current row in the row group
 	deleted := false
 	next := 0 // index into dels of the next deleted row
@@ -179,8 +190,9 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 		if err != nil {
 			return err
 		}
-		// A page's bounds are its values' only when none of them is deleted.
-		observed := passThrough && r.obs != nil && !r.deletesIn(row, p.NumRows()) && r.obs.ObservePage(p)
+		// A page's bounds are its values' only when none of them is deleted
+		// and their type is the table's (the levels do not change them).
+		observed := flat && lp.sameType && r.obs != nil && !r.deletesIn(row, p.NumRows()) && r.obs.ObserveColumnPage(r.col, p)
 		vr := p.Values()
 		for {
 			n, rerr := vr.ReadValues(in)
@@ -188,15 +200,13 @@ func (r *columnReader) read(rg parquet.RowGroup) error {
 				parquet.Release(p)
 				return rerr
 			}
-			if passThrough {
+			if flat {
 				first := row + 1
 				row += int64(n)
 				n, next = keepLive(in[:n], first, r.dels, next)
 				if n > 0 {
-					if r.obs != nil && !observed {
-						r.obs.ObserveValues(in[:n])
-					}
-					if err := r.emit(in[:n]); err != nil {
+					err := r.emitFlat(in[:n], unchanged, observed)
+					if err != nil {
 						parquet.Release(p)
 						return err
 					}
@@ -271,6 +281,38 @@ func keepLive(vals []parquet.Value, first int64, dels []int64, next int) (int, i
 	return w, next
 }
 
+// emitFlat emits a batch of live values of a column that has one value per
+// row, first converting them in place to the table's levels and type unless
+// unchanged; observed means their page is observed already.
+func (r *columnReader) emitFlat(vals []parquet.Value, unchanged, observed bool) error {
+	if !unchanged {
+		lp := r.lp
+		for i, v := range vals {
+			d := v.DefinitionLevel()
+			def := lp.defMap[d]
+			switch {
+			case def < 0:
+				return fmt.Errorf("null in non-nullable column %s", lp.nullStepPath[d])
+			case !lp.present || d != lp.srcMaxDef:
+				v = parquet.Value{}
+			case !lp.sameType:
+				cv, err := lp.conv(v, &r.scratch.arena)
+				if err != nil {
+					return err
+				}
+				v = cv
+			}
+			vals[i] = v.Level(0, def, r.col)
+		}
+	}
+	if r.obs != nil && !observed {
+		r.obs.ObserveColumnValues(r.col, vals)
+	}
+	err := r.emit(vals)
+	r.scratch.arena.reset()
+	return err
+}
+
 // add converts one live file value and queues it.
 func (r *columnReader) add(v parquet.Value) error {
 	lp := r.lp
@@ -322,7 +364,7 @@ func (r *columnReader) flush(last bool) error {
 	}
 	if k > 0 {
 		if r.obs != nil {
-			r.obs.ObserveValues(r.out[:k])
+			r.obs.ObserveColumnValues(r.col, r.out[:k])
 		}
 		if err := r.emit(r.out[:k]); err != nil {
 			return err
@@ -381,7 +423,7 @@ func (r *columnReader) nulls(n int64) error {
 	for n > 0 {
 		k := min(n, int64(len(buf)))
 		if r.obs != nil {
-			r.obs.ObserveValues(buf[:k])
+			r.obs.ObserveColumnValues(r.col, buf[:k])
 		}
 		if err := r.emit(buf[:k]); err != nil {
 			return err

@@ -188,18 +188,26 @@ func (c *StatsCollector) observeRun(vals []parquet.Value) int {
 	for n < len(vals) && vals[n].Column() == col {
 		n++
 	}
-	run := vals[:n]
-	if col < 0 || col >= len(c.slots) || c.slots[col] < 0 {
-		return n
+	c.ObserveColumnValues(col, vals[:n])
+	return n
+}
+
+// ObserveColumnValues folds values of leaf column col (whatever column
+// index they carry: values passed through from a file whose columns are in
+// another order keep the file's), with the leaf looked up once and integers
+// and strings in loops of their own. It counts no records.
+func (c *StatsCollector) ObserveColumnValues(col int, run []parquet.Value) {
+	if col < 0 || col >= len(c.slots) || c.slots[col] < 0 || len(run) == 0 {
+		return
 	}
 	l := &c.leaves[c.slots[col]]
 	switch {
 	case l.repeated:
 		for i := range run {
-			c.observe(&run[i])
+			c.observeAt(col, &run[i])
 		}
 	case l.cat == catInt, l.cat == catDate, l.cat == catTimestamp, l.cat == catTimestampNTZ, l.cat == catDecimal && !l.decBytes:
-		c.observeInts(l, run)
+		c.observeInts(col, l, run)
 	case l.cat == catString:
 		for i := range run {
 			if v := &run[i]; v.IsNull() {
@@ -210,15 +218,14 @@ func (c *StatsCollector) observeRun(vals []parquet.Value) int {
 		}
 	default:
 		for i := range run {
-			c.observe(&run[i])
+			c.observeAt(col, &run[i])
 		}
 	}
-	return n
 }
 
 // observeInts folds values of a non-repeated integer leaf, INT32 and INT64
 // ones in registers; any other kind (INT96) goes through observe.
-func (c *StatsCollector) observeInts(l *leafStats, run []parquet.Value) {
+func (c *StatsCollector) observeInts(col int, l *leafStats, run []parquet.Value) {
 	seen, lo, hi := l.seen, l.minI, l.maxI
 	for i := range run {
 		v := &run[i]
@@ -233,7 +240,7 @@ func (c *StatsCollector) observeInts(l *leafStats, run []parquet.Value) {
 			x = int64(v.Int32())
 		default:
 			l.seen, l.minI, l.maxI = seen, lo, hi
-			c.observe(v)
+			c.observeAt(col, v)
 			seen, lo, hi = l.seen, l.minI, l.maxI
 			continue
 		}
@@ -270,7 +277,7 @@ func (c *StatsCollector) ObserveRowGroup(rg parquet.RowGroup, buf []parquet.Valu
 
 func (c *StatsCollector) observeChunk(cc parquet.ColumnChunk, buf []parquet.Value) error {
 	return ReadPages(cc, func(p parquet.Page) error {
-		if c.observeBounds(p) {
+		if c.observeBounds(p.Column(), p) {
 			return nil
 		}
 		return ReadPageValues(p, buf, c.ObserveValues)
@@ -317,7 +324,13 @@ func ReadPageValues(p parquet.Page, buf []parquet.Value, fn func([]parquet.Value
 // ObservePage folds a whole page of values of the observed schema into the
 // statistics from its bounds and null count, and reports whether it could
 // (see observeBounds); when it returns false, observe the page's values.
-func (c *StatsCollector) ObservePage(p parquet.Page) bool { return c.observeBounds(p) }
+func (c *StatsCollector) ObservePage(p parquet.Page) bool { return c.observeBounds(p.Column(), p) }
+
+// ObserveColumnPage is ObservePage for a page whose values are those of
+// leaf column col, whatever column index the page carries.
+func (c *StatsCollector) ObserveColumnPage(col int, p parquet.Page) bool {
+	return c.observeBounds(col, p)
+}
 
 // observeBounds folds a whole page into its column's statistics from the
 // page's null count and bounds, without reading its values, when those are
@@ -326,8 +339,7 @@ func (c *StatsCollector) ObservePage(p parquet.Page) bool { return c.observeBoun
 // timestamps and integer decimals stored as INT32/INT64, strings as byte
 // arrays compared bytewise) or that only counts nulls. Floats (NaN),
 // INT96, unsigned integers and binary decimals are read value by value.
-func (c *StatsCollector) observeBounds(p parquet.Page) bool {
-	col := p.Column()
+func (c *StatsCollector) observeBounds(col int, p parquet.Page) bool {
 	if col < 0 || col >= len(c.slots) || c.slots[col] < 0 {
 		return false
 	}
@@ -362,15 +374,17 @@ func (c *StatsCollector) observeBounds(p parquet.Page) bool {
 	}
 	l.nulls += p.NumNulls()
 	if lo, hi, ok := p.Bounds(); ok && l.cat != catNone {
-		c.observe(&lo)
-		c.observe(&hi)
+		c.observeAt(col, &lo)
+		c.observeAt(col, &hi)
 	}
 	return true
 }
 
 // observe folds one leaf value into its column's statistics.
-func (c *StatsCollector) observe(v *parquet.Value) {
-	col := v.Column()
+func (c *StatsCollector) observe(v *parquet.Value) { c.observeAt(v.Column(), v) }
+
+// observeAt folds one value of leaf column col into its statistics.
+func (c *StatsCollector) observeAt(col int, v *parquet.Value) {
 	if col < 0 || col >= len(c.slots) {
 		return
 	}
