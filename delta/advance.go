@@ -83,7 +83,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		props:     snap.props,
 	}
 	next.Files, next.Tombstones = r.sorted()
-	if err := checkAllStats(next.Files); err != nil {
+	if err := r.checkCommitStats(); err != nil {
 		return nil, false, fmt.Errorf("table %s: version %d: %w", t.URL, version, err)
 	}
 	return next, true, nil

@@ -299,7 +299,9 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 	}
 	var acts []Action
 	if strings.HasSuffix(key, ".json") {
-		acts, err = parseActionLines(data)
+		if acts, err = parseActionLines(data); err == nil {
+			err = checkCheckpointStats(acts)
+		}
 	} else {
 		acts, err = parseCheckpointParquet(data)
 	}
@@ -311,6 +313,19 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 		return nil, fmt.Errorf("table %s: %w", t.URL, corruptLog(kind, key, err))
 	}
 	return acts, nil
+}
+
+// checkCheckpointStats checks the stats of the adds of a JSON checkpoint
+// file (the parquet decoder checks its own as it reads them).
+func checkCheckpointStats(acts []Action) error {
+	for i := range acts {
+		if a := acts[i].Add; a != nil {
+			if err := checkAddStats(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // LastCheckpointVersion returns the version _delta_log/_last_checkpoint

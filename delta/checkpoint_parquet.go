@@ -972,6 +972,12 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 			a.ParsedStats = statsFromParsed(sp)
 		}
 	}
+	// Stats are checked here, while the string is in cache, rather than
+	// on the snapshot's million files afterwards: a checkpoint holding
+	// stats that do not parse is a corrupt checkpoint.
+	if err := checkAddStats(a); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

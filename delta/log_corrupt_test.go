@@ -150,6 +150,16 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 			want: []string{"stats"},
 		},
 		{
+			name:  "invalid stats JSON in a JSON checkpoint",
+			table: "ckpt-v2-json-no-sidecars-txn",
+			damage: func(t *testing.T, root string) {
+				p := filepath.Join(root, "_delta_log", "00000000000000000002.checkpoint.dcc3e6d4-94fb-400d-ab9b-a8ac58f0e1b8.json")
+				data, _ := os.ReadFile(p)
+				os.WriteFile(p, []byte(strings.Replace(string(data), `"stats":"{`, `"stats":"{{`, 1)), 0o644)
+			},
+			want: []string{"00000000000000000002.checkpoint.dcc3e6d4-94fb-400d-ab9b-a8ac58f0e1b8.json", "stats"},
+		},
+		{
 			name:  "empty log",
 			table: "dv-small",
 			damage: func(t *testing.T, root string) {
@@ -423,4 +433,51 @@ func TestDamagedCheckpointsNeverPanic(t *testing.T) {
 	if failed == 0 {
 		t.Fatal("no damaged checkpoint was detected")
 	}
+}
+
+// Stats are checked once per file as the log is read: a parquet
+// checkpoint's as it is decoded, a commit's when its file is live in the
+// snapshot, and Advance checks the files of the commits it applies.
+func TestInvalidStatsRefused(t *testing.T) {
+	t.Run("parquet checkpoint", func(t *testing.T) {
+		dir := t.TempDir()
+		writeBenchTableStats(t, dir, 50, func(i int) string {
+			if i == 7 {
+				return `{"numRecords":3,"minValues":{"id":1,}}`
+			}
+			return benchStats(i)
+		})
+		_, err := LoadSnapshot(context.Background(), openDir(t, dir), -1)
+		if err == nil {
+			t.Fatal("LoadSnapshot accepted a checkpoint add whose stats do not parse")
+		}
+		for _, w := range []string{"00000000000000000100.checkpoint.parquet", benchPath(7), "stats"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %q", err, w)
+			}
+		}
+	})
+	t.Run("Advance", func(t *testing.T) {
+		root := copyTableDir(t, testutil.DeltaTable(t, "dv-small"), nil)
+		tbl := openDir(t, root)
+		snap, err := LoadSnapshot(context.Background(), tbl, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, "_delta_log", logName(1))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := strings.Replace(string(data), `"stats":"{`, `"stats":"{{`, 1)
+		if damaged == string(data) {
+			t.Fatal("commit 1 of dv-small has no stats to damage")
+		}
+		if err := os.WriteFile(p, []byte(damaged), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Advance(context.Background(), tbl, snap, 10); err == nil || !strings.Contains(err.Error(), "stats") {
+			t.Fatalf("Advance over a commit whose stats do not parse: %v", err)
+		}
+	})
 }

@@ -82,6 +82,13 @@ func benchPath(i int) string {
 // plus 100 JSON commits (101..200), each adding 10 files and removing 5.
 func writeBenchTable(tb testing.TB, dir string, nFiles int) {
 	tb.Helper()
+	writeBenchTableStats(tb, dir, nFiles, benchStats)
+}
+
+// writeBenchTableStats is writeBenchTable with stats(i) as the stats of
+// the checkpoint's i-th add.
+func writeBenchTableStats(tb testing.TB, dir string, nFiles int, stats func(i int) string) {
+	tb.Helper()
 	logDir := filepath.Join(dir, "_delta_log")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		tb.Fatal(err)
@@ -98,7 +105,7 @@ func writeBenchTable(tb testing.TB, dir string, nFiles int) {
 			PartitionColumns: []string{"day"}, Configuration: map[string]string{"delta.enableDeletionVectors": "true"}, CreatedTime: &created}},
 	}
 	for i := 0; i < nFiles; i++ {
-		st := benchStats(i)
+		st := stats(i)
 		a := &benchAdd{Path: benchPath(i), PartitionValues: map[string]string{"day": fmt.Sprintf("2024-01-%02d", 1+i%28)},
 			Size: int64(1 << 20), ModificationTime: created + int64(i), DataChange: false, Stats: &st,
 			Tags: map[string]string{"INSERTION_TIME": "1700000000000000"}}

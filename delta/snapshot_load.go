@@ -3,10 +3,8 @@ package delta
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -127,7 +125,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
 	snap.Files, snap.Tombstones = r.sorted()
-	if err := checkAllStats(snap.Files); err != nil {
+	if err := r.checkCommitStats(); err != nil {
 		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
 	}
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
@@ -198,6 +196,10 @@ type replay struct {
 	removes  map[fileKey]*Remove
 	txns     map[string]Txn
 	domains  map[string]DomainMetadata
+	// fresh are the adds of commits (not of a checkpoint) in apply order:
+	// their stats are checked when they are live at the end (see
+	// checkCommitStats; a checkpoint's are checked as it is decoded).
+	fresh []*Add
 }
 
 func newReplay(sizeHint int) *replay {
@@ -220,6 +222,9 @@ func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
 			k := fileKey{a.Add.Path, a.Add.DeletionVector.UniqueID()}
 			r.adds[k] = a.Add
 			delete(r.removes, k)
+			if !fromCheckpoint {
+				r.fresh = append(r.fresh, a.Add)
+			}
 		case a.Remove != nil:
 			k := fileKey{a.Remove.Path, a.Remove.DeletionVector.UniqueID()}
 			delete(r.adds, k)
@@ -245,39 +250,32 @@ func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
 	return nil
 }
 
-// checkAllStats checks that the JSON stats of every file parse, on all
-// cores, without keeping them parsed: parsed statistics cost several times
-// their string, so consumers parse what they need (Add.NumRecords,
-// Add.FullStats).
-func checkAllStats(files []*Add) error {
-	workers := runtime.GOMAXPROCS(0)
-	chunk := (len(files) + workers - 1) / workers
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := 0; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, len(files))
-		if lo >= hi {
-			break
+// checkCommitStats checks that the JSON stats of every live file a commit
+// added parse, without keeping them parsed: parsed statistics cost several
+// times their string, so consumers parse what they need (Add.NumRecords,
+// Add.FullStats). The stats of a checkpoint's adds were checked as the
+// checkpoint was decoded (checkAddStats); those of files a later commit
+// removed are not checked, as no reader of the snapshot sees them.
+func (r *replay) checkCommitStats() error {
+	for _, a := range r.fresh {
+		if r.adds[fileKey{a.Path, a.DeletionVector.UniqueID()}] != a {
+			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, a := range files[lo:hi] {
-				if a.Stats == "" || a.ParsedStats != nil {
-					continue
-				}
-				if _, _, err := scanStats(a.Stats, true); err != nil {
-					errs[w] = fmt.Errorf("file %s: %w", a.Path, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+		if err := checkAddStats(a); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkAddStats checks that a's JSON stats parse (ParseStats would accept
+// them), building nothing; the error names the file.
+func checkAddStats(a *Add) error {
+	if a.Stats == "" || a.ParsedStats != nil {
+		return nil
+	}
+	if _, _, err := scanStats(a.Stats, true); err != nil {
+		return fmt.Errorf("file %s: %w", a.Path, err)
 	}
 	return nil
 }

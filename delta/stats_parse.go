@@ -185,6 +185,13 @@ func (p *statsParser) fail(msg string) error {
 }
 
 func (p *statsParser) ws() {
+	if p.i < len(p.s) && p.s[p.i] > ' ' {
+		return // the common case, kept small enough to inline
+	}
+	p.wsSlow()
+}
+
+func (p *statsParser) wsSlow() {
 	for p.i < len(p.s) {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -343,6 +350,16 @@ func (p *statsParser) skip(depth int) error {
 	}
 }
 
+// strSpecial marks the bytes a JSON string scan must look at: the closing
+// quote, the escape and the control characters.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // skipStr checks a JSON string as str would read it, building nothing
 // (escapes are checked as encoding/json reads them).
 func (p *statsParser) skipStr() error {
@@ -350,6 +367,13 @@ func (p *statsParser) skipStr() error {
 		return p.fail("want a string")
 	}
 	for p.i < len(p.s) {
+		// Skip the bytes that need no look: most of every string.
+		for p.i < len(p.s) && !strSpecial[p.s[p.i]] {
+			p.i++
+		}
+		if p.i >= len(p.s) {
+			break
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
@@ -471,20 +495,12 @@ func (p *statsParser) value(depth int) (any, error) {
 func (p *statsParser) number() (json.Number, error) {
 	start := p.i
 	p.eat('-')
-	digits := func() int {
-		n := 0
-		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
 	if p.eat('0') {
 		// no leading zeros
-	} else if digits() == 0 {
+	} else if p.digits() == 0 {
 		return "", p.fail("malformed number")
 	}
-	if p.eat('.') && digits() == 0 {
+	if p.eat('.') && p.digits() == 0 {
 		return "", p.fail("malformed number")
 	}
 	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
@@ -492,11 +508,20 @@ func (p *statsParser) number() (json.Number, error) {
 		if !p.eat('+') {
 			p.eat('-')
 		}
-		if digits() == 0 {
+		if p.digits() == 0 {
 			return "", p.fail("malformed number")
 		}
 	}
 	return json.Number(p.s[start:p.i]), nil
+}
+
+// digits skips decimal digits and returns how many.
+func (p *statsParser) digits() int {
+	start := p.i
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
 }
 
 // str scans a JSON string; escape-free strings are substrings of the input.

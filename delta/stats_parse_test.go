@@ -125,3 +125,22 @@ func FuzzScanStats(f *testing.F) {
 	f.Add(`{"tightBounds":true,"numRecords":1,"minValues":{"d":1.5E-7,"n":{"x":[true,null]}}}`)
 	f.Fuzz(checkScanAgrees)
 }
+
+// BenchmarkScanStats checks Spark-shaped stats strings as snapshot loading
+// does for every file of a checkpoint.
+func BenchmarkScanStats(b *testing.B) {
+	stats := make([]string, 1024)
+	n := 0
+	for i := range stats {
+		stats[i] = benchStats(i * 977)
+		n += len(stats[i])
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, s := range stats {
+			if _, _, err := scanStats(s, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
