@@ -1,13 +1,10 @@
 package delta
 
 import (
-	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Advance returns snap moved forward by the commits after its version, read
@@ -25,13 +22,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 	if _, err := syncLog(ctx, t); err != nil {
 		return nil, false, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	r := newReplay(len(snap.Files))
-	for _, a := range snap.Files {
-		r.adds[fileKey{a.Path, a.DeletionVector.UniqueID()}] = a
-	}
-	for _, rm := range snap.Tombstones {
-		r.removes[fileKey{rm.Path, rm.DeletionVector.UniqueID()}] = rm
-	}
+	r := newReplay(0)
 	for k, v := range snap.Txns {
 		r.txns[k] = v
 	}
@@ -82,67 +73,27 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		Domains:   r.domains,
 		props:     snap.props,
 	}
-	next.Files, next.Tombstones = r.sorted()
-	if err := r.checkCommitStats(); err != nil {
+	adds, removes := reconcile(r.files)
+	next.Files, next.Tombstones = overlayFiles(sortedByKey(snap.Files, addKey), sortedByKey(snap.Tombstones, removeKey), adds, removes)
+	// snap's files had their stats checked when they were read.
+	if err := checkStats(adds); err != nil {
 		return nil, false, fmt.Errorf("table %s: version %d: %w", t.URL, version, err)
 	}
 	return next, true, nil
 }
 
-// sorted returns the replay's live files and tombstones, each sorted by path.
-func (r *replay) sorted() ([]*Add, []*Remove) {
-	files := make([]*Add, 0, len(r.adds))
-	for _, a := range r.adds {
-		files = append(files, a)
+// sortedByKey returns xs if they are sorted by key (as a loaded
+// snapshot's files and tombstones are), else a sorted copy.
+func sortedByKey[T any](xs []T, key func(T) (string, *DeletionVector)) []T {
+	byKey := func(a, b T) int {
+		pa, dva := key(a)
+		pb, dvb := key(b)
+		return cmpFileKey(pa, dva, pb, dvb)
 	}
-	sortByPath(files, func(a *Add) string { return a.Path })
-	tombs := make([]*Remove, 0, len(r.removes))
-	for _, rm := range r.removes {
-		tombs = append(tombs, rm)
+	if slices.IsSortedFunc(xs, byKey) {
+		return xs
 	}
-	sortByPath(tombs, func(r *Remove) string { return r.Path })
-	return files, tombs
-}
-
-// sortByPath sorts xs by path (byte order). Comparing a million paths
-// through their actions misses the cache twice a comparison, so each is
-// first given a key: the 16 bytes after the prefix all paths share, big
-// endian, compared as two integers; only equal keys compare the paths.
-func sortByPath[T any](xs []T, path func(T) string) {
-	if len(xs) < 2 {
-		return
-	}
-	first := path(xs[0])
-	lcp := len(first)
-	for _, x := range xs[1:] {
-		p := path(x)
-		n := min(lcp, len(p))
-		i := 0
-		for i < n && p[i] == first[i] {
-			i++
-		}
-		lcp = i
-	}
-	type keyed struct {
-		hi, lo uint64
-		x      T
-	}
-	ks := make([]keyed, len(xs))
-	for i, x := range xs {
-		var b [16]byte
-		copy(b[:], path(x)[lcp:])
-		ks[i] = keyed{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), x}
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		return strings.Compare(path(a.x), path(b.x))
-	})
-	for i := range ks {
-		xs[i] = ks[i].x
-	}
+	xs = slices.Clone(xs)
+	sortByPath(xs, func(x T) string { p, _ := key(x); return p }, byKey)
+	return xs
 }

@@ -97,11 +97,16 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].key, err)
 		}
 	}
+	// The checkpoint's file actions are reconciled on their own, then the
+	// commits' replace those of the keys they act on.
+	cpAdds, cpRemoves := reconcile(r.files)
+	r.files = r.files[:0:0]
 	for i, acts := range commitActions {
 		if err := r.apply(acts, false); err != nil {
 			return nil, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(first+int64(i)), err)
 		}
 	}
+	newAdds, newRemoves := reconcile(r.files)
 	if r.protocol == nil {
 		return nil, fmt.Errorf("table %s: no protocol action in the log up to version %d", t.URL, target)
 	}
@@ -124,8 +129,11 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		}
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
-	snap.Files, snap.Tombstones = r.sorted()
-	if err := r.checkCommitStats(); err != nil {
+	snap.Files, snap.Tombstones = overlayFiles(cpAdds, cpRemoves, newAdds, newRemoves)
+	// A checkpoint's stats were checked as it was decoded; the commits'
+	// adds that are live are checked here (those a later commit removed
+	// are not: no reader of the snapshot sees them).
+	if err := checkStats(newAdds); err != nil {
 		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
 	}
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
@@ -185,82 +193,9 @@ func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[
 	return 0, nil
 }
 
-// fileKey is the logical identity of a file in the log.
-type fileKey struct{ path, dv string }
-
-// replay accumulates log actions in version order.
-type replay struct {
-	protocol *Protocol
-	metadata *Metadata
-	adds     map[fileKey]*Add
-	removes  map[fileKey]*Remove
-	txns     map[string]Txn
-	domains  map[string]DomainMetadata
-	// fresh are the adds of commits (not of a checkpoint) in apply order:
-	// their stats are checked when they are live at the end (see
-	// checkCommitStats; a checkpoint's are checked as it is decoded).
-	fresh []*Add
-}
-
-func newReplay(sizeHint int) *replay {
-	return &replay{
-		adds:    make(map[fileKey]*Add, sizeHint),
-		removes: map[fileKey]*Remove{},
-		txns:    map[string]Txn{},
-		domains: map[string]DomainMetadata{},
-	}
-}
-
-// apply applies one commit (or a checkpoint: fromCheckpoint) in order.
-// Within a commit the protocol allows remove(path, oldDV) with
-// add(path, newDV); keys differ, so order does not matter.
-func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
-	for i := range actions {
-		a := &actions[i]
-		switch {
-		case a.Add != nil:
-			k := fileKey{a.Add.Path, a.Add.DeletionVector.UniqueID()}
-			r.adds[k] = a.Add
-			delete(r.removes, k)
-			if !fromCheckpoint {
-				r.fresh = append(r.fresh, a.Add)
-			}
-		case a.Remove != nil:
-			k := fileKey{a.Remove.Path, a.Remove.DeletionVector.UniqueID()}
-			delete(r.adds, k)
-			r.removes[k] = a.Remove
-		case a.Protocol != nil:
-			r.protocol = a.Protocol
-		case a.Metadata != nil:
-			r.metadata = a.Metadata
-		case a.Txn != nil:
-			r.txns[a.Txn.AppID] = *a.Txn
-		case a.DomainMetadata != nil:
-			if a.DomainMetadata.Removed {
-				delete(r.domains, a.DomainMetadata.Domain)
-			} else {
-				r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
-			}
-		case a.CheckpointMetadata != nil, a.Sidecar != nil:
-			if !fromCheckpoint {
-				return fmt.Errorf("%s action outside a checkpoint", a.Kind())
-			}
-		}
-	}
-	return nil
-}
-
-// checkCommitStats checks that the JSON stats of every live file a commit
-// added parse, without keeping them parsed: parsed statistics cost several
-// times their string, so consumers parse what they need (Add.NumRecords,
-// Add.FullStats). The stats of a checkpoint's adds were checked as the
-// checkpoint was decoded (checkAddStats); those of files a later commit
-// removed are not checked, as no reader of the snapshot sees them.
-func (r *replay) checkCommitStats() error {
-	for _, a := range r.fresh {
-		if r.adds[fileKey{a.Path, a.DeletionVector.UniqueID()}] != a {
-			continue
-		}
+// checkStats checks the stats of files (checkAddStats).
+func checkStats(files []*Add) error {
+	for _, a := range files {
 		if err := checkAddStats(a); err != nil {
 			return err
 		}

@@ -233,17 +233,26 @@ func TestSortByPathIsByteOrder(t *testing.T) {
 		var paths []string
 		for i := 0; i < 1+r.IntN(60); i++ {
 			p := prefix
-			for k := r.IntN(8); k > 0; k-- {
+			for k := r.IntN(40); k > 0; k-- {
 				p += alphabet[r.IntN(len(alphabet))]
 			}
 			paths = append(paths, p)
 		}
 		got := slices.Clone(paths)
-		sortByPath(got, func(s string) string { return s })
+		same := sortByPath(got, func(s string) string { return s }, strings.Compare)
 		want := slices.Clone(paths)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Fatalf("sortByPath(%q)\n got %q\nwant %q", paths, got, want)
+		}
+		var wantSame []int
+		for i := 1; i < len(want); i++ {
+			if want[i] == want[i-1] {
+				wantSame = append(wantSame, i)
+			}
+		}
+		if !slices.Equal(same, wantSame) {
+			t.Fatalf("sortByPath(%q): same paths at %v, want %v", paths, same, wantSame)
 		}
 	}
 }

@@ -1,0 +1,295 @@
+package delta
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Log replay without a map of every file: the file actions of a
+// checkpoint, and those of the commits after it, are each sorted by their
+// logical key (path, then DV unique id) with the last action of a key
+// winning; the commits' then replace the checkpoint's of the same key in a
+// merge. The result comes out sorted, and a snapshot of a million files
+// costs a sort instead of a million-entry hash map and a sort.
+
+// replay accumulates log actions in version order.
+type replay struct {
+	protocol *Protocol
+	metadata *Metadata
+	// files are the file actions applied, in order.
+	files   []fileEntry
+	txns    map[string]Txn
+	domains map[string]DomainMetadata
+}
+
+// fileEntry is one add or remove action (exactly one is set).
+type fileEntry struct {
+	add *Add
+	rm  *Remove
+}
+
+func (e fileEntry) path() string {
+	if e.add != nil {
+		return e.add.Path
+	}
+	return e.rm.Path
+}
+
+func (e fileEntry) dv() *DeletionVector {
+	if e.add != nil {
+		return e.add.DeletionVector
+	}
+	return e.rm.DeletionVector
+}
+
+func newReplay(sizeHint int) *replay {
+	return &replay{
+		files:   make([]fileEntry, 0, sizeHint),
+		txns:    map[string]Txn{},
+		domains: map[string]DomainMetadata{},
+	}
+}
+
+// apply applies one commit (or a checkpoint: fromCheckpoint) in order.
+// Within a commit the protocol allows remove(path, oldDV) with
+// add(path, newDV); keys differ, so order does not matter.
+func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
+	for i := range actions {
+		a := &actions[i]
+		switch {
+		case a.Add != nil:
+			r.files = append(r.files, fileEntry{add: a.Add})
+		case a.Remove != nil:
+			r.files = append(r.files, fileEntry{rm: a.Remove})
+		case a.Protocol != nil:
+			r.protocol = a.Protocol
+		case a.Metadata != nil:
+			r.metadata = a.Metadata
+		case a.Txn != nil:
+			r.txns[a.Txn.AppID] = *a.Txn
+		case a.DomainMetadata != nil:
+			if a.DomainMetadata.Removed {
+				delete(r.domains, a.DomainMetadata.Domain)
+			} else {
+				r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+			}
+		case a.CheckpointMetadata != nil, a.Sidecar != nil:
+			if !fromCheckpoint {
+				return fmt.Errorf("%s action outside a checkpoint", a.Kind())
+			}
+		}
+	}
+	return nil
+}
+
+// cmpFileKey orders logical file keys: by path, then DV unique id (built
+// only when the paths are equal).
+func cmpFileKey(p1 string, dv1 *DeletionVector, p2 string, dv2 *DeletionVector) int {
+	if c := strings.Compare(p1, p2); c != 0 {
+		return c
+	}
+	if dv1 == nil || dv2 == nil {
+		// No DV sorts first: its unique id is "".
+		return cmp.Compare(boolInt(dv1 != nil), boolInt(dv2 != nil))
+	}
+	return strings.Compare(dv1.UniqueID(), dv2.UniqueID())
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// reconcile returns the live adds and the tombstones of entries (in log
+// order: the last action of a key wins), each sorted by key.
+func reconcile(entries []fileEntry) ([]*Add, []*Remove) {
+	same := sortByPath(entries, fileEntry.path, func(a, b fileEntry) int {
+		return cmpFileKey("", a.dv(), "", b.dv())
+	})
+	adds := make([]*Add, 0, len(entries))
+	var rms []*Remove
+	for i, e := range entries {
+		// A later action of the same key wins: entries[i+1] has the key
+		// of entries[i] when their paths are the same and so are their DVs.
+		if len(same) > 0 && same[0] == i+1 {
+			same = same[1:]
+			if cmpFileKey("", e.dv(), "", entries[i+1].dv()) == 0 {
+				continue
+			}
+		}
+		if e.add != nil {
+			adds = append(adds, e.add)
+		} else {
+			rms = append(rms, e.rm)
+		}
+	}
+	return slices.Clip(adds), rms
+}
+
+// overlayFiles returns the files and tombstones of base (each sorted by
+// key, keys unique) after the reconciled actions of later commits (adds
+// and rms, as reconcile returns them): a key the commits act on takes the
+// commits' action, whatever base held for it.
+func overlayFiles(baseAdds []*Add, baseRms []*Remove, adds []*Add, rms []*Remove) ([]*Add, []*Remove) {
+	return overlay(baseAdds, adds, adds, rms, addKey), overlay(baseRms, rms, adds, rms, removeKey)
+}
+
+func addKey(a *Add) (string, *DeletionVector)       { return a.Path, a.DeletionVector }
+func removeKey(r *Remove) (string, *DeletionVector) { return r.Path, r.DeletionVector }
+
+// overlay merges base without the keys of adds and rms with over (all
+// sorted by key). The few keys of the commits are looked up in base, which
+// is copied in runs between them: base's files are not read.
+func overlay[T any](base, over []T, adds []*Add, rms []*Remove, key func(T) (string, *DeletionVector)) []T {
+	find := func(p string, dv *DeletionVector) (int, bool) {
+		return slices.BinarySearchFunc(base, 0, func(b T, _ int) int {
+			bp, bdv := key(b)
+			return cmpFileKey(bp, bdv, p, dv)
+		})
+	}
+	var drop []int
+	for _, a := range adds {
+		if i, ok := find(a.Path, a.DeletionVector); ok {
+			drop = append(drop, i)
+		}
+	}
+	for _, r := range rms {
+		if i, ok := find(r.Path, r.DeletionVector); ok {
+			drop = append(drop, i)
+		}
+	}
+	slices.Sort(drop)
+	drop = slices.Compact(drop)
+	out := make([]T, 0, len(base)+len(over)-len(drop))
+	// appendBase appends base[lo:hi] without the dropped indexes.
+	appendBase := func(lo, hi int) {
+		for len(drop) > 0 && drop[0] < hi {
+			out = append(out, base[lo:drop[0]]...)
+			lo = drop[0] + 1
+			drop = drop[1:]
+		}
+		out = append(out, base[lo:hi]...)
+	}
+	cur := 0
+	for _, o := range over {
+		pos, _ := find(key(o))
+		appendBase(cur, pos)
+		out = append(out, o)
+		cur = pos
+	}
+	appendBase(cur, len(base))
+	return out
+}
+
+// sortByPath sorts xs stably by path (byte order), then by tie. Comparing
+// a million paths through their actions misses the cache twice a
+// comparison, so each is given a key: the 16 bytes after the prefix all
+// paths share, big endian, compared as two integers. Runs of equal keys
+// are then sorted by the next 16 bytes of their paths, and so on; only
+// paths that are equal (or differ past their last key) compare as strings.
+//
+// same lists, in increasing order, the indexes i of the sorted xs whose
+// path is the path of xs[i-1].
+func sortByPath[T any](xs []T, path func(T) string, tie func(a, b T) int) (same []int) {
+	if len(xs) < 2 {
+		return nil
+	}
+	first := path(xs[0])
+	lcp := len(first)
+	for _, x := range xs[1:] {
+		p := path(x)
+		n := min(lcp, len(p))
+		i := 0
+		for i < n && p[i] == first[i] {
+			i++
+		}
+		lcp = i
+	}
+	ks := make([]keyed[T], len(xs))
+	for i, x := range xs {
+		ks[i] = keyed[T]{x: x, i: i}
+	}
+	sortKeyed(ks, 0, lcp, path, tie, &same)
+	for i := range ks {
+		xs[i] = ks[i].x
+	}
+	return same
+}
+
+// keyed is an element of sortByPath: 16 bytes of its path from some
+// offset, and its index in the input (for a stable order).
+type keyed[T any] struct {
+	hi, lo uint64
+	x      T
+	i      int
+}
+
+// sortKeyed sorts ks (whose paths share their first off bytes; ks starts
+// at index at of the whole) and appends to same the indexes whose path is
+// their predecessor's.
+func sortKeyed[T any](ks []keyed[T], at, off int, path func(T) string, tie func(a, b T) int, same *[]int) {
+	longest := 0
+	for j := range ks {
+		p := path(ks[j].x)
+		longest = max(longest, len(p))
+		var b [16]byte
+		if off < len(p) {
+			copy(b[:], p[off:])
+		}
+		ks[j].hi, ks[j].lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	}
+	if longest <= off+16 {
+		// The keys hold every remaining byte: equal keys are equal paths
+		// or paths that differ in trailing zero bytes.
+		slices.SortFunc(ks, func(a, b keyed[T]) int {
+			if c := cmp.Compare(a.hi, b.hi); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.lo, b.lo); c != 0 {
+				return c
+			}
+			if c := strings.Compare(pathFrom(path(a.x), off), pathFrom(path(b.x), off)); c != 0 {
+				return c
+			}
+			if c := tie(a.x, b.x); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+		for j := 1; j < len(ks); j++ {
+			if ks[j].hi == ks[j-1].hi && ks[j].lo == ks[j-1].lo && path(ks[j].x) == path(ks[j-1].x) {
+				*same = append(*same, at+j)
+			}
+		}
+		return
+	}
+	slices.SortFunc(ks, func(a, b keyed[T]) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.lo, b.lo)
+	})
+	for lo := 0; lo < len(ks); {
+		hi := lo + 1
+		for hi < len(ks) && ks[hi].hi == ks[lo].hi && ks[hi].lo == ks[lo].lo {
+			hi++
+		}
+		if hi-lo > 1 {
+			sortKeyed(ks[lo:hi], at+lo, off+16, path, tie, same)
+		}
+		lo = hi
+	}
+}
+
+// pathFrom returns p from byte off ("" when p is shorter).
+func pathFrom(p string, off int) string {
+	if off >= len(p) {
+		return ""
+	}
+	return p[off:]
+}

@@ -1,0 +1,108 @@
+package delta
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Reconciling a checkpoint's actions and then overlaying the commits'
+// gives what applying every action in order to a map of keys gives, for
+// any mix of adds and removes of one path with and without DVs, repeated
+// keys within the checkpoint, and paths longer than several sort keys.
+func TestReplayMatchesSequentialApply(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	dvs := []*DeletionVector{nil,
+		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", SizeInBytes: 34, Cardinality: 1},
+		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", Offset: ptr(int32(9)), SizeInBytes: 34, Cardinality: 2},
+		{StorageType: "i", PathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@fTlm1", SizeInBytes: 40, Cardinality: 3}}
+	for round := 0; round < 300; round++ {
+		var paths []string
+		for i := 0; i < 1+r.IntN(12); i++ {
+			paths = append(paths, fmt.Sprintf("day=2024-01-%02d/part-%05d-6f1c0e2a-%s-c000.snappy.parquet", r.IntN(3), r.IntN(4), strings.Repeat("x", r.IntN(40))))
+		}
+		var actions []Action
+		for i := r.IntN(60); i > 0; i-- {
+			p, dv := paths[r.IntN(len(paths))], dvs[r.IntN(len(dvs))]
+			if r.IntN(3) == 0 {
+				actions = append(actions, Action{Remove: &Remove{Path: p, DeletionVector: dv}})
+			} else {
+				actions = append(actions, Action{Add: &Add{Path: p, DeletionVector: dv}})
+			}
+		}
+		// The model: apply in order to maps by key.
+		adds, rms := map[string]*Add{}, map[string]*Remove{}
+		for _, a := range actions {
+			if a.Add != nil {
+				adds[a.Add.FileKey()] = a.Add
+				delete(rms, a.Add.FileKey())
+			} else {
+				rms[a.Remove.FileKey()] = a.Remove
+				delete(adds, a.Remove.FileKey())
+			}
+		}
+		cut := r.IntN(len(actions) + 1)
+		cpAdds, cpRms := reconcile(entriesOf(actions[:cut]))
+		newAdds, newRms := reconcile(entriesOf(actions[cut:]))
+		gotAdds, gotRms := overlayFiles(cpAdds, cpRms, newAdds, newRms)
+		checkReplayed(t, round, gotAdds, adds, addKey)
+		checkReplayed(t, round, gotRms, rms, removeKey)
+		// Advance's path: the base is an earlier result.
+		againAdds, againRms := overlayFiles(sortedByKey(gotAdds, addKey), sortedByKey(gotRms, removeKey), nil, nil)
+		if !slices.Equal(againAdds, gotAdds) || !slices.Equal(againRms, gotRms) {
+			t.Fatalf("round %d: an empty overlay changed the files", round)
+		}
+	}
+}
+
+func entriesOf(actions []Action) []fileEntry {
+	r := newReplay(len(actions))
+	if err := r.apply(actions, false); err != nil {
+		panic(err)
+	}
+	return r.files
+}
+
+// checkReplayed checks that got holds exactly the actions of want (by
+// identity), sorted by key.
+func checkReplayed[T comparable](t *testing.T, round int, got []T, want map[string]T, key func(T) (string, *DeletionVector)) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("round %d: %d entries, want %d", round, len(got), len(want))
+	}
+	for i, x := range got {
+		p, dv := key(x)
+		if want[p+"\x00"+dv.UniqueID()] != x {
+			t.Fatalf("round %d: entry %s %s is not the last action of its key", round, p, dv.UniqueID())
+		}
+		if i > 0 {
+			pp, pdv := key(got[i-1])
+			if cmpFileKey(pp, pdv, p, dv) >= 0 {
+				t.Fatalf("round %d: %s before %s: not sorted by key", round, pp, p)
+			}
+		}
+	}
+}
+
+// sortByPath keeps equal elements in their input order.
+func TestSortByPathIsStable(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	type item struct {
+		path string
+		n    int
+	}
+	for round := 0; round < 100; round++ {
+		var xs []item
+		for i := 0; i < 2+r.IntN(300); i++ {
+			xs = append(xs, item{fmt.Sprintf("p/%s%d", strings.Repeat("y", r.IntN(3)*20), r.IntN(5)), i})
+		}
+		sortByPath(xs, func(x item) string { return x.path }, func(a, b item) int { return 0 })
+		want := slices.Clone(xs)
+		slices.SortStableFunc(want, func(a, b item) int { return strings.Compare(a.path, b.path) })
+		if !slices.Equal(xs, want) {
+			t.Fatalf("round %d: not a stable sort", round)
+		}
+	}
+}
