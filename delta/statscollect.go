@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,55 @@ func (c *StatsCollector) Reset() {
 		l := &c.leaves[i]
 		l.nulls, l.seen, l.nonFinit = 0, false, false
 		l.minB, l.maxB = l.minB[:0], l.maxB[:0]
+	}
+}
+
+// Fresh returns an empty collector configured as c (the same columns,
+// string prefix length and tightBounds), for observing part of the values
+// of c's file (one row group, say) concurrently with other parts; Merge
+// folds it into c.
+func (c *StatsCollector) Fresh() *StatsCollector {
+	f := *c
+	f.numRecords = 0
+	f.leaves = slices.Clone(c.leaves)
+	for i := range f.leaves {
+		l := &f.leaves[i]
+		l.nulls, l.seen, l.nonFinit = 0, false, false
+		l.minB, l.maxB = nil, nil
+	}
+	return &f
+}
+
+// Merge folds what part (a Fresh of c, or of a collector configured as
+// c) observed into c: the statistics of c are then those of the values
+// both observed, in any order.
+func (c *StatsCollector) Merge(part *StatsCollector) {
+	c.numRecords += part.numRecords
+	for i := range c.leaves {
+		c.leaves[i].merge(&part.leaves[i])
+	}
+}
+
+// merge folds the running statistics of p, the same leaf, into l.
+func (l *leafStats) merge(p *leafStats) {
+	l.nulls += p.nulls
+	l.nonFinit = l.nonFinit || p.nonFinit
+	if !p.seen {
+		return
+	}
+	switch {
+	case l.cat == catString:
+		l.widenBytes(p.minB, bytes.Compare)
+		l.widenBytes(p.maxB, bytes.Compare)
+	case l.cat == catDecimal && l.decBytes:
+		l.widenBytes(p.minB, compareTwosComplement)
+		l.widenBytes(p.maxB, compareTwosComplement)
+	case l.cat == catFloat:
+		widen(&l.seen, &l.minF, &l.maxF, p.minF)
+		widen(&l.seen, &l.minF, &l.maxF, p.maxF)
+	default:
+		widen(&l.seen, &l.minI, &l.maxI, p.minI)
+		widen(&l.seen, &l.minI, &l.maxI, p.maxI)
 	}
 }
 

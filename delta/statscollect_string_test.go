@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -244,12 +245,7 @@ func statsColumnFixture(tb testing.TB, n int) (*StatsCollector, *parquet.Schema,
 // over, and in batches mixing columns) gives the statistics observing its
 // rows gives.
 func TestStatsObserveValuesByColumnEqualsByRow(t *testing.T) {
-	byRow, pq, rows := statsColumnFixture(t, 500)
-	byRow.ObserveRows(rows)
-	want, err := byRow.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, pq, rows := statsOfFixture(t, 500)
 	cols := columnsOfRows(rows, len(pq.Columns()))
 	var mixed []parquet.Value
 	for i := range rows[0] {
@@ -290,6 +286,54 @@ func TestStatsObserveValuesByColumnEqualsByRow(t *testing.T) {
 	if ga != gb {
 		t.Fatalf("mixed batch: %s\nvalue by value: %s", ga, gb)
 	}
+}
+
+// Parts of a file observed by Fresh collectors (in the writer, one per row
+// group, concurrently) and merged in any order give the statistics of
+// observing the whole file, an empty part included.
+func TestStatsMergedPartsEqualTheWhole(t *testing.T) {
+	want, _, rows := statsOfFixture(t, 500)
+	cuts := [][2]int{{0, 0}, {0, 120}, {120, 121}, {121, 500}}
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 1, 0, 2}} {
+		c, _, err := statsTestCollector(t, "part", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := make([]*StatsCollector, len(cuts))
+		for i, cut := range cuts {
+			parts[i] = c.Fresh()
+			parts[i].ObserveRows(rows[cut[0]:cut[1]])
+		}
+		for _, i := range order {
+			c.Merge(parts[i])
+		}
+		if got, err := c.Finish(); err != nil || got != want {
+			t.Fatalf("merged in order %v: %s (%v)\nwhole:              %s", order, got, err, want)
+		}
+		// One part merged into an empty collector is that part.
+		for i, p := range parts {
+			alone := c.Fresh()
+			alone.Merge(p)
+			got, err1 := alone.Finish()
+			want, err2 := p.Finish()
+			if err := errors.Join(err1, err2); err != nil || got != want {
+				t.Fatalf("part %d merged alone: %s (%v)\nobserved:             %s", i, got, err, want)
+			}
+		}
+	}
+}
+
+// statsOfFixture is the statistics of statsColumnFixture's n rows,
+// observed row by row, with its schema and rows.
+func statsOfFixture(t *testing.T, n int) (string, *parquet.Schema, []parquet.Row) {
+	t.Helper()
+	c, pq, rows := statsColumnFixture(t, n)
+	c.ObserveRows(rows)
+	want, err := c.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, pq, rows
 }
 
 // slicesOf cuts each column into batches of n values.

@@ -27,6 +27,11 @@ type statsSink interface {
 	// observed concurrently); addRecords counts the rows they form.
 	columns() delta.ColumnObserver
 	addRecords(n int64)
+	// part returns an empty sink for one share of the output's values
+	// (one row group's columns, written beside another row group's);
+	// merge folds such a part's statistics in and empties it for reuse.
+	part() statsSink
+	merge(part statsSink)
 	Finish() (string, error)
 }
 
@@ -59,6 +64,13 @@ func (a *statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return
 func (a *statsAdapter) Finish() (string, error)       { return a.c.Finish() }
 func (a *statsAdapter) columns() delta.ColumnObserver { return a.c }
 func (a *statsAdapter) addRecords(n int64)            { a.c.AddRecords(n) }
+func (a *statsAdapter) part() statsSink               { return &statsAdapter{c: a.c.Fresh()} }
+
+func (a *statsAdapter) merge(part statsSink) {
+	p := part.(*statsAdapter) // parts come from part
+	a.c.Merge(p.c)
+	p.c.Reset()
+}
 
 func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
 	defer delta.RecoverParquet(&err)

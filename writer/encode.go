@@ -24,26 +24,23 @@ import (
 // groups are submitted and not yet committed, which bounds the source
 // memory held (each row group is at most packBytes of source).
 //
-// A column of one output's row groups is written by one worker at a time,
-// in row group order (a column task waits for the same column of the
-// previous row group), so the output's statistics of a column are only
-// ever folded by one goroutine.
+// Each row group in flight folds its columns' statistics into a part of
+// its own (distinct columns concurrently), which the committer merges into
+// the output's, so the same column of two row groups may be written at
+// once and no worker waits for another.
 
 // maxGroupsInFlight bounds the row groups submitted and not yet committed.
 const maxGroupsInFlight = 2
 
 // groupWrite is one output row group being written column by column.
 type groupWrite struct {
-	o     *output
-	rgw   *parquet.ConcurrentRowGroupWriter
-	units []packUnit
-	want  int64 // live rows of the units
-	bytes int64 // source bytes of the units
-	order []int // columns, largest first
-	// colDone[c] is closed once column c is written (or given up);
-	// prevDone is the previous group's colDone (nil for the first).
-	colDone  []chan struct{}
-	prevDone []chan struct{}
+	o        *output
+	rgw      *parquet.ConcurrentRowGroupWriter
+	stats    statsSink // this group's part of o's statistics
+	units    []packUnit
+	want     int64        // live rows of the units
+	bytes    int64        // source bytes of the units
+	order    []int        // columns, largest first
 	left     atomic.Int32 // columns not yet done
 	written  []int64
 	errs     []error
@@ -60,13 +57,12 @@ type colTask struct {
 
 // colEncoder runs one job's column tasks and commits its row groups.
 type colEncoder struct {
-	tasks    chan colTask
-	commits  chan *groupWrite
-	workers  sync.WaitGroup
-	pending  []*groupWrite // submitted, not yet waited for, in order
-	lastDone []chan struct{}
-	broken   atomic.Bool // a column failed: the workers skip what is left
-	err      error       // the first failure; every later group is abandoned
+	tasks   chan colTask
+	commits chan *groupWrite
+	workers sync.WaitGroup
+	pending []*groupWrite // submitted, not yet waited for, in order
+	broken  atomic.Bool   // a column failed: the workers skip what is left
+	err     error         // the first failure; every later group is abandoned
 }
 
 // newColEncoder starts the workers (GOMAXPROCS) and the committer.
@@ -87,16 +83,12 @@ func (e *colEncoder) work() {
 	var scratch delta.ColumnScratch
 	for t := range e.tasks {
 		g, c := t.g, t.c
-		if g.prevDone != nil {
-			<-g.prevDone[c]
-		}
 		if !e.broken.Load() {
-			if err := writeColumn(g.rgw.ColumnWriters()[c], c, g.units, &scratch, g.o.stats.columns(), &g.written[c]); err != nil {
+			if err := writeColumn(g.rgw.ColumnWriters()[c], c, g.units, &scratch, g.stats.columns(), &g.written[c]); err != nil {
 				g.errs[c] = err
 				e.broken.Store(true)
 			}
 		}
-		close(g.colDone[c])
 		if g.left.Add(-1) == 0 {
 			close(g.encoded)
 		}
@@ -140,6 +132,7 @@ func (g *groupWrite) finish() error {
 	if n != g.want {
 		return fmt.Errorf("write %d source row groups into %s: wrote %d of %d rows", len(g.units), g.o.key, n, g.want)
 	}
+	g.o.stats.merge(g.stats)
 	g.o.stats.addRecords(n)
 	return nil
 }
@@ -162,23 +155,20 @@ func (e *colEncoder) submit(o *output, units []packUnit) error {
 		// (a row group writer is empty again once committed).
 		for range maxGroupsInFlight {
 			o.rgws = append(o.rgws, o.pw.BeginRowGroup())
+			o.parts = append(o.parts, o.stats.part())
 		}
 	}
 	ncols := len(o.rgws[0].ColumnWriters())
+	slot := o.groups % maxGroupsInFlight
 	g := &groupWrite{
-		o: o, rgw: o.rgws[o.groups%maxGroupsInFlight], units: units,
+		o: o, rgw: o.rgws[slot], stats: o.parts[slot], units: units,
 		order:    columnOrder(units, ncols),
-		colDone:  make([]chan struct{}, ncols),
-		prevDone: e.lastDone,
 		written:  make([]int64, ncols),
 		errs:     make([]error, ncols),
 		encoded:  make(chan struct{}),
 		commited: make(chan struct{}),
 	}
 	o.groups++
-	for c := range g.colDone {
-		g.colDone[c] = make(chan struct{})
-	}
 	for _, u := range units {
 		g.want += u.live
 		g.bytes += u.bytes
@@ -188,7 +178,6 @@ func (e *colEncoder) submit(o *output, units []packUnit) error {
 		o.sized = o.pw.Size() // nothing commits into o now
 		o.inFlight = 0
 	}
-	e.lastDone = g.colDone
 	e.pending = append(e.pending, g)
 	e.commits <- g // never blocks: at most maxGroupsInFlight are pending
 	for _, c := range g.order {

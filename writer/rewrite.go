@@ -465,8 +465,10 @@ type output struct {
 	stats  statsSink
 	opts   Options
 	// rgws build the row groups written column by column (encode.go),
-	// groups of them so far.
+	// groups of them so far; parts[i] collects the statistics of the
+	// group rgws[i] holds, merged into stats when it is committed.
 	rgws   []*parquet.ConcurrentRowGroupWriter
+	parts  []statsSink
 	groups int
 	// sized is the size before the row groups in flight, inFlight their
 	// source bytes (encode.go).
