@@ -71,17 +71,12 @@ func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]
 	if d.objs == nil {
 		return nil, fmt.Errorf("table %s: write deletion vectors: no attempt.Objects to track the file in", d.t.URL)
 	}
-	// The key is known once written; a failed write leaves no object (an
-	// abandoned upload is discarded).
-	dvs, err := delta.WriteDV(ctx, d.t, "", fileBMs)
+	// Tracked (and so in the attempt's intent record) before it is
+	// created: a run killed during the put leaves no unnamed object.
+	dvs, err := delta.WriteTrackedDV(ctx, d.t, "", fileBMs, d.objs.Track)
 	if err != nil {
 		return nil, err
 	}
-	key, err := dvObjectKey(dvs[0])
-	if err != nil {
-		return nil, err
-	}
-	d.objs.Track(key)
 	for k, i := range fileIdx {
 		out[i] = dvs[k]
 	}

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -267,5 +269,42 @@ func TestCommitRefusesATableWithoutALogStore(t *testing.T) {
 	_, err := testTxn(tbl, 0, Options{}).run(context.Background(), &recorder{actions: []delta.Action{}})
 	if !errors.Is(err, delta.ErrNoPutIfAbsent) || failure.Of(err) != failure.Halt {
 		t.Fatalf("err %v, want delta.ErrNoPutIfAbsent (halt)", err)
+	}
+}
+
+// A DV file's key reaches the attempt's objects (and so its intent record)
+// before the file exists: a run killed during the put leaves nothing its
+// record does not name.
+func TestDVFileIsTrackedBeforeItIsCreated(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, fmt.Sprintf("mem://%s", t.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs attempt.Objects
+	var tracked []string
+	objs.OnTrack(func(key string) {
+		if ok, err := tbl.Bucket.Exists(ctx, key); err != nil || ok {
+			t.Errorf("tracked %s when it exists=%v (%v): want it tracked before it is created", key, ok, err)
+		}
+		tracked = append(tracked, key)
+	})
+	d := tableDVs{t: tbl, inlineMax: 1, objs: &objs}
+	dvs, err := d.writeDVs(ctx, []*roaring64.Bitmap{roaring64.BitmapOf(1), roaring64.BitmapOf(2, 3, 4), roaring64.BitmapOf(5, 6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dvs[0].StorageType != "i" || dvs[1].StorageType != "u" || dvs[2].StorageType != "u" {
+		t.Fatalf("storage types %s %s %s, want i u u", dvs[0].StorageType, dvs[1].StorageType, dvs[2].StorageType)
+	}
+	key, err := dvObjectKey(dvs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tracked) != 1 || tracked[0] != key {
+		t.Fatalf("tracked %v, want [%s]", tracked, key)
+	}
+	if ok, err := tbl.Bucket.Exists(ctx, key); err != nil || !ok {
+		t.Fatalf("DV file %s exists=%v (%v) after the write", key, ok, err)
 	}
 }

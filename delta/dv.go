@@ -225,6 +225,14 @@ func dvLocation(ctx context.Context, t *Table, dv *DeletionVector) (*blob.Bucket
 // digits, '-' and '_' only. Empty bitmaps are rejected: a file without
 // deleted rows carries no DV.
 func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap) ([]*DeletionVector, error) {
+	return WriteTrackedDV(ctx, t, prefix, bitmaps, nil)
+}
+
+// WriteTrackedDV is WriteDV calling track (when not nil) with the file's
+// object key before the file is created, so that an intent record can name
+// it before it exists: a writer killed during the put leaves nothing its
+// record does not name.
+func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap, track func(key string)) ([]*DeletionVector, error) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	for _, r := range prefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
@@ -276,6 +284,9 @@ func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.
 		})
 	}
 
+	if track != nil {
+		track(key)
+	}
 	// The name is fresh and ours: an unknown outcome (a lost response, a
 	// 412 answering the SDK's retry of our own write) is settled by reading
 	// the object back, as commits are.
