@@ -115,6 +115,9 @@ func compileNode(schema *parquet.Schema, path []string, n parquet.Node, parentDe
 type rowView struct {
 	row    parquet.Row
 	starts []int // row[starts[2c]:starts[2c+1]] are the values of column c
+	// cols, when set (read column-wise: readColumnRange), holds the
+	// values of column c in cols[c] instead of row and starts.
+	cols [][]parquet.Value
 	// strs interns short map keys and values (partition values, tag
 	// names), which repeat across the many files of a checkpoint.
 	strs map[string]string
@@ -200,6 +203,9 @@ func (r *rowView) index(row parquet.Row, ncols int) error {
 }
 
 func (r *rowView) values(col int) []parquet.Value {
+	if r.cols != nil {
+		return r.cols[col]
+	}
 	return r.row[r.starts[2*col]:r.starts[2*col+1]]
 }
 
@@ -395,6 +401,13 @@ func parseCheckpointParquet(data []byte) ([]Action, error) {
 // parseCheckpointChunks is parseCheckpointParquet with chunks of at most
 // chunkRows rows.
 func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err error) {
+	return parseCheckpointChunksBy(data, chunkRows, true)
+}
+
+// parseCheckpointChunksBy is parseCheckpointChunks reading chunks of file
+// actions column-wise (readColumnRange) when columns is set, else every
+// chunk row by row.
+func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (actions []Action, err error) {
 	// parquet-go may panic on malformed input; turn it into an error.
 	defer RecoverParquet(&err)
 	if err := checkParquetFrame(data); err != nil {
@@ -416,6 +429,10 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 		return nil, err
 	}
 	cs := compileCheckpoint(root)
+	cs.ncols = ncols
+	if columns {
+		cs.columns = cs.planColumns(f.Schema())
+	}
 	// A part of a multi-part checkpoint may hold a single kind of action
 	// (delta-kernel-rs writes parts of txn alone); protocol and metaData
 	// are checked on the whole checkpoint.
@@ -460,7 +477,14 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err 
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer RecoverParquet(&errs[i])
-			out[i], errs[i] = readRowRange(f.RowGroups()[c.rg], c.start, c.end, ncols, cs, all[c.at:c.at:c.at+c.end-c.start])
+			rg, acts := f.RowGroups()[c.rg], all[c.at:c.at:c.at+c.end-c.start]
+			done := false
+			if cs.columns != nil {
+				out[i], done, errs[i] = readColumnRange(rg, c.start, c.end, cs, acts)
+			}
+			if errs[i] == nil && !done {
+				out[i], errs[i] = readRowRange(rg, c.start, c.end, ncols, cs, acts)
+			}
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])
 			}
@@ -632,6 +656,10 @@ type checkpointSchema struct {
 	root        *pqNode
 	tops        map[string]*pqNode
 	add, remove *fileNodes
+	ncols       int
+	// columns, when set, is what readColumnRange reads of this file (nil:
+	// every chunk is read row by row).
+	columns *columnPlan
 }
 
 // fileNodes are the columns of an add or remove struct, resolved once per
