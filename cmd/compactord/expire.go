@@ -22,7 +22,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	store := addStoreFlags(fs.FlagSet)
+	store := fs.addStoreFlags(stderr)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err

@@ -13,9 +13,21 @@ import (
 	"time"
 )
 
+// tablelessCommands open no table of the user's: they alone may lack the
+// --store-* flags (demo opens only the local table it creates).
+var tablelessCommands = map[string]bool{"check": true, "demo": true, "version": true}
+
 // Every command in the command table, those added later included, prints
-// its usage with every flag on -h, --help and `help CMD`, and exits 0.
+// its usage with every flag on -h, --help and `help CMD`, and exits 0; every
+// command that opens a table takes the --store-* flags.
 func TestEveryCommandsHelpExitsZeroAndListsEveryFlag(t *testing.T) {
+	var storeFlagNames []string
+	storeSet := flag.NewFlagSet("store", flag.ContinueOnError)
+	addStoreFlags(storeSet)
+	storeSet.VisitAll(func(f *flag.Flag) { storeFlagNames = append(storeFlagNames, f.Name) })
+	if len(storeFlagNames) == 0 {
+		t.Fatal("addStoreFlags registers no flag")
+	}
 	for _, c := range commands() {
 		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -47,6 +59,13 @@ func TestEveryCommandsHelpExitsZeroAndListsEveryFlag(t *testing.T) {
 					for _, common := range []string{"log-level", "log-format", "v"} {
 						if fs.Lookup(common) == nil {
 							t.Errorf("command %s has no --%s", c.name, common)
+						}
+					}
+					if !tablelessCommands[c.name] {
+						for _, name := range storeFlagNames {
+							if fs.Lookup(name) == nil {
+								t.Errorf("command %s opens a table but has no --%s", c.name, name)
+							}
 						}
 					}
 				}

@@ -146,17 +146,19 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
 	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
+	store := fs.addStoreFlags(stderr)
 	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
+	ctx = store.run(ctx)
 	threshold := int64(-1)
 	if *small != "" {
 		if threshold, err = units.ParseBytes(*small); err != nil {
 			return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
 		}
 	}
-	t, err := delta.OpenTable(ctx, url)
+	t, err := store.open(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -530,9 +532,10 @@ func listOrNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// openSnapshot opens the table at url and loads version (< 0: latest).
-func openSnapshot(ctx context.Context, url string, version int64) (*delta.Table, *delta.Snapshot, error) {
-	t, err := delta.OpenTable(ctx, url)
+// openSnapshot opens the table at url with store's options and loads
+// version (< 0: latest).
+func openSnapshot(ctx context.Context, store *storeFlags, url string, version int64) (*delta.Table, *delta.Snapshot, error) {
+	t, err := store.open(ctx, url)
 	if err != nil {
 		return nil, nil, err
 	}

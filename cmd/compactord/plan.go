@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/compaction"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
@@ -34,14 +33,14 @@ type planFlags struct {
 	store                     *storeFlags
 }
 
-func (p *planFlags) register(fs *commandFlags) {
+func (p *planFlags) register(fs *commandFlags, stderr io.Writer) {
 	fs.StringVar(&p.strategy, "strategy", "auto", "auto | binpack | lightweight | zcube")
 	fs.StringVar(&p.target, "target-file-size", "", "output file size, e.g. 128MiB (default: table property or 128MiB)")
 	fs.StringVar(&p.minSize, "min-file-size", "", "files smaller than this are candidates, e.g. 64MiB (default 1GiB)")
 	fs.BoolVar(&p.full, "full", false, "re-cluster every file (zcube)")
 	fs.StringVar(&p.policies, "policies", "", "plan as the daemon would: with the policy of --table from this policy directory (its defaults and settle window included; the URL argument may then be omitted)")
 	fs.StringVar(&p.table, "table", "", "the table block of --policies to plan with (default: the directory's only table)")
-	p.store = addStoreFlags(fs.FlagSet)
+	p.store = fs.addStoreFlags(stderr)
 }
 
 func (p *planFlags) policy() (planner.Policy, error) {
@@ -83,12 +82,13 @@ func printWhy(w io.Writer, label string, considered int, skipped []planner.Skip)
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "plan", "warn", stderr)
 	var pf planFlags
-	pf.register(fs)
+	pf.register(fs, stderr)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
+	ctx = pf.store.run(ctx)
 	t := ps.table
 	defer t.Close()
 	pl, _, err := compaction.PlanTable(ctx, t, ps.opts)
@@ -124,6 +124,7 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cf.register(fs)
 	var ef executorFlags
 	ef.register(fs)
+	store := fs.addStoreFlags(stderr)
 	planPath, err := fs.parseOne(args, "plan file")
 	if err != nil {
 		return err
@@ -150,7 +151,8 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("plan %s: job %d has no sources", pos[0], i)
 		}
 	}
-	t, err := delta.OpenTable(ctx, url)
+	ctx = store.run(ctx)
+	t, err := store.open(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -217,7 +219,7 @@ func runOptions(log hclog.Logger) compaction.RunOptions {
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "compact", "warn", stderr)
 	var pf planFlags
-	pf.register(fs)
+	pf.register(fs, stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var cf commitFlags
 	cf.register(fs)

@@ -24,7 +24,7 @@ func runRunUnit(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newCommandFlags(ctx, "run-unit", "warn", stderr)
 	planURL := fs.String("plan", "", "URL of the stored plan (<table>/_compactord/plans/<id>/plan.json)")
 	spill := fs.String("spill-dir", "", "local directory for the writer's spill files (default: the system temp directory)")
-	store := addStoreFlags(fs.FlagSet)
+	store := fs.addStoreFlags(stderr)
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err

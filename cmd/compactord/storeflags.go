@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"io"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/objstore"
@@ -13,6 +16,10 @@ import (
 type storeFlags struct {
 	opts   objstore.Options
 	budget int
+	// log, when set, is called at each open for the logger of the log
+	// store's warnings (a DynamoDB-coordinated commit left for the next
+	// reader to publish); nil discards them.
+	log func() hclog.Logger
 }
 
 // addStoreFlags registers the --store-* flags on fs.
@@ -27,11 +34,24 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	return sf
 }
 
+// addStoreFlags registers the --store-* flags of a command that opens
+// tables: the tables it opens log the log store's warnings with the
+// command's logger (its --log-level and --log-format) on stderr.
+func (cf *commandFlags) addStoreFlags(stderr io.Writer) *storeFlags {
+	sf := addStoreFlags(cf.FlagSet)
+	sf.log = func() hclog.Logger { return cf.logger(stderr) }
+	return sf
+}
+
 // openOptions are the delta.OpenOptions of the flags.
 func (sf *storeFlags) openOptions() delta.OpenOptions {
 	o := sf.opts
 	o.OpenTimeout = o.MetadataTimeout
-	return delta.OpenOptions{Store: o}
+	opts := delta.OpenOptions{Store: o}
+	if sf.log != nil {
+		opts.Logger = sf.log().Named("logstore")
+	}
+	return opts
 }
 
 // run returns ctx carrying a fresh retry budget for one run.

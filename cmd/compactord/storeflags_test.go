@@ -1,19 +1,110 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/fanout"
+	"github.com/compactord/compactord/internal/faultproxy"
+	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/policies"
 )
+
+// Every command that opens a table gives up on a store that never answers
+// (a fault proxy in front of an in-process S3 holds every request) as its
+// --store-timeout, --store-attempts and --store-retry-budget say: the flags
+// reach the store, and the budget covers the command's calls.
+//
+// run-unit's first call reads the plan object, and objstore does not retry
+// a read whose open timed out (its reader cancels the attempt, and a
+// cancellation is not transient), so its store answers 500 instead (which
+// the S3 SDK retries too, a few seconds per attempt).
+func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	t.Setenv(fanout.IndexEnv, "0") // run-unit's unit
+	s3 := storetest.NewFakeS3(t, storetest.FakeS3Options{})
+	storetest.CopyTable(t, testutil.DeltaTable(t, "dv-small"), storetest.Open(t, s3.URL("events")))
+	proxy := faultproxy.New(t, s3.Endpoint, faultproxy.Options{})
+	url := storetest.S3URL(proxy.URL, storetest.Bucket, "events")
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	// Without faults the table reads through the proxy: what fails below
+	// is the store, not the URL.
+	if code := mainExit(ctx, []string{"inspect", url}, &stdout, &stderr); code != 0 {
+		t.Fatalf("inspect through the proxy without faults: exit %d: %s", code, stderr.String())
+	}
+	// Each attempt ends at its --store-timeout (the SDK does not retry a
+	// call whose context ended), so only objstore's retries count.
+	hang := faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.Delay}, Delay: time.Hour}
+	fail := faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.InternalError}}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(planFile, []byte(`{"table": "`+url+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Each row's flags (the store's deadline for a hanging store) go
+	// before each limit's.
+	hangs := []string{"--store-timeout", "200ms"}
+	commands := []struct {
+		name  string
+		args  []string
+		fault faultproxy.Options
+		says  string
+	}{
+		{"inspect", []string{url}, hang, ""},
+		{"cat", []string{url}, hang, ""},
+		{"plan", []string{url}, hang, ""},
+		{"run-plan", []string{planFile}, hang, ""},
+		{"run-unit", []string{"--plan", storetest.S3URL(proxy.URL, storetest.Bucket, "events/_compactord/plans/p/plan.json")}, fail, "InternalError"},
+		{"compact", []string{url}, hang, ""},
+		{"expire", []string{url, "--column", "value", "--before", "2020-01-01"}, hang, ""},
+		{"vacuum", []string{url, "--dry-run"}, hang, ""},
+		{"checkpoint", []string{url}, hang, ""},
+		{"cleanup-log", []string{url, "--dry-run"}, hang, ""},
+		{"backfill-stats", []string{url, "--dry-run"}, hang, ""},
+	}
+	limits := []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--store-attempts", "2"}, "gave up after 2 attempts: "},
+		{[]string{"--store-attempts", "5", "--store-retry-budget", "0"}, objstore.ErrBudgetExhausted.Error() + " after 1 attempt(s): "},
+	}
+	for _, c := range commands {
+		for _, l := range limits {
+			t.Run(c.name+" "+strings.Join(l.flags, " "), func(t *testing.T) {
+				proxy.SetOptions(c.fault)
+				stdout.Reset()
+				stderr.Reset()
+				args, says := append([]string{c.name}, c.args...), c.says
+				if says == "" {
+					// A hanging store: each attempt ends at its deadline.
+					args, says = append(args, hangs...), "no answer within 200ms"
+				}
+				args = append(args, l.flags...)
+				code := mainExit(ctx, args, &stdout, &stderr)
+				if code == 0 || code == 2 {
+					t.Fatalf("exit %d, want a failed run (not 0, not a usage error); stderr:\n%s", code, stderr.String())
+				}
+				for _, want := range []string{l.want, says} {
+					if !strings.Contains(stderr.String(), want) {
+						t.Fatalf("stderr does not say %q:\n%s", want, stderr.String())
+					}
+				}
+			})
+		}
+	}
+}
 
 func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", testutil.SilentEndpoint(t))

@@ -25,10 +25,12 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
 	concurrency := fs.Int("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	store := fs.addStoreFlags(stderr)
 	url, err := fs.parseOne(args, "table URL")
 	if err != nil {
 		return err
 	}
+	ctx = store.run(ctx)
 	m, err := vacuum.ParseMode(*mode)
 	if err != nil {
 		return fmt.Errorf("%w: --mode: %v", errUsage, err)
@@ -65,7 +67,7 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		res, err := vacuum.Run(ctx, t, opts)
 		return vacuumReport{Result: res, Files: files}, err
 	}
-	return runOnTable(ctx, delta.OpenTable, url, run, *asJSON, stdout, printVacuum)
+	return runOnTable(ctx, store.open, url, run, *asJSON, stdout, printVacuum)
 }
 
 // printVacuum is the text report of `compactord vacuum` (a dry run printed
