@@ -101,6 +101,11 @@ type RunResult struct {
 	Skipped []planner.Skip `json:"skipped"`
 	// ConsideredFiles counts the live files the plan looked at.
 	ConsideredFiles int `json:"consideredFiles"`
+	// SweptAttempts counts the dead attempts (killed runs) whose intent
+	// records this run's start swept; SweptObjects the uncommitted objects
+	// of theirs (and upload temp files) it deleted.
+	SweptAttempts int64 `json:"sweptAttempts"`
+	SweptObjects  int64 `json:"sweptObjects"`
 }
 
 func (o RunOptions) withDefaults() RunOptions {

@@ -42,9 +42,13 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	// uncommitted objects go (a failed sweep is retried by the next run).
 	// Liveness compares the store's modification times with the real
 	// clock, never the run's (a test's frozen clock would kill live runs).
-	if _, err := attemptsweep.Sweep(ctx, t, attemptsweep.Options{StaleAfter: opts.AttemptStaleAfter,
-		Now: time.Now, Logger: opts.Logger, Snapshots: opts.Snapshots}); err != nil {
+	swept, err := attemptsweep.Sweep(ctx, t, attemptsweep.Options{StaleAfter: opts.AttemptStaleAfter,
+		Now: time.Now, Logger: opts.Logger, Snapshots: opts.Snapshots})
+	if err != nil {
 		opts.Logger.Warn("sweep the uncommitted objects of dead attempts", "table", t.URL, "error", err)
+	}
+	if swept != nil {
+		res.SweptAttempts, res.SweptObjects = swept.Records, swept.Objects
 	}
 	if len(pl.Jobs) == 0 {
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -107,11 +108,25 @@ func TestAKilledBatchedCompactionKeepsItsCommittedBatches(t *testing.T) {
 	// The next plain run sweeps the killed run's intent record (dead: the
 	// staleness window is shortened from 1h) and deletes its uncommitted
 	// outputs, keeps batch 1's, and compacts the rest: no vacuum needed.
-	if b, err := exec.Command(bin, "compact", tbl.URL, "--strategy", "binpack", "--commit-every-jobs", "2",
-		"--attempt-stale-after", "1ms", "--log-level", "info").CombinedOutput(); err != nil {
-		t.Fatalf("next run: %v\n%s", err, b)
-	} else if !strings.Contains(string(b), "swept a dead attempt") {
-		t.Errorf("the next run did not log the sweep of the dead attempt:\n%s", b)
+	next := exec.Command(bin, "compact", tbl.URL, "--strategy", "binpack", "--commit-every-jobs", "2",
+		"--attempt-stale-after", "1ms", "--log-level", "info")
+	var logs bytes.Buffer
+	next.Stderr = &logs
+	printed, err := next.Output()
+	if err != nil {
+		t.Fatalf("next run: %v\n%s%s", err, printed, logs.String())
+	}
+	if !strings.Contains(logs.String(), "swept a dead attempt") {
+		t.Errorf("the next run did not log the sweep of the dead attempt:\n%s", logs.String())
+	}
+	data := 0 // the orphans but the intent record itself
+	for _, k := range orphans {
+		if !strings.HasPrefix(k, "_compactord/") {
+			data++
+		}
+	}
+	if want := fmt.Sprintf("swept 1 dead attempts: %d uncommitted objects deleted", data); !strings.Contains(string(printed), want) {
+		t.Errorf("the next run's output does not say %q:\n%s", want, printed)
 	}
 	snap = tabletest.Latest(t, tbl)
 	if len(snap.Files) != 6 {

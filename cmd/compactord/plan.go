@@ -296,6 +296,9 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 			for _, d := range res.Dropped {
 				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
 			}
+			if res.SweptAttempts > 0 {
+				fmt.Fprintf(stdout, "  swept %d dead attempts: %d uncommitted objects deleted\n", res.SweptAttempts, res.SweptObjects)
+			}
 			label := "held back"
 			if res.JobsPlanned == 0 {
 				label = "why"
