@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/storetest"
@@ -103,6 +107,50 @@ func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// commitObject is the path of a commit file N.json in an S3 request.
+var commitObject = regexp.MustCompile(`/_delta_log/[0-9]{20}\.json$`)
+
+// A command's tables log the DynamoDB log store's warnings on stderr: a
+// backfill-stats commit whose copy to N.json fails (every PUT of a commit
+// file answers 500) is decided all the same, and the warning that the next
+// reader publishes it reaches stderr, not stdout. Needs the S3 and DynamoDB
+// emulators (scripts/emulators/run.sh).
+func TestACommandLogsTheDynamoDBLogStoresWarningsOnStderr(t *testing.T) {
+	direct := storetest.S3DynamoTable(t)
+	storetest.CopyTable(t, testutil.DeltaTable(t, "stats-optional"), storetest.Open(t, direct))
+	u, err := neturl.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	proxy := faultproxy.New(t, q.Get("endpoint"), faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.InternalError},
+		Match: func(r *http.Request) bool { return r.Method == http.MethodPut && commitObject.MatchString(r.URL.Path) }})
+	q.Set("endpoint", proxy.URL)
+	u.RawQuery = q.Encode()
+
+	var stdout, stderr bytes.Buffer
+	if code := mainExit(context.Background(), []string{"backfill-stats", u.String(), "--store-attempts", "1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	const warning = "copying the committed temp file failed; the next reader or writer repairs it"
+	if !strings.Contains(stderr.String(), warning) {
+		t.Fatalf("stderr does not carry the log store's warning %q:\n%s", warning, stderr.String())
+	}
+	if strings.Contains(stdout.String(), warning) || !strings.Contains(stdout.String(), "committed COMPUTE STATS at version 3") {
+		t.Fatalf("stdout is not the report alone:\n%s", stdout.String())
+	}
+	if _, faults := proxy.Stats(); faults[faultproxy.InternalError] == 0 {
+		t.Fatal("no commit PUT was failed: the test proves nothing")
+	}
+	snap, err := delta.LoadSnapshot(context.Background(), storetest.Open(t, direct), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version != 3 {
+		t.Fatalf("the next reader sees v%d, want the decided v3", snap.Version)
 	}
 }
 
