@@ -784,27 +784,45 @@ func (r *rowView) str(n *pqNode) (string, bool, error) {
 }
 
 func (r *rowView) int64(n *pqNode) (*int64, error) {
-	v, ok := r.leaf(n)
-	if !ok {
-		return nil, nil
-	}
-	i, ok := integerValue(v)
-	if !ok {
-		return nil, fmt.Errorf("%s: want an integer column, got %v", n.name, v.Kind())
+	i, ok, err := r.int64v(n)
+	if !ok || err != nil {
+		return nil, err
 	}
 	return &i, nil
 }
 
-func (r *rowView) bool(n *pqNode) (*bool, error) {
+// int64v is int64 without a pointer (one allocation fewer per field of
+// a million files).
+func (r *rowView) int64v(n *pqNode) (int64, bool, error) {
 	v, ok := r.leaf(n)
 	if !ok {
-		return nil, nil
+		return 0, false, nil
+	}
+	i, ok := integerValue(v)
+	if !ok {
+		return 0, false, fmt.Errorf("%s: want an integer column, got %v", n.name, v.Kind())
+	}
+	return i, true, nil
+}
+
+func (r *rowView) bool(n *pqNode) (*bool, error) {
+	b, ok, err := r.boolv(n)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// boolv is bool without a pointer.
+func (r *rowView) boolv(n *pqNode) (bool, bool, error) {
+	v, ok := r.leaf(n)
+	if !ok {
+		return false, false, nil
 	}
 	if v.Kind() != parquet.Boolean {
-		return nil, fmt.Errorf("%s: want a boolean column, got %v", n.name, v.Kind())
+		return false, false, fmt.Errorf("%s: want a boolean column, got %v", n.name, v.Kind())
 	}
-	b := v.Boolean()
-	return &b, nil
+	return v.Boolean(), true, nil
 }
 
 // stringMap reads a MAP<string,string> column; nil when null. Equal maps
@@ -883,7 +901,7 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 			f.pv = partitionStrings(pp)
 		}
 	}
-	if f.size, err = rv.int64(fn.size); err != nil {
+	if f.size, f.hasSize, err = rv.int64v(fn.size); err != nil {
 		return f, err
 	}
 	if f.stats, _, err = rv.str(fn.stats); err != nil {
@@ -940,26 +958,26 @@ func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
 	if dv.PathOrInlineDv, _, err = rv.str(fn.dvPath); err != nil {
 		return nil, err
 	}
-	off, err := rv.int64(fn.dvOffset)
+	off, hasOff, err := rv.int64v(fn.dvOffset)
 	if err != nil {
 		return nil, err
 	}
-	if off != nil {
-		o := int32(*off)
+	if hasOff {
+		o := int32(off)
 		dv.Offset = &o
 	}
-	size, err := rv.int64(fn.dvSize)
+	size, hasSize, err := rv.int64v(fn.dvSize)
 	if err != nil {
 		return nil, err
 	}
-	card, err := rv.int64(fn.dvCard)
+	card, hasCard, err := rv.int64v(fn.dvCard)
 	if err != nil {
 		return nil, err
 	}
-	if size == nil || card == nil {
+	if !hasSize || !hasCard {
 		return nil, errors.New("descriptor lacks sizeInBytes or cardinality")
 	}
-	dv.SizeInBytes, dv.Cardinality = int32(*size), *card
+	dv.SizeInBytes, dv.Cardinality = int32(size), card
 	if dv.Extra, err = extraFrom(rv, fn.dvOther); err != nil {
 		return nil, err
 	}
@@ -973,18 +991,12 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 	}
 	a := &Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
 		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
-	if f.size != nil {
-		a.Size = *f.size
-	}
-	if mt, err := rv.int64(fn.modTime); err != nil {
+	a.Size = f.size
+	if a.ModificationTime, _, err = rv.int64v(fn.modTime); err != nil {
 		return nil, err
-	} else if mt != nil {
-		a.ModificationTime = *mt
 	}
-	if dc, err := rv.bool(fn.dataChange); err != nil {
+	if a.DataChange, _, err = rv.boolv(fn.dataChange); err != nil {
 		return nil, err
-	} else if dc != nil {
-		a.DataChange = *dc
 	}
 	if cp, ok, err := rv.str(fn.clusteringProvider); err != nil {
 		return nil, err
@@ -1014,8 +1026,12 @@ func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Remove{Path: f.path, PartitionValues: f.pv, Size: f.size, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+	r := &Remove{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
 		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
+	if f.hasSize {
+		size := f.size
+		r.Size = &size
+	}
 	if r.DeletionTimestamp, err = rv.int64(fn.deletionTimestamp); err != nil {
 		return nil, err
 	}
@@ -1044,7 +1060,8 @@ func actionViaJSON(kind string, m map[string]any) (Action, error) {
 type fileFields struct {
 	path       string
 	pv         map[string]*string
-	size       *int64
+	size       int64
+	hasSize    bool
 	stats      string
 	tags       map[string]string
 	dv         *DeletionVector

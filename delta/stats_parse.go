@@ -93,10 +93,11 @@ func scanStats(s string, validate bool) (n int64, ok bool, err error) {
 			return false, err
 		}
 		raw := p.s[start:p.i]
+		key = canonicalStatsKey(key)
 		switch {
 		case raw == "null":
 			// null is "absent" for every statistic.
-		case strings.EqualFold(key, "numRecords"):
+		case key == "numRecords":
 			// A repeated key wins, as in ParseStats.
 			if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 				return false, p.fail("numRecords is not a number")
@@ -108,13 +109,13 @@ func scanStats(s string, validate bool) (n int64, ok bool, err error) {
 			n, ok = v, true
 			return !validate, nil
 		case !validate:
-		case strings.EqualFold(key, "tightBounds"):
+		case key == "tightBounds":
 			if raw != "true" && raw != "false" {
 				return false, p.fail("tightBounds is not a boolean")
 			}
-		case strings.EqualFold(key, "minValues"), strings.EqualFold(key, "maxValues"), strings.EqualFold(key, "nullCount"):
+		case key == "minValues", key == "maxValues", key == "nullCount":
 			if raw[0] != '{' {
-				return false, p.fail(canonicalStatsKey(key) + " is not an object")
+				return false, p.fail(key + " is not an object")
 			}
 		}
 		return false, nil
@@ -283,6 +284,10 @@ const maxStatsDepth = 64
 // canonicalStatsKey maps a stats field name to its canonical spelling
 // (field names match case-insensitively, as with encoding/json).
 func canonicalStatsKey(key string) string {
+	switch key {
+	case "numRecords", "tightBounds", "minValues", "maxValues", "nullCount":
+		return key // writers spell them so: no case folding
+	}
 	for _, k := range [...]string{"numRecords", "tightBounds", "minValues", "maxValues", "nullCount"} {
 		if key != k && strings.EqualFold(key, k) {
 			return k
