@@ -105,6 +105,13 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 	rv := rowView{cols: make([][]parquet.Value, cs.ncols)}
 	for pos := start; pos < end; pos++ {
 		for i, c := range curs {
+			if !c.repeated && c.i < c.n && len(c.held) <= 1 {
+				// nextRow's common case, inline: the row's one value,
+				// from the page the previous row's came from.
+				c.i++
+				rv.cols[cols[i]] = c.buf[c.i-1 : c.i]
+				continue
+			}
 			vals, err := c.nextRow()
 			if err != nil || len(vals) == 0 {
 				return nil, false, nil
@@ -171,7 +178,8 @@ func (c *columnCursor) fill() error {
 }
 
 // nextRow returns the values of the next row (empty at the end of the
-// column). They are valid until the next call.
+// column). They are valid until the next call. readColumnRange reads the
+// common case itself (see there).
 func (c *columnCursor) nextRow() ([]parquet.Value, error) {
 	// Pages before the newest hold only values of rows already returned.
 	if len(c.held) > 1 {
