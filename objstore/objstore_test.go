@@ -35,6 +35,30 @@ type s3Server struct {
 	url string
 	mu  sync.Mutex
 	log []string
+	// stall, when it accepts a request, lets the first stallAfter bytes
+	// of its response body through and then sends nothing more until the
+	// client gives up on it.
+	stall      func(*http.Request) bool
+	stallAfter int
+}
+
+// stallingWriter passes limit bytes of a body, then blocks until done.
+type stallingWriter struct {
+	http.ResponseWriter
+	limit int
+	done  <-chan struct{}
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	if len(p) <= w.limit {
+		w.limit -= len(p)
+		return w.ResponseWriter.Write(p)
+	}
+	n, _ := w.ResponseWriter.Write(p[:w.limit])
+	w.limit = 0
+	w.ResponseWriter.(http.Flusher).Flush()
+	<-w.done
+	return n, errors.New("stalled")
 }
 
 func (s *s3Server) requests() []string {
@@ -56,7 +80,11 @@ func newS3(t *testing.T) *s3Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.log = append(s.log, r.Method+" "+r.URL.Path+" "+r.Header.Get("Range"))
+		stall := s.stall != nil && s.stall(r)
 		s.mu.Unlock()
+		if stall {
+			w = &stallingWriter{ResponseWriter: w, limit: s.stallAfter, done: r.Context().Done()}
+		}
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
@@ -80,36 +108,62 @@ func fastOptions() objstore.Options {
 	return objstore.Options{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 }
 
-func TestACutBodyIsResumedFromTheFirstMissingByte(t *testing.T) {
-	ctx := context.Background()
-	s := newS3(t)
-	p := faultproxy.New(t, s.url, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.CutBody},
-		Match: faultproxy.FirstPerPath(http.MethodGet, "/obj")})
-	b := openS3(t, p.URL, fastOptions())
-	body := strings.Repeat("0123456789", 1000)
-	if err := b.WriteAll(ctx, "obj", []byte(body), nil); err != nil {
-		t.Fatal(err)
+// A body cut half way (the connection closed) or stalled half way (no
+// byte for ReadIdleTimeout; the idle timer's cancellation is a timeout,
+// not the caller's) is resumed from its first missing byte: one retry.
+func TestABodyCutOrStalledHalfWayIsResumedFromTheFirstMissingByte(t *testing.T) {
+	body := strings.Repeat("0123456789", 10000)
+	tests := []struct {
+		name string
+		// fault sets the fault up on s and returns the endpoint and options.
+		fault func(t *testing.T, s *s3Server) (string, objstore.Options)
+	}{
+		{name: "cut", fault: func(t *testing.T, s *s3Server) (string, objstore.Options) {
+			p := faultproxy.New(t, s.url, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.CutBody},
+				Match: faultproxy.FirstPerPath(http.MethodGet, "/obj")})
+			return p.URL, fastOptions()
+		}},
+		{name: "stalled", fault: func(t *testing.T, s *s3Server) (string, objstore.Options) {
+			s.mu.Lock()
+			s.stall, s.stallAfter = faultproxy.FirstPerPath(http.MethodGet, "/obj"), len(body)/2
+			s.mu.Unlock()
+			opts := fastOptions()
+			opts.ReadIdleTimeout, opts.MaxAttempts = 300*time.Millisecond, 3
+			return s.url, opts
+		}},
 	}
-	budget := objstore.NewBudget(10)
-	got, err := b.ReadAll(objstore.WithBudget(ctx, budget), "obj")
-	if err != nil {
-		t.Fatalf("read of a cut body: %v", err)
-	}
-	if string(got) != body {
-		t.Fatalf("read %d bytes, want the %d written", len(got), len(body))
-	}
-	var gets []string
-	for _, r := range s.requests() {
-		if strings.HasPrefix(r, "GET ") {
-			gets = append(gets, r)
-		}
-	}
-	want := []string{"GET /" + bucketName + "/obj ", fmt.Sprintf("GET /%s/obj bytes=%d-", bucketName, len(body)/2)}
-	if strings.Join(gets, "|") != strings.Join(want, "|") {
-		t.Fatalf("GETs %q, want the whole object then the missing half %q", gets, want)
-	}
-	if budget.Used() != 1 {
-		t.Fatalf("budget used %d, want 1", budget.Used())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newS3(t)
+			plain := openS3(t, s.url, fastOptions())
+			if err := plain.WriteAll(ctx, "obj", []byte(body), nil); err != nil {
+				t.Fatal(err)
+			}
+			endpoint, opts := tt.fault(t, s)
+			b := openS3(t, endpoint, opts)
+			budget := objstore.NewBudget(10)
+			got, err := b.ReadAll(objstore.WithBudget(ctx, budget), "obj")
+			if err != nil {
+				t.Fatalf("read of a body %s half way: %v", tt.name, err)
+			}
+			if string(got) != body {
+				t.Fatalf("read %d bytes, want the %d written", len(got), len(body))
+			}
+			var gets []string
+			for _, r := range s.requests() {
+				if strings.HasPrefix(r, "GET ") {
+					gets = append(gets, r)
+				}
+			}
+			want := []string{"GET /" + bucketName + "/obj ", fmt.Sprintf("GET /%s/obj bytes=%d-", bucketName, len(body)/2)}
+			if strings.Join(gets, "|") != strings.Join(want, "|") {
+				t.Fatalf("GETs %q, want the whole object then the missing half %q", gets, want)
+			}
+			if budget.Used() != 1 {
+				t.Fatalf("budget used %d, want 1", budget.Used())
+			}
+		})
 	}
 }
 
@@ -225,5 +279,32 @@ func TestOptionsValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// An open that gets no answer within OpenTimeout is retried like any
+// timeout, not given up as if the caller had canceled it: the second GET
+// answers and the read succeeds, at the cost of one retry.
+func TestAnOpenThatTimesOutIsRetried(t *testing.T) {
+	ctx := context.Background()
+	s := newS3(t)
+	p := faultproxy.New(t, s.url, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.Delay},
+		Delay: 3 * time.Second, Match: faultproxy.FirstPerPath(http.MethodGet, "/obj")})
+	opts := fastOptions()
+	opts.OpenTimeout, opts.MaxAttempts = 300*time.Millisecond, 3
+	b := openS3(t, p.URL, opts)
+	if err := b.WriteAll(ctx, "obj", []byte("payload"), nil); err != nil {
+		t.Fatal(err)
+	}
+	budget := objstore.NewBudget(10)
+	got, err := b.ReadAll(objstore.WithBudget(ctx, budget), "obj")
+	if err != nil {
+		t.Fatalf("read whose first GET is held past the open timeout: %v", err)
+	}
+	if string(got) != "payload" {
+		t.Fatalf("read %q, want %q", got, "payload")
+	}
+	if budget.Used() != 1 {
+		t.Fatalf("budget used %d, want the one retry", budget.Used())
 	}
 }

@@ -88,7 +88,10 @@ func (r *reader) open() error {
 		}
 		cancel()
 		if timedOut && r.ctx.Err() == nil {
-			err = fmt.Errorf("%s: no answer within %v: %w", op, r.b.opts.OpenTimeout, err)
+			// The attempt was canceled by its deadline, not by the caller:
+			// a timeout, retried like any (the cancellation it caused is
+			// only the detail).
+			err = fmt.Errorf("%s: no answer within %v: %w (%v)", op, r.b.opts.OpenTimeout, context.DeadlineExceeded, err)
 		}
 		if err = r.retry.next(r.ctx, op, err); err != nil {
 			return err
@@ -153,7 +156,9 @@ func (r *reader) Read(p []byte) (int, error) {
 		stalled := r.stall
 		r.mu.Unlock()
 		if stalled && r.ctx.Err() == nil {
-			err = fmt.Errorf("%s: no progress within %v: %w", op, r.b.opts.ReadIdleTimeout, err)
+			// Canceled by the idle timer, not by the caller: a timeout,
+			// resumed like a cut body.
+			err = fmt.Errorf("%s: no progress within %v: %w (%v)", op, r.b.opts.ReadIdleTimeout, context.DeadlineExceeded, err)
 		}
 		r.drop()
 		if n > 0 {
