@@ -37,6 +37,11 @@ type Options struct {
 	// the version about to be written. Tests use it to commit a competing
 	// transaction first ("always loses the race").
 	BeforePut func(ctx context.Context, version int64) error
+	// Log, when set, caches the versions the transaction reads and
+	// commits, for the next transactions of the same run (nil: every
+	// transaction reads the versions since its read version from the
+	// store).
+	Log *LogCache
 }
 
 // Inherit returns o with its unset clock, logger and engine info taken
@@ -190,7 +195,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 	for attempt := 1; ; attempt++ {
 		// Catch up with every commit that landed since the last check.
 		for {
-			acts, found, err := readCommit(ctx, tx.Table, next)
+			acts, found, err := o.Log.readCached(ctx, tx.Table, next)
 			if err != nil {
 				return -1, err
 			}
@@ -256,6 +261,12 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		}
 		if err == nil {
 			o.Logger.Debug("committed", "table", tx.Table.URL, "version", next, "attempt", attempt)
+			if o.Log != nil {
+				// What was written is what a later reader would parse.
+				if acts, perr := delta.ParseCommit(data); perr == nil {
+					o.Log.put(next, acts)
+				}
+			}
 			return next, nil
 		}
 		switch {

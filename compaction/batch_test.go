@@ -351,3 +351,46 @@ func TestTheRunHoldsAnExecutorToItsContract(t *testing.T) {
 		t.Errorf("%d live files, want 3 (job 0's output, job 1's two sources)", live)
 	}
 }
+
+// A run's batches read each version of the log once: a later batch catches
+// up from the run's read snapshot through the versions the earlier ones
+// read or committed, without reading them from the store again. Version 1
+// (batch 1's commit) is made unreadable once batch 2 has caught up past it
+// and restored before the end, so batch 3 commits only if it does not read
+// it again.
+func TestBatchesReadEachVersionOfTheLogOnce(t *testing.T) {
+	ctx := context.Background()
+	tbl, all := dayPairs(t, 3)
+	opts := binpackOpts()
+	opts.CommitEveryJobs = 1
+	opts.Writer.MaxConcurrentJobs = 1
+	key := delta.CommitKey(1)
+	var saved []byte
+	puts := 0
+	opts.Commit.BeforePut = func(_ context.Context, v int64) error {
+		puts++
+		switch puts {
+		case 2: // batch 2 has read version 1: hide it from the store
+			b, err := tbl.Bucket.ReadAll(ctx, key)
+			if err != nil {
+				return err
+			}
+			saved = b
+			return tbl.Bucket.WriteAll(ctx, key, []byte("not a commit\n"), nil)
+		case 3: // batch 3 has caught up: put version 1 back
+			return tbl.Bucket.WriteAll(ctx, key, saved, nil)
+		}
+		return nil
+	}
+	res, err := Compact(ctx, tbl, opts)
+	if saved != nil && puts < 3 {
+		_ = tbl.Bucket.WriteAll(ctx, key, saved, nil)
+	}
+	if err != nil {
+		t.Fatalf("batched run whose version 1 became unreadable after it was read: %v", err)
+	}
+	if res.Commits != 3 || !slices.Equal(res.CommittedVersions, []int64{1, 2, 3}) {
+		t.Fatalf("result %+v: want 3 batches at versions 1, 2 and 3", res)
+	}
+	tabletest.WantIDs(t, tbl, all)
+}

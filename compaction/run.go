@@ -69,6 +69,9 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	r := &run{t: t, snap: snap, opts: opts, res: res, objs: &attempt.Objects{}, journal: j, total: len(jobs)}
 	r.objs.OnTrack(j.Track)
 	r.cop = opts.Commit
+	// The run's batches all commit against its read snapshot: each one
+	// catches up from there, so the versions are read once and shared.
+	r.cop.Log = &commit.LogCache{}
 	if r.cop.OperationParameters == nil {
 		r.cop.OperationParameters = pl.OperationParameters
 	}

@@ -218,6 +218,10 @@ func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Ti
 	return actions, rd.ModTime(), nil
 }
 
+// ParseCommit parses the content of a commit file (N.json) as ReadCommit
+// does: newline-delimited JSON actions, blank lines skipped.
+func ParseCommit(data []byte) ([]Action, error) { return parseActionLines(data) }
+
 // parseActionLines parses newline-delimited JSON actions; blank lines are
 // skipped. Errors carry the 1-based line number.
 func parseActionLines(data []byte) ([]Action, error) {
