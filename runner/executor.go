@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/fanout"
@@ -13,12 +14,13 @@ import (
 type LauncherFunc func(e policies.Executor) (fanout.Launcher, error)
 
 // DefaultLaunchers are the launchers every daemon has: process (`compactord
-// run-unit` children of the daemon's own binary). The kubernetes kind is
-// added by the binary (package fanout/kubernetes).
-func DefaultLaunchers() map[string]LauncherFunc {
+// run-unit` children of the daemon's own binary, with workerArgs after
+// `run-unit --plan URL`, e.g. the daemon's --store-* flags). The kubernetes
+// kind is added by the binary (package fanout/kubernetes).
+func DefaultLaunchers(workerArgs ...string) map[string]LauncherFunc {
 	return map[string]LauncherFunc{
 		policies.ExecutorProcess: func(policies.Executor) (fanout.Launcher, error) {
-			return &fanout.ProcessLauncher{}, nil
+			return &fanout.ProcessLauncher{Args: slices.Clone(workerArgs)}, nil
 		},
 	}
 }

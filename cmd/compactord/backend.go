@@ -16,6 +16,12 @@ import (
 // uses).
 // With a replica name, every run holds the table's lease.
 func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backend {
+	return deltaBackend(newRunner(log, dc, sf))
+}
+
+// newRunner is the daemon's runner.Backend: its tables opened, and its
+// fanned-out workers started, with the store flags sf (nil: defaults).
+func newRunner(log hclog.Logger, dc policies.Daemon, sf *storeFlags) *runner.Backend {
 	opts, budget := delta.OpenOptions{}, 0
 	if sf != nil {
 		opts, budget = sf.openOptions(), sf.budget
@@ -24,15 +30,15 @@ func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backe
 	// to publish, a writer outside the DynamoDB table).
 	opts.Logger = log.Named("logstore")
 	tables := runner.NewTablesWith(opts)
-	return deltaBackend(&runner.Backend{
+	return &runner.Backend{
 		Tables:      tables,
 		RetryBudget: budget,
 		Logger:      log.Named("run"),
 		EngineInfo:  "compactord/" + version,
 		LeaseHolder: dc.Replica,
 		LeaseTTL:    dc.LeaseTTL,
-		Launchers:   daemonLaunchers(log),
-	})
+		Launchers:   daemonLaunchers(log, sf.workerArgs()),
+	}
 }
 
 func deltaBackend(db *runner.Backend) backend {

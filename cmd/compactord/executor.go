@@ -23,9 +23,14 @@ type executorFlags struct {
 	maxUnits    int
 	binary      string
 	kube        kubeFlags
+	// store are the command's --store-* flags, which the workers inherit.
+	store *storeFlags
 }
 
-func (e *executorFlags) register(fs *commandFlags) {
+// register adds the executor flags to fs; store are the command's own
+// --store-* flags, passed on to every worker.
+func (e *executorFlags) register(fs *commandFlags, store *storeFlags) {
+	e.store = store
 	fs.StringVar(&e.kind, "executor", "local", "the `kind` of executor the rewrite jobs run on: "+strings.Join(executorNames(), " | ")+" (process: one compactord run-unit child process per unit; kubernetes: one Indexed Job, a pod per unit)")
 	fs.IntVar(&e.parallelism, "parallelism", 2, "with a fanned-out executor: units run at once")
 	fs.IntVar(&e.backoff, "backoff-limit-per-index", fanout.DefaultBackoffLimitPerIndex, "with a fanned-out executor: restarts of a unit whose worker failed with a retryable error or was killed")
@@ -46,7 +51,7 @@ func executorKinds() map[string]executorKind {
 			return compaction.Local{}, nil
 		},
 		"process": func(_ context.Context, e *executorFlags, log hclog.Logger) (compaction.Executor, error) {
-			l := &fanout.ProcessLauncher{Binary: e.binary, Logger: log, Args: []string{"--log-level", "warn"}, Stderr: logStderr{log}}
+			l := &fanout.ProcessLauncher{Binary: e.binary, Logger: log, Args: append([]string{"--log-level", "warn"}, e.store.workerArgs()...), Stderr: logStderr{log}}
 			return e.fanout(l), nil
 		},
 		"kubernetes": kubernetesExecutor,

@@ -49,7 +49,7 @@ func kubernetesExecutor(ctx context.Context, e *executorFlags, log hclog.Logger)
 	l, err := kubernetes.New(ctx, kubernetes.Options{
 		Kubeconfig: k.kubeconfig, Context: k.context, Namespace: k.namespace, Image: k.image,
 		JobTemplate: k.template, ServiceAccount: k.serviceAccount, EnvFromSecrets: k.envFrom,
-		Log: log.Named("kubernetes"),
+		WorkerArgs: e.store.workerArgs(), Log: log.Named("kubernetes"),
 	}, os.Getenv)
 	if err != nil {
 		return nil, err
@@ -58,13 +58,15 @@ func kubernetesExecutor(ctx context.Context, e *executorFlags, log hclog.Logger)
 }
 
 // daemonLaunchers are the daemon's launchers by executor kind (a policy's
-// `executor { kind = ... }`): runner's defaults and kubernetes. The
+// `executor { kind = ... }`): runner's defaults and kubernetes, their
+// workers started with workerArgs after `run-unit --plan URL` (the
+// daemon's --store-* flags). The
 // Kubernetes launcher is built on first use from where the daemon runs
 // (kubernetes.New with no flags: the pod's service account and namespace,
 // its own image, COMPACTORD_JOB_TEMPLATE) and kept for the daemon's life;
 // a failure fails that run and the next run tries again.
-func daemonLaunchers(log hclog.Logger) map[string]runner.LauncherFunc {
-	ls := runner.DefaultLaunchers()
+func daemonLaunchers(log hclog.Logger, workerArgs []string) map[string]runner.LauncherFunc {
+	ls := runner.DefaultLaunchers(workerArgs...)
 	var (
 		mu sync.Mutex
 		kl *kubernetes.Launcher
@@ -77,7 +79,7 @@ func daemonLaunchers(log hclog.Logger) map[string]runner.LauncherFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		l, err := kubernetes.New(ctx, kubernetes.Options{Log: log.Named("kubernetes")}, os.Getenv)
+		l, err := kubernetes.New(ctx, kubernetes.Options{WorkerArgs: workerArgs, Log: log.Named("kubernetes")}, os.Getenv)
 		if err != nil {
 			return nil, err
 		}

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/fanout/kubernetes"
 	"github.com/compactord/compactord/internal/tabletest"
@@ -71,16 +74,26 @@ func writeKubeconfig(t *testing.T) string {
 }
 
 // The daemon's executor kinds include kubernetes; its launcher is built
-// once from the environment, and again after a failure.
+// once from the environment, and again after a failure. The workers of
+// both kinds inherit the daemon's --store-* flags.
 func TestTheDaemonBuildsOneKubernetesLauncherFromItsEnvironment(t *testing.T) {
 	t.Setenv("KUBECONFIG", writeKubeconfig(t))
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("POD_NAME", "")
 	t.Setenv("COMPACTORD_JOB_TEMPLATE", "../../deploy/kubernetes/job-template.yaml")
 	t.Setenv("COMPACTORD_IMAGE", "")
-	ls := daemonLaunchers(hclog.NewNullLogger())
+	o, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--store-attempts", "9", "--store-write-timeout", "20m"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeArgs := []string{"--store-attempts=9", "--store-write-timeout=20m0s"}
+	ls := newRunner(hclog.NewNullLogger(), policies.Daemon{}, o.Store).Launchers
 	if ls[policies.ExecutorProcess] == nil {
 		t.Fatal("the process kind is gone")
+	}
+	pl, err := ls[policies.ExecutorProcess](policies.Executor{Kind: policies.ExecutorProcess})
+	if p, ok := pl.(*fanout.ProcessLauncher); err != nil || !ok || !slices.Equal(p.Args, storeArgs) {
+		t.Fatalf("process launcher %#v (%v): want worker args %q", pl, err, storeArgs)
 	}
 	mk := ls[policies.ExecutorKubernetes]
 	if _, err := mk(policies.Executor{Kind: policies.ExecutorKubernetes}); err == nil || !strings.Contains(err.Error(), "no worker image") {
@@ -99,10 +112,50 @@ func TestTheDaemonBuildsOneKubernetesLauncherFromItsEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if args := job.Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, append([]string{"run-unit", "--plan", "s3://b/t/_compactord/plans/p/plan.json"}, storeArgs...)) {
+		t.Errorf("worker args %q: want the daemon's store flags %q after run-unit --plan", args, storeArgs)
+	}
 	if job.Namespace != "lake" || job.Spec.Template.Spec.ServiceAccountName != "compactord-worker" || job.Spec.Template.Spec.Containers[0].Image != "registry.example.com/compactord:v3" {
 		t.Fatalf("job %s/%s service account %q image %q", job.Namespace, job.Name, job.Spec.Template.Spec.ServiceAccountName, job.Spec.Template.Spec.Containers[0].Image)
 	}
 	if again, err := mk(policies.Executor{Kind: policies.ExecutorKubernetes}); err != nil || again != first {
 		t.Fatalf("second build: %v, %v; want the first launcher", again, err)
+	}
+}
+
+// The Job of `run-plan --executor kubernetes` (its flags registered as
+// run-plan registers them) runs its workers with the command's --store-*
+// flags after run-unit --plan URL.
+func TestTheKubernetesExecutorsWorkersInheritTheStoreFlags(t *testing.T) {
+	t.Setenv("POD_NAME", "")
+	t.Setenv("COMPACTORD_JOB_TEMPLATE", "")
+	ctx := context.Background()
+	fs := newCommandFlags(ctx, "run-plan", "warn", io.Discard)
+	store := fs.addStoreFlags(io.Discard)
+	var ef executorFlags
+	ef.register(fs, store)
+	if _, err := fs.parse([]string{"--executor", "kubernetes", "--kubeconfig", writeKubeconfig(t), "--kube-image", "c:1", "--store-read-idle-timeout", "5m"}); err != nil {
+		t.Fatal(err)
+	}
+	var o compaction.RunOptions
+	if err := ef.apply(ctx, &o, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	ex, ok := o.Executor.(*fanout.Executor)
+	if !ok {
+		t.Fatalf("executor %T", o.Executor)
+	}
+	kl, ok := ex.Launcher.(*kubernetes.Launcher)
+	if !ok {
+		t.Fatalf("launcher %T", ex.Launcher)
+	}
+	spec := fanout.LaunchSpec{PlanID: "p", PlanURL: "file:///t/_compactord/plans/p/plan.json", Units: 1}
+	job, err := kl.Job(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"run-unit", "--plan", spec.PlanURL, "--store-read-idle-timeout=5m0s"}
+	if args := job.Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, want) {
+		t.Fatalf("worker args %q, want %q", args, want)
 	}
 }

@@ -255,7 +255,9 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 }
 
 // `run-plan --executor process` fans a plan file out to run-unit children
-// of the same binary and commits what they wrote, leaving no plan behind.
+// of the same binary and commits what they wrote, leaving no plan behind;
+// the workers (the binary behind a script that records their arguments)
+// are started with the coordinator's --store-* flags.
 func TestRunPlanWithTheProcessExecutorCommitsEveryUnit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs worker processes")
@@ -277,9 +279,28 @@ func TestRunPlanWithTheProcessExecutorCommitsEveryUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	out, err := exec.Command(bin, "run-plan", planPath, "--executor", "process", "--parallelism", "2", "--json").Output()
+	dir := t.TempDir()
+	started, worker := filepath.Join(dir, "started"), filepath.Join(dir, "worker.sh")
+	if err := os.WriteFile(worker, []byte("#!/bin/sh\necho \"$*\" >> "+started+"\nexec "+bin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "run-plan", planPath, "--executor", "process", "--parallelism", "2", "--json", "--worker-binary", worker,
+		"--store-attempts", "7", "--store-write-timeout", "3m", "--store-retry-budget", "50").Output()
 	if err != nil {
 		t.Fatalf("run-plan: %v\n%s", err, out)
+	}
+	starts, err := os.ReadFile(started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(starts)), "\n")
+	for _, line := range lines {
+		if !strings.HasSuffix(line, " --log-level warn --store-attempts=7 --store-retry-budget=50 --store-write-timeout=3m0s") {
+			t.Errorf("a worker started as %q, without the coordinator's store flags", line)
+		}
+	}
+	if len(lines) != len(pl.Jobs) {
+		t.Errorf("%d workers started, want %d (one per unit):\n%s", len(lines), len(pl.Jobs), starts)
 	}
 	var res struct {
 		Status        string `json:"status"`

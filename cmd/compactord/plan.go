@@ -122,9 +122,9 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	table := fs.String("table", "", "table URL (default: the plan's)")
 	var cf commitFlags
 	cf.register(fs)
-	var ef executorFlags
-	ef.register(fs)
 	store := fs.addStoreFlags(stderr)
+	var ef executorFlags
+	ef.register(fs, store)
 	planPath, err := fs.parseOne(args, "plan file")
 	if err != nil {
 		return err

@@ -43,6 +43,28 @@ func (cf *commandFlags) addStoreFlags(stderr io.Writer) *storeFlags {
 	return sf
 }
 
+// workerArgs are the flags that give a fanned-out run's workers (`run-unit`)
+// the same store settings: each --store-* flag whose value differs from its
+// default, as "--name=value", rendered by the flag.Values addStoreFlags
+// registers (nil for a nil sf or all defaults). A flag left at its default
+// is left out, so the worker takes its own, which is objstore's as here.
+func (sf *storeFlags) workerArgs() []string {
+	if sf == nil {
+		return nil
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	cp := addStoreFlags(fs)
+	cp.opts, cp.budget = sf.opts, sf.budget
+	var args []string
+	fs.VisitAll(func(f *flag.Flag) {
+		// A zero duration reads as "" and means objstore's default.
+		if v := f.Value.String(); v != f.DefValue && v != "" {
+			args = append(args, "--"+f.Name+"="+v)
+		}
+	})
+	return args
+}
+
 // openOptions are the delta.OpenOptions of the flags.
 func (sf *storeFlags) openOptions() delta.OpenOptions {
 	o := sf.opts

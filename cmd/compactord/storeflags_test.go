@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +201,46 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 	_, metrics := get(t, base+"/metrics")
 	if !strings.Contains(metrics, `compactord_poll_errors_total{table="events"} 1`) {
 		t.Fatalf("metrics do not count the failed poll:\n%s", metrics)
+	}
+}
+
+// A worker started with workerArgs has the coordinator's store settings:
+// the rendered flags parse back, on run-unit's own flag set, to the same
+// values; a flag left at its default (or set to it) is not rendered.
+func TestStoreFlagsRenderAsTheWorkerArgsThatReproduceThem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want []string
+	}{
+		{name: "defaults", want: nil},
+		{name: "a default said again", set: []string{"--store-attempts", "5", "--store-timeout", "30s"}, want: nil},
+		{name: "every flag", set: []string{"--store-timeout", "2m", "--store-read-idle-timeout", "1.5s", "--store-write-timeout", "1h30m",
+			"--store-attempts", "9", "--store-retry-budget", "0"},
+			want: []string{"--store-attempts=9", "--store-read-idle-timeout=1.5s", "--store-retry-budget=0", "--store-timeout=2m0s", "--store-write-timeout=1h30m0s"}},
+		{name: "one flag", set: []string{"--store-write-timeout", "1d"}, want: []string{"--store-write-timeout=24h0m0s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newCommandFlags(context.Background(), "compact", "warn", io.Discard)
+			sf := fs.addStoreFlags(io.Discard)
+			if _, err := fs.parse(tc.set); err != nil {
+				t.Fatal(err)
+			}
+			got := sf.workerArgs()
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("worker args %q, want %q", got, tc.want)
+			}
+			wfs := newCommandFlags(context.Background(), "run-unit", "warn", io.Discard)
+			worker := wfs.addStoreFlags(io.Discard)
+			if _, err := wfs.parse(got); err != nil {
+				t.Fatalf("run-unit refuses %q: %v", got, err)
+			}
+			if worker.opts != sf.opts || worker.budget != sf.budget {
+				t.Fatalf("the worker has %+v budget %d, the coordinator %+v budget %d", worker.opts, worker.budget, sf.opts, sf.budget)
+			}
+		})
+	}
+	if args := (*storeFlags)(nil).workerArgs(); args != nil {
+		t.Fatalf("no store flags render as %q", args)
 	}
 }

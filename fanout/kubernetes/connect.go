@@ -113,6 +113,8 @@ type Options struct {
 	// ServiceAccount and EnvFromSecrets are Config's.
 	ServiceAccount string
 	EnvFromSecrets []string
+	// WorkerArgs are Config's.
+	WorkerArgs []string
 	// Log receives the launcher's progress.
 	Log hclog.Logger
 }
@@ -126,7 +128,7 @@ func New(ctx context.Context, o Options, getenv func(string) string) (*Launcher,
 		return nil, err
 	}
 	cfg := Config{Client: client, Namespace: o.Namespace, Image: o.Image, ServiceAccount: o.ServiceAccount,
-		EnvFromSecrets: o.EnvFromSecrets, Log: o.Log}
+		EnvFromSecrets: o.EnvFromSecrets, WorkerArgs: o.WorkerArgs, Log: o.Log}
 	if path := cmp.Or(o.JobTemplate, getenv(EnvJobTemplate)); path != "" {
 		if cfg.Template, err = LoadTemplate(path); err != nil {
 			return nil, err

@@ -3,8 +3,9 @@
 // per-index retry limit from the launch spec, and a podFailurePolicy that
 // fails a unit's index at once on compactord's quarantine and halt exit
 // codes and does not count disrupted pods (preemption, eviction, drain).
-// Every pod runs `compactord run-unit --plan URL` with compactord's own image;
-// the Job controller hands it its unit in JOB_COMPLETION_INDEX.
+// Every pod runs `compactord run-unit --plan URL` (and Config.WorkerArgs,
+// the coordinator's store flags) with compactord's own image; the Job
+// controller hands it its unit in JOB_COMPLETION_INDEX.
 //
 // It owns the Job it builds (from a template file, deploy/kubernetes/
 // job-template.yaml), reading the Job's status (completedIndexes,

@@ -109,7 +109,7 @@ func (l *Launcher) Job(spec fanout.LaunchSpec) (*batchv1.Job, error) {
 		return nil, err
 	}
 	c.Image = l.cfg.Image
-	c.Args = []string{"run-unit", "--plan", spec.PlanURL}
+	c.Args = append([]string{"run-unit", "--plan", spec.PlanURL}, l.cfg.WorkerArgs...)
 	c.Env = append(c.Env, l.cfg.Env...)
 	for _, name := range l.cfg.EnvFromSecrets {
 		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{

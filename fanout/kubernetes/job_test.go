@@ -59,6 +59,7 @@ func TestTheCreatedJobDecodesStrictlyAsAnIndexedJobWithTheFailurePolicy(t *testi
 		c.Owner = owner
 		c.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "eu-west-1"}}
 		c.EnvFromSecrets = []string{"lake-credentials"}
+		c.WorkerArgs = []string{"--store-attempts=9", "--store-timeout=2m0s"}
 	})
 	spec := testSpec(5)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -79,7 +80,7 @@ func TestTheCreatedJobDecodesStrictlyAsAnIndexedJobWithTheFailurePolicy(t *testi
 			if err := yaml.UnmarshalStrict(enc, &again); err != nil {
 				t.Fatalf("sigs.k8s.io/yaml strict: %v", err)
 			}
-			checkJobShape(t, job, spec)
+			checkJobShape(t, job, spec, "--store-attempts=9", "--store-timeout=2m0s")
 			s := job.Spec
 			if s.TTLSecondsAfterFinished == nil || *s.TTLSecondsAfterFinished != 3600 {
 				t.Errorf("ttlSecondsAfterFinished = %v, want the template's 3600", s.TTLSecondsAfterFinished)
@@ -112,9 +113,10 @@ func TestTheCreatedJobDecodesStrictlyAsAnIndexedJobWithTheFailurePolicy(t *testi
 	}
 }
 
-// checkJobShape checks what the launcher owns in a Job for spec, and the
-// API server's rules for those fields.
-func checkJobShape(t *testing.T, job *batchv1.Job, spec fanout.LaunchSpec) {
+// checkJobShape checks what the launcher owns in a Job for spec (the
+// worker's args: run-unit --plan URL, then workerArgs), and the API
+// server's rules for those fields.
+func checkJobShape(t *testing.T, job *batchv1.Job, spec fanout.LaunchSpec, workerArgs ...string) {
 	t.Helper()
 	s := job.Spec
 	if job.Namespace != testNS || job.Name != JobName(spec.PlanID) {
@@ -154,7 +156,7 @@ func checkJobShape(t *testing.T, job *batchv1.Job, spec fanout.LaunchSpec) {
 		t.Fatalf("containers = %+v", pod.Containers)
 	}
 	c := pod.Containers[0]
-	if c.Name != WorkerContainer || c.Image != "registry.example.com/compactord:v1" || !slices.Equal(c.Args, []string{"run-unit", "--plan", spec.PlanURL}) || len(c.Command) != 0 {
+	if c.Name != WorkerContainer || c.Image != "registry.example.com/compactord:v1" || !slices.Equal(c.Args, append([]string{"run-unit", "--plan", spec.PlanURL}, workerArgs...)) || len(c.Command) != 0 {
 		t.Errorf("container %s image %s command %v args %v", c.Name, c.Image, c.Command, c.Args)
 	}
 	for _, e := range c.Env {

@@ -55,6 +55,10 @@ type Config struct {
 	// EnvFromSecrets names Secrets whose keys become the worker's
 	// environment variables (object-store credentials).
 	EnvFromSecrets []string
+	// WorkerArgs are more flags of the worker container after `run-unit
+	// --plan URL` (cmd/compactord passes the coordinator's --store-*
+	// flags, so that the workers use the same store deadlines and retries).
+	WorkerArgs []string
 	// TTLAfterFinished is the Job's ttlSecondsAfterFinished (0: the
 	// template's, else DefaultTTLAfterFinished). The launcher deletes the
 	// Job itself when a launch ends; the TTL covers a coordinator that died.
