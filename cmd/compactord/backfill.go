@@ -15,12 +15,10 @@ func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writ
 	maxFiles := fs.Int("max-files", 0, "backfill at most this many files (0: all)")
 	concurrency := fs.Int("concurrency", 4, "files read at once")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	backfill := func(t *delta.Table) (*statsbackfill.Result, error) {
 		return statsbackfill.Run(ctx, t, statsbackfill.Options{DryRun: *dryRun, MaxFiles: *maxFiles, Concurrency: *concurrency,
 			EngineInfo: "compactord/" + version, Logger: fs.logger(stderr)})

@@ -20,12 +20,10 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
 	rowIDs := fs.Bool("row-ids", false, "add each row's stable _row_id and _row_commit_version (row tracking must be enabled)")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	if *limit < 0 {
 		return fmt.Errorf("%w: --limit must be >= 0", errUsage)
 	}

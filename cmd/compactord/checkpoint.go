@@ -16,12 +16,10 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
 	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	write := func(t *delta.Table) (*checkpoint.Result, error) {
 		log := fs.logger(stderr)
 		bar := newCLIProgress(stdout, stderr, *asJSON, log)
@@ -50,12 +48,10 @@ func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer)
 	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
 	concurrency := fs.Int("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	cleanup := func(t *delta.Table) (*logcleanup.Result, error) {
 		return logcleanup.Cleanup(ctx, t, logcleanup.Options{DryRun: *dryRun, Concurrency: *concurrency, Logger: fs.logger(stderr)})
 	}

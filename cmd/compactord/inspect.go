@@ -146,12 +146,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
 	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	threshold := int64(-1)
 	if *small != "" {
 		if threshold, err = units.ParseBytes(*small); err != nil {

@@ -43,6 +43,18 @@ func (cf *commandFlags) addStoreFlags(stderr io.Writer) *storeFlags {
 	return sf
 }
 
+// parseTable registers the --store-* flags (after the command's own, which
+// must be registered already), parses args as one table URL, and returns
+// the URL, the store flags, and ctx carrying the run's retry budget.
+func (cf *commandFlags) parseTable(ctx context.Context, args []string, stderr io.Writer) (context.Context, string, *storeFlags, error) {
+	store := cf.addStoreFlags(stderr)
+	url, err := cf.parseOne(args, "table URL")
+	if err != nil {
+		return ctx, "", nil, err
+	}
+	return store.run(ctx), url, store, nil
+}
+
 // workerArgs are the flags that give a fanned-out run's workers (`run-unit`)
 // the same store settings: each --store-* flag whose value differs from its
 // default, as "--name=value", rendered by the flag.Values addStoreFlags

@@ -25,12 +25,10 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
 	concurrency := fs.Int("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	store := fs.addStoreFlags(stderr)
-	url, err := fs.parseOne(args, "table URL")
+	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx = store.run(ctx)
 	m, err := vacuum.ParseMode(*mode)
 	if err != nil {
 		return fmt.Errorf("%w: --mode: %v", errUsage, err)
