@@ -69,7 +69,7 @@ type statsNode struct {
 // maxValues and nullCount for the indexed leaf columns (physical names,
 // nested structs as nested objects) and tightBounds when enabled. It keeps
 // a running min/max per leaf and does not allocate per value. Not safe for
-// concurrent use, except that ObservePage and ObserveValues may run
+// concurrent use, except that ObserveColumnPage and ObserveColumnValues may run
 // concurrently for values of distinct columns (each column has its own
 // state); AddRecords and Finish must not overlap them.
 type StatsCollector struct {
@@ -371,13 +371,10 @@ func ReadPageValues(p parquet.Page, buf []parquet.Value, fn func([]parquet.Value
 	}
 }
 
-// ObservePage folds a whole page of values of the observed schema into the
-// statistics from its bounds and null count, and reports whether it could
-// (see observeBounds); when it returns false, observe the page's values.
-func (c *StatsCollector) ObservePage(p parquet.Page) bool { return c.observeBounds(p.Column(), p) }
-
-// ObserveColumnPage is ObservePage for a page whose values are those of
-// leaf column col, whatever column index the page carries.
+// ObserveColumnPage folds a whole page of leaf column col's values
+// (whatever column index the page carries) into the statistics from its
+// bounds and null count, and reports whether it could (see
+// observeBounds); when it returns false, observe the page's values.
 func (c *StatsCollector) ObserveColumnPage(col int, p parquet.Page) bool {
 	return c.observeBounds(col, p)
 }
