@@ -72,6 +72,9 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		Txns:      r.txns,
 		Domains:   r.domains,
 		props:     snap.props,
+		// Advancing a slim snapshot keeps its cut files: the result is
+		// slim too (and so refused by WriteCheckpoint).
+		slim: snap.slim,
 	}
 	adds, removes := reconcile(r.files)
 	next.Files, next.Tombstones = overlayFiles(sortedByKey(snap.Files, addKey), sortedByKey(snap.Tombstones, removeKey), adds, removes)

@@ -19,6 +19,9 @@ import (
 // that s shares by pointer, as Advance shares them, are reused as they
 // are when prev was cut to the same columns.
 func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
+	if !s.SlimmableTo(columns) {
+		return nil, fmt.Errorf("version %d: the snapshot's stats are cut to other columns already: load it whole to cut it to these", s.Version)
+	}
 	out := *s
 	out.Tombstones = nil
 	out.slim = &slimInfo{columns: columns}
@@ -46,8 +49,17 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	return &out, nil
 }
 
-// IsSlim reports whether s came from Slim.
+// IsSlim reports whether s came from Slim (or from Advance of a slim
+// snapshot).
 func (s *Snapshot) IsSlim() bool { return s.slim != nil }
+
+// SlimmableTo reports whether Slim(columns, ...) can cut s: s is whole, or
+// slim and cut to exactly these columns (an advanced slim snapshot whose
+// new files are still whole). A snapshot cut to other columns has lost
+// stats that columns may need.
+func (s *Snapshot) SlimmableTo(columns [][]string) bool {
+	return s.slim == nil || slices.EqualFunc(s.slim.columns, columns, slices.Equal[[]string])
+}
 
 // slimInfo is what Slim kept.
 type slimInfo struct{ columns [][]string }

@@ -1,6 +1,9 @@
 package delta
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // Slim cuts stats to numRecords and the given columns, and reuses the
 // files a previous slim snapshot shares (as Advance shares them) instead
@@ -19,7 +22,6 @@ func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
 	// A snapshot that shares all but one of the slim files, as Advance
 	// returns after a commit adding one file.
 	next := *slim
-	next.slim = nil
 	next.Files = append([]*Add{full.Files[0]}, slim.Files[1:]...)
 	again, err := next.Slim(cols, slim)
 	if err != nil {
@@ -33,12 +35,46 @@ func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
 			t.Fatalf("file %d cut again instead of reused", i)
 		}
 	}
-	// Other columns: nothing is reused.
-	other, err := next.Slim(nil, slim)
+	// Other columns: an already slim snapshot cannot be cut to them (its
+	// stats lack what they may need), and from a whole one nothing is
+	// reused.
+	if _, err := next.Slim([][]string{{"score"}}, slim); err == nil {
+		t.Fatal("a snapshot cut to id was cut to score")
+	}
+	whole := *full
+	other, err := whole.Slim(nil, slim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if other.Files[1] == slim.Files[1] || other.Files[1].Stats[len(other.Files[1].Stats)-1] != '}' || len(other.Files[1].Stats) > 20 {
 		t.Fatalf("slim without columns reused %p or kept %s", other.Files[1], other.Files[1].Stats)
+	}
+}
+
+// Advancing a slim snapshot gives a slim one: its carried-over files are
+// still cut, so it is refused by WriteCheckpoint and cannot be cut to
+// other columns.
+func TestAdvanceOfASlimSnapshotIsSlim(t *testing.T) {
+	dir, full := loadBenchTable(t, 500)
+	tbl := openDir(t, dir)
+	ctx := context.Background()
+	old, err := LoadSnapshot(ctx, tbl, full.Version-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := [][]string{{"id"}}
+	slim, err := old.Slim(cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, ok, err := Advance(ctx, tbl, slim, 100)
+	if err != nil || !ok || next.Version != full.Version {
+		t.Fatalf("advance to %d: %v %v %v", full.Version, next, ok, err)
+	}
+	if !next.IsSlim() || !next.SlimmableTo(cols) || next.SlimmableTo(nil) {
+		t.Fatalf("advanced slim snapshot: slim %v, to id %v, to none %v; want true, true, false", next.IsSlim(), next.SlimmableTo(cols), next.SlimmableTo(nil))
+	}
+	if _, err := WriteCheckpoint(ctx, tbl, next, CheckpointOptions{}); err == nil {
+		t.Fatal("a checkpoint was written from an advanced slim snapshot")
 	}
 }

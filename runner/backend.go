@@ -393,7 +393,7 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		b.mu.Lock()
 		prev := b.polled[pollKey(p)]
 		b.mu.Unlock()
-		if prev != nil && prev.Version == lastSeen {
+		if prev != nil && prev.Version == lastSeen && b.keepsStatsFor(p, prev) {
 			next, ok, err := delta.Advance(ctx, t, prev, maxIncrementalCommits)
 			if err != nil {
 				return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
@@ -426,6 +426,14 @@ func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 }
 
 func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }
+
+// keepsStatsFor reports whether prev, the poll's slim view of p's table,
+// still has the stats p's planning reads: a policy reload that changed the
+// clustering columns needs a full load, whose stats are whole.
+func (b *Backend) keepsStatsFor(p policies.Policy, prev *delta.Snapshot) bool {
+	cols, err := planner.StatsColumns(prev, p.PlannerPolicy(b.now()))
+	return err != nil || prev.SlimmableTo(cols)
+}
 
 // remember keeps snap slim (delta.Snapshot.Slim: no tombstones, stats cut
 // to what the backlog's planning reads) as the poll's view of p's table,

@@ -137,8 +137,31 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 		t.Fatalf("deleted rows ratio = %v", want.DeletedRowsRatio)
 	}
 	// A poll from a version the backend did not follow loads in full.
-	if _, err := b.Poll(ctx, p, first.Version); err != nil || b.FullLoads() != 2 {
+	again, err := b.Poll(ctx, p, first.Version)
+	if err != nil || b.FullLoads() != 2 {
 		t.Fatalf("poll from an old version: %v, full loads %d", err, b.FullLoads())
+	}
+	// A reload that clusters on id needs id's stats, which the slim view
+	// cut to binpack's (none) no longer has: the next poll loads in full.
+	snap, err := delta.LoadSnapshot(ctx, tb, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := commit.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: {6}}, commit.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	zp := p
+	zp.Strategy = "zcube"
+	zp.Clustering.Columns = []string{"id"}
+	res, err = b.Poll(ctx, zp, again.Version)
+	if err != nil || b.FullLoads() != 3 {
+		t.Fatalf("poll after the clustering columns changed: %v, full loads %d, want 3", err, b.FullLoads())
+	}
+	if full, err = delta.LoadSnapshot(ctx, tb, -1); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = ComputeBacklog(full, zp, b.now()); err != nil || !sameBacklog(*res.Backlog, want) {
+		t.Fatalf("backlog under the clustering policy = %+v, of a full load %+v (%v)", res.Backlog, want, err)
 	}
 }
 
