@@ -272,7 +272,7 @@ func (p *statsParser) field(st *Stats, key string) error {
 		}
 	default:
 		// Unknown statistics are skipped (validated, not kept).
-		if _, err := p.value(0); err != nil {
+		if err := p.skip(0); err != nil {
 			return err
 		}
 	}

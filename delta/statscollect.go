@@ -151,13 +151,11 @@ func (c *StatsCollector) Reset() {
 // folds it into c.
 func (c *StatsCollector) Fresh() *StatsCollector {
 	f := *c
-	f.numRecords = 0
 	f.leaves = slices.Clone(c.leaves)
 	for i := range f.leaves {
-		l := &f.leaves[i]
-		l.nulls, l.seen, l.nonFinit = 0, false, false
-		l.minB, l.maxB = nil, nil
+		f.leaves[i].minB, f.leaves[i].maxB = nil, nil // not c's buffers
 	}
+	f.Reset()
 	return &f
 }
 
@@ -251,14 +249,11 @@ func (c *StatsCollector) ObserveColumnValues(col int, run []parquet.Value) {
 		return
 	}
 	l := &c.leaves[c.slots[col]]
+	ints := l.cat == catInt || l.cat == catDate || l.cat == catTimestamp || l.cat == catTimestampNTZ || l.cat == catDecimal && !l.decBytes
 	switch {
-	case l.repeated:
-		for i := range run {
-			c.observeAt(col, &run[i])
-		}
-	case l.cat == catInt, l.cat == catDate, l.cat == catTimestamp, l.cat == catTimestampNTZ, l.cat == catDecimal && !l.decBytes:
+	case !l.repeated && ints:
 		c.observeInts(col, l, run)
-	case l.cat == catString:
+	case !l.repeated && l.cat == catString:
 		for i := range run {
 			if v := &run[i]; v.IsNull() {
 				l.nulls++
