@@ -435,12 +435,9 @@ func SweepPlans(ctx context.Context, t *delta.Table, cutoff time.Time, log hclog
 	if err != nil {
 		return 0, fmt.Errorf("sweep plans of %s: %w", t.URL, err)
 	}
-	referenced := map[string]bool{}
-	for _, f := range snap.Files {
-		referenced[logKey(f.Path)] = true
-	}
-	for _, r := range snap.Tombstones {
-		referenced[logKey(r.Path)] = true
+	referenced, err := attemptsweep.Referenced(snap)
+	if err != nil {
+		return 0, fmt.Errorf("sweep plans of %s: %w", t.URL, err)
 	}
 	var errs []error
 	n := 0
@@ -452,14 +449,6 @@ func SweepPlans(ctx context.Context, t *delta.Table, cutoff time.Time, log hclog
 		n++
 	}
 	return n, errors.Join(errs...)
-}
-
-// logKey is the object key of a relative path as in the log.
-func logKey(p string) string {
-	if k, err := url.PathUnescape(p); err == nil {
-		return k
-	}
-	return p
 }
 
 func isNotFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }

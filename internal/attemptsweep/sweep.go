@@ -83,7 +83,7 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("sweep attempts of %s: load snapshot: %w", t.URL, err)
 	}
-	refs, err := referenced(snap)
+	refs, err := Referenced(snap)
 	if err != nil {
 		return res, fmt.Errorf("sweep attempts of %s: %w", t.URL, err)
 	}
@@ -139,9 +139,9 @@ func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[strin
 	return n, nil
 }
 
-// referenced is the set of keys the snapshot references: live adds,
-// every tombstone, and the "u" deletion-vector files of both.
-func referenced(snap *delta.Snapshot) (map[string]bool, error) {
+// Referenced is the set of object keys snap references: every live add's
+// and tombstone's file, and their "u" deletion vector files.
+func Referenced(snap *delta.Snapshot) (map[string]bool, error) {
 	refs := make(map[string]bool, 2*len(snap.Files)+len(snap.Tombstones))
 	keep := func(p string, dv *delta.DeletionVector) error {
 		k, err := delta.DecodePath(p)
