@@ -188,10 +188,14 @@ func overlay[T any](base, over []T, adds []*Add, rms []*Remove, key func(T) (str
 
 // sortByPath sorts xs stably by path (byte order), then by tie. Comparing
 // a million paths through their actions misses the cache twice a
-// comparison, so each is given a key: the 16 bytes after the prefix all
-// paths share, big endian, compared as two integers. Runs of equal keys
-// are then sorted by the next 16 bytes of their paths, and so on; only
-// paths that are equal (or differ past their last key) compare as strings.
+// comparison, so each is given a key, read in one pass in input order: the
+// keyBytes bytes after the prefix all paths share, big endian, compared as
+// integers. Runs of equal keys are then sorted by the next keyBytes bytes
+// of their paths, and so on; only paths that are equal (or differ past
+// their last key) compare as strings. The key is long enough for the paths
+// engines write (a partition directory, part-NNNNN, a job's UUID) to
+// differ within it, so the recursion, whose reads follow the sorted order
+// and miss the cache, is rare.
 //
 // same lists, in increasing order, the indexes i of the sorted xs whose
 // path is the path of xs[i-1].
@@ -221,12 +225,25 @@ func sortByPath[T any](xs []T, path func(T) string, tie func(a, b T) int) (same 
 	return same
 }
 
-// keyed is an element of sortByPath: 16 bytes of its path from some
+// keyBytes is the length of a sortByPath key.
+const keyBytes = 64
+
+// keyed is an element of sortByPath: keyBytes bytes of its path from some
 // offset, and its index in the input (for a stable order).
 type keyed[T any] struct {
-	hi, lo uint64
-	x      T
-	i      int
+	k [keyBytes / 8]uint64
+	x T
+	i int
+}
+
+// cmpKeys orders two keys as their bytes.
+func cmpKeys(a, b *[keyBytes / 8]uint64) int {
+	for w := range a {
+		if a[w] != b[w] {
+			return cmp.Compare(a[w], b[w])
+		}
+	}
+	return 0
 }
 
 // sortKeyed sorts ks (whose paths share their first off bytes; ks starts
@@ -237,20 +254,19 @@ func sortKeyed[T any](ks []keyed[T], at, off int, path func(T) string, tie func(
 	for j := range ks {
 		p := path(ks[j].x)
 		longest = max(longest, len(p))
-		var b [16]byte
+		var b [keyBytes]byte
 		if off < len(p) {
 			copy(b[:], p[off:])
 		}
-		ks[j].hi, ks[j].lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+		for w := range ks[j].k {
+			ks[j].k[w] = binary.BigEndian.Uint64(b[w*8:])
+		}
 	}
-	if longest <= off+16 {
+	if longest <= off+keyBytes {
 		// The keys hold every remaining byte: equal keys are equal paths
 		// or paths that differ in trailing zero bytes.
 		slices.SortFunc(ks, func(a, b keyed[T]) int {
-			if c := cmp.Compare(a.hi, b.hi); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			if c := cmpKeys(&a.k, &b.k); c != 0 {
 				return c
 			}
 			if c := strings.Compare(pathFrom(path(a.x), off), pathFrom(path(b.x), off)); c != 0 {
@@ -262,25 +278,20 @@ func sortKeyed[T any](ks []keyed[T], at, off int, path func(T) string, tie func(
 			return cmp.Compare(a.i, b.i)
 		})
 		for j := 1; j < len(ks); j++ {
-			if ks[j].hi == ks[j-1].hi && ks[j].lo == ks[j-1].lo && path(ks[j].x) == path(ks[j-1].x) {
+			if ks[j].k == ks[j-1].k && path(ks[j].x) == path(ks[j-1].x) {
 				*same = append(*same, at+j)
 			}
 		}
 		return
 	}
-	slices.SortFunc(ks, func(a, b keyed[T]) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.lo, b.lo)
-	})
+	slices.SortFunc(ks, func(a, b keyed[T]) int { return cmpKeys(&a.k, &b.k) })
 	for lo := 0; lo < len(ks); {
 		hi := lo + 1
-		for hi < len(ks) && ks[hi].hi == ks[lo].hi && ks[hi].lo == ks[lo].lo {
+		for hi < len(ks) && ks[hi].k == ks[lo].k {
 			hi++
 		}
 		if hi-lo > 1 {
-			sortKeyed(ks[lo:hi], at+lo, off+16, path, tie, same)
+			sortKeyed(ks[lo:hi], at+lo, off+keyBytes, path, tie, same)
 		}
 		lo = hi
 	}
