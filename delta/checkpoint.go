@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
 
@@ -290,7 +291,7 @@ func sidecarKey(p string) (string, error) {
 // readCheckpointFile reads one checkpoint or sidecar file, JSON or parquet.
 // Errors name the file.
 func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, error) {
-	data, err := t.Bucket.ReadAll(ctx, key)
+	data, err := readWhole(ctx, t.Bucket, key)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			return nil, fmt.Errorf("table %s: checkpoint file %s is missing: %w", t.URL, key, err)
@@ -336,4 +337,22 @@ func LastCheckpointVersion(ctx context.Context, t *Table) (int64, error) {
 		return -1, err
 	}
 	return lc.Version, nil
+}
+
+// readWhole reads an object into a buffer of its size (Bucket.ReadAll
+// grows one by doubling: a checkpoint of a million files is copied and
+// cleared several times over).
+func readWhole(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	// One read past the size meets the end of the object without growing.
+	buf.Grow(int(max(r.Size(), 0)) + bytes.MinRead)
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

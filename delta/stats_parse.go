@@ -372,10 +372,13 @@ func (p *statsParser) skipStr() error {
 		return p.fail("want a string")
 	}
 	for p.i < len(p.s) {
-		// Skip the bytes that need no look: most of every string.
-		for p.i < len(p.s) && !strSpecial[p.s[p.i]] {
-			p.i++
+		// Skip the bytes that need no look: most of every string (in
+		// locals: the compiler keeps them in registers).
+		s, i := p.s, p.i
+		for i < len(s) && !strSpecial[s[i]] {
+			i++
 		}
+		p.i = i
 		if p.i >= len(p.s) {
 			break
 		}
@@ -522,11 +525,13 @@ func (p *statsParser) number() (json.Number, error) {
 
 // digits skips decimal digits and returns how many.
 func (p *statsParser) digits() int {
-	start := p.i
-	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-		p.i++
+	s, i := p.s, p.i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
 	}
-	return p.i - start
+	n := i - p.i
+	p.i = i
+	return n
 }
 
 // str scans a JSON string; escape-free strings are substrings of the input.
@@ -535,6 +540,11 @@ func (p *statsParser) str() (string, error) {
 		return "", p.fail("want a string")
 	}
 	start := p.i
+	s, i := p.s, p.i
+	for i < len(s) && !strSpecial[s[i]] {
+		i++
+	}
+	p.i = i
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
