@@ -28,6 +28,12 @@ import (
 // its own (distinct columns concurrently), which the committer merges into
 // the output's, so the same column of two row groups may be written at
 // once and no worker waits for another.
+//
+// The first column (or commit) failure is kept on the encoder, and the
+// workers skip the columns still queued. A row group short of a skipped
+// column fails with that first error (a later row group's corrupt source,
+// say), not with its own missing rows, so that the job's error names what
+// went wrong and still classifies as it (failure.CorruptFileError).
 
 // maxGroupsInFlight bounds the row groups submitted and not yet committed.
 const maxGroupsInFlight = 2
@@ -61,21 +67,51 @@ type colEncoder struct {
 	commits chan *groupWrite
 	workers sync.WaitGroup
 	pending []*groupWrite // submitted, not yet waited for, in order
-	broken  atomic.Bool   // a column failed: the workers skip what is left
-	err     error         // the first failure; every later group is abandoned
+	// first is the first column or commit failure, nil until one: the
+	// workers then skip what is left.
+	first atomic.Pointer[error]
+	err   error // the first failure waited for; every later group is abandoned
+	hook  encodeHook
 }
 
-// newColEncoder starts the workers (GOMAXPROCS) and the committer.
-func newColEncoder(ncols int) *colEncoder {
+// encodeHook, set by tests only (Options.encodeHook), is called by a worker
+// before it takes up column c of g, so that a test may order the workers.
+type encodeHook func(e *colEncoder, g *groupWrite, c int)
+
+// errSkipped marks a column that a worker skipped after a failure.
+var errSkipped = errors.New("column skipped after a failure")
+
+// newColEncoder starts the workers (GOMAXPROCS, at least two under a test
+// hook so that one may be held) and the committer.
+func newColEncoder(ncols int, hook encodeHook) *colEncoder {
 	e := &colEncoder{
 		tasks:   make(chan colTask, maxGroupsInFlight*ncols),
 		commits: make(chan *groupWrite, maxGroupsInFlight),
+		hook:    hook,
 	}
-	for range runtime.GOMAXPROCS(0) {
+	n := runtime.GOMAXPROCS(0)
+	if hook != nil {
+		n = max(n, 2)
+	}
+	for range n {
 		e.workers.Go(e.work)
 	}
 	e.workers.Go(e.commit)
 	return e
+}
+
+// fail keeps err if it is the encoder's first failure, and makes the
+// workers skip the columns left.
+func (e *colEncoder) fail(err error) {
+	e.first.CompareAndSwap(nil, &err)
+}
+
+// firstFailure is the first failure recorded by fail, nil if none.
+func (e *colEncoder) firstFailure() error {
+	if p := e.first.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // work runs column tasks until the encoder stops.
@@ -83,11 +119,14 @@ func (e *colEncoder) work() {
 	var scratch delta.ColumnScratch
 	for t := range e.tasks {
 		g, c := t.g, t.c
-		if !e.broken.Load() {
-			if err := writeColumn(g.rgw.ColumnWriters()[c], c, g.units, &scratch, g.stats.columns(), &g.written[c]); err != nil {
-				g.errs[c] = err
-				e.broken.Store(true)
-			}
+		if e.hook != nil {
+			e.hook(e, g, c)
+		}
+		if e.first.Load() != nil {
+			g.errs[c] = errSkipped
+		} else if err := writeColumn(g.rgw.ColumnWriters()[c], c, g.units, &scratch, g.stats.columns(), &g.written[c]); err != nil {
+			g.errs[c] = err
+			e.fail(err)
 		}
 		if g.left.Add(-1) == 0 {
 			close(g.encoded)
@@ -102,10 +141,10 @@ func (e *colEncoder) commit() {
 	for g := range e.commits {
 		<-g.encoded
 		if !failed {
-			g.err = g.finish()
+			g.err = g.finish(e)
 			failed = g.err != nil
 			if failed {
-				e.broken.Store(true)
+				e.fail(g.err)
 			}
 		} else {
 			g.err = errors.New("an earlier row group failed")
@@ -115,10 +154,31 @@ func (e *colEncoder) commit() {
 	}
 }
 
-// finish checks the columns of an encoded group and commits it.
-func (g *groupWrite) finish() error {
-	if err := errors.Join(g.errs...); err != nil {
-		return err
+// finish checks the columns of an encoded group and commits it. A group
+// whose columns failed fails with their errors; one whose columns were
+// only skipped fails with the encoder's first failure, which is another
+// group's.
+func (g *groupWrite) finish(e *colEncoder) error {
+	var errs []error
+	skipped := -1
+	for c, err := range g.errs {
+		switch {
+		case err == errSkipped:
+			if skipped < 0 {
+				skipped = c
+			}
+		case err != nil:
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if skipped >= 0 {
+		if first := e.firstFailure(); first != nil {
+			return fmt.Errorf("write %d source row groups into %s: column %d not written after another row group failed: %w", len(g.units), g.o.key, skipped, first)
+		}
+		return fmt.Errorf("write %d source row groups into %s: column %d: %w", len(g.units), g.o.key, skipped, errSkipped)
 	}
 	for c, n := range g.written {
 		if n != g.want {

@@ -116,6 +116,9 @@ type Options struct {
 	// copyMinBytes overrides the smallest source row group the copy path
 	// takes (RowGroupBytes/2); tests use it on tiny fixtures.
 	copyMinBytes int64
+	// encodeHook is called by the pack's column encoder before each column
+	// (tests order its workers with it; see encode.go).
+	encodeHook encodeHook
 }
 
 // DefaultOptions returns Options with every default spelled out. The target

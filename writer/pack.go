@@ -144,7 +144,7 @@ func (jw *jobWriter) submitPack() error {
 		return nil
 	}
 	if jw.enc == nil {
-		jw.enc = newColEncoder(len(jw.schema.Columns()))
+		jw.enc = newColEncoder(len(jw.schema.Columns()), jw.opts.encodeHook)
 	}
 	// The encoder owns the pack's sources now; the next pack is a new one.
 	pack := jw.pack
