@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -207,9 +206,10 @@ func checkpointsByVersion(files []logFile, hint *lastCheckpoint) (complete []che
 }
 
 // readCheckpoint reads every action of a checkpoint: all parts, and the
-// sidecars that V2 content (under any name) references, in parallel.
-func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) ([]Action, error) {
-	results := make([][]Action, len(cp.files))
+// sidecars that V2 content (under any name) references, in parallel. The
+// sidecar actions are not among the result's.
+func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) (cpActions, error) {
+	results := make([]cpActions, len(cp.files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, f := range cp.files {
@@ -220,30 +220,20 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) ([]Action, err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
-	if len(results) == 1 && !slices.ContainsFunc(results[0], func(a Action) bool { return a.Sidecar != nil }) {
-		return results[0], nil // a classic checkpoint: no copy
-	}
-	total := 0
-	for _, acts := range results {
-		total += len(acts)
-	}
-	all := make([]Action, 0, total)
 	var sidecars []*Sidecar
-	for _, acts := range results {
-		for _, a := range acts {
+	for _, r := range results {
+		for _, a := range r.others {
 			if a.Sidecar != nil {
 				sidecars = append(sidecars, a.Sidecar)
-				continue
 			}
-			all = append(all, a)
 		}
 	}
-	if len(sidecars) == 0 {
-		return all, nil
+	if len(results) == 1 && len(sidecars) == 0 {
+		return results[0], nil // a classic checkpoint: no copy
 	}
-	side := make([][]Action, len(sidecars))
+	side := make([]cpActions, len(sidecars))
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, sc := range sidecars {
@@ -256,20 +246,28 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) ([]Action, err
 			if err != nil {
 				return err
 			}
-			for _, a := range acts {
-				if a.Add == nil && a.Remove == nil {
-					return fmt.Errorf("table %s: sidecar %s holds a %s action; sidecars may hold only add and remove", t.URL, key, a.Kind())
-				}
+			if len(acts.others) > 0 {
+				return fmt.Errorf("table %s: sidecar %s holds a %s action; sidecars may hold only add and remove", t.URL, key, acts.others[0].Kind())
 			}
 			side[i] = acts
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
-	for _, acts := range side {
-		all = append(all, acts...)
+	nFiles := 0
+	for _, r := range append(results, side...) {
+		nFiles += len(r.files)
+	}
+	all := cpActions{files: make([]fileEntry, 0, nFiles)}
+	for _, r := range append(results, side...) {
+		all.files = append(all.files, r.files...)
+		for _, a := range r.others {
+			if a.Sidecar == nil {
+				all.others = append(all.others, a)
+			}
+		}
 	}
 	return all, nil
 }
@@ -290,18 +288,22 @@ func sidecarKey(p string) (string, error) {
 
 // readCheckpointFile reads one checkpoint or sidecar file, JSON or parquet.
 // Errors name the file.
-func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, error) {
+func readCheckpointFile(ctx context.Context, t *Table, key string) (cpActions, error) {
 	data, err := readWhole(ctx, t.Bucket, key)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("table %s: checkpoint file %s is missing: %w", t.URL, key, err)
+			return cpActions{}, fmt.Errorf("table %s: checkpoint file %s is missing: %w", t.URL, key, err)
 		}
-		return nil, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
+		return cpActions{}, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
 	}
-	var acts []Action
+	var acts cpActions
 	if strings.HasSuffix(key, ".json") {
-		if acts, err = parseActionLines(data); err == nil {
-			err = checkCheckpointStats(acts)
+		var lines []Action
+		if lines, err = parseActionLines(data); err == nil {
+			for _, a := range lines {
+				acts.take(a)
+			}
+			err = checkCheckpointStats(acts.files)
 		}
 	} else {
 		acts, err = parseCheckpointParquet(data)
@@ -311,16 +313,16 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) ([]Action, er
 		if strings.HasPrefix(key, sidecarDir) {
 			kind = failure.Sidecar
 		}
-		return nil, fmt.Errorf("table %s: %w", t.URL, corruptLog(kind, key, err))
+		return cpActions{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(kind, key, err))
 	}
 	return acts, nil
 }
 
 // checkCheckpointStats checks the stats of the adds of a JSON checkpoint
 // file (the parquet decoder checks its own as it reads them).
-func checkCheckpointStats(acts []Action) error {
-	for i := range acts {
-		if a := acts[i].Add; a != nil {
+func checkCheckpointStats(files []fileEntry) error {
+	for _, f := range files {
+		if a := f.add; a != nil {
 			if err := checkAddStats(a); err != nil {
 				return err
 			}

@@ -71,10 +71,10 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 }
 
 // readColumnRange appends the actions of rows [start, end) of rg to
-// actions, reading column-wise. done is false when the chunk holds an
+// acts, reading column-wise. done is false when the chunk holds an
 // action other than add and remove, or when the column reader fails: the
 // caller then reads the chunk row by row.
-func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, actions []Action) (_ []Action, done bool, err error) {
+func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, acts cpActions) (_ cpActions, done bool, err error) {
 	defer func() {
 		if recover() != nil {
 			done, err = false, nil
@@ -92,13 +92,13 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 	}()
 	for i, col := range cols {
 		if col >= len(chunks) {
-			return nil, false, nil
+			return cpActions{}, false, nil
 		}
 		c := &columnCursor{pages: chunks[col].Pages(), repeated: cs.columns.repeated[i]}
 		curs[i] = c
 		if start > 0 {
 			if err := c.pages.SeekToRow(start); err != nil {
-				return nil, false, nil
+				return cpActions{}, false, nil
 			}
 		}
 	}
@@ -114,24 +114,24 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 			}
 			vals, err := c.nextRow()
 			if err != nil || len(vals) == 0 {
-				return nil, false, nil
+				return cpActions{}, false, nil
 			}
 			rv.cols[cols[i]] = vals
 		}
 		for _, top := range others {
 			if rv.present(top) {
-				return nil, false, nil
+				return cpActions{}, false, nil
 			}
 		}
 		a, ok, err := cs.rowAction(&rv)
 		if err != nil {
-			return nil, false, nil
+			return cpActions{}, false, nil
 		}
 		if ok {
-			actions = append(actions, a)
+			acts.take(a)
 		}
 	}
-	return actions, true, nil
+	return acts, true, nil
 }
 
 // columnCursor reads the values of one column chunk row by row.

@@ -74,16 +74,16 @@ func TestCheckpointColumnsRead(t *testing.T) {
 		start, end int64
 		done       bool
 	}{{0, 10, false}, {1, 3, false}, {2, 40, true}, {250, rg.NumRows(), true}} {
-		acts, done, err := readColumnRange(rg, tt.start, tt.end, cs, make([]Action, 0, tt.end-tt.start))
+		acts, done, err := readColumnRange(rg, tt.start, tt.end, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
 		if err != nil || done != tt.done {
 			t.Fatalf("rows %d..%d: done %v, %v; want done %v", tt.start, tt.end, done, err, tt.done)
 		}
 		if !done {
 			continue
 		}
-		want, err := readRowRange(rg, tt.start, tt.end, cs.ncols, cs, make([]Action, 0, tt.end-tt.start))
-		if err != nil || !reflect.DeepEqual(acts, want) || int64(len(acts)) != tt.end-tt.start {
-			t.Fatalf("rows %d..%d: %d actions column-wise, %d row-wise (%v)", tt.start, tt.end, len(acts), len(want), err)
+		want, err := readRowRange(rg, tt.start, tt.end, cs.ncols, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
+		if err != nil || !reflect.DeepEqual(acts, want) || int64(len(acts.files)) != tt.end-tt.start {
+			t.Fatalf("rows %d..%d: %d actions column-wise, %d row-wise (%v)", tt.start, tt.end, len(acts.files), len(want.files), err)
 		}
 	}
 }

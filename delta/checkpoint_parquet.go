@@ -391,42 +391,73 @@ func decimalNumber(unscaled *big.Int, scale int) json.Number {
 	return json.Number(appendDecimal(nil, unscaled, scale))
 }
 
+// cpActions are the actions of a checkpoint or sidecar file: its file
+// actions (add, remove) in file order, and the others. A million file
+// actions are two pointers each, not a million Action values.
+type cpActions struct {
+	files  []fileEntry
+	others []Action
+}
+
+// take appends a to its list.
+func (c *cpActions) take(a Action) {
+	switch {
+	case a.Add != nil:
+		c.files = append(c.files, fileEntry{add: a.Add})
+	case a.Remove != nil:
+		c.files = append(c.files, fileEntry{rm: a.Remove})
+	default:
+		c.others = append(c.others, a)
+	}
+}
+
+// actions returns every action as an Action: the others, then the file
+// actions (a checkpoint's actions are a state, in no order).
+func (c cpActions) actions() []Action {
+	out := make([]Action, 0, len(c.others)+len(c.files))
+	out = append(out, c.others...)
+	for _, f := range c.files {
+		out = append(out, Action{Add: f.add, Remove: f.rm})
+	}
+	return out
+}
+
 // parseCheckpointParquet reads every action row of a checkpoint or sidecar
 // parquet file. Large row groups are split into row ranges read
 // concurrently (one checkpoint file usually holds a single row group).
-func parseCheckpointParquet(data []byte) ([]Action, error) {
+func parseCheckpointParquet(data []byte) (cpActions, error) {
 	return parseCheckpointChunks(data, 32<<10)
 }
 
 // parseCheckpointChunks is parseCheckpointParquet with chunks of at most
 // chunkRows rows.
-func parseCheckpointChunks(data []byte, chunkRows int64) (actions []Action, err error) {
+func parseCheckpointChunks(data []byte, chunkRows int64) (cpActions, error) {
 	return parseCheckpointChunksBy(data, chunkRows, true)
 }
 
 // parseCheckpointChunksBy is parseCheckpointChunks reading chunks of file
 // actions column-wise (readColumnRange) when columns is set, else every
 // chunk row by row.
-func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (actions []Action, err error) {
+func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpActions, err error) {
 	// parquet-go may panic on malformed input; turn it into an error.
 	defer RecoverParquet(&err)
 	if err := checkParquetFrame(data); err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
 	if err := checkFooter(data); err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("open parquet: %w", err)
+		return cpActions{}, fmt.Errorf("open parquet: %w", err)
 	}
 	if err := checkPageHeaders(data, f.Metadata()); err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
 	ncols := len(f.Schema().Columns())
 	root, err := compileNode(f.Schema(), nil, f.Schema(), 0)
 	if err != nil {
-		return nil, err
+		return cpActions{}, err
 	}
 	cs := compileCheckpoint(root)
 	cs.ncols = ncols
@@ -438,7 +469,7 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (action
 	// are checked on the whole checkpoint.
 	if cs.add == nil && cs.remove == nil && cs.tops[kindMetadata] == nil && cs.tops[kindProtocol] == nil &&
 		cs.tops[kindSidecar] == nil && cs.tops[kindTxn] == nil && cs.tops[kindDomainMetadata] == nil && cs.tops[kindCheckpointMetadata] == nil {
-		return nil, errors.New("not a checkpoint: no add, remove, metaData, protocol, txn, domainMetadata, checkpointMetadata or sidecar column")
+		return cpActions{}, errors.New("not a checkpoint: no add, remove, metaData, protocol, txn, domainMetadata, checkpointMetadata or sidecar column")
 	}
 	type chunk struct {
 		rg         int
@@ -454,7 +485,7 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (action
 	for gi, rg := range f.RowGroups() {
 		n := rg.NumRows()
 		if n < 0 || n > maxRows {
-			return nil, fmt.Errorf("corrupt parquet: row group %d claims %d rows in a %d-byte file", gi, n, len(data))
+			return cpActions{}, fmt.Errorf("corrupt parquet: row group %d claims %d rows in a %d-byte file", gi, n, len(data))
 		}
 		maxRows -= n
 		for lo := int64(0); lo < n; lo += chunkRows {
@@ -462,11 +493,11 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (action
 		}
 		rowsBefore += n
 	}
-	// Chunks decode into their own rows of one slice, which is then
-	// compacted in place (a row may hold no action): no second copy of a
-	// million actions.
-	all := make([]Action, rowsBefore)
-	out := make([][]Action, len(chunks))
+	// Chunks decode their file actions into their own rows of one slice,
+	// which is then compacted in place (a row may hold no action): no
+	// second copy of a million entries.
+	all := make([]fileEntry, rowsBefore)
+	out := make([]cpActions, len(chunks))
 	errs := make([]error, len(chunks))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -477,13 +508,13 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (action
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer RecoverParquet(&errs[i])
-			rg, acts := f.RowGroups()[c.rg], all[c.at:c.at:c.at+c.end-c.start]
+			rg, sink := f.RowGroups()[c.rg], cpActions{files: all[c.at : c.at : c.at+c.end-c.start]}
 			done := false
 			if cs.columns != nil {
-				out[i], done, errs[i] = readColumnRange(rg, c.start, c.end, cs, acts)
+				out[i], done, errs[i] = readColumnRange(rg, c.start, c.end, cs, sink)
 			}
 			if errs[i] == nil && !done {
-				out[i], errs[i] = readRowRange(rg, c.start, c.end, ncols, cs, acts)
+				out[i], errs[i] = readRowRange(rg, c.start, c.end, ncols, cs, sink)
 			}
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])
@@ -493,15 +524,18 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (action
 	wg.Wait()
 	for i := range out {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return cpActions{}, errs[i]
 		}
 	}
+	var acts cpActions
 	n := 0
 	for _, o := range out {
-		n += copy(all[n:], o)
+		n += copy(all[n:], o.files)
+		acts.others = append(acts.others, o.others...)
 	}
 	clear(all[n:])
-	return all[:n:n], nil
+	acts.files = all[:n:n]
+	return acts, nil
 }
 
 // checkParquetFrame validates the magic bytes and footer length before
@@ -606,15 +640,15 @@ func checkPageHeaders(data []byte, md *format.FileMetaData) error {
 	return nil
 }
 
-// readRowRange converts rows [start, end) of one row group.
-// readRowRange appends the actions of rows [start, end) of rg to actions
-// (which must have room for them all, so that it never reallocates).
-func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema, actions []Action) ([]Action, error) {
+// readRowRange appends the actions of rows [start, end) of rg to acts
+// (whose files must have room for them all, so that it never
+// reallocates).
+func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema, acts cpActions) (cpActions, error) {
 	rows := rg.Rows()
 	defer rows.Close()
 	if start > 0 {
 		if err := rows.SeekToRow(start); err != nil {
-			return nil, err
+			return cpActions{}, err
 		}
 	}
 	var rv rowView
@@ -624,31 +658,31 @@ func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpoi
 		n, rerr := rows.ReadRows(buf[:want])
 		for i := 0; i < n; i++ {
 			if err := rv.index(buf[i], ncols); err != nil {
-				return nil, err
+				return cpActions{}, err
 			}
 			a, ok, err := cs.rowAction(&rv)
 			if err != nil {
-				return nil, fmt.Errorf("row %d: %w", pos+int64(i), err)
+				return cpActions{}, fmt.Errorf("row %d: %w", pos+int64(i), err)
 			}
 			if ok {
-				actions = append(actions, a)
+				acts.take(a)
 			}
 		}
 		pos += int64(n)
 		if rerr == io.EOF {
 			if pos < end {
-				return nil, fmt.Errorf("row group ends at row %d, metadata says %d", pos, end)
+				return cpActions{}, fmt.Errorf("row group ends at row %d, metadata says %d", pos, end)
 			}
 			break
 		}
 		if rerr != nil {
-			return nil, rerr
+			return cpActions{}, rerr
 		}
 		if n == 0 {
-			return nil, errors.New("no progress reading rows")
+			return cpActions{}, errors.New("no progress reading rows")
 		}
 	}
-	return actions, nil
+	return acts, nil
 }
 
 // checkpointSchema is the compiled schema of one checkpoint file.

@@ -412,7 +412,7 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 		return "", err
 	}
 	defer f.abort()
-	for _, a := range acts {
+	for _, a := range acts.actions() {
 		if err := f.action(a); err != nil {
 			return "", err
 		}

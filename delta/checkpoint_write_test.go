@@ -180,7 +180,7 @@ func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 		t.Fatal(err)
 	}
 	var cms, sidecars int
-	for _, a := range acts {
+	for _, a := range acts.actions() {
 		switch {
 		case a.CheckpointMetadata != nil:
 			cms++
@@ -559,7 +559,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 				t.Fatal(err)
 			}
 			cms := 0
-			for _, a := range acts {
+			for _, a := range acts.actions() {
 				if a.CheckpointMetadata != nil {
 					cms++
 				}

@@ -394,7 +394,7 @@ func FuzzCheckpointParquet(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range acts {
+		for _, a := range acts.actions() {
 			if a.Add != nil && a.Add.Path == "" {
 				t.Fatal("add without path accepted")
 			}

@@ -230,7 +230,7 @@ func CheckpointSidecars(ctx context.Context, t *Table, key string) ([]string, er
 		return nil, err
 	}
 	var out []string
-	for _, a := range acts {
+	for _, a := range acts.others {
 		if a.Sidecar == nil {
 			continue
 		}

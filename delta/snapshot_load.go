@@ -69,14 +69,14 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	}
 
 	// Read the checkpoint and the commits concurrently.
-	var cpActions []Action
+	var cpActs cpActions
 	commitActions := make([][]Action, target-first+1)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	if cp != nil {
 		g.Go(func() error {
 			var err error
-			cpActions, err = readCheckpoint(gctx, t, *cp)
+			cpActs, err = readCheckpoint(gctx, t, *cp)
 			return err
 		})
 	}
@@ -91,16 +91,16 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		return nil, err
 	}
 
-	r := newReplay(len(cpActions))
+	r := newReplay(0)
 	if cp != nil {
-		if err := r.apply(cpActions, true); err != nil {
+		if err := r.apply(cpActs.others, true); err != nil {
 			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].key, err)
 		}
 	}
 	// The checkpoint's file actions are reconciled on their own, then the
 	// commits' replace those of the keys they act on.
-	cpAdds, cpRemoves := reconcile(r.files)
-	r.files = r.files[:0:0]
+	cpAdds, cpRemoves := reconcile(cpActs.files)
+	cpActs.files = nil
 	for i, acts := range commitActions {
 		if err := r.apply(acts, false); err != nil {
 			return nil, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(first+int64(i)), err)
