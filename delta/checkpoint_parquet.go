@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -128,6 +129,36 @@ type rowView struct {
 	pvMaps  map[string]map[string]*string
 	tagMaps map[string]map[string]string
 	key     []byte
+	// paths and stats hold the copies of the files' paths and stats
+	// strings, apart: a slim snapshot replaces every stats string, and
+	// then the stats blocks are freed while the paths are kept.
+	paths, stats textArena
+}
+
+// textArena copies strings into large blocks: one allocation per block
+// instead of one per string (two million strings for a checkpoint of a
+// million files). A block's bytes are never written again once a string
+// holds them: later strings are appended past them, and a full block is
+// left to the strings that point into it.
+type textArena struct {
+	block []byte
+}
+
+// arenaBlock is the size of a textArena block; longer strings are copied
+// alone.
+const arenaBlock = 64 << 10
+
+// string returns a string holding a copy of b.
+func (a *textArena) string(b []byte) string {
+	if len(b) == 0 || len(b) > arenaBlock/16 {
+		return string(b)
+	}
+	if cap(a.block)-len(a.block) < len(b) {
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return unsafe.String(&a.block[start], len(b))
 }
 
 // maxInternedMaps bounds each map cache of a rowView (one chunk of rows);
@@ -807,12 +838,20 @@ func (r *rowView) leaf(n *pqNode) (parquet.Value, bool) {
 }
 
 func (r *rowView) str(n *pqNode) (string, bool, error) {
+	return r.strIn(n, nil)
+}
+
+// strIn is str copying the string into a (when not nil).
+func (r *rowView) strIn(n *pqNode, a *textArena) (string, bool, error) {
 	v, ok := r.leaf(n)
 	if !ok {
 		return "", false, nil
 	}
 	if k := v.Kind(); k != parquet.ByteArray && k != parquet.FixedLenByteArray {
 		return "", false, fmt.Errorf("%s: want a string column, got %v", n.name, k)
+	}
+	if a != nil {
+		return a.string(v.ByteArray()), true, nil
 	}
 	return string(v.ByteArray()), true, nil
 }
@@ -918,7 +957,7 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 	var f fileFields
 	var err error
 	var ok bool
-	if f.path, ok, err = rv.str(fn.path); err != nil {
+	if f.path, ok, err = rv.strIn(fn.path, &rv.paths); err != nil {
 		return f, err
 	} else if !ok || f.path == "" {
 		return f, errors.New("file action without path")
@@ -938,7 +977,7 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 	if f.size, f.hasSize, err = rv.int64v(fn.size); err != nil {
 		return f, err
 	}
-	if f.stats, _, err = rv.str(fn.stats); err != nil {
+	if f.stats, _, err = rv.strIn(fn.stats, &rv.stats); err != nil {
 		return f, err
 	}
 	if f.tags, err = rv.tagMap(fn.tags); err != nil {
