@@ -492,6 +492,11 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		parquet.PageBufferSize(opts.PageBufferSize),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("compactord", "dev", ""),
+		// Per-page min/max go to the column index only, as parquet-mr
+		// (Spark, Databricks) writes them: page header statistics would
+		// compute every page's bounds a second time for readers that skip
+		// pages by the column index.
+		parquet.DataPageStatistics(false),
 	}
 	if !opts.InMemoryPages {
 		wopts = append(wopts, parquet.ColumnPageBuffers(spillPool{dir: opts.SpillDir}))
