@@ -40,16 +40,8 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 	}
 	// The next run cleans up after a killed one: dead intent records'
 	// uncommitted objects go (a failed sweep is retried by the next run).
-	// Liveness compares the store's modification times with the real
-	// clock, never the run's (a test's frozen clock would kill live runs).
-	swept, err := attemptsweep.Sweep(ctx, t, attemptsweep.Options{StaleAfter: opts.AttemptStaleAfter,
-		Now: time.Now, Logger: opts.Logger, Snapshots: opts.Snapshots})
-	if err != nil {
-		opts.Logger.Warn("sweep the uncommitted objects of dead attempts", "table", t.URL, "error", err)
-	}
-	if swept != nil {
-		res.SweptAttempts, res.SweptObjects = swept.Records, swept.Objects
-	}
+	swept := attemptsweep.AtStart(ctx, t, opts.AttemptStaleAfter, opts.Logger, opts.Snapshots)
+	res.SweptAttempts, res.SweptObjects = swept.Records, swept.Objects
 	if len(pl.Jobs) == 0 {
 		return res, nil
 	}

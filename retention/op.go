@@ -21,8 +21,10 @@ const CountRowsExpired = "rows_expired"
 
 // Factory returns the retention operation's factory: a policy with a
 // retention block gets one retention delete per run, committed with co and
-// rewritten (copy-on-write) with wo under the policy's writer settings.
-func Factory(co commit.Options, wo writer.Options) tableop.Factory {
+// rewritten (copy-on-write) with wo under the policy's writer settings; its
+// start sweeps the dead attempts of killed runs with the staleness window
+// attemptStaleAfter (Options.AttemptStaleAfter; 0: the default).
+func Factory(co commit.Options, wo writer.Options, attemptStaleAfter time.Duration) tableop.Factory {
 	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
 		r := p.Retention
 		if r == nil {
@@ -47,6 +49,7 @@ func Factory(co commit.Options, wo writer.Options) tableop.Factory {
 			Writer:              p.WriterOptions(wo),
 			Logger:              env.LoggerOr().Named(Name),
 			Progress:            env.Progress,
+			AttemptStaleAfter:   attemptStaleAfter,
 		}}, true, nil
 	}}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/writer"
@@ -59,6 +60,13 @@ type Options struct {
 	// MaxAttempts bounds the runs from a fresh snapshot after an
 	// unresolvable conflict (default 5).
 	MaxAttempts int
+	// AttemptStaleAfter is how long an intent record of a local attempt
+	// may go unmodified before the delete's start counts that attempt as
+	// dead and deletes what it wrote and did not commit (default
+	// attempt.DefaultStaleAfter, 1h; live runs rewrite theirs every
+	// minute), as compaction.RunOptions.AttemptStaleAfter. Tests shorten
+	// it.
+	AttemptStaleAfter time.Duration
 	// Commit tunes each commit's put-if-absent loop.
 	Commit commit.Options
 	// Writer tunes copy-on-write rewrites (tables without deletion vectors).
@@ -91,6 +99,12 @@ type Result struct {
 	// Partitions breaks the delete down by partition (one entry with an
 	// empty Partition on an unpartitioned table), sorted by partition.
 	Partitions []PartitionDeletes `json:"partitions,omitempty"`
+	// SweptAttempts counts the dead attempts (killed runs) whose intent
+	// records the delete's start swept; SweptObjects the uncommitted
+	// objects of theirs (and upload temp files) it deleted. A dry run
+	// sweeps nothing.
+	SweptAttempts int64 `json:"sweptAttempts"`
+	SweptObjects  int64 `json:"sweptObjects"`
 }
 
 // PartitionDeletes is what a retention delete does in one partition.
@@ -112,7 +126,10 @@ type PartitionDeletes struct {
 // every live row expires are removed whole; files that partly match get a
 // deletion vector (when the table enables them) or are rewritten
 // copy-on-write. The commit is a DELETE at the table's isolation level; an
-// unresolvable conflict is retried from a fresh snapshot.
+// unresolvable conflict is retried from a fresh snapshot. Unless it is a
+// dry run, it first sweeps the dead attempts of killed runs
+// (attemptsweep.AtStart, Options.AttemptStaleAfter): a table whose
+// policy only expires gets the cleanup compaction runs do.
 func Expire(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 5
@@ -124,6 +141,12 @@ func Expire(ctx context.Context, t *delta.Table, opts Options) (*Result, error) 
 		opts.Now = time.Now()
 	}
 	res := &Result{CommittedVersion: -1, Conflicts: map[string]int{}}
+	if !opts.DryRun {
+		// The next run cleans up after a killed one (a failed sweep is
+		// retried by the next run).
+		swept := attemptsweep.AtStart(ctx, t, opts.AttemptStaleAfter, opts.Logger, delta.LoadSnapshot)
+		res.SweptAttempts, res.SweptObjects = swept.Records, swept.Objects
+	}
 	var lastErr error
 	for attempt := 1; attempt <= opts.MaxAttempts; attempt++ {
 		res.Attempts = attempt
@@ -338,8 +361,8 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		objs = &attempt.Objects{}
 	)
 	// Before each object is created its key is in the delete's intent
-	// record too, so that the next compaction run cleans up after a kill
-	// (a dry run writes nothing).
+	// record too, so that the next run (compaction or retention) cleans up
+	// after a kill (a dry run writes nothing).
 	var journal *attempt.Journal
 	if !opts.DryRun {
 		if journal, err = attempt.StartJournal(ctx, t.Bucket, "retention", attempt.JournalOptions{}); err != nil {

@@ -178,11 +178,14 @@ func TestTheRetentionOperationTakesThePolicysEpochUnit(t *testing.T) {
 	p := policies.DefaultPolicy()
 	p.Name, p.URL = "t", "mem://t"
 	p.Retention = &policies.Retention{Column: "ts", OlderThan: 24 * time.Hour, EpochUnit: "seconds"}
-	op, ok, err := Factory(commit.Options{}, writer.Options{}).New(p, tableop.Env{})
+	op, ok, err := Factory(commit.Options{}, writer.Options{}, 7*time.Minute).New(p, tableop.Env{})
 	if err != nil || !ok {
 		t.Fatalf("ok %v, err %v", ok, err)
 	}
 	if got := op.(*Op).Options.EpochUnit; got != "seconds" {
 		t.Errorf("epoch unit %q, want seconds", got)
+	}
+	if got := op.(*Op).Options.AttemptStaleAfter; got != 7*time.Minute {
+		t.Errorf("attempt staleness %s, want the factory's 7m", got)
 	}
 }

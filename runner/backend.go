@@ -157,11 +157,12 @@ func (b *Backend) logger() hclog.Logger {
 // multiples of delta.checkpointInterval, and the catch-up of other
 // writers'), then the expired-log cleanup, then vacuum (a vacuum block's
 // lite or full vacuum once per interval, else the cheap sweep of temp
-// leftovers), with o as the compaction template.
+// leftovers), with o as the compaction template; retention takes its
+// commit and writer options and its AttemptStaleAfter.
 func DefaultOps(o compaction.RunOptions) []tableop.Factory {
 	return []tableop.Factory{
 		compaction.Factory(o),
-		retention.Factory(o.Commit.Options, o.Writer),
+		retention.Factory(o.Commit.Options, o.Writer, o.AttemptStaleAfter),
 		statsbackfill.Factory(o.Commit.Options),
 		checkpoint.Factory(),
 		logcleanup.Factory(),

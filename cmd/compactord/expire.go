@@ -21,6 +21,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	olderThan := fs.String("older-than", "", "cutoff relative to now, e.g. 90d (instead of --before)")
 	noSkip := fs.Bool("no-data-skipping", false, "turn conflict-time data skipping off")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
+	staleAfter := fs.String("attempt-stale-after", "", attemptStaleAfterUsage)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	store := fs.addStoreFlags(stderr)
 	pos, err := fs.parse(args)
@@ -28,13 +29,18 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if len(pos) != 1 || *column == "" || (*before == "") == (*olderThan == "") {
-		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--epoch-unit U] [--dry-run] [--time-zone ZONE] [--json]", errUsage)
+		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--epoch-unit U] [--dry-run] [--time-zone ZONE] [--attempt-stale-after 1h] [--json]", errUsage)
+	}
+	stale, err := parseAttemptStaleAfter(*staleAfter)
+	if err != nil {
+		return err
 	}
 	loc, err := time.LoadLocation(*zone)
 	if err != nil {
 		return fmt.Errorf("%w: --time-zone: %v", errUsage, err)
 	}
-	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip, Logger: fs.logger(stderr)}
+	opts := retention.Options{Column: *column, EpochUnit: *epochUnit, Before: *before, DryRun: *dryRun, TimeZone: loc, DisableDataSkipping: *noSkip,
+		AttemptStaleAfter: stale, Logger: fs.logger(stderr)}
 	if *olderThan != "" {
 		d, err := units.ParseDuration(*olderThan)
 		if err != nil {
@@ -69,6 +75,7 @@ func printExpire(stdout io.Writer, url string, res *retention.Result) {
 	}
 	if res.CommittedVersion < 0 {
 		fmt.Fprintf(stdout, "nothing expired on %s (%s)\n", url, res.Predicate)
+		printSwept(stdout, res.SweptAttempts, res.SweptObjects)
 		return
 	}
 	fmt.Fprintf(stdout, "committed version %d: deleted %d rows where %s\n", res.CommittedVersion, res.RowsDeleted, res.Predicate)
@@ -82,4 +89,5 @@ func printExpire(stdout io.Writer, url string, res *retention.Result) {
 	for _, k := range kinds {
 		fmt.Fprintf(stdout, "  conflicts %s: %d\n", k, res.Conflicts[k])
 	}
+	printSwept(stdout, res.SweptAttempts, res.SweptObjects)
 }

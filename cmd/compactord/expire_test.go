@@ -4,85 +4,75 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/tabletest"
 )
 
-// expire on a copy of a Spark-written partitioned DV table: the rows with
-// col1 < 10 are deleted with deletion vectors, and cat no longer shows them.
-func TestExpireCommand(t *testing.T) {
-	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "t")
-	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-partitioned-with-checkpoint"))); err != nil {
-		t.Fatal(err)
+// `compactord expire` sweeps the dead attempts of killed runs at its start
+// (--attempt-stale-after shortens the window) and says so on stdout, in the
+// line `compact` prints, and in its JSON; a record within the window stays
+// and nothing is said. A bad window is a usage error.
+func TestExpireSweepsAndReportsTheDeadAttemptsOfKilledRuns(t *testing.T) {
+	const line = "swept 1 dead attempts: 1 uncommitted objects deleted"
+	cases := []struct {
+		name  string
+		flags []string
+		swept bool
+	}{
+		{name: "ten minutes old, default 1h window: live", flags: nil},
+		{name: "ten minutes old, 5m window: dead", flags: []string{"--attempt-stale-after", "5m"}, swept: true},
+		{name: "json, 5m window: dead", flags: []string{"--attempt-stale-after", "5m", "--json"}, swept: true},
 	}
-	var out, errOut bytes.Buffer
-	if err := runExpire(ctx, []string{dir, "--column", "col1", "--epoch-unit", "days", "--before", "10", "--json"}, &out, &errOut); err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tbl := tabletest.NewTable(t, "file://"+filepath.ToSlash(dir), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+			orphan, err := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(100, 5)).Key()
+			if err != nil {
+				t.Fatal(err)
+			}
+			record := tabletest.KilledAttempt(t, tbl, "retention", orphan)
+			last := time.Now().Add(-10 * time.Minute)
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(record)), last, last); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"expire", tbl.URL, "--column", "id", "--epoch-unit", "days", "--before", "5"}, tc.flags...)
+			if code := mainExit(context.Background(), args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+			}
+			if slices.Contains(tc.flags, "--json") {
+				var out struct{ SweptAttempts, SweptObjects int64 }
+				if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+					t.Fatalf("%v in %s", err, stdout.String())
+				}
+				if out.SweptAttempts != 1 || out.SweptObjects != 1 {
+					t.Errorf("JSON sweptAttempts %d, sweptObjects %d; want 1 and 1", out.SweptAttempts, out.SweptObjects)
+				}
+			} else if got := strings.Contains(stdout.String(), line); got != tc.swept {
+				t.Errorf("stdout says %q: %v, want %v:\n%s", line, got, tc.swept, stdout.String())
+			}
+			after := tabletest.StoreObjects(t, tbl)
+			if after[orphan] == tc.swept || after[record] == tc.swept {
+				t.Errorf("orphan exists %v, record exists %v after the run; want %v", after[orphan], after[record], !tc.swept)
+			}
+			tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(5, 15)))
+		})
 	}
-	var res struct {
-		CommittedVersion int64  `json:"committedVersion"`
-		Predicate        string `json:"predicate"`
-		RowsDeleted      int64  `json:"rowsDeleted"`
-		FilesWithNewDV   int    `json:"filesWithNewDV"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
-	if res.CommittedVersion != 16 || res.RowsDeleted != 5 || res.FilesWithNewDV != 5 || res.Predicate != "`col1` < 10" {
-		t.Fatalf("result %+v", res)
-	}
-	out.Reset()
-	if err := runCat(ctx, []string{dir}, &out, &errOut); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 30 {
-		t.Fatalf("cat after expire: %d rows, want 35 - 5", len(lines))
-	}
-	for _, l := range lines {
-		var row struct{ Col1 int64 }
-		if err := json.Unmarshal([]byte(l), &row); err != nil {
-			t.Fatal(err)
+	tbl := tabletest.NewTable(t, "file://"+filepath.ToSlash(t.TempDir()), tabletest.IDRange(0, 10))
+	var stderr bytes.Buffer
+	for _, bad := range []string{"0", "soon"} {
+		stderr.Reset()
+		args := []string{"expire", tbl.URL, "--column", "id", "--epoch-unit", "days", "--before", "5", "--attempt-stale-after", bad}
+		if code := mainExit(context.Background(), args, io.Discard, &stderr); code != 2 {
+			t.Errorf("--attempt-stale-after %s: exit %d, want 2 (usage); stderr:\n%s", bad, code, stderr.String())
 		}
-		if row.Col1 < 10 {
-			t.Fatalf("expired row still live: %s", l)
-		}
-	}
-	// Bad usage is a usage error.
-	err := runExpire(ctx, []string{dir, "--column", "col1"}, &out, &errOut)
-	if !errors.Is(err, errUsage) {
-		t.Fatalf("missing cutoff: got %v, want a usage error", err)
-	}
-}
-
-func TestExpireDryRunPrintsPerPartitionAndCommitsNothing(t *testing.T) {
-	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "t")
-	if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, "dv-partitioned-with-checkpoint"))); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	if err := runExpire(ctx, []string{dir, "--column", "col1", "--epoch-unit", "days", "--before", "10", "--dry-run"}, &out, &errOut); err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
-	}
-	text := out.String()
-	for _, want := range []string{"dry run at version 15, nothing committed: would delete 5 rows where `col1` < 10", "part=1: 1 rows; 0 files removed, 1 with a new deletion vector"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("dry run output does not say %q:\n%s", want, text)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "_delta_log", "00000000000000000016.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a dry run committed version 16 (stat err=%v)", err)
-	}
-	// A string column is refused by name and type.
-	err := runExpire(ctx, []string{dir, "--column", "part", "--before", "2020-01-01"}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "part has type integer") {
-		t.Fatalf("integer column without --epoch-unit: %v", err)
 	}
 }

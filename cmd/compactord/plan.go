@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -183,7 +184,24 @@ type commitFlags struct {
 func (c *commitFlags) register(fs *commandFlags) {
 	fs.IntVar(&c.every, "commit-every-jobs", 0, "commit finished jobs in batches of this many as they finish (default: the policy's, else one commit at the end)")
 	fs.StringVar(&c.interval, "commit-interval", "", "commit the jobs finished so far every this long, e.g. 5m (default: the policy's, else off)")
-	fs.StringVar(&c.staleAfter, "attempt-stale-after", "", "count a killed run's intent record as dead, and delete what it wrote and did not commit, once unmodified this long (default 1h; live runs rewrite theirs every minute)")
+	fs.StringVar(&c.staleAfter, "attempt-stale-after", "", attemptStaleAfterUsage)
+}
+
+// attemptStaleAfterUsage is the help of --attempt-stale-after (compact,
+// run-plan, expire).
+const attemptStaleAfterUsage = "count a killed run's intent record as dead, and delete what it wrote and did not commit, once unmodified this long (default 1h; live runs rewrite theirs every minute)"
+
+// parseAttemptStaleAfter is the value of --attempt-stale-after s: a positive
+// duration, or 0 (the default) when s is empty.
+func parseAttemptStaleAfter(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := units.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: --attempt-stale-after %q: want a positive duration", errUsage, s)
+	}
+	return d, nil
 }
 
 func (c *commitFlags) apply(o *compaction.RunOptions) error {
@@ -200,14 +218,22 @@ func (c *commitFlags) apply(o *compaction.RunOptions) error {
 		}
 		o.CommitInterval = d
 	}
-	if c.staleAfter != "" {
-		d, err := units.ParseDuration(c.staleAfter)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%w: --attempt-stale-after %q: want a positive duration", errUsage, c.staleAfter)
-		}
+	d, err := parseAttemptStaleAfter(c.staleAfter)
+	if err != nil {
+		return err
+	}
+	if d > 0 {
 		o.AttemptStaleAfter = d
 	}
 	return nil
+}
+
+// printSwept prints the line of a run's start sweep (compact, run-plan,
+// expire), when it swept a dead attempt.
+func printSwept(stdout io.Writer, attempts, objects int64) {
+	if attempts > 0 {
+		fmt.Fprintf(stdout, "  swept %d dead attempts: %d uncommitted objects deleted\n", attempts, objects)
+	}
 }
 
 func runOptions(log hclog.Logger) compaction.RunOptions {
@@ -296,9 +322,7 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 			for _, d := range res.Dropped {
 				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
 			}
-			if res.SweptAttempts > 0 {
-				fmt.Fprintf(stdout, "  swept %d dead attempts: %d uncommitted objects deleted\n", res.SweptAttempts, res.SweptObjects)
-			}
+			printSwept(stdout, res.SweptAttempts, res.SweptObjects)
 			label := "held back"
 			if res.JobsPlanned == 0 {
 				label = "why"

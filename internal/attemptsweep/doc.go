@@ -4,7 +4,8 @@
 // their attempt is dead, since a live one heartbeats its record — and
 // deletes every object such a record names that no live add, tombstone or
 // deletion vector of the latest snapshot references, with the upload temp
-// files beside it, then the record.
+// files beside it, then the record. AtStart is that sweep as
+// compaction and retention run it at their start.
 //
 // It must not delete anything a record does not name (orphans of other
 // writers are vacuum's), anything a commit references, the log, or a

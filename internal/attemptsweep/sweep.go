@@ -99,6 +99,29 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	return res, errors.Join(errs...)
 }
 
+// AtStart is the sweep every operation that writes data files runs at its
+// start, so that the next run cleans up after a killed one: Sweep with the
+// staleness window staleAfter (0: attempt.DefaultStaleAfter), log and
+// snapshots (nil: delta.LoadSnapshot). Liveness compares the store's
+// modification times with the real clock, never the run's (a test's frozen
+// clock would count live attempts dead). A failed sweep is logged as a
+// warning and is not the run's failure (the next run retries it); the
+// result counts what was deleted before it failed.
+func AtStart(ctx context.Context, t *delta.Table, staleAfter time.Duration, log hclog.Logger,
+	snapshots func(ctx context.Context, t *delta.Table, version int64) (*delta.Snapshot, error)) Result {
+	if snapshots == nil {
+		snapshots = delta.LoadSnapshot
+	}
+	swept, err := Sweep(ctx, t, Options{StaleAfter: staleAfter, Now: time.Now, Logger: log, Snapshots: snapshots})
+	if err != nil {
+		log.Warn("sweep the uncommitted objects of dead attempts", "table", t.URL, "error", err)
+	}
+	if swept == nil {
+		return Result{}
+	}
+	return *swept
+}
+
 // sweepRecord deletes what the dead record at key names and no commit
 // references, then the record; it returns how many objects existed.
 func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[string]bool, log hclog.Logger) (int, error) {

@@ -65,20 +65,8 @@ func TestSweep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			j, err := attempt.StartJournal(ctx, tbl.Bucket, "compaction", attempt.JournalOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			logKey := delta.LogDir + "00000000000000000001.json"
-			for _, k := range append(append([]string{orphan, "part-never-written.parquet"}, referenced...), logKey) {
-				j.Track(k)
-			}
-			if err := j.Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := j.Close(ctx, false); err != nil { // killed: the record stays
-				t.Fatal(err)
-			}
+			record := tabletest.KilledAttempt(t, tbl, "compaction", append(append([]string{orphan, "part-never-written.parquet"}, referenced...), logKey)...)
 			// The sweep runs tc.age after the record's last write.
 			now := func() time.Time { return time.Now().Add(tc.age) }
 			res, err := Sweep(ctx, tbl, Options{Now: now, Logger: tabletest.Logger(t), Snapshots: delta.LoadSnapshot})
@@ -93,7 +81,7 @@ func TestSweep(t *testing.T) {
 			if res.Records != wantRecords || res.Objects != wantObjects {
 				t.Errorf("swept %d records and %d objects, want %d and %d", res.Records, res.Objects, wantRecords, wantObjects)
 			}
-			for _, k := range []string{orphan, temp, j.Key()} {
+			for _, k := range []string{orphan, temp, record} {
 				if after[k] == tc.swept {
 					t.Errorf("%s exists %v after the sweep, want %v", k, after[k], !tc.swept)
 				}
