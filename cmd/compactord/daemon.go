@@ -77,7 +77,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
 	fs.durationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs, e.g. 30s, 2m (default from the daemon block, else 30s)")
 	fs.StringVar(&o.Replica, "replica", "", "replica name: hold a per-table lease for every run, so several daemons can watch the same tables (default from the daemon block; empty: single replica, no leases)")
-	o.Store = addStoreFlags(fs.FlagSet)
+	o.Store = fs.addCheckedStoreFlags()
 	pos, err := fs.parse(args)
 	if err != nil {
 		return o, err

@@ -27,6 +27,8 @@ type commandFlags struct {
 	logLevel  string
 	logFormat string
 	verbose   bool
+	// checks run after the flags are parsed; an error is a usage error.
+	checks []func() error
 }
 
 // newCommandFlags returns the flag set of subcommand name; its usage is the
@@ -92,6 +94,11 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 	}
 	if lvl := strings.ToLower(cf.logLevel); lvl != "off" && hclog.LevelFromString(lvl) == hclog.NoLevel {
 		return nil, fmt.Errorf("%w: --log-level %q: want trace, debug, info, warn, error or off", errUsage, cf.logLevel)
+	}
+	for _, check := range cf.checks {
+		if err := check(); err != nil {
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
+		}
 	}
 	return pos, nil
 }

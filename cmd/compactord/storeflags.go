@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,12 +36,39 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 }
 
 // addStoreFlags registers the --store-* flags of a command that opens
-// tables: the tables it opens log the log store's warnings with the
-// command's logger (its --log-level and --log-format) on stderr.
+// tables, checked as the command's flags are parsed: the tables it opens
+// log the log store's warnings with the command's logger (its --log-level
+// and --log-format) on stderr.
 func (cf *commandFlags) addStoreFlags(stderr io.Writer) *storeFlags {
-	sf := addStoreFlags(cf.FlagSet)
+	sf := cf.addCheckedStoreFlags()
 	sf.log = func() hclog.Logger { return cf.logger(stderr) }
 	return sf
+}
+
+// addCheckedStoreFlags registers the --store-* flags on cf and their
+// check (parse fails with a usage error on a negative value).
+func (cf *commandFlags) addCheckedStoreFlags() *storeFlags {
+	sf := addStoreFlags(cf.FlagSet)
+	cf.checks = append(cf.checks, sf.check)
+	return sf
+}
+
+// check refuses negative deadlines, attempts and retry budgets, naming the
+// flag (0 is each one's default).
+func (sf *storeFlags) check() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"store-timeout", int64(sf.opts.MetadataTimeout)}, {"store-read-idle-timeout", int64(sf.opts.ReadIdleTimeout)},
+		{"store-write-timeout", int64(sf.opts.WriteTimeout)}, {"store-attempts", int64(sf.opts.MaxAttempts)},
+		{"store-retry-budget", int64(sf.budget)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("--%s: must not be negative", f.name)
+		}
+	}
+	return sf.opts.Validate()
 }
 
 // parseTable registers the --store-* flags (after the command's own, which

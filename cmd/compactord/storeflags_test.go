@@ -244,3 +244,32 @@ func TestStoreFlagsRenderAsTheWorkerArgsThatReproduceThem(t *testing.T) {
 		t.Fatalf("no store flags render as %q", args)
 	}
 }
+
+// A negative --store-* value is a usage error (exit 2) naming the flag, on
+// every kind of command that takes them, before any table is opened.
+func TestNegativeStoreFlagsAreUsageErrors(t *testing.T) {
+	url := "file://" + filepath.ToSlash(t.TempDir())
+	for _, cmd := range [][]string{{"inspect", url}, {"compact", url}, {"vacuum", url, "--dry-run"}, {"run", "--policies", t.TempDir()}} {
+		for _, flag := range []string{"--store-timeout=-1s", "--store-read-idle-timeout=-5m", "--store-write-timeout=-1ms", "--store-attempts=-1", "--store-retry-budget=-2"} {
+			var stdout, stderr bytes.Buffer
+			args := append(slices.Clone(cmd), flag)
+			// A daemon that took the flag would run until the deadline.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			code := mainExit(ctx, args, &stdout, &stderr)
+			cancel()
+			if code != 2 {
+				t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(flag, "--"), "=")
+			if last := lastLine(stderr.String()); !strings.Contains(last, name) || !strings.Contains(last, "negative") {
+				t.Errorf("%v: error %q does not say %s is negative", args, last, name)
+			}
+		}
+	}
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
