@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
@@ -48,8 +49,25 @@ func Open(t testing.TB, url string) *delta.Table {
 }
 
 // Keys lists every object key of tbl's bucket (the log's too), sorted.
+// A local bucket's listing stats each file it reads from a directory, and
+// fails with NotFound when a file went in between (an upload's temp file,
+// renamed into place by a worker still running): the listing is then
+// started again, a few times.
 func Keys(t testing.TB, tbl *delta.Table) []string {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		keys, err := listKeys(tbl)
+		if err == nil {
+			return keys
+		}
+		if gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
+}
+
+// listKeys lists every object key of tbl's bucket, sorted.
+func listKeys(tbl *delta.Table) ([]string, error) {
 	var keys []string
 	it := tbl.Bucket.List(nil)
 	for {
@@ -58,12 +76,12 @@ func Keys(t testing.TB, tbl *delta.Table) []string {
 			break
 		}
 		if err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("list %s: %w", tbl.URL, err)
 		}
 		keys = append(keys, o.Key)
 	}
 	slices.Sort(keys)
-	return keys
+	return keys, nil
 }
 
 // AddLine is a as one line of a commit file.
