@@ -372,13 +372,7 @@ func (p *statsParser) skipStr() error {
 		return p.fail("want a string")
 	}
 	for p.i < len(p.s) {
-		// Skip the bytes that need no look: most of every string (in
-		// locals: the compiler keeps them in registers).
-		s, i := p.s, p.i
-		for i < len(s) && !strSpecial[s[i]] {
-			i++
-		}
-		p.i = i
+		p.skipPlain()
 		if p.i >= len(p.s) {
 			break
 		}
@@ -523,6 +517,17 @@ func (p *statsParser) number() (json.Number, error) {
 	return json.Number(p.s[start:p.i]), nil
 }
 
+// skipPlain skips the string bytes that need no look (strSpecial): most
+// of every string. It runs on locals, which the compiler keeps in
+// registers.
+func (p *statsParser) skipPlain() {
+	s, i := p.s, p.i
+	for i < len(s) && !strSpecial[s[i]] {
+		i++
+	}
+	p.i = i
+}
+
 // digits skips decimal digits and returns how many.
 func (p *statsParser) digits() int {
 	s, i := p.s, p.i
@@ -540,11 +545,7 @@ func (p *statsParser) str() (string, error) {
 		return "", p.fail("want a string")
 	}
 	start := p.i
-	s, i := p.s, p.i
-	for i < len(s) && !strSpecial[s[i]] {
-		i++
-	}
-	p.i = i
+	p.skipPlain()
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
