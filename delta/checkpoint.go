@@ -256,12 +256,13 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) (cpActions, er
 	if err := g.Wait(); err != nil {
 		return cpActions{}, err
 	}
+	parts := append(results, side...)
 	nFiles := 0
-	for _, r := range append(results, side...) {
+	for _, r := range parts {
 		nFiles += len(r.files)
 	}
 	all := cpActions{files: make([]fileEntry, 0, nFiles)}
-	for _, r := range append(results, side...) {
+	for _, r := range parts {
 		all.files = append(all.files, r.files...)
 		for _, a := range r.others {
 			if a.Sidecar == nil {

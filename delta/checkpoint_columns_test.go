@@ -81,7 +81,7 @@ func TestCheckpointColumnsRead(t *testing.T) {
 		if !done {
 			continue
 		}
-		want, err := readRowRange(rg, tt.start, tt.end, cs.ncols, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
+		want, err := readRowRange(rg, tt.start, tt.end, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
 		if err != nil || !reflect.DeepEqual(acts, want) || int64(len(acts.files)) != tt.end-tt.start {
 			t.Fatalf("rows %d..%d: %d actions column-wise, %d row-wise (%v)", tt.start, tt.end, len(acts.files), len(want.files), err)
 		}

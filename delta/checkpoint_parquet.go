@@ -485,13 +485,12 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpAc
 	if err := checkPageHeaders(data, f.Metadata()); err != nil {
 		return cpActions{}, err
 	}
-	ncols := len(f.Schema().Columns())
 	root, err := compileNode(f.Schema(), nil, f.Schema(), 0)
 	if err != nil {
 		return cpActions{}, err
 	}
 	cs := compileCheckpoint(root)
-	cs.ncols = ncols
+	cs.ncols = len(f.Schema().Columns())
 	if columns {
 		cs.columns = cs.planColumns(f.Schema())
 	}
@@ -545,7 +544,7 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpAc
 				out[i], done, errs[i] = readColumnRange(rg, c.start, c.end, cs, sink)
 			}
 			if errs[i] == nil && !done {
-				out[i], errs[i] = readRowRange(rg, c.start, c.end, ncols, cs, sink)
+				out[i], errs[i] = readRowRange(rg, c.start, c.end, cs, sink)
 			}
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("row group %d: %w", c.rg, errs[i])
@@ -674,7 +673,7 @@ func checkPageHeaders(data []byte, md *format.FileMetaData) error {
 // readRowRange appends the actions of rows [start, end) of rg to acts
 // (whose files must have room for them all, so that it never
 // reallocates).
-func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpointSchema, acts cpActions) (cpActions, error) {
+func readRowRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, acts cpActions) (cpActions, error) {
 	rows := rg.Rows()
 	defer rows.Close()
 	if start > 0 {
@@ -688,7 +687,7 @@ func readRowRange(rg parquet.RowGroup, start, end int64, ncols int, cs *checkpoi
 		want := min(int64(len(buf)), end-pos)
 		n, rerr := rows.ReadRows(buf[:want])
 		for i := 0; i < n; i++ {
-			if err := rv.index(buf[i], ncols); err != nil {
+			if err := rv.index(buf[i], cs.ncols); err != nil {
 				return cpActions{}, err
 			}
 			a, ok, err := cs.rowAction(&rv)
@@ -721,7 +720,7 @@ type checkpointSchema struct {
 	root        *pqNode
 	tops        map[string]*pqNode
 	add, remove *fileNodes
-	ncols       int
+	ncols       int // leaf columns of the file
 	// columns, when set, is what readColumnRange reads of this file (nil:
 	// every chunk is read row by row).
 	columns *columnPlan
