@@ -135,34 +135,45 @@ func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
 }
 
 // listFlat lists the objects directly under prefix (subdirectories are not
-// descended into) and calls each with every one. A local listing stats each
-// entry after reading the directory; a concurrent writer's temp file (ours,
-// Spark's) can vanish in between and fail the listing with NotFound. Such a
-// listing is retried from the start, up to five times, with reset called
-// before every attempt.
+// descended into) through List and calls each with every one.
 func listFlat(ctx context.Context, b *blob.Bucket, prefix string, reset func(), each func(*blob.ListObject)) error {
+	return List(ctx, b, &blob.ListOptions{Prefix: prefix, Delimiter: "/"}, reset, func(obj *blob.ListObject) {
+		if !obj.IsDir {
+			each(obj)
+		}
+	})
+}
+
+// List lists b as opts say (nil: everything) and calls each with every object (and
+// directory, under a delimiter). A local bucket's listing stats each entry
+// after reading the directory, so a concurrent writer's temp file (ours,
+// Spark's), renamed into place in between, fails it with NotFound; such a
+// listing is started again, up to five times, with reset called before
+// every start (each may have seen part of a failed one).
+func List(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions, reset func(), each func(*blob.ListObject)) error {
+	if opts == nil {
+		opts = &blob.ListOptions{}
+	}
 	for attempt := 1; ; attempt++ {
 		reset()
-		err := listFlatOnce(ctx, b, prefix, each)
+		err := listOnce(ctx, b, opts, each)
 		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
 			return err
 		}
 	}
 }
 
-func listFlatOnce(ctx context.Context, b *blob.Bucket, prefix string, each func(*blob.ListObject)) error {
-	it := b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+func listOnce(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions, each func(*blob.ListObject)) error {
+	it := b.List(opts)
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("list %s: %w", prefix, err)
+			return fmt.Errorf("list %s: %w", opts.Prefix, err)
 		}
-		if !obj.IsDir {
-			each(obj)
-		}
+		each(obj)
 	}
 }
 

@@ -343,19 +343,12 @@ func (c *collector) origins(ctx context.Context, key string) (*writer.OriginMap,
 // listKeys lists every key under prefix.
 func listKeys(ctx context.Context, b *blob.Bucket, prefix string) ([]string, error) {
 	var keys []string
-	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return keys, nil
-		}
-		if err != nil {
-			return keys, fmt.Errorf("list %s: %w", prefix, err)
-		}
+	err := delta.List(ctx, b, &blob.ListOptions{Prefix: prefix}, func() { keys = nil }, func(o *blob.ListObject) {
 		if !o.IsDir {
 			keys = append(keys, o.Key)
 		}
-	}
+	})
+	return keys, err
 }
 
 // deletePlan deletes what plan id's attempts wrote (every key of every

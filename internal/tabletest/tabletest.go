@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -19,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/parquet-go/parquet-go"
-	"gocloud.dev/gcerrors"
+	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
@@ -48,40 +46,19 @@ func Open(t testing.TB, url string) *delta.Table {
 	return tbl
 }
 
-// Keys lists every object key of tbl's bucket (the log's too), sorted.
-// A local bucket's listing stats each file it reads from a directory, and
-// fails with NotFound when a file went in between (an upload's temp file,
-// renamed into place by a worker still running): the listing is then
-// started again, a few times.
+// Keys lists every object key of tbl's bucket (the log's too), sorted,
+// through delta.List (which starts a local listing again when a file went
+// while it was read: an upload's temp file of a worker still running).
 func Keys(t testing.TB, tbl *delta.Table) []string {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		keys, err := listKeys(tbl)
-		if err == nil {
-			return keys
-		}
-		if gcerrors.Code(err) != gcerrors.NotFound || attempt == 5 {
-			t.Fatal(err)
-		}
-	}
-}
-
-// listKeys lists every object key of tbl's bucket, sorted.
-func listKeys(tbl *delta.Table) ([]string, error) {
 	var keys []string
-	it := tbl.Bucket.List(nil)
-	for {
-		o, err := it.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", tbl.URL, err)
-		}
+	if err := delta.List(context.Background(), tbl.Bucket, nil, func() { keys = nil }, func(o *blob.ListObject) {
 		keys = append(keys, o.Key)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	return keys, nil
+	return keys
 }
 
 // AddLine is a as one line of a commit file.
