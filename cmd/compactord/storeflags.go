@@ -53,17 +53,14 @@ func (cf *commandFlags) addCheckedStoreFlags() *storeFlags {
 	return sf
 }
 
-// check refuses negative deadlines, attempts and retry budgets, naming the
-// flag (0 is each one's default).
+// check refuses a negative attempt count or retry budget, naming the flag
+// (0 is each one's default; the duration flags refuse negative values as
+// they parse them).
 func (sf *storeFlags) check() error {
 	for _, f := range []struct {
 		name string
-		v    int64
-	}{
-		{"store-timeout", int64(sf.opts.MetadataTimeout)}, {"store-read-idle-timeout", int64(sf.opts.ReadIdleTimeout)},
-		{"store-write-timeout", int64(sf.opts.WriteTimeout)}, {"store-attempts", int64(sf.opts.MaxAttempts)},
-		{"store-retry-budget", int64(sf.budget)},
-	} {
+		v    int
+	}{{"store-attempts", sf.opts.MaxAttempts}, {"store-retry-budget", sf.budget}} {
 		if f.v < 0 {
 			return fmt.Errorf("--%s: must not be negative", f.name)
 		}
