@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -451,7 +452,12 @@ func (st *state) classify() {
 			files = append(files, a)
 		}
 	}
-	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	// A loaded snapshot's files are sorted by path already: only a
+	// snapshot built otherwise is sorted here.
+	byPath := func(a, b *delta.Add) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(files, byPath) {
+		slices.SortStableFunc(files, byPath)
+	}
 	cutoff := int64(0)
 	if st.s.SettleWindow > 0 {
 		cutoff = st.s.Now.Add(-st.s.SettleWindow).UnixMilli()
