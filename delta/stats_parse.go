@@ -83,6 +83,17 @@ func (a *Add) LiveRows() (int64, bool) {
 // ParseStats would (same errors for the same input), else it stops at
 // numRecords.
 func scanStats(s string, validate bool) (n int64, ok bool, err error) {
+	if validate {
+		if n, ok, decided := quickScanStats(s); decided {
+			return n, ok, nil
+		}
+	}
+	return fullScanStats(s, validate)
+}
+
+// fullScanStats is scanStats without the quick check for the common
+// shapes: every input, every error.
+func fullScanStats(s string, validate bool) (n int64, ok bool, err error) {
 	if s == "" {
 		return 0, false, nil
 	}

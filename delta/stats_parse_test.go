@@ -3,9 +3,13 @@ package delta
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // referenceStats parses with encoding/json (UseNumber), the behaviour
@@ -86,6 +90,13 @@ func checkScanAgrees(t *testing.T, s string) {
 	t.Helper()
 	st, err := ParseStats(s)
 	n, ok, serr := scanStats(s, true)
+	if qn, qok, decided := quickScanStats(s); decided {
+		// The quick check decides only what the full scan accepts, alike.
+		fn, fok, ferr := fullScanStats(s, true)
+		if ferr != nil || qn != fn || qok != fok {
+			t.Fatalf("quickScanStats(%q) = %d, %v; the full scan: %d, %v, %v", s, qn, qok, fn, fok, ferr)
+		}
+	}
 	if (err == nil) != (serr == nil) {
 		t.Fatalf("scanStats(%q) err=%v, ParseStats err=%v", s, serr, err)
 	}
@@ -115,6 +126,18 @@ func TestScanStatsAgreesWithParseStats(t *testing.T) {
 		`{"a":tru}`, `{"tightBounds":1}`, "{\"a\":\"\x01\"}", `{"a" 1}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`,
 		`{"numRecords":99999999999999999999}`, `{"a":{"b":[1,2,{"c":"\n"}]},"numRecords":-2}`, `{"a":[}`, `{"a":[1,]}`,
 		"{\"s\":\"\xff\"}", `{"numRecords":1 2}`, `nul`,
+		// The quick check's edges: it decides these or leaves them.
+		`{"numRecords":-0}`, `{"numRecords":007}`, `{"numRecords":-}`, `{"numRecords":123456789012345678}`,
+		`{"numRecords":1234567890123456789}`, `{"numRecords":12345678901234567890}`, `{"numRecords":1e3}`,
+		`{"NumRecords":5,"minValues":{}}`, `{"tightBounds":null,"minValues":null,"numRecords":null}`, `{"tightBounds":"true"}`,
+		`{"minValues":{"a":{"b":{}}},"x":[[],{},[1,[2]]]}`, `{"a":1e5,"b":-0.5E+3,"c":0.0}`, `{"a":1e}`, `{"a":0.}`,
+		`{"a":[1,2]} `, "\t{\"a\":\n1}\r", "{\"\xc3\xa9\":1}", "{\"a\":\"\xc3\xa9\"}", `{"a":[1 2]}`, `{"a":{"b" 1}}`,
+		`{"a":{"b":1,}}`, `{"a":{,}}`, `{"a":[,1]}`, `{"a":{"b":1]}`, `{"a":[1}`, `{"a":truex}`, `{"a":fals}`, `{"a":n}`,
+		`{"a":"x"`, `{"a":"`, `{"a"`, `{"numRecords":5`, `{}}`, `{} {}`, `{"minValues":[]}`, `{"nullCount":"{}"}`,
+		strings.Repeat(`{"a":`, 47) + `1` + strings.Repeat(`}`, 47),
+		strings.Repeat(`{"a":`, 49) + `1` + strings.Repeat(`}`, 49),
+		strings.Repeat(`{"a":`, 66) + `1` + strings.Repeat(`}`, 66),
+		`{"a":` + strings.Repeat(`[`, 60) + strings.Repeat(`]`, 60) + `}`,
 	} {
 		checkScanAgrees(t, s)
 	}
@@ -143,4 +166,44 @@ func BenchmarkScanStats(b *testing.B) {
 			}
 		}
 	}
+}
+
+// The quick check decides the stats the test tables' engines wrote
+// (Spark, Databricks, delta-rs...), alike with the full scan: the ones
+// it is meant for, compact or spaced JSON without escapes, none left to
+// the full scan.
+func TestQuickScanStatsDecidesEnginesStats(t *testing.T) {
+	logs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta", "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, decided := 0, 0
+	for _, path := range logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var a struct {
+				Add *struct {
+					Stats string `json:"stats"`
+				} `json:"add"`
+			}
+			if json.Unmarshal(line, &a) != nil || a.Add == nil || a.Add.Stats == "" {
+				continue
+			}
+			s := a.Add.Stats
+			seen++
+			checkScanAgrees(t, s)
+			if _, _, ok := quickScanStats(s); ok {
+				decided++
+			} else if !strings.Contains(s, `\`) {
+				t.Errorf("%s: the quick check left %q to the full scan", path, s)
+			}
+		}
+	}
+	if seen < 100 {
+		t.Fatalf("only %d stats strings in %d commit files", seen, len(logs))
+	}
+	t.Logf("%d of %d stats strings decided by the quick check", decided, seen)
 }
