@@ -189,8 +189,8 @@ func overlay[T any](base, over []T, adds []*Add, rms []*Remove, key func(T) (str
 // sortByPath sorts xs stably by path (byte order), then by tie. Comparing
 // a million paths through their actions misses the cache twice a
 // comparison, so each is given a key, read in one pass in input order: the
-// keyBytes bytes after the prefix all paths share, big endian, compared as
-// integers. Runs of equal keys are then sorted by the next keyBytes bytes
+// keyBytes bytes after the prefix all paths share, big endian, sorted by
+// their bytes (radixKeyed) with the element's index. Runs of equal keys are then sorted by the next keyBytes bytes
 // of their paths, and so on; only paths that are equal (or differ past
 // their last key) compare as strings. The key is long enough for the paths
 // engines write (a partition directory, part-NNNNN, a job's UUID) to
@@ -214,14 +214,20 @@ func sortByPath[T any](xs []T, path func(T) string, tie func(a, b T) int) (same 
 		}
 		lcp = i
 	}
-	ks := make([]keyed[T], len(xs))
-	for i, x := range xs {
-		ks[i] = keyed[T]{x: x, i: i}
-	}
-	sortKeyed(ks, 0, lcp, path, tie, &same)
+	// The keys hold no pointer (the collector does not scan them) and are
+	// smaller to move than keys that carry their element.
+	ks := make([]keyed, len(xs))
 	for i := range ks {
-		xs[i] = ks[i].x
+		ks[i].i = i
 	}
+	sortKeyed(ks, 0, lcp, func(i int) string { return path(xs[i]) }, func(i, j int) int { return tie(xs[i], xs[j]) }, &same)
+	// A gather: its reads are independent, where following the
+	// permutation's cycles in place waits for one cache miss at a time.
+	sorted := make([]T, len(xs))
+	for i := range ks {
+		sorted[i] = xs[ks[i].i]
+	}
+	copy(xs, sorted)
 	return same
 }
 
@@ -229,10 +235,9 @@ func sortByPath[T any](xs []T, path func(T) string, tie func(a, b T) int) (same 
 const keyBytes = 64
 
 // keyed is an element of sortByPath: keyBytes bytes of its path from some
-// offset, and its index in the input (for a stable order).
-type keyed[T any] struct {
+// offset, and its index in the input (its element, and a stable order).
+type keyed struct {
 	k [keyBytes / 8]uint64
-	x T
 	i int
 }
 
@@ -248,11 +253,11 @@ func cmpKeys(a, b *[keyBytes / 8]uint64) int {
 
 // sortKeyed sorts ks (whose paths share their first off bytes; ks starts
 // at index at of the whole) and appends to same the indexes whose path is
-// their predecessor's.
-func sortKeyed[T any](ks []keyed[T], at, off int, path func(T) string, tie func(a, b T) int, same *[]int) {
+// their predecessor's. path and tie take input indexes.
+func sortKeyed(ks []keyed, at, off int, path func(int) string, tie func(i, j int) int, same *[]int) {
 	longest := 0
 	for j := range ks {
-		p := path(ks[j].x)
+		p := path(ks[j].i)
 		longest = max(longest, len(p))
 		var b [keyBytes]byte
 		if off < len(p) {
@@ -262,38 +267,94 @@ func sortKeyed[T any](ks []keyed[T], at, off int, path func(T) string, tie func(
 			ks[j].k[w] = binary.BigEndian.Uint64(b[w*8:])
 		}
 	}
-	if longest <= off+keyBytes {
-		// The keys hold every remaining byte: equal keys are equal paths
-		// or paths that differ in trailing zero bytes.
-		slices.SortFunc(ks, func(a, b keyed[T]) int {
-			if c := cmpKeys(&a.k, &b.k); c != 0 {
-				return c
-			}
-			if c := strings.Compare(pathFrom(path(a.x), off), pathFrom(path(b.x), off)); c != 0 {
-				return c
-			}
-			if c := tie(a.x, b.x); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.i, b.i)
-		})
-		for j := 1; j < len(ks); j++ {
-			if ks[j].k == ks[j-1].k && path(ks[j].x) == path(ks[j-1].x) {
-				*same = append(*same, at+j)
-			}
-		}
-		return
-	}
-	slices.SortFunc(ks, func(a, b keyed[T]) int { return cmpKeys(&a.k, &b.k) })
+	radixKeyed(ks, 0)
+	// Runs of equal keys: paths that are equal (or differ past the key).
 	for lo := 0; lo < len(ks); {
 		hi := lo + 1
 		for hi < len(ks) && ks[hi].k == ks[lo].k {
 			hi++
 		}
-		if hi-lo > 1 {
+		switch {
+		case hi-lo == 1:
+		case longest > off+keyBytes:
 			sortKeyed(ks[lo:hi], at+lo, off+keyBytes, path, tie, same)
+		default:
+			// The keys hold every remaining byte: equal keys are equal
+			// paths or paths that differ in trailing zero bytes.
+			run := ks[lo:hi]
+			slices.SortFunc(run, func(a, b keyed) int {
+				if c := strings.Compare(pathFrom(path(a.i), off), pathFrom(path(b.i), off)); c != 0 {
+					return c
+				}
+				if c := tie(a.i, b.i); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.i, b.i)
+			})
+			for j := lo + 1; j < hi; j++ {
+				if path(ks[j].i) == path(ks[j-1].i) {
+					*same = append(*same, at+j)
+				}
+			}
 		}
 		lo = hi
+	}
+}
+
+// radixKeyed sorts ks by key from byte d of the key (the bytes before it
+// are equal in all of ks): a most-significant-byte radix sort in place
+// (American flag sort), which reads and moves each key a few times
+// instead of comparing it some twenty times; small runs are insertion
+// sorted. Equal keys are left in any order: sortKeyed orders them.
+func radixKeyed(ks []keyed, d int) {
+	for len(ks) > 32 {
+		if d == keyBytes {
+			return // all keys equal
+		}
+		w, sh := d/8, uint(56-8*(d%8))
+		digit := func(x *keyed) byte { return byte(x.k[w] >> sh) }
+		var count [256]int
+		for j := range ks {
+			count[digit(&ks[j])]++
+		}
+		if count[digit(&ks[0])] == len(ks) {
+			d++ // one byte for all: the next decides
+			continue
+		}
+		var start, next [256]int
+		sum := 0
+		for b := range count {
+			start[b] = sum
+			sum += count[b]
+		}
+		next = start
+		for b := range count {
+			end := start[b] + count[b]
+			for next[b] < end {
+				x := ks[next[b]]
+				for c := digit(&x); c != byte(b); c = digit(&x) {
+					x, ks[next[c]] = ks[next[c]], x
+					next[c]++
+				}
+				ks[next[b]] = x
+				next[b]++
+			}
+		}
+		for b := range count {
+			if count[b] > 1 {
+				radixKeyed(ks[start[b]:start[b]+count[b]], d+1)
+			}
+		}
+		return
+	}
+	for j := 1; j < len(ks); j++ {
+		x := ks[j]
+		m := j
+		for m > 0 && cmpKeys(&x.k, &ks[m-1].k) < 0 {
+			ks[m] = ks[m-1]
+			m--
+		}
+		ks[m] = x
 	}
 }
 

@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -95,7 +96,11 @@ func TestSortByPathIsStable(t *testing.T) {
 	}
 	for round := 0; round < 100; round++ {
 		var xs []item
-		for i := 0; i < 2+r.IntN(300); i++ {
+		n := 2 + r.IntN(300)
+		if round%4 == 0 {
+			n = 2 + r.IntN(3000) // runs of equal paths longer than an insertion sort's
+		}
+		for i := 0; i < n; i++ {
 			xs = append(xs, item{fmt.Sprintf("p/%s%d", strings.Repeat("y", r.IntN(3)*20), r.IntN(5)), i})
 		}
 		sortByPath(xs, func(x item) string { return x.path }, func(a, b item) int { return 0 })
@@ -104,5 +109,46 @@ func TestSortByPathIsStable(t *testing.T) {
 		if !slices.Equal(xs, want) {
 			t.Fatalf("round %d: not a stable sort", round)
 		}
+	}
+}
+
+// BenchmarkSortByPath sorts the entries of a million-file checkpoint (the
+// benchmark table's paths, in its order) as snapshot loading does.
+func BenchmarkSortByPath(b *testing.B) {
+	const n = 1_000_000
+	entries := make([]fileEntry, n)
+	for i := range entries {
+		entries[i] = fileEntry{add: &Add{Path: benchPath(i)}}
+	}
+	work := make([]fileEntry, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(work, entries)
+		sortByPath(work, fileEntry.path, func(a, b fileEntry) int { return 0 })
+	}
+}
+
+// Many paths that share more than a key's bytes after their common
+// prefix (files of many jobs in one deep partition, each job's part
+// 00000) sort by the bytes past the key, in input order where equal.
+func TestSortByPathOfPathsLongerThanAKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	deep := "country=XX/region=some-long-region-name/date=2024-01-01/hour=05/part-00000-"
+	type item struct {
+		path string
+		n    int
+	}
+	var xs []item
+	for i := 0; i < 5000; i++ {
+		xs = append(xs, item{fmt.Sprintf("%s%s%08x", []string{"a/", "b/"}[r.IntN(2)], deep, r.IntN(2000)), i})
+	}
+	sortByPath(xs, func(x item) string { return x.path }, func(a, b item) int { return 0 })
+	if !slices.IsSortedFunc(xs, func(a, b item) int {
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	}) {
+		t.Fatal("not sorted by path, then input order")
 	}
 }
