@@ -860,7 +860,16 @@ func (r *rowView) int64(n *pqNode) (*int64, error) {
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &i, nil
+	return ptrTo(i), nil
+}
+
+// ptrTo returns a pointer to a copy of v. Taking the address of a local
+// moves it to the heap where it is declared, on every path: a null field
+// of a million rows would cost a million allocations.
+func ptrTo[T any](v T) *T {
+	p := new(T)
+	*p = v
+	return p
 }
 
 // int64v is int64 without a pointer (one allocation fewer per field of
@@ -882,7 +891,7 @@ func (r *rowView) bool(n *pqNode) (*bool, error) {
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &b, nil
+	return ptrTo(b), nil
 }
 
 // boolv is bool without a pointer.
@@ -1073,7 +1082,7 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 	if cp, ok, err := rv.str(fn.clusteringProvider); err != nil {
 		return nil, err
 	} else if ok {
-		a.ClusteringProvider = &cp
+		a.ClusteringProvider = ptrTo(cp)
 	}
 	if a.Stats == "" && fn.statsParsed != nil {
 		v, err := rv.assemble(fn.statsParsed)

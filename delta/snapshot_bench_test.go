@@ -322,3 +322,29 @@ func loadBenchTable(t *testing.T, nFiles int) (string, *Snapshot) {
 	}
 	return dir, snap
 }
+
+// A checkpoint's file costs its Add (and a DV when it has one), not one
+// allocation per null optional field: the allocations of two loads that
+// differ only in their checkpoint's file count, per extra file.
+func TestCheckpointFileAllocations(t *testing.T) {
+	allocs := func(nFiles int) uint64 {
+		dir := t.TempDir()
+		writeBenchTable(t, dir, nFiles)
+		tbl := openDir(t, dir)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := LoadSnapshot(context.Background(), tbl, -1); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	small, large := allocs(2000), allocs(12000)
+	// 1 Add per file, a DV for one in ten, the text blocks and a little
+	// slack for the runtime's own allocations.
+	if per := float64(large-small) / 10000; per > 1.5 {
+		t.Fatalf("%.2f allocations per checkpoint file (%d for 2000 files, %d for 12000)", per, small, large)
+	} else {
+		t.Logf("%.2f allocations per checkpoint file", per)
+	}
+}
