@@ -14,21 +14,28 @@ import (
 // the leaf columns of add and remove alone, page by page, instead of
 // assembling every column of every row (metaData, protocol, txn... are null
 // in all but a few rows). One column per other action tells whether a row
-// holds one; a chunk that does is read row by row (readRowRange), as is a
-// chunk the column reader fails on, so that errors are the row reader's.
+// holds one; such a row is read alone by the row reader (readRowRange), a
+// chunk of many of them row by row, as is a chunk the column reader fails
+// on, so that errors are the row reader's.
 
 // columnPlan is what readColumnRange reads of a checkpoint file.
 type columnPlan struct {
 	cols     []int     // leaf columns, sorted
 	repeated []bool    // per entry of cols: the column is repeated
 	others   []*pqNode // actions other than add, remove and commitInfo
+	// maxOthers bounds the rows of other actions a chunk reads one by one
+	// (each is a seek of every column); a chunk of more is read row by row.
+	maxOthers int
 }
+
+// maxOtherRows is a columnPlan's maxOthers.
+const maxOtherRows = 16
 
 // planColumns returns the leaf columns readColumnRange reads: every leaf
 // below add and remove, and the first leaf of each other action.
 func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 	var cols []int
-	plan := &columnPlan{}
+	plan := &columnPlan{maxOthers: maxOtherRows}
 	var leaves func(n *pqNode)
 	leaves = func(n *pqNode) {
 		switch {
@@ -71,9 +78,9 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 }
 
 // readColumnRange appends the actions of rows [start, end) of rg to
-// acts, reading column-wise. done is false when the chunk holds an
-// action other than add and remove, or when the column reader fails: the
-// caller then reads the chunk row by row.
+// acts, reading column-wise. done is false when the chunk holds more than
+// maxOthers actions other than add and remove, or when the column
+// reader fails: the caller then reads the chunk row by row.
 func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, acts cpActions) (_ cpActions, done bool, err error) {
 	defer func() {
 		if recover() != nil {
@@ -103,6 +110,7 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 		}
 	}
 	rv := rowView{cols: make([][]parquet.Value, cs.ncols)}
+	otherRows := 0
 	for pos := start; pos < end; pos++ {
 		for i, c := range curs {
 			if !c.repeated && c.i < c.n && len(c.held) <= 1 {
@@ -118,10 +126,17 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 			}
 			rv.cols[cols[i]] = vals
 		}
-		for _, top := range others {
-			if rv.present(top) {
+		if holdsOther(&rv, others) {
+			// protocol, metaData, txn...: the row is read alone by the row
+			// reader, and the chunk goes on column-wise. A chunk of many
+			// such rows is read row by row.
+			if otherRows++; otherRows > cs.columns.maxOthers {
 				return cpActions{}, false, nil
 			}
+			if acts, err = readRowRange(rg, pos, pos+1, cs, acts); err != nil {
+				return cpActions{}, false, nil
+			}
+			continue
 		}
 		a, ok, err := cs.rowAction(&rv)
 		if err != nil {
@@ -132,6 +147,17 @@ func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema
 		}
 	}
 	return acts, true, nil
+}
+
+// holdsOther reports whether the row of rv holds one of the actions
+// others.
+func holdsOther(rv *rowView, others []*pqNode) bool {
+	for _, top := range others {
+		if rv.present(top) {
+			return true
+		}
+	}
+	return false
 }
 
 // columnCursor reads the values of one column chunk row by row.

@@ -50,8 +50,9 @@ func TestCheckpointColumnsMatchRows(t *testing.T) {
 	}
 }
 
-// A chunk of add and remove rows is read column-wise; one holding another
-// action is left to the row reader.
+// A chunk of add and remove rows is read column-wise, the rows of other
+// actions one by one by the row reader; a chunk of more such rows than
+// the plan allows is left to the row reader whole.
 func TestCheckpointColumnsRead(t *testing.T) {
 	dir := t.TempDir()
 	writeBenchTable(t, dir, 300)
@@ -70,10 +71,13 @@ func TestCheckpointColumnsRead(t *testing.T) {
 	cs := compileCheckpoint(root)
 	cs.ncols, cs.columns = len(f.Schema().Columns()), cs.planColumns(f.Schema())
 	rg := f.RowGroups()[0]
+	// Rows 0 and 1 are protocol and metaData.
 	for _, tt := range []struct {
 		start, end int64
+		maxOthers  int
 		done       bool
-	}{{0, 10, false}, {1, 3, false}, {2, 40, true}, {250, rg.NumRows(), true}} {
+	}{{0, 10, 16, true}, {1, 3, 16, true}, {0, 10, 2, true}, {0, 10, 1, false}, {1, 3, 0, false}, {2, 40, 0, true}, {250, rg.NumRows(), 16, true}} {
+		cs.columns.maxOthers = tt.maxOthers
 		acts, done, err := readColumnRange(rg, tt.start, tt.end, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
 		if err != nil || done != tt.done {
 			t.Fatalf("rows %d..%d: done %v, %v; want done %v", tt.start, tt.end, done, err, tt.done)
@@ -82,7 +86,8 @@ func TestCheckpointColumnsRead(t *testing.T) {
 			continue
 		}
 		want, err := readRowRange(rg, tt.start, tt.end, cs, cpActions{files: make([]fileEntry, 0, tt.end-tt.start)})
-		if err != nil || !reflect.DeepEqual(acts, want) || int64(len(acts.files)) != tt.end-tt.start {
+		others := int64(len(want.others))
+		if err != nil || !reflect.DeepEqual(acts, want) || int64(len(acts.files))+others != tt.end-tt.start {
 			t.Fatalf("rows %d..%d: %d actions column-wise, %d row-wise (%v)", tt.start, tt.end, len(acts.files), len(want.files), err)
 		}
 	}
