@@ -133,6 +133,23 @@ type rowView struct {
 	// strings, apart: a slim snapshot replaces every stats string, and
 	// then the stats blocks are freed while the paths are kept.
 	paths, stats textArena
+	// adds is the unused tail of a block of Adds (newAdd).
+	adds []Add
+}
+
+// addBlock is how many Adds newAdd allocates at once: a block lives while
+// any of its files does, as a text block does.
+const addBlock = 256
+
+// newAdd returns a zero Add from r's current block of them: one
+// allocation per addBlock files of a checkpoint instead of one per file.
+func (r *rowView) newAdd() *Add {
+	if len(r.adds) == 0 {
+		r.adds = make([]Add, addBlock)
+	}
+	a := &r.adds[0]
+	r.adds = r.adds[1:]
+	return a
 }
 
 // textArena copies strings into large blocks: one allocation per block
@@ -1070,7 +1087,8 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+	a := rv.newAdd()
+	*a = Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
 		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
 	a.Size = f.size
 	if a.ModificationTime, _, err = rv.int64v(fn.modTime); err != nil {
