@@ -135,6 +135,29 @@ type rowView struct {
 	paths, stats textArena
 	// adds is the unused tail of a block of Adds (newAdd).
 	adds []Add
+	// shape is the shape of the last stats string the quick check read
+	// (checkStats); spare is where the next is recorded.
+	shape, spare statsShape
+}
+
+// checkStats is checkAddStats for a file of a checkpoint: a stats string
+// of the shape of the last one is checked by matching it, one of
+// another shape by the quick check (which records its shape), and what
+// neither decides by the full scan, whose error names the file.
+func (r *rowView) checkStats(a *Add) error {
+	if a.Stats == "" || a.ParsedStats != nil {
+		return nil
+	}
+	if r.shape.s != "" {
+		if _, _, ok := r.shape.match(a.Stats); ok {
+			return nil
+		}
+	}
+	if _, _, ok := quickScanShape(a.Stats, &r.spare); ok {
+		r.shape, r.spare = r.spare, r.shape
+		return nil
+	}
+	return checkAddStats(a)
 }
 
 // addBlock is how many Adds newAdd allocates at once: a block lives while
@@ -1114,7 +1137,7 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 	// Stats are checked here, while the string is in cache, rather than
 	// on the snapshot's million files afterwards: a checkpoint holding
 	// stats that do not parse is a corrupt checkpoint.
-	if err := checkAddStats(a); err != nil {
+	if err := rv.checkStats(a); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -179,20 +179,7 @@ func TestQuickScanStatsDecidesEnginesStats(t *testing.T) {
 	}
 	seen, decided := 0, 0
 	for _, path := range logs {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			var a struct {
-				Add *struct {
-					Stats string `json:"stats"`
-				} `json:"add"`
-			}
-			if json.Unmarshal(line, &a) != nil || a.Add == nil || a.Add.Stats == "" {
-				continue
-			}
-			s := a.Add.Stats
+		for _, s := range commitStats(t, path) {
 			seen++
 			checkScanAgrees(t, s)
 			if _, _, ok := quickScanStats(s); ok {
@@ -206,4 +193,114 @@ func TestQuickScanStatsDecidesEnginesStats(t *testing.T) {
 		t.Fatalf("only %d stats strings in %d commit files", seen, len(logs))
 	}
 	t.Logf("%d of %d stats strings decided by the quick check", decided, seen)
+}
+
+// commitStats returns the stats strings of the adds of a commit file, in
+// order.
+func commitStats(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var a struct {
+			Add *struct {
+				Stats string `json:"stats"`
+			} `json:"add"`
+		}
+		if json.Unmarshal(line, &a) == nil && a.Add != nil && a.Add.Stats != "" {
+			out = append(out, a.Add.Stats)
+		}
+	}
+	return out
+}
+
+// checkShapeAgrees fails when the shape of p (a string the quick check
+// decides) matches s and the full scan refuses s or reads another
+// numRecords from it, or when p does not match its own shape.
+func checkShapeAgrees(t *testing.T, p, s string) (matched bool) {
+	t.Helper()
+	var sh statsShape
+	pn, phas, decided := quickScanShape(p, &sh)
+	if !decided {
+		return false
+	}
+	if n, has, ok := sh.match(p); !ok || n != pn || has != phas {
+		t.Fatalf("%q does not match its own shape: %d, %v, %v", p, n, has, ok)
+	}
+	n, has, ok := sh.match(s)
+	if !ok {
+		return false
+	}
+	fn, fhas, err := fullScanStats(s, true)
+	if err != nil || fn != n || fhas != has {
+		t.Fatalf("%q matched the shape of %q (%d, %v); the full scan: %d, %v, %v", s, p, n, has, fn, fhas, err)
+	}
+	return true
+}
+
+func TestStatsShapeAgreesWithTheFullScan(t *testing.T) {
+	base := `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`
+	for _, tt := range []struct {
+		p, s  string
+		match bool
+	}{
+		{base, base, true},
+		{base, `{"numRecords":12345,"minValues":{"id":"x","s":-1.5e3,"n":{"x":[false,"y"]}},"maxValues":{"id":null},"nullCount":{"id":7},"tightBounds":false}`, true},
+		{base, `{"numRecords":-0,"minValues":{"id":1,"s":"a\u00e9","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":null,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":1.5,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":"1","minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":1}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":null}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":01,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a,"n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,nul]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":{},"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true}`, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true} `, false},
+		{base, `{"numRecords":10,"minValues":{"id":1,"s":"a","n":{"x":[true,null]}},"maxValues":{"id":9},"nullCount":{"id":0},"tightBounds":true`, false},
+		{`{"minValues":null,"numRecords":null}`, `{"minValues":5,"numRecords":null}`, false},
+		{`{"minValues":null,"numRecords":null}`, `{"minValues":null,"numRecords":3}`, false},
+		{`{"numRecords":4,"numRecords":null}`, `{"numRecords":5,"numRecords":null}`, true},
+		{`{"numRecords":4,"x":"s"}`, `{"numRecords":4,"x":"\x01"}`, false},
+		{`{"numRecords":4,"x":"s"}`, "{\"numRecords\":4,\"x\":\"\xff\"}", true},
+		{`{}`, `{}`, true},
+		{`{}`, `{} `, false},
+	} {
+		if got := checkShapeAgrees(t, tt.p, tt.s); got != tt.match {
+			t.Errorf("shape of %q matches %q: %v, want %v", tt.p, tt.s, got, tt.match)
+		}
+	}
+}
+
+func FuzzStatsShape(f *testing.F) {
+	f.Add(`{"numRecords":10,"minValues":{"value":0,"s":"ab"},"maxValues":{"value":9},"nullCount":{"value":0},"tightBounds":false}`,
+		`{"numRecords":11,"minValues":{"value":-3,"s":"c"},"maxValues":{"value":9.5e1},"nullCount":{"value":null},"tightBounds":true}`)
+	f.Add(`{"numRecords":1,"minValues":{"d":1.5E-7,"n":{"x":[true,null]}}}`, `{"numRecords":1,"minValues":{"d":"1","n":{"x":[true,nul]}}}`)
+	f.Fuzz(func(t *testing.T, p, s string) { checkShapeAgrees(t, p, s) })
+}
+
+// Consecutive stats strings of the test tables' commits mostly share a
+// shape, and every match agrees with the full scan.
+func TestStatsShapesOfEnginesStats(t *testing.T) {
+	logs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta", "_delta_log", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, matched := 0, 0
+	for _, path := range logs {
+		stats := commitStats(t, path)
+		for i := 1; i < len(stats); i++ {
+			pairs++
+			if checkShapeAgrees(t, stats[i-1], stats[i]) {
+				matched++
+			}
+		}
+	}
+	if pairs < 50 || matched < pairs/2 {
+		t.Fatalf("%d of %d consecutive pairs of stats share a shape", matched, pairs)
+	}
+	t.Logf("%d of %d consecutive pairs of stats share a shape", matched, pairs)
 }

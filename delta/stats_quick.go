@@ -30,6 +30,15 @@ var plainStr, plainKey = func() (str, key [256]bool) {
 // either accepts it or says why not. It never accepts a string that
 // ParseStats refuses (TestScanStatsAgreesWithParseStats, FuzzScanStats).
 func quickScanStats(s string) (n int64, has, decided bool) {
+	return quickScanShape(s, nil)
+}
+
+// quickScanShape is quickScanStats that, when sh is not nil, records in
+// it the shape of s (valid only when decided).
+func quickScanShape(s string, sh *statsShape) (n int64, has, decided bool) {
+	if sh != nil {
+		sh.s, sh.cuts, sh.kinds = s, sh.cuts[:0], sh.kinds[:0]
+	}
 	i := quickWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return 0, false, false
@@ -45,22 +54,29 @@ func quickScanStats(s string) (n int64, has, decided bool) {
 				return 0, false, false
 			}
 			null := len(s)-i >= 4 && s[i:i+4] == "null"
+			kind := anyScalar
 			switch key {
 			case "numRecords":
 				if null {
-					break // absent, as in the full scan
+					kind = nullOnly // absent, as in the full scan
+					break
 				}
 				v, end, ok := quickInt(s, i)
 				if !ok {
 					return 0, false, false
 				}
+				sh.cut(i, end, recordsInt)
 				n, has, i = v, true, end
 				goto next
 			case "tightBounds":
-				if !null && !(len(s)-i >= 4 && s[i:i+4] == "true") && !(len(s)-i >= 5 && s[i:i+5] == "false") {
+				kind = boundsBool
+				if null {
+					kind = nullOnly
+				} else if !(len(s)-i >= 4 && s[i:i+4] == "true") && !(len(s)-i >= 5 && s[i:i+5] == "false") {
 					return 0, false, false
 				}
 			case "minValues", "maxValues", "nullCount":
+				kind = nullOnly // when null, the only scalar they may be
 				if !null && s[i] != '{' {
 					return 0, false, false
 				}
@@ -69,7 +85,7 @@ func quickScanStats(s string) (n int64, has, decided bool) {
 					return 0, false, false // a known key spelt in another case
 				}
 			}
-			if i, ok = quickValue(s, i); !ok {
+			if i, ok = quickValue(s, i, sh, kind); !ok {
 				return 0, false, false
 			}
 		next:
@@ -212,7 +228,7 @@ func quickRun(s string, j int, noHigh bool) int {
 
 // quickValue skips one JSON value at s[i], nested objects and arrays
 // included, and returns where it ends.
-func quickValue(s string, i int) (int, bool) {
+func quickValue(s string, i int, sh *statsShape, kind valueKind) (int, bool) {
 	var objects uint64 // bit d: the container at depth d+1 is an object
 	depth := 0
 	var ok bool
@@ -222,12 +238,6 @@ func quickValue(s string, i int) (int, bool) {
 			return 0, false
 		}
 		switch c := s[i]; {
-		case c == '"':
-			j := quickRun(s, i+1, false)
-			if j >= len(s) || s[j] != '"' {
-				return 0, false
-			}
-			i = j + 1
 		case c == '{' || c == '[':
 			closer := byte(']')
 			if c == '{' {
@@ -250,16 +260,16 @@ func quickValue(s string, i int) (int, bool) {
 			}
 			depth++
 			continue
-		case c == '-' || c >= '0' && c <= '9':
-			if i, ok = quickNumber(s, i); !ok {
+		default:
+			start := i
+			if i, ok = quickScalar(s, i); !ok {
 				return 0, false
 			}
-		case c == 't' && len(s)-i >= 4 && s[i:i+4] == "true", c == 'n' && len(s)-i >= 4 && s[i:i+4] == "null":
-			i += 4
-		case c == 'f' && len(s)-i >= 5 && s[i:i+5] == "false":
-			i += 5
-		default:
-			return 0, false
+			if depth == 0 {
+				sh.cut(start, i, kind)
+			} else {
+				sh.cut(start, i, anyScalar)
+			}
 		}
 		// A value ended at s[i]: close containers until one goes on.
 		for {
@@ -288,4 +298,100 @@ func quickValue(s string, i int) (int, bool) {
 			depth--
 		}
 	}
+}
+
+// quickScalar skips a JSON string (without escapes), number, true, false
+// or null at s[i].
+func quickScalar(s string, i int) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		j := quickRun(s, i+1, false)
+		if j >= len(s) || s[j] != '"' {
+			return 0, false
+		}
+		return j + 1, true
+	case c == '-' || c >= '0' && c <= '9':
+		return quickNumber(s, i)
+	case c == 't' && len(s)-i >= 4 && s[i:i+4] == "true", c == 'n' && len(s)-i >= 4 && s[i:i+4] == "null":
+		return i + 4, true
+	case c == 'f' && len(s)-i >= 5 && s[i:i+5] == "false":
+		return i + 5, true
+	}
+	return 0, false
+}
+
+// A statsShape is the layout of a stats string the quick check accepted:
+// its bytes outside the scalar values (keys, punctuation, whitespace,
+// braces) and what each value may be replaced with. The stats strings of
+// one writer's files mostly share one shape, and a string of that shape is
+// checked by comparing those bytes and reading its values alone (match),
+// about half the work of the quick check. Replacing scalars with scalars
+// keeps JSON valid, and the kinds keep what ParseStats requires of the
+// top-level statistics.
+type statsShape struct {
+	s     string      // the string the shape was taken from
+	cuts  []int       // s[cuts[2k]:cuts[2k+1]] is the k-th scalar
+	kinds []valueKind // what may stand for the k-th scalar
+}
+
+// valueKind is what a shape's scalar may be replaced with.
+type valueKind uint8
+
+const (
+	anyScalar  valueKind = iota // a string, number, true, false or null
+	recordsInt                  // numRecords: an integer quickInt reads
+	boundsBool                  // tightBounds: true or false
+	nullOnly                    // a null top-level statistic: null again
+)
+
+// cut records s[lo:hi] as a scalar of the kind (nothing when sh is nil).
+func (sh *statsShape) cut(lo, hi int, kind valueKind) {
+	if sh != nil {
+		sh.cuts = append(sh.cuts, lo, hi)
+		sh.kinds = append(sh.kinds, kind)
+	}
+}
+
+// match returns what quickScanStats returns for s, and ok, when s has the
+// shape sh; ok is false otherwise (s may still parse).
+func (sh *statsShape) match(s string) (n int64, has, ok bool) {
+	i, prev := 0, 0
+	for k, kind := range sh.kinds {
+		lo, hi := sh.cuts[2*k], sh.cuts[2*k+1]
+		fixed := sh.s[prev:lo]
+		if len(s)-i < len(fixed) || s[i:i+len(fixed)] != fixed {
+			return 0, false, false
+		}
+		i += len(fixed)
+		var ok bool
+		switch kind {
+		case anyScalar:
+			i, ok = quickScalar(s, i)
+		case recordsInt:
+			n, i, ok = quickInt(s, i)
+			has = true
+		case boundsBool:
+			switch {
+			case len(s)-i >= 4 && s[i:i+4] == "true":
+				i, ok = i+4, true
+			case len(s)-i >= 5 && s[i:i+5] == "false":
+				i, ok = i+5, true
+			}
+		case nullOnly:
+			if len(s)-i >= 4 && s[i:i+4] == "null" {
+				i, ok = i+4, true
+			}
+		}
+		if !ok {
+			return 0, false, false
+		}
+		prev = hi
+	}
+	if s[i:] != sh.s[prev:] {
+		return 0, false, false
+	}
+	return n, has, true
 }
