@@ -3,6 +3,7 @@ package delta
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -32,6 +33,22 @@ func eachLogLine(t testing.TB, path string, fn func(line []byte)) {
 	if err := sc.Err(); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// logStrings returns, in order, the string field of every action of
+// kind action in the commit (or JSON checkpoint) file path; empty strings
+// are left out.
+func logStrings(t testing.TB, path, action, field string) []string {
+	t.Helper()
+	var out []string
+	eachLogLine(t, path, func(raw []byte) {
+		var line map[string]map[string]json.RawMessage
+		var s string
+		if json.Unmarshal(raw, &line) == nil && json.Unmarshal(line[action][field], &s) == nil && s != "" {
+			out = append(out, s)
+		}
+	})
+	return out
 }
 
 // writeParquetFile writes rows with schema (and the writer options) to

@@ -25,16 +25,7 @@ func schemaStringsInLogTB(t testing.TB, root string) []string {
 	sort.Strings(files)
 	var out []string
 	for _, p := range files {
-		eachLogLine(t, p, func(raw []byte) {
-			var line struct {
-				MetaData *struct {
-					SchemaString string `json:"schemaString"`
-				} `json:"metaData"`
-			}
-			if json.Unmarshal(raw, &line) == nil && line.MetaData != nil && line.MetaData.SchemaString != "" {
-				out = append(out, line.MetaData.SchemaString)
-			}
-		})
+		out = append(out, logStrings(t, p, "metaData", "schemaString")...)
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package delta
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -173,46 +172,36 @@ func BenchmarkScanStats(b *testing.B) {
 // it is meant for, compact or spaced JSON without escapes, none left to
 // the full scan.
 func TestQuickScanStatsDecidesEnginesStats(t *testing.T) {
-	logs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta", "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	commits := enginesStats(t)
 	seen, decided := 0, 0
-	for _, path := range logs {
-		for _, s := range commitStats(t, path) {
+	for _, stats := range commits {
+		for _, s := range stats {
 			seen++
 			checkScanAgrees(t, s)
 			if _, _, ok := quickScanStats(s); ok {
 				decided++
 			} else if !strings.Contains(s, `\`) {
-				t.Errorf("%s: the quick check left %q to the full scan", path, s)
+				t.Errorf("the quick check left %q to the full scan", s)
 			}
 		}
 	}
 	if seen < 100 {
-		t.Fatalf("only %d stats strings in %d commit files", seen, len(logs))
+		t.Fatalf("only %d stats strings in %d commit files", seen, len(commits))
 	}
 	t.Logf("%d of %d stats strings decided by the quick check", decided, seen)
 }
 
-// commitStats returns the stats strings of the adds of a commit file, in
-// order.
-func commitStats(t *testing.T, path string) []string {
+// enginesStats returns, per commit file of the test tables, the stats
+// strings of its adds in order.
+func enginesStats(t *testing.T) [][]string {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	logs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta", "_delta_log", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var a struct {
-			Add *struct {
-				Stats string `json:"stats"`
-			} `json:"add"`
-		}
-		if json.Unmarshal(line, &a) == nil && a.Add != nil && a.Add.Stats != "" {
-			out = append(out, a.Add.Stats)
-		}
+	var out [][]string
+	for _, path := range logs {
+		out = append(out, logStrings(t, path, "add", "stats"))
 	}
 	return out
 }
@@ -285,13 +274,8 @@ func FuzzStatsShape(f *testing.F) {
 // Consecutive stats strings of the test tables' commits mostly share a
 // shape, and every match agrees with the full scan.
 func TestStatsShapesOfEnginesStats(t *testing.T) {
-	logs, err := filepath.Glob(filepath.Join(testutil.DeltaTestdata(t), "*", "delta", "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pairs, matched := 0, 0
-	for _, path := range logs {
-		stats := commitStats(t, path)
+	for _, stats := range enginesStats(t) {
 		for i := 1; i < len(stats); i++ {
 			pairs++
 			if checkShapeAgrees(t, stats[i-1], stats[i]) {
