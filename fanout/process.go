@@ -42,6 +42,31 @@ type ProcessLauncher struct {
 
 var _ Launcher = (*ProcessLauncher)(nil)
 
+// NewProcessLauncher is the ProcessLauncher of compactord's own runs (the
+// run-plan command's --executor process, the daemon's executor "process"
+// blocks): workers of binary (empty: this executable) at --log-level warn
+// with args after it, their starts, exits and restarts logged to log, and
+// every line of their stderr (their log lines, the error they exit with)
+// logged to log as a warning "worker: LINE" (a nil log: a null logger).
+func NewProcessLauncher(binary string, log hclog.Logger, args ...string) *ProcessLauncher {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &ProcessLauncher{Binary: binary, Logger: log, Args: append([]string{"--log-level", "warn"}, args...), Stderr: logStderr{log}}
+}
+
+// logStderr passes the workers' stderr on to a logger, a warning a line.
+type logStderr struct{ log hclog.Logger }
+
+func (w logStderr) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.log.Warn("worker: " + line)
+		}
+	}
+	return len(p), nil
+}
+
 // Launch implements Launcher.
 func (p *ProcessLauncher) Launch(ctx context.Context, spec LaunchSpec, report func(UnitStatus)) error {
 	bin := p.Binary

@@ -2,7 +2,8 @@ package runner
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/fanout"
@@ -10,17 +11,19 @@ import (
 	"github.com/compactord/compactord/tableop"
 )
 
-// LauncherFunc builds the fanout launcher of an executor block's kind.
-type LauncherFunc func(e policies.Executor) (fanout.Launcher, error)
+// LauncherFunc builds the fanout launcher of an executor block's kind for
+// one run of a table; log is that run's logger (named after its policy).
+type LauncherFunc func(e policies.Executor, log hclog.Logger) (fanout.Launcher, error)
 
 // DefaultLaunchers are the launchers every daemon has: process (`compactord
-// run-unit` children of the daemon's own binary, with workerArgs after
-// `run-unit --plan URL`, e.g. the daemon's --store-* flags). The kubernetes
-// kind is added by the binary (package fanout/kubernetes).
+// run-unit` children of the daemon's own binary, fanout.NewProcessLauncher:
+// at --log-level warn, then workerArgs, e.g. the daemon's --store-* flags;
+// their starts, exits and stderr lines logged to the run's logger). The
+// kubernetes kind is added by the binary (package fanout/kubernetes).
 func DefaultLaunchers(workerArgs ...string) map[string]LauncherFunc {
 	return map[string]LauncherFunc{
-		policies.ExecutorProcess: func(policies.Executor) (fanout.Launcher, error) {
-			return &fanout.ProcessLauncher{Args: slices.Clone(workerArgs)}, nil
+		policies.ExecutorProcess: func(_ policies.Executor, log hclog.Logger) (fanout.Launcher, error) {
+			return fanout.NewProcessLauncher("", log, workerArgs...), nil
 		},
 	}
 }
@@ -46,7 +49,7 @@ func WithExecutor(f tableop.Factory, launchers map[string]LauncherFunc) tableop.
 		if !known {
 			return nil, false, fmt.Errorf("executor kind %q: this build has no launcher for it", e.Kind)
 		}
-		l, err := mk(*e)
+		l, err := mk(*e, env.LoggerOr())
 		if err != nil {
 			return nil, false, fmt.Errorf("executor %s: %w", e.Kind, err)
 		}

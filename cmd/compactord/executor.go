@@ -51,8 +51,7 @@ func executorKinds() map[string]executorKind {
 			return compaction.Local{}, nil
 		},
 		"process": func(_ context.Context, e *executorFlags, log hclog.Logger) (compaction.Executor, error) {
-			l := &fanout.ProcessLauncher{Binary: e.binary, Logger: log, Args: append([]string{"--log-level", "warn"}, e.store.workerArgs()...), Stderr: logStderr{log}}
-			return e.fanout(l), nil
+			return e.fanout(fanout.NewProcessLauncher(e.binary, log, e.store.workerArgs()...)), nil
 		},
 		"kubernetes": kubernetesExecutor,
 	}
@@ -85,17 +84,4 @@ func (e *executorFlags) apply(ctx context.Context, o *compaction.RunOptions, log
 	}
 	o.Executor = ex
 	return nil
-}
-
-// logStderr passes the workers' stderr (their log lines and errors) on
-// to the coordinator's log.
-type logStderr struct{ log hclog.Logger }
-
-func (w logStderr) Write(p []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if line != "" {
-			w.log.Warn("worker: " + line)
-		}
-	}
-	return len(p), nil
 }

@@ -60,7 +60,8 @@ func kubernetesExecutor(ctx context.Context, e *executorFlags, log hclog.Logger)
 // daemonLaunchers are the daemon's launchers by executor kind (a policy's
 // `executor { kind = ... }`): runner's defaults and kubernetes, their
 // workers started with workerArgs after `run-unit --plan URL` (the
-// daemon's --store-* flags). The
+// daemon's --store-* flags). Process workers log to the logger of the
+// table's run, as run-plan's do to its own (fanout.NewProcessLauncher). The
 // Kubernetes launcher is built on first use from where the daemon runs
 // (kubernetes.New with no flags: the pod's service account and namespace,
 // its own image, COMPACTORD_JOB_TEMPLATE) and kept for the daemon's life;
@@ -71,7 +72,7 @@ func daemonLaunchers(log hclog.Logger, workerArgs []string) map[string]runner.La
 		mu sync.Mutex
 		kl *kubernetes.Launcher
 	)
-	ls[policies.ExecutorKubernetes] = func(policies.Executor) (fanout.Launcher, error) {
+	ls[policies.ExecutorKubernetes] = func(policies.Executor, hclog.Logger) (fanout.Launcher, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if kl != nil {

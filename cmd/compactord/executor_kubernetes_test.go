@@ -91,11 +91,13 @@ func TestTheDaemonBuildsOneKubernetesLauncherFromItsEnvironment(t *testing.T) {
 	if ls[policies.ExecutorProcess] == nil {
 		t.Fatal("the process kind is gone")
 	}
-	pl, err := ls[policies.ExecutorProcess](policies.Executor{Kind: policies.ExecutorProcess})
-	if p, ok := pl.(*fanout.ProcessLauncher); err != nil || !ok || !slices.Equal(p.Args, storeArgs) {
-		t.Fatalf("process launcher %#v (%v): want worker args %q", pl, err, storeArgs)
+	pl, err := ls[policies.ExecutorProcess](policies.Executor{Kind: policies.ExecutorProcess}, hclog.NewNullLogger())
+	if p, ok := pl.(*fanout.ProcessLauncher); err != nil || !ok || !slices.Equal(p.Args, append([]string{"--log-level", "warn"}, storeArgs...)) {
+		t.Fatalf("process launcher %#v (%v): want worker args --log-level warn %q", pl, err, storeArgs)
 	}
-	mk := ls[policies.ExecutorKubernetes]
+	mk := func(e policies.Executor) (fanout.Launcher, error) {
+		return ls[policies.ExecutorKubernetes](e, hclog.NewNullLogger())
+	}
 	if _, err := mk(policies.Executor{Kind: policies.ExecutorKubernetes}); err == nil || !strings.Contains(err.Error(), "no worker image") {
 		t.Fatalf("without an image: %v", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,4 +315,49 @@ func TestRunPlanWithTheProcessExecutorCommitsEveryUnit(t *testing.T) {
 	if _, err := exec.Command(bin, "run-plan", planPath, "--executor", "nowhere").Output(); err == nil {
 		t.Fatal("run-plan accepted --executor nowhere")
 	}
+}
+
+// The daemon's process workers (a policy's executor "process" block) log
+// their stderr into the daemon's log as the table's warnings, one line
+// each, as run-plan's do: a worker that dies on a corrupt source names it
+// in a line of its own, with its exit error after it, not only inside the
+// run's error.
+func TestTheDaemonsProcessWorkersLogTheirStderrToTheDaemonsLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the daemon and its workers")
+	}
+	bin := buildBinary(t)
+	root, pol := policyRoot(t)
+	w, url := newTable(t, filepath.Join(root, "broken"), 4, 2, 30)
+	f := tabletest.Latest(t, w.t).Files[0]
+	key, err := delta.DecodePath(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := []byte(strings.Repeat("garbage!", int(f.Size)/8+1))[:f.Size]
+	if err := w.t.Bucket.WriteAll(context.Background(), key, garbage, nil); err != nil {
+		t.Fatal(err)
+	}
+	writePolicy(t, pol, "broken.hcl", policyHCL("broken", url, "  executor {\n    kind = \"process\"\n    backoff_limit_per_index = 0\n  }"))
+	proc := startDaemonProc(t, bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
+		"--log-format", "json", "--log-level", "info", "--shutdown-timeout", "200ms")
+	wait(t, "the first run of broken", 60*time.Second, proc.logs, func() bool {
+		_, m := proc.logs.find(0, "run finished", map[string]string{"@module": "compactord.scheduler.broken"})
+		return m != nil
+	})
+	table := map[string]string{"@module": "compactord.run.broken", "@level": "warn"}
+	i, m := proc.logs.find(0, "worker: "+fanout.QuarantineLine(key), table)
+	if m == nil {
+		t.Fatalf("no line of the worker naming the corrupt source %s in the daemon's log:\n%s", key, proc.logs.dump())
+	}
+	proc.logs.mu.Lock()
+	after := slices.Clone(proc.logs.lines[i+1:])
+	proc.logs.mu.Unlock()
+	for _, l := range after {
+		if msg := fmt.Sprint(l["@message"]); strings.HasPrefix(msg, "worker: compactord run-unit: ") && strings.Contains(msg, key) &&
+			l["@module"] == table["@module"] {
+			return
+		}
+	}
+	t.Fatalf("no line of the worker's exit error after its quarantine line:\n%s", proc.logs.dump())
 }
