@@ -189,10 +189,11 @@ func overlay[T any](base, over []T, adds []*Add, rms []*Remove, key func(T) (str
 // sortByPath sorts xs stably by path (byte order), then by tie. Comparing
 // a million paths through their actions misses the cache twice a
 // comparison, so each is given a key, read in one pass in input order: the
-// keyBytes bytes after the prefix all paths share, big endian, sorted by
-// their bytes (radixKeyed) with the element's index. Runs of equal keys are then sorted by the next keyBytes bytes
-// of their paths, and so on; only paths that are equal (or differ past
-// their last key) compare as strings. The key is long enough for the paths
+// keyBytes bytes after the prefix all paths share, big endian, with the
+// element's index, and the keys are radix sorted (radixKeyed). Runs of
+// equal keys are then sorted by the next keyBytes bytes of their paths,
+// and so on; only paths that are equal (or differ past their last key)
+// compare as strings. The key is long enough for the paths
 // engines write (a partition directory, part-NNNNN, a job's UUID) to
 // differ within it, so the recursion, whose reads follow the sorted order
 // and miss the cache, is rare.
