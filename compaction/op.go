@@ -2,9 +2,11 @@ package compaction
 
 import (
 	"context"
+	"maps"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 )
@@ -12,7 +14,9 @@ import (
 // Name is the compaction operation's name in policies, reports and metrics.
 const Name = "compaction"
 
-// Counts that the compaction operation reports (tableop.Result.Counts).
+// Counts that the compaction operation reports (tableop.Result.Counts),
+// beside its start-of-run sweep's (attemptsweep.CountAttempts,
+// attemptsweep.CountObjects).
 const (
 	CountJobsPlanned     = "jobs_planned"
 	CountJobsCommitted   = "jobs_committed"
@@ -94,6 +98,15 @@ func result(r *RunResult) tableop.Result {
 	for _, rc := range r.Reconciled {
 		rows += rc.RowsRemapped
 	}
+	counts := attemptsweep.Result{Records: r.SweptAttempts, Objects: r.SweptObjects}.Counts()
+	maps.Copy(counts, map[string]int64{
+		CountJobsPlanned:     int64(r.JobsPlanned),
+		CountJobsCommitted:   int64(r.JobsCommitted),
+		CountJobsDropped:     int64(r.JobsDropped),
+		CountReconciliations: int64(len(r.Reconciled)),
+		CountReconciledRows:  rows,
+		CountCommits:         int64(r.Commits),
+	})
 	return tableop.Result{
 		Committed:    r.CommittedVersion >= 0,
 		Version:      r.CommittedVersion,
@@ -104,13 +117,6 @@ func result(r *RunResult) tableop.Result {
 		BytesAdded:   r.BytesWritten,
 		Conflicts:    r.Conflicts,
 		Held:         r.Skipped,
-		Counts: map[string]int64{
-			CountJobsPlanned:     int64(r.JobsPlanned),
-			CountJobsCommitted:   int64(r.JobsCommitted),
-			CountJobsDropped:     int64(r.JobsDropped),
-			CountReconciliations: int64(len(r.Reconciled)),
-			CountReconciledRows:  rows,
-			CountCommits:         int64(r.Commits),
-		},
+		Counts:       counts,
 	}
 }

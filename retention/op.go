@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 	"github.com/compactord/compactord/writer"
@@ -70,6 +71,7 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 	res, err := Expire(ctx, t, o.Options)
 	var out tableop.Result
 	if res != nil {
+		out.Counts = attemptsweep.Result{Records: res.SweptAttempts, Objects: res.SweptObjects}.Counts()
 		for k, n := range res.Conflicts {
 			if out.Conflicts == nil {
 				out.Conflicts = map[string]int{}
@@ -79,7 +81,7 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		if res.CommittedVersion >= 0 {
 			out.Committed = true
 			out.Version = res.CommittedVersion
-			out.Counts = map[string]int64{CountRowsExpired: res.RowsDeleted}
+			out.Counts[CountRowsExpired] = res.RowsDeleted
 		}
 	}
 	return out, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/tabletest"
 )
 
@@ -54,8 +55,11 @@ func TestExpireSweepsTheDeadAttemptsOfKilledRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			res, err := Expire(context.Background(), tbl, Options{Column: "id", EpochUnit: "days", Before: "5",
-				DryRun: tc.dryRun, AttemptStaleAfter: tc.staleAfter, Logger: tabletest.Logger(t)})
+			// Through the operation, as the daemon runs it: its report
+			// counts what the start swept.
+			op := &Op{Options: Options{Column: "id", EpochUnit: "days", Before: "5",
+				DryRun: tc.dryRun, AttemptStaleAfter: tc.staleAfter, Logger: tabletest.Logger(t)}}
+			res, err := op.Run(context.Background(), tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,8 +67,8 @@ func TestExpireSweepsTheDeadAttemptsOfKilledRuns(t *testing.T) {
 			if tc.swept {
 				wantAttempts, wantObjects = 1, 2
 			}
-			if res.SweptAttempts != wantAttempts || res.SweptObjects != wantObjects {
-				t.Errorf("swept %d attempts and %d objects, want %d and %d", res.SweptAttempts, res.SweptObjects, wantAttempts, wantObjects)
+			if got, gotObjects := res.Counts[attemptsweep.CountAttempts], res.Counts[attemptsweep.CountObjects]; got != wantAttempts || gotObjects != wantObjects {
+				t.Errorf("swept %d attempts and %d objects, want %d and %d", got, gotObjects, wantAttempts, wantObjects)
 			}
 			after := tabletest.StoreObjects(t, tbl)
 			for _, k := range []string{orphan, temp, record} {

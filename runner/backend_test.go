@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
@@ -262,6 +263,37 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	}
 	want := tabletest.IDSet(byDay[1], byDay[2], byDay[30])
 	tabletest.WantIDs(t, tbl, want)
+}
+
+// A compaction run's start sweeps a killed attempt's leftovers, and the
+// run's report counts them (the daemon's /status and metrics read them).
+func TestCompactionRunReportsTheAttemptsItsStartSwept(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tbl := tabletest.NewTable(t, dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+	orphan, err := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(100, 5)).Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := tabletest.KilledAttempt(t, tbl, compaction.Name, orphan)
+	dead := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(record)), dead, dead); err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{Tables: NewTables()}
+	defer b.Tables.Close()
+	p := testPolicy("swept")
+	p.URL = tbl.URL
+	rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "swept", Op: compaction.Name, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[attemptsweep.CountAttempts] != 1 || rep.Counts[attemptsweep.CountObjects] != 1 {
+		t.Fatalf("report counts %v: want 1 swept attempt and 1 swept object", rep.Counts)
+	}
+	if after := tabletest.StoreObjects(t, tbl); after[orphan] || after[record] {
+		t.Fatalf("the killed attempt's output or record is left: %v, %v", after[orphan], after[record])
+	}
 }
 
 // testPolicy is the default policy of a mem:// table called name.

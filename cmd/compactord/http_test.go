@@ -25,6 +25,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
@@ -72,8 +73,8 @@ func (f *fakeBackend) backend() backend {
 				Counts: map[string]int64{compaction.CountJobsPlanned: 2, compaction.CountJobsCommitted: 2,
 					compaction.CountReconciliations: 2, compaction.CountReconciledRows: 30, retention.CountRowsExpired: 12,
 					vacuum.CountFilesDeleted: 5, vacuum.CountBytesDeleted: 5000, vacuum.CountOrphans: 2,
-					statsbackfill.CountFilesBackfilled: 3,
-					checkpoint.CountWritten:            3, checkpoint.CountFailed: 1, checkpoint.CountDurationMillis: 1500,
+					statsbackfill.CountFilesBackfilled: 3, attemptsweep.CountAttempts: 1, attemptsweep.CountObjects: 4,
+					checkpoint.CountWritten: 3, checkpoint.CountFailed: 1, checkpoint.CountDurationMillis: 1500,
 					logcleanup.CountFilesDeleted: 21},
 			}, nil
 		},
@@ -291,6 +292,12 @@ compactord_vacuum_deleted_bytes_total{table="a"} 5000
 # HELP compactord_vacuum_orphans_total Deleted files that no action of the log named (abandoned writes, temp leftovers).
 # TYPE compactord_vacuum_orphans_total counter
 compactord_vacuum_orphans_total{table="a"} 2
+# HELP compactord_swept_attempts_total Dead attempts of killed runs (their intent records) swept at the start of a compaction or retention run.
+# TYPE compactord_swept_attempts_total counter
+compactord_swept_attempts_total{table="a"} 1
+# HELP compactord_swept_attempt_objects_total Uncommitted objects of dead attempts (and their upload temp files) deleted at the start of a run.
+# TYPE compactord_swept_attempt_objects_total counter
+compactord_swept_attempt_objects_total{table="a"} 4
 # HELP compactord_stats_backfilled_files_total Data files that got statistics from a stats backfill.
 # TYPE compactord_stats_backfilled_files_total counter
 compactord_stats_backfilled_files_total{table="a"} 3

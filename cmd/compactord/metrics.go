@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/retention"
 	"github.com/compactord/compactord/scheduler"
@@ -101,6 +102,10 @@ var perTableSeries = []tableSeries{
 		count(vacuum.CountBytesDeleted)},
 	{"compactord_vacuum_orphans_total", "Deleted files that no action of the log named (abandoned writes, temp leftovers).", counter,
 		count(vacuum.CountOrphans)},
+	{"compactord_swept_attempts_total", "Dead attempts of killed runs (their intent records) swept at the start of a compaction or retention run.", counter,
+		count(attemptsweep.CountAttempts)},
+	{"compactord_swept_attempt_objects_total", "Uncommitted objects of dead attempts (and their upload temp files) deleted at the start of a run.", counter,
+		count(attemptsweep.CountObjects)},
 	{"compactord_stats_backfilled_files_total", "Data files that got statistics from a stats backfill.", counter,
 		count(statsbackfill.CountFilesBackfilled)},
 	{"compactord_dropped_jobs_total", "Planned jobs left out of a commit (true conflicts, failed rewrites).", counter,

@@ -40,6 +40,18 @@ type Result struct {
 	Records, Objects int64
 }
 
+// Counts (tableop.Result.Counts) of an operation's start-of-run sweep: the
+// operations that run AtStart report Records and Objects under these names.
+const (
+	CountAttempts = "swept_attempts"
+	CountObjects  = "swept_attempt_objects"
+)
+
+// Counts returns r as the counts of an operation's report.
+func (r Result) Counts() map[string]int64 {
+	return map[string]int64{CountAttempts: r.Records, CountObjects: r.Objects}
+}
+
 // Sweep finishes the cleanup of local attempts that died (were
 // killed) before cleaning up after themselves: every intent record under
 // attempt.RecordsDir whose store modification time is older than
