@@ -130,6 +130,9 @@ var daemonAttrs = map[string]daemonSetter{
 	"backoff_max":      func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.BackoffMax) },
 	"replica":          func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &d.Replica) },
 	"lease_ttl":        func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &d.LeaseTTL) },
+	"attempt_stale_after": func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics {
+		return decDuration(a, &d.AttemptStaleAfter)
+	},
 }
 
 // ranges remembers where each attribute of a policy was set, keyed by the

@@ -16,14 +16,15 @@ func WriteHCL(w io.Writer, s *Set) error {
 	var b strings.Builder
 	d := s.Daemon
 	fmt.Fprintf(&b, "daemon {\n")
-	fmt.Fprintf(&b, "  poll             = %q\n", units.FormatDuration(d.Poll))
-	fmt.Fprintf(&b, "  workers          = %d\n", d.Workers)
-	fmt.Fprintf(&b, "  http             = %q\n", d.HTTP)
-	fmt.Fprintf(&b, "  shutdown_timeout = %q\n", units.FormatDuration(d.ShutdownTimeout))
-	fmt.Fprintf(&b, "  backoff_base     = %q\n", units.FormatDuration(d.BackoffBase))
-	fmt.Fprintf(&b, "  backoff_max      = %q\n", units.FormatDuration(d.BackoffMax))
-	fmt.Fprintf(&b, "  replica          = %q\n", d.Replica)
-	fmt.Fprintf(&b, "  lease_ttl        = %q\n", units.FormatDuration(d.LeaseTTL))
+	fmt.Fprintf(&b, "  poll                = %q\n", units.FormatDuration(d.Poll))
+	fmt.Fprintf(&b, "  workers             = %d\n", d.Workers)
+	fmt.Fprintf(&b, "  http                = %q\n", d.HTTP)
+	fmt.Fprintf(&b, "  shutdown_timeout    = %q\n", units.FormatDuration(d.ShutdownTimeout))
+	fmt.Fprintf(&b, "  backoff_base        = %q\n", units.FormatDuration(d.BackoffBase))
+	fmt.Fprintf(&b, "  backoff_max         = %q\n", units.FormatDuration(d.BackoffMax))
+	fmt.Fprintf(&b, "  replica             = %q\n", d.Replica)
+	fmt.Fprintf(&b, "  lease_ttl           = %q\n", units.FormatDuration(d.LeaseTTL))
+	fmt.Fprintf(&b, "  attempt_stale_after = %q\n", units.FormatDuration(d.AttemptStaleAfter))
 	fmt.Fprintf(&b, "}\n")
 	for _, p := range s.Tables {
 		fmt.Fprintf(&b, "\n# %s\ntable %q {\n", p.Source, p.Name)

@@ -118,6 +118,7 @@ daemon {
   poll    = "15s"
   workers = 3
   replica = "pod-a"
+  attempt_stale_after = "10m"
 }
 defaults {
   target_file_size = "64MiB"
@@ -143,7 +144,7 @@ defaults {
 		t.Fatal(err)
 	}
 	if set.Daemon.Poll != 15*time.Second || set.Daemon.Workers != 3 || set.Daemon.HTTP != DefaultDaemon().HTTP ||
-		set.Daemon.Replica != "pod-a" || set.Daemon.LeaseTTL != time.Minute {
+		set.Daemon.Replica != "pod-a" || set.Daemon.LeaseTTL != time.Minute || set.Daemon.AttemptStaleAfter != 10*time.Minute {
 		t.Fatalf("daemon = %+v", set.Daemon)
 	}
 	a, _ := set.Table("a")
@@ -194,6 +195,8 @@ func TestBadPoliciesAreReportedAtFileLineColumn(t *testing.T) {
 			`t.hcl:3:3: Invalid value for commit_every_jobs`},
 		{"bad commit interval", "table \"t\" {\n  url = \"mem://t\"\n  commit_interval = \"soon\"\n}\n",
 			`t.hcl:3:21: Invalid value for commit_interval`},
+		{"an attempt window within a live run's heartbeats", "daemon {\n  attempt_stale_after = \"2m\"\n}\n",
+			`t.hcl:2:3: Invalid value for attempt_stale_after; attempt_stale_after: value out of range: 2m0s (want >= 5m0s`},
 		{"unknown executor kind", "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"spark\"\n  }\n}\n",
 			`t.hcl:4:5: Invalid value for executor.kind`},
 		{"executor without parallelism", "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"process\"\n    parallelism = 0\n  }\n}\n",
@@ -262,6 +265,9 @@ func TestValidateWrapsSentinelErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	d := DefaultDaemon()
+	if err := d.Validate(); err != nil || d.AttemptStaleAfter != time.Hour {
+		t.Fatalf("default daemon (attempt window %v) invalid: %v", d.AttemptStaleAfter, err)
+	}
 	d.Workers = 0
 	if err := d.Validate(); !errors.Is(err, ErrOutOfRange) {
 		t.Fatalf("err = %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -287,7 +288,18 @@ type Daemon struct {
 	Replica string `json:"replica,omitempty"`
 	// LeaseTTL is how long a table lease holds without renewal.
 	LeaseTTL time.Duration `json:"lease_ttl"`
+	// AttemptStaleAfter is how long a run's intent record may go
+	// unmodified before the start of a later compaction or retention run
+	// counts its attempt dead (killed) and deletes what it wrote and did
+	// not commit. Live runs rewrite theirs every minute
+	// (attempt.DefaultHeartbeat).
+	AttemptStaleAfter time.Duration `json:"attempt_stale_after"`
 }
+
+// minAttemptStaleAfter is the shortest AttemptStaleAfter: five heartbeats
+// of a live attempt, so that a slow store or a paused process does not make
+// a live run's outputs look abandoned.
+const minAttemptStaleAfter = 5 * attempt.DefaultHeartbeat
 
 // Sizes used by the defaults.
 const (
@@ -385,6 +397,8 @@ func DefaultDaemon() Daemon {
 		BackoffBase:     5 * time.Second,
 		BackoffMax:      10 * time.Minute,
 		LeaseTTL:        time.Minute,
+		// The one home of the window is the attempt package.
+		AttemptStaleAfter: attempt.DefaultStaleAfter,
 	}
 }
 
@@ -654,6 +668,10 @@ func (d *Daemon) Validate() error {
 	}
 	if d.LeaseTTL < 3*time.Second {
 		errs = append(errs, &AttrError{Attr: "lease_ttl", Err: fmt.Errorf("%w: %v (want >= 3s)", ErrOutOfRange, d.LeaseTTL)})
+	}
+	if d.AttemptStaleAfter < minAttemptStaleAfter {
+		errs = append(errs, &AttrError{Attr: "attempt_stale_after", Err: fmt.Errorf("%w: %v (want >= %v: live runs rewrite their intent records every %v)",
+			ErrOutOfRange, d.AttemptStaleAfter, minAttemptStaleAfter, attempt.DefaultHeartbeat)})
 	}
 	return errors.Join(errs...)
 }

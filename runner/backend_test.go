@@ -265,34 +265,51 @@ func TestDaemonRunsRetentionAfterCompaction(t *testing.T) {
 	tabletest.WantIDs(t, tbl, want)
 }
 
-// A compaction run's start sweeps a killed attempt's leftovers, and the
-// run's report counts them (the daemon's /status and metrics read them).
+// A compaction run's start sweeps a killed attempt's leftovers once its
+// record is older than the backend's window (the daemon block's
+// attempt_stale_after; default 1h), and the run's report counts them (the
+// daemon's /status and metrics read them).
 func TestCompactionRunReportsTheAttemptsItsStartSwept(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	tbl := tabletest.NewTable(t, dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
-	orphan, err := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(100, 5)).Key()
-	if err != nil {
-		t.Fatal(err)
-	}
-	record := tabletest.KilledAttempt(t, tbl, compaction.Name, orphan)
-	dead := time.Now().Add(-2 * time.Hour)
-	if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(record)), dead, dead); err != nil {
-		t.Fatal(err)
-	}
-	b := &Backend{Tables: NewTables()}
-	defer b.Tables.Close()
-	p := testPolicy("swept")
-	p.URL = tbl.URL
-	rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "swept", Op: compaction.Name, Policy: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Counts[attemptsweep.CountAttempts] != 1 || rep.Counts[attemptsweep.CountObjects] != 1 {
-		t.Fatalf("report counts %v: want 1 swept attempt and 1 swept object", rep.Counts)
-	}
-	if after := tabletest.StoreObjects(t, tbl); after[orphan] || after[record] {
-		t.Fatalf("the killed attempt's output or record is left: %v, %v", after[orphan], after[record])
+	for _, tc := range []struct {
+		name   string
+		window time.Duration
+		swept  bool
+	}{
+		{"ten minutes old, default window: live", 0, false},
+		{"ten minutes old, a 5m window: dead", 5 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			tbl := tabletest.NewTable(t, dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+			orphan, err := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(100, 5)).Key()
+			if err != nil {
+				t.Fatal(err)
+			}
+			record := tabletest.KilledAttempt(t, tbl, compaction.Name, orphan)
+			last := time.Now().Add(-10 * time.Minute)
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(record)), last, last); err != nil {
+				t.Fatal(err)
+			}
+			b := &Backend{Tables: NewTables(), Options: compaction.RunOptions{AttemptStaleAfter: tc.window}}
+			defer b.Tables.Close()
+			p := testPolicy("swept")
+			p.URL = tbl.URL
+			rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "swept", Op: compaction.Name, Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int64(0)
+			if tc.swept {
+				want = 1
+			}
+			if rep.Counts[attemptsweep.CountAttempts] != want || rep.Counts[attemptsweep.CountObjects] != want {
+				t.Fatalf("report counts %v: want %d swept attempts and objects", rep.Counts, want)
+			}
+			if after := tabletest.StoreObjects(t, tbl); after[orphan] == tc.swept || after[record] == tc.swept {
+				t.Fatalf("the killed attempt's output exists %v, its record %v; want %v", after[orphan], after[record], !tc.swept)
+			}
+		})
 	}
 }
 

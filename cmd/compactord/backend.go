@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
@@ -31,7 +32,10 @@ func newRunner(log hclog.Logger, dc policies.Daemon, sf *storeFlags) *runner.Bac
 	opts.Logger = log.Named("logstore")
 	tables := runner.NewTablesWith(opts)
 	return &runner.Backend{
-		Tables:      tables,
+		Tables: tables,
+		// A run's start sweeps the attempts of killed runs past the
+		// daemon block's window (compaction and retention alike).
+		Options:     compaction.RunOptions{AttemptStaleAfter: dc.AttemptStaleAfter},
 		RetryBudget: budget,
 		Logger:      log.Named("run"),
 		EngineInfo:  "compactord/" + version,

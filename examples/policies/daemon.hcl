@@ -29,6 +29,11 @@ daemon {
   # loses its lease is abandoned. Empty: a single replica, no leases.
   replica   = ""
   lease_ttl = "1m"
+
+  # A run's start counts the intent record of an earlier run unmodified this
+  # long as a killed run's, and deletes what it wrote and did not commit
+  # (live runs rewrite theirs every minute; at least 5m).
+  attempt_stale_after = "1h"
 }
 
 # Every table starts from these values; a table block overrides them one
