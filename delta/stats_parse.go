@@ -196,23 +196,8 @@ func (p *statsParser) fail(msg string) error {
 	return fmt.Errorf("parse stats: offset %d: %s", p.i, msg)
 }
 
-func (p *statsParser) ws() {
-	if p.i < len(p.s) && p.s[p.i] > ' ' {
-		return // the common case, kept small enough to inline
-	}
-	p.wsSlow()
-}
-
-func (p *statsParser) wsSlow() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+// ws skips whitespace (quickWS, the quick check's).
+func (p *statsParser) ws() { p.i = quickWS(p.s, p.i) }
 
 func (p *statsParser) eat(c byte) bool {
 	if p.i < len(p.s) && p.s[p.i] == c {
@@ -504,51 +489,21 @@ func (p *statsParser) value(depth int) (any, error) {
 	}
 }
 
-// number scans a JSON number per RFC 8259.
+// number scans a JSON number per RFC 8259 (quickNumber, the quick
+// check's); a malformed one fails at its start.
 func (p *statsParser) number() (json.Number, error) {
 	start := p.i
-	p.eat('-')
-	if p.eat('0') {
-		// no leading zeros
-	} else if p.digits() == 0 {
+	end, ok := quickNumber(p.s, p.i)
+	if !ok {
 		return "", p.fail("malformed number")
 	}
-	if p.eat('.') && p.digits() == 0 {
-		return "", p.fail("malformed number")
-	}
-	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
-		p.i++
-		if !p.eat('+') {
-			p.eat('-')
-		}
-		if p.digits() == 0 {
-			return "", p.fail("malformed number")
-		}
-	}
-	return json.Number(p.s[start:p.i]), nil
+	p.i = end
+	return json.Number(p.s[start:end]), nil
 }
 
 // skipPlain skips the string bytes that need no look (strSpecial): most
-// of every string. It runs on locals, which the compiler keeps in
-// registers.
-func (p *statsParser) skipPlain() {
-	s, i := p.s, p.i
-	for i < len(s) && !strSpecial[s[i]] {
-		i++
-	}
-	p.i = i
-}
-
-// digits skips decimal digits and returns how many.
-func (p *statsParser) digits() int {
-	s, i := p.s, p.i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n := i - p.i
-	p.i = i
-	return n
-}
+// of every string (quickRun, the quick check's).
+func (p *statsParser) skipPlain() { p.i = quickRun(p.s, p.i, false) }
 
 // str scans a JSON string; escape-free strings are substrings of the input.
 func (p *statsParser) str() (string, error) {

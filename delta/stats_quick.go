@@ -11,17 +11,15 @@ package delta
 // the full scan (which refuses them past maxStatsDepth).
 const quickDepth = 48
 
-// plainStr marks the bytes a string may hold without a closer look:
-// everything but the quote, the backslash and the control characters.
-// plainKey is plainStr without the bytes past ASCII: a top-level key
-// with one is read by the full scan (which replaces invalid UTF-8 as
-// encoding/json does).
-var plainStr, plainKey = func() (str, key [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		str[c] = c != '"' && c != '\\'
-		key[c] = str[c] && c < 0x80
+// plainKey marks the bytes a top-level key may hold without a closer
+// look: those a string scan need not look at (not strSpecial) within
+// ASCII. A key with a byte past ASCII is read by the full scan (which
+// replaces invalid UTF-8 as encoding/json does).
+var plainKey = func() (key [256]bool) {
+	for c := range key {
+		key[c] = !strSpecial[c] && c < 0x80
 	}
-	return str, key
+	return key
 }()
 
 // quickScanStats returns what scanStats(s, true) returns when s parses
@@ -125,7 +123,7 @@ func quickWSSlow(s string, i int) int {
 	return i
 }
 
-// quickKey reads an object key at s[i] (its bytes all plain), the colon
+// quickKey reads an object key at s[i] (its bytes all plain (quickRun)), the colon
 // after it and the whitespace around, and returns the key and where its
 // value starts.
 func quickKey(s string, i int, noHigh bool) (key string, next int, ok bool) {
@@ -212,15 +210,18 @@ func quickDigits(s string, i int) int {
 	return i
 }
 
-// quickRun returns the end of the run of plain bytes from j (plainStr,
-// or plainKey with noHigh). Reading eight bytes at a time measured slower:
-// stats strings are short.
+// quickRun returns the end of the run of plain bytes from j: those a
+// string scan need not look at (not strSpecial), and with noHigh within
+// ASCII (plainKey). Reading eight bytes at a time measured slower: stats
+// strings are short.
 func quickRun(s string, j int, noHigh bool) int {
-	plain := &plainStr
 	if noHigh {
-		plain = &plainKey
+		for j < len(s) && plainKey[s[j]] {
+			j++
+		}
+		return j
 	}
-	for j < len(s) && plain[s[j]] {
+	for j < len(s) && !strSpecial[s[j]] {
 		j++
 	}
 	return j
