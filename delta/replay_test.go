@@ -17,7 +17,7 @@ func TestReplayMatchesSequentialApply(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	dvs := []*DeletionVector{nil,
 		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", SizeInBytes: 34, Cardinality: 1},
-		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", Offset: ptr(int32(9)), SizeInBytes: 34, Cardinality: 2},
+		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", Offset: ptrTo(int32(9)), SizeInBytes: 34, Cardinality: 2},
 		{StorageType: "i", PathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@fTlm1", SizeInBytes: 40, Cardinality: 3}}
 	for round := 0; round < 300; round++ {
 		var paths []string

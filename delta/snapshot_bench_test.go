@@ -145,7 +145,7 @@ func writeBenchTableStats(tb testing.TB, dir string, nFiles int, stats func(i in
 			lines = append(lines, Action{Remove: &Remove{Path: benchPath(idx), DeletionTimestamp: &ts, DataChange: true}})
 		}
 		for k := 0; k < 10; k++ {
-			lines = append(lines, Action{Add: &Add{Path: benchPath(next), PartitionValues: map[string]*string{"day": ptr("2024-02-01")},
+			lines = append(lines, Action{Add: &Add{Path: benchPath(next), PartitionValues: map[string]*string{"day": ptrTo("2024-02-01")},
 				Size: 1 << 20, ModificationTime: created + v, DataChange: true, Stats: benchStats(next)}})
 			next++
 		}
@@ -174,8 +174,6 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // peakHeap samples the heap while fn runs and returns the highest
 // HeapInuse seen.
