@@ -98,15 +98,15 @@ func result(r *RunResult) tableop.Result {
 	for _, rc := range r.Reconciled {
 		rows += rc.RowsRemapped
 	}
-	counts := attemptsweep.Result{Records: r.SweptAttempts, Objects: r.SweptObjects}.Counts()
-	maps.Copy(counts, map[string]int64{
+	counts := map[string]int64{
 		CountJobsPlanned:     int64(r.JobsPlanned),
 		CountJobsCommitted:   int64(r.JobsCommitted),
 		CountJobsDropped:     int64(r.JobsDropped),
 		CountReconciliations: int64(len(r.Reconciled)),
 		CountReconciledRows:  rows,
 		CountCommits:         int64(r.Commits),
-	})
+	}
+	maps.Copy(counts, attemptsweep.Result{Records: r.SweptAttempts, Objects: r.SweptObjects}.Counts())
 	return tableop.Result{
 		Committed:    r.CommittedVersion >= 0,
 		Version:      r.CommittedVersion,
