@@ -1,6 +1,8 @@
 package delta
 
 import (
+	"github.com/compactord/compactord/internal/tablepath"
+
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -85,9 +87,18 @@ type Add struct {
 	ParsedStats *Stats `json:"-"`
 }
 
-// Key returns the object key of the data file relative to the table root:
-// the log path URL-decoded exactly once.
-func (a *Add) Key() (string, error) { return DecodePath(a.Path) }
+// Key returns the object key of the data file relative to the table root
+// in canonical form (tablepath.RelativeKey): the log path URL-decoded
+// exactly once, "." and empty segments dropped, ".." resolved. A path
+// outside the root (absolute, or climbing above it) is an error wrapping
+// tablepath.ErrOutside: compactord reads no file outside the table.
+func (a *Add) Key() (string, error) {
+	k, err := tablepath.RelativeKey(a.Path)
+	if err != nil {
+		return "", fmt.Errorf("data file %w; compactord reads only files inside the table root", err)
+	}
+	return k, nil
+}
 
 // NumDeleted returns the cardinality of the file's deletion vector (0 without one).
 func (a *Add) NumDeleted() int64 {

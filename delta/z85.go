@@ -1,6 +1,8 @@
 package delta
 
 import (
+	"github.com/compactord/compactord/internal/tablepath"
+
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -150,5 +152,11 @@ func DVFileKey(pathOrInlineDv string) (string, error) {
 	if prefix == "" {
 		return name, nil
 	}
-	return prefix + "/" + name, nil
+	// The prefix is a directory relative to the table root, resolved as a
+	// path is (tablepath.Clean): it must stay inside the root.
+	key, ok := tablepath.Clean(prefix + "/" + name)
+	if !ok {
+		return "", fmt.Errorf("deletion vector path %q: its directory prefix %w", pathOrInlineDv, tablepath.ErrOutside)
+	}
+	return key, nil
 }

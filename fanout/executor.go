@@ -23,6 +23,7 @@ import (
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -364,6 +365,8 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 	}
 	var errs []error
 	outputs := 0
+	gate := deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: log, LocalRoot: deletegate.LocalRootOf(t.URL),
+		Referenced: func(k string) bool { return keep[k] }})
 	for _, k := range keys {
 		if !strings.HasPrefix(path.Base(k), intentPrefix) {
 			continue
@@ -377,7 +380,7 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 			if keep[out] || strings.HasPrefix(out, PlanDir(id)) {
 				continue
 			}
-			n, err := attemptsweep.DeleteWithLeftovers(ctx, t.Bucket, out)
+			n, err := attemptsweep.DeleteWithLeftovers(ctx, gate, out)
 			outputs += n
 			errs = append(errs, err)
 		}
@@ -387,7 +390,7 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 		return fmt.Errorf("plan %s of %s: %w", id, t.URL, err)
 	}
 	for _, k := range keys {
-		if err := t.Bucket.Delete(ctx, k); err != nil && !isNotFound(err) {
+		if err := gate.Delete(ctx, k, deletegate.Record); err != nil && !isNotFound(err) && !errors.Is(err, deletegate.ErrRefused) {
 			errs = append(errs, fmt.Errorf("delete %s of %s: %w", k, t.URL, err))
 		}
 	}
@@ -428,7 +431,7 @@ func SweepPlans(ctx context.Context, t *delta.Table, cutoff time.Time, log hclog
 	if err != nil {
 		return 0, fmt.Errorf("sweep plans of %s: %w", t.URL, err)
 	}
-	referenced, err := attemptsweep.Referenced(snap)
+	referenced, err := attemptsweep.Referenced(t.URL, snap)
 	if err != nil {
 		return 0, fmt.Errorf("sweep plans of %s: %w", t.URL, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/deletegate"
 )
 
 // DefaultConcurrency is the number of deletes in flight.
@@ -71,6 +72,9 @@ type Result struct {
 	CompatCheckpoint string `json:"compatCheckpoint,omitempty"`
 	// Skipped says why nothing was deleted.
 	Skipped string `json:"skipped,omitempty"`
+	// Refused counts the files the deletion gate refused (a name that is
+	// not a log file's: never expected of a computed list; logged).
+	Refused int64 `json:"refused,omitempty"`
 }
 
 // ErrCatalogManaged is wrapped when the table's commits belong to a catalog.
@@ -205,7 +209,9 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 			res.CompatCheckpoint = key
 		}
 	}
-	d := &deleter{t: t, opts: opts, res: res}
+	d := &deleter{t: t, opts: opts, res: res,
+		gate: deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: log, LocalRoot: deletegate.LocalRootOf(t.URL)})}
+	defer func() { res.Refused = d.gate.Refused() }()
 	// Commits before checkpoints (checkpointProtection requirement d, and
 	// a crash in between leaves older versions covered).
 	if err := d.run(ctx, commits); err != nil {
@@ -302,6 +308,7 @@ type deleter struct {
 	t    *delta.Table
 	opts Options
 	res  *Result
+	gate *deletegate.Gate
 	mu   sync.Mutex
 }
 
@@ -337,7 +344,10 @@ func (d *deleter) run(ctx context.Context, files []File) error {
 					return err
 				}
 			}
-			err := d.t.Bucket.Delete(gctx, f.Key)
+			err := d.gate.Delete(gctx, f.Key, deletegate.Log)
+			if errors.Is(err, deletegate.ErrRefused) {
+				return nil
+			}
 			if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 				return fmt.Errorf("table %s: delete %s: %w", d.t.URL, f.Key, err)
 			}

@@ -14,10 +14,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
 )
 
@@ -130,7 +130,7 @@ func (c *candidates) close() {
 
 // deleteStats counts what deleteAll did.
 type deleteStats struct {
-	files, bytes, errs atomic.Int64
+	files, bytes, errs, refused atomic.Int64
 }
 
 // maxReportedErrors bounds the delete errors joined into the run's error.
@@ -140,7 +140,10 @@ const maxReportedErrors = 5
 // flight. An object that is already gone is not counted; failures are
 // counted, the rest still runs, and the first few are returned joined.
 // Every delete that returned counts in tr.
-func deleteAll(ctx context.Context, b *blob.Bucket, c *candidates, concurrency int, onFile func(File), tr *progress.Tracker) (*deleteStats, error) {
+// Every delete goes through the gate (temp leftovers as deletegate.Temp,
+// the rest as deletegate.Data); a refused one is counted in refused and
+// is no failure.
+func deleteAll(ctx context.Context, gate *deletegate.Gate, c *candidates, concurrency int, onFile func(File), tr *progress.Tracker) (*deleteStats, error) {
 	st := &deleteStats{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
@@ -154,9 +157,15 @@ func deleteAll(ctx context.Context, b *blob.Bucket, c *candidates, concurrency i
 			return gctx.Err()
 		}
 		g.Go(func() error {
-			err := b.Delete(gctx, f.Key)
+			kind := deletegate.Data
+			if f.Kind == KindTemp {
+				kind = deletegate.Temp
+			}
+			err := gate.Delete(gctx, f.Key, kind)
 			tr.Add(1, f.Size)
 			switch {
+			case errors.Is(err, deletegate.ErrRefused):
+				st.refused.Add(1)
 			case err == nil:
 				st.files.Add(1)
 				st.bytes.Add(f.Size)

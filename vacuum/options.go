@@ -172,4 +172,8 @@ type Result struct {
 	EndVersion   int64 `json:"endVersion"`
 	// DeleteErrors counts deletes that failed (the run then fails too).
 	DeleteErrors int64 `json:"deleteErrors"`
+	// DeletesRefused counts the candidates the deletion gate refused (see
+	// package deletegate: each is logged with its reason, none fails the
+	// run).
+	DeletesRefused int64 `json:"deletesRefused,omitempty"`
 }

@@ -2,12 +2,11 @@ package vacuum
 
 import (
 	"fmt"
-	"net/url"
-	"path"
 	"strings"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/tablepath"
 )
 
 // hiddenRule decides which names the full listing skips, as Spark's
@@ -87,78 +86,33 @@ func IsTempLeftover(key string) bool { return attempt.IsTempLeftover(key) }
 // commit, are not entered).
 var tempSweepDirs = []string{delta.LogDir, "_compactord/"}
 
-// resolver turns the paths of file actions into keys relative to the
-// table root.
+// resolver turns the paths of file actions into canonical keys relative
+// to the table root (tablepath).
 type resolver struct {
-	table  string   // for errors
-	scheme string   // table URL scheme
-	host   string   // bucket / container
-	root   string   // cleaned table path inside the bucket, without slashes at the ends
-	local  bool     // file:// table
-	alias  []string // schemes that name the same store (s3a, s3n for s3)
+	table string // for errors
+	root  tablepath.Root
 }
 
 func newResolver(tableURL string) (*resolver, error) {
-	u, err := url.Parse(tableURL)
+	root, err := tablepath.ParseRoot(tableURL)
 	if err != nil {
-		return nil, fmt.Errorf("vacuum %s: parse table URL: %w", tableURL, err)
+		return nil, fmt.Errorf("vacuum %s: %w", tableURL, err)
 	}
-	r := &resolver{table: tableURL, scheme: u.Scheme, host: u.Host, root: strings.Trim(path.Clean("/"+u.Path), "/")}
-	switch u.Scheme {
-	case "file":
-		r.local = true
-	case "s3":
-		r.alias = []string{"s3a", "s3n"}
-	}
-	return r, nil
+	return &resolver{table: tableURL, root: root}, nil
 }
 
-// key returns the object key of a file action's path relative to the table
-// root. inside is false for an absolute path that points outside the
-// table (never deleted, and it protects nothing inside). An absolute path
-// this build cannot relate to the root (another URI form of the same
-// store) is an error: guessing could delete a referenced file.
+// key returns the canonical object key of a file action's path relative
+// to the table root. inside is false for a path outside the table (an
+// absolute URI elsewhere, or one climbing above the root): never deleted,
+// and it protects nothing inside. An absolute path this build cannot
+// relate to the root (another URI form of the same store) is an error:
+// guessing could delete a referenced file.
 func (r *resolver) key(logPath string) (key string, inside bool, err error) {
-	if !strings.Contains(logPath, "://") && !strings.HasPrefix(logPath, "file:/") {
-		// A relative path ("a:b" names are legal object keys).
-		k, err := delta.DecodePath(logPath)
-		if err != nil {
-			return "", false, err
-		}
-		return strings.TrimPrefix(k, "/"), true, nil
+	ref, err := r.root.Resolve(logPath)
+	if err != nil {
+		return "", false, fmt.Errorf("vacuum %s: file action %w; refusing to vacuum", r.table, err)
 	}
-	u, err := url.Parse(logPath)
-	if err != nil || u.Scheme == "" {
-		return "", false, fmt.Errorf("vacuum %s: file action path %q is neither relative nor a parseable URI; refusing to vacuum", r.table, logPath)
-	}
-	sameScheme := u.Scheme == r.scheme
-	for _, a := range r.alias {
-		sameScheme = sameScheme || u.Scheme == a
-	}
-	switch {
-	case u.Scheme == "file" && r.local:
-		if u.Host != "" && u.Host != "localhost" {
-			return "", false, nil
-		}
-	case u.Scheme == "file" || r.local:
-		// A local path on an object-store table (or the reverse) is
-		// outside the table.
-		return "", false, nil
-	case sameScheme:
-		if u.Host != r.host {
-			return "", false, nil
-		}
-	default:
-		return "", false, fmt.Errorf("vacuum %s: file action path %q uses URI scheme %q, which this build cannot relate to the table root; refusing to vacuum", r.table, logPath, u.Scheme)
-	}
-	p := strings.Trim(path.Clean("/"+u.Path), "/")
-	if r.root == "" {
-		return p, true, nil
-	}
-	if rel, ok := strings.CutPrefix(p, r.root+"/"); ok {
-		return rel, true, nil
-	}
-	return "", false, nil
+	return ref.Key, ref.Inside(), nil
 }
 
 // dvKey returns the key of a deletion vector's file when it is one vacuum

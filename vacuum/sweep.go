@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/deletegate"
 )
 
 // SweepOptions configure Sweep.
@@ -32,6 +33,8 @@ type SweepResult struct {
 	Found, Deleted, Bytes int64
 	// Keys are the deleted keys.
 	Keys []string
+	// Refused counts the leftovers the deletion gate refused (logged).
+	Refused int64
 }
 
 // Sweep is the cheap sweep of temp leftovers the daemon runs on every run
@@ -102,8 +105,10 @@ func Sweep(ctx context.Context, t *delta.Table, opts SweepOptions) (*SweepResult
 			return nil, err
 		}
 	}
-	st, err := deleteAll(ctx, t.Bucket, c, 8, func(f File) { res.Keys = append(res.Keys, f.Key) }, nil)
-	res.Deleted, res.Bytes = st.files.Load(), st.bytes.Load()
+	gate := deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: deletegate.LocalRootOf(t.URL),
+		Referenced: refs.isValid})
+	st, err := deleteAll(ctx, gate, c, 8, func(f File) { res.Keys = append(res.Keys, f.Key) }, nil)
+	res.Deleted, res.Bytes, res.Refused = st.files.Load(), st.bytes.Load(), st.refused.Load()
 	if res.Deleted > 0 {
 		opts.Logger.Info("swept temp leftovers of killed writes", "table", t.URL, "deleted", res.Deleted, "window", window)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
 )
 
@@ -103,8 +104,11 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	}
 	opts.Logger.Info("vacuum deleting", "table", t.URL, "mode", opts.Mode, "files", res.FilesToDelete, "bytes", res.BytesToDelete, "cutoff", cutoff.UTC())
 	tr := progress.Start(opts.Progress, "vacuum", "delete", r.cands.n, r.cands.bytes, opts.Now())
-	st, delErr := deleteAll(ctx, t.Bucket, r.cands, opts.Concurrency, opts.OnFile, tr)
+	gate := deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: localRoot(t),
+		Referenced: r.refs.isValid})
+	st, delErr := deleteAll(ctx, gate, r.cands, opts.Concurrency, opts.OnFile, tr)
 	res.FilesDeleted, res.BytesDeleted, res.DeleteErrors = st.files.Load(), st.bytes.Load(), st.errs.Load()
+	res.DeletesRefused = st.refused.Load()
 	if root := localRoot(t); root != "" && delErr == nil {
 		res.DirsDeleted = removeEmptyDirs(root, r.dirs, opts.OnFile)
 	}

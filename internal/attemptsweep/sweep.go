@@ -14,6 +14,8 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/deletegate"
+	"github.com/compactord/compactord/internal/tablepath"
 )
 
 // Options configure Sweep.
@@ -38,6 +40,10 @@ type Result struct {
 	// Records counts the dead intent records deleted; Objects the
 	// uncommitted objects (and upload temp files) of theirs deleted.
 	Records, Objects int64
+	// Refused counts the recorded keys the deletion gate refused (outside
+	// the root, not canonical, under _delta_log/ or _compactord/, or
+	// referenced by the latest snapshot): logged, never deleted.
+	Refused int64
 }
 
 // Counts (tableop.Result.Counts) of an operation's start-of-run sweep: the
@@ -45,11 +51,16 @@ type Result struct {
 const (
 	CountAttempts = "swept_attempts"
 	CountObjects  = "swept_attempt_objects"
+	CountRefused  = "swept_attempt_refused"
 )
 
 // Counts returns r as the counts of an operation's report.
 func (r Result) Counts() map[string]int64 {
-	return map[string]int64{CountAttempts: r.Records, CountObjects: r.Objects}
+	m := map[string]int64{CountAttempts: r.Records, CountObjects: r.Objects}
+	if r.Refused > 0 {
+		m[CountRefused] = r.Refused
+	}
+	return m
 }
 
 // Sweep finishes the cleanup of local attempts that died (were
@@ -83,11 +94,14 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		return res, fmt.Errorf("sweep attempts of %s: %w", t.URL, err)
 	}
 	var errs []error
+	gopts := deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: deletegate.LocalRootOf(t.URL)}
+	plain := deletegate.New(t.Bucket, gopts)
 	for _, k := range temps {
-		if err := t.Bucket.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		if err := plain.Delete(ctx, k, deletegate.Temp); err != nil && !skippable(err) {
 			errs = append(errs, fmt.Errorf("sweep attempts of %s: delete %s: %w", t.URL, k, err))
 		}
 	}
+	res.Refused += plain.Refused()
 	if len(dead) == 0 {
 		return res, errors.Join(errs...)
 	}
@@ -95,12 +109,14 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("sweep attempts of %s: load snapshot: %w", t.URL, err)
 	}
-	refs, err := Referenced(snap)
+	refs, err := Referenced(t.URL, snap)
 	if err != nil {
 		return res, fmt.Errorf("sweep attempts of %s: %w", t.URL, err)
 	}
+	gopts.Referenced = func(k string) bool { return refs[k] }
+	gate := deletegate.New(t.Bucket, gopts)
 	for _, k := range dead {
-		n, err := sweepRecord(ctx, t, k, refs, opts.Logger)
+		n, err := sweepRecord(ctx, t, gate, k, opts.Logger)
 		res.Objects += int64(n)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sweep attempts of %s: %w", t.URL, err))
@@ -108,7 +124,14 @@ func Sweep(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		}
 		res.Records++
 	}
+	res.Refused += gate.Refused()
 	return res, errors.Join(errs...)
+}
+
+// skippable reports a delete error that is no failure: the object was
+// already gone, or the gate refused it (logged and counted there).
+func skippable(err error) bool {
+	return err == nil || gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, deletegate.ErrRefused)
 }
 
 // AtStart is the sweep every operation that writes data files runs at its
@@ -134,9 +157,11 @@ func AtStart(ctx context.Context, t *delta.Table, staleAfter time.Duration, log 
 	return *swept
 }
 
-// sweepRecord deletes what the dead record at key names and no commit
-// references, then the record; it returns how many objects existed.
-func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[string]bool, log hclog.Logger) (int, error) {
+// sweepRecord deletes what the dead record at key names and the gate
+// allows (no commit references it; nothing of the log, of _compactord/ or
+// outside the root), then the record; it returns how many objects
+// existed.
+func sweepRecord(ctx context.Context, t *delta.Table, gate *deletegate.Gate, key string, log hclog.Logger) (int, error) {
 	data, err := t.Bucket.ReadAll(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return 0, nil // swept by a concurrent run
@@ -152,10 +177,7 @@ func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[strin
 	var deleted []string
 	var errs []error
 	for _, k := range rec.Keys {
-		if refs[k] || strings.HasPrefix(k, delta.LogDir) || strings.HasPrefix(k, attempt.RecordsDir) {
-			continue
-		}
-		m, err := DeleteWithLeftovers(ctx, t.Bucket, k)
+		m, err := DeleteWithLeftovers(ctx, gate, k)
 		n += m
 		if m > 0 {
 			deleted = append(deleted, k)
@@ -165,7 +187,7 @@ func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[strin
 	if err := errors.Join(errs...); err != nil {
 		return n, fmt.Errorf("intent record %s: %w", key, err)
 	}
-	if err := t.Bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+	if err := gate.Delete(ctx, key, deletegate.Record); !skippable(err) {
 		return n, fmt.Errorf("delete intent record %s: %w", key, err)
 	}
 	log.Info("swept a dead attempt's uncommitted objects", "table", t.URL, "attempt", rec.Attempt,
@@ -174,16 +196,25 @@ func sweepRecord(ctx context.Context, t *delta.Table, key string, refs map[strin
 	return n, nil
 }
 
-// Referenced is the set of object keys snap references: every live add's
-// and tombstone's file, and their "u" deletion vector files.
-func Referenced(snap *delta.Snapshot) (map[string]bool, error) {
+// Referenced is the set of canonical object keys (tablepath) that snap of
+// the table at tableURL references: every live add's and tombstone's
+// file inside the root, and their "u" deletion vector files. A path whose
+// place cannot be related to the root is an error: a deleter must not
+// guess.
+func Referenced(tableURL string, snap *delta.Snapshot) (map[string]bool, error) {
+	root, err := tablepath.ParseRoot(tableURL)
+	if err != nil {
+		return nil, err
+	}
 	refs := make(map[string]bool, 2*len(snap.Files)+len(snap.Tombstones))
 	keep := func(p string, dv *delta.DeletionVector) error {
-		k, err := delta.DecodePath(p)
+		ref, err := root.Resolve(p)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", snap.Version, err)
 		}
-		refs[k] = true
+		if ref.Inside() {
+			refs[ref.Key] = true
+		}
 		if dv != nil && dv.StorageType == "u" {
 			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
 			if err != nil {
@@ -206,24 +237,28 @@ func Referenced(snap *delta.Snapshot) (map[string]bool, error) {
 	return refs, nil
 }
 
-// DeleteWithLeftovers deletes key and the upload temp files of killed
-// writes beside it (IsTempLeftover: key.<random>.tmp, as gocloud's fileblob
-// leaves them), returning how many objects existed. A missing key is fine.
-func DeleteWithLeftovers(ctx context.Context, b *blob.Bucket, key string) (int, error) {
+// DeleteWithLeftovers deletes the data file key and the upload temp files
+// of killed writes beside it (IsTempLeftover: key.<random>.tmp, as
+// gocloud's fileblob leaves them) through the gate, returning how many
+// objects existed. A missing key is fine; a key the gate refuses is
+// skipped (the gate logs and counts it), and so are its leftovers.
+func DeleteWithLeftovers(ctx context.Context, gate *deletegate.Gate, key string) (int, error) {
 	n := 0
-	err := b.Delete(ctx, key)
+	err := gate.Delete(ctx, key, deletegate.Data)
 	switch {
+	case errors.Is(err, deletegate.ErrRefused):
+		return 0, nil
 	case err == nil:
 		n++
 	case gcerrors.Code(err) != gcerrors.NotFound:
 		return n, fmt.Errorf("delete abandoned output %s: %w", key, err)
 	}
 	var errs []error
-	if err := each(ctx, b, &blob.ListOptions{Prefix: key + "."}, func(o *blob.ListObject) {
+	if err := each(ctx, gate.Bucket(), &blob.ListOptions{Prefix: key + "."}, func(o *blob.ListObject) {
 		if o.IsDir || !attempt.IsTempLeftover(o.Key) {
 			return
 		}
-		if err := b.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		if err := gate.Delete(ctx, o.Key, deletegate.Temp); !skippable(err) {
 			errs = append(errs, fmt.Errorf("delete temp leftover %s: %w", o.Key, err))
 			return
 		}
