@@ -190,6 +190,9 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
 	}
 	canon := (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+	// No call follows a symbolic link below the table directory: a link
+	// planted in the table could lead reads, writes and deletes out of it.
+	b = objstore.Guard(b, objstore.NoSymlinks(dir))
 	return &Table{
 		URL:     canon,
 		Bucket:  b,

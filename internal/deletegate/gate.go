@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
+	"github.com/compactord/compactord/objstore"
 )
 
 // ErrRefused is wrapped by Delete when the gate refuses a key.
@@ -163,28 +162,8 @@ func (g *Gate) Check(key string, k Kind) string {
 		return "the table's latest snapshot references it"
 	}
 	if g.opts.LocalRoot != "" {
-		if reason := symlinkOnPath(g.opts.LocalRoot, key); reason != "" {
-			return reason
-		}
-	}
-	return ""
-}
-
-// symlinkOnPath reports a symbolic link on the path of key below root (the
-// file itself included), or a path it cannot check.
-func symlinkOnPath(root, key string) string {
-	p := root
-	for _, seg := range strings.Split(key, "/") {
-		p = filepath.Join(p, seg)
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return "" // nothing there to delete
-		}
-		if err != nil {
-			return "cannot check its path for symbolic links: " + err.Error()
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "its path passes through a symbolic link, which may lead outside the table"
+		if err := objstore.NoSymlinks(g.opts.LocalRoot)(key); err != nil {
+			return err.Error()
 		}
 	}
 	return ""
