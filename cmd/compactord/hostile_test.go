@@ -357,7 +357,7 @@ func TestHostileInput(t *testing.T) {
 			cmds: vacuumAll, mustSucceed: true,
 		},
 		{
-			name: "credentials in an object-store URL",
+			name:  "credentials in an object-store URL",
 			craft: func(e *hostileEnv) {},
 			cmds: [][]string{
 				{"inspect", "s3://AKIAHOSTILEKEY:hunter2pass@bucket/t?endpoint=http://127.0.0.1:9&region=us-east-1&secret_key=SECRET", "--store-attempts", "1"},
