@@ -158,7 +158,9 @@ func (g *Gate) Check(key string, k Kind) string {
 	default:
 		return "unknown kind of object"
 	}
-	if g.opts.Referenced != nil && g.opts.Referenced(key) {
+	// The log references data files only: a file action naming a log
+	// file or a record is hostile and must not pin it either.
+	if (k == Data || k == Temp) && g.opts.Referenced != nil && g.opts.Referenced(key) {
 		return "the table's latest snapshot references it"
 	}
 	if g.opts.LocalRoot != "" {
