@@ -29,6 +29,10 @@ const (
 	CountOrphans = "vacuum_orphans"
 	// CountTempFiles counts deleted temp leftovers of killed writes.
 	CountTempFiles = "vacuum_temp_files"
+	// CountRefused counts the deletes the deletion gate refused (package
+	// deletegate: log files, records, referenced or non-canonical keys,
+	// symlinked paths a hostile action named).
+	CountRefused = "vacuum_deletes_refused"
 )
 
 // stateKey is where the daemon remembers when it last vacuumed a table,
@@ -83,6 +87,12 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		if res != nil && res.Deleted > 0 {
 			out.Counts = map[string]int64{CountFilesDeleted: res.Deleted, CountBytesDeleted: res.Bytes, CountOrphans: res.Deleted, CountTempFiles: res.Deleted}
 		}
+		if res != nil && res.Refused > 0 {
+			if out.Counts == nil {
+				out.Counts = map[string]int64{}
+			}
+			out.Counts[CountRefused] = res.Refused
+		}
 		return out, err
 	}
 	st, err := readState(ctx, t)
@@ -123,6 +133,9 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 			CountBytesDeleted: res.BytesDeleted,
 			CountOrphans:      min(res.Orphans, res.FilesDeleted),
 			CountTempFiles:    min(res.TempFiles, res.FilesDeleted),
+		}
+		if res.DeletesRefused > 0 {
+			out.Counts[CountRefused] = res.DeletesRefused
 		}
 	}
 	if err != nil {

@@ -70,6 +70,8 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if r.refs, err = collectReferences(snap, r.res0, r.cutoffMs); err != nil {
 		return nil, failure.With(failure.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
 	}
+	r.gate = deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: localRoot(t),
+		Referenced: r.refs.isValid})
 	if r.list, err = newLister(t); err != nil {
 		return nil, err
 	}
@@ -82,6 +84,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.FilesToDelete, res.BytesToDelete = r.cands.n, r.cands.bytes
+	res.DeletesRefused = r.gate.Refused()
 	res.Orphans = r.cands.byKnd[KindOrphan] + r.cands.byKnd[KindTemp]
 	res.TempFiles = r.cands.byKnd[KindTemp]
 	if opts.DryRun {
@@ -104,11 +107,9 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	}
 	opts.Logger.Info("vacuum deleting", "table", t.URL, "mode", opts.Mode, "files", res.FilesToDelete, "bytes", res.BytesToDelete, "cutoff", cutoff.UTC())
 	tr := progress.Start(opts.Progress, "vacuum", "delete", r.cands.n, r.cands.bytes, opts.Now())
-	gate := deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: localRoot(t),
-		Referenced: r.refs.isValid})
-	st, delErr := deleteAll(ctx, gate, r.cands, opts.Concurrency, opts.OnFile, tr)
+	st, delErr := deleteAll(ctx, r.gate, r.cands, opts.Concurrency, opts.OnFile, tr)
 	res.FilesDeleted, res.BytesDeleted, res.DeleteErrors = st.files.Load(), st.bytes.Load(), st.errs.Load()
-	res.DeletesRefused = st.refused.Load()
+	res.DeletesRefused = r.gate.Refused()
 	if root := localRoot(t); root != "" && delErr == nil {
 		res.DirsDeleted = removeEmptyDirs(root, r.dirs, opts.OnFile)
 	}
@@ -151,6 +152,7 @@ type run struct {
 	res      *Result
 	res0     *resolver
 	refs     *references
+	gate     *deletegate.Gate
 	list     lister
 	cutoffMs int64
 	cands    *candidates
@@ -250,6 +252,12 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 			return nil
 		}
 		seen[key] = struct{}{}
+		// The log names these files: a hostile or buggy action may name
+		// the log, a record or a path through a link. Refused here, they
+		// never count as files to delete.
+		if !r.gate.Allowed(key, deletegate.Data) {
+			return nil
+		}
 		for i := strings.LastIndexByte(key, '/'); i > 0; i = strings.LastIndexByte(key[:i], '/') {
 			if _, ok := dirSeen[key[:i+1]]; ok {
 				break

@@ -80,6 +80,9 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %s, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
 		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, units.FormatBytes(res.BytesDeleted), res.DirsDeleted, res.Orphans, res.TempFiles,
 		res.Cutoff.Format("2006-01-02T15:04:05Z"))
+	if res.DeletesRefused > 0 {
+		fmt.Fprintf(stdout, "  refused to delete %d files the log named (the log, compactord's records, outside the table, or through a symbolic link): see the warnings\n", res.DeletesRefused)
+	}
 	if res.StartVersion >= 0 {
 		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)
 	}

@@ -93,12 +93,25 @@ func (g *Gate) Refused() int64 { return g.refused.Load() }
 // store error is returned as the store gave it (a missing object keeps its
 // gcerrors.NotFound code).
 func (g *Gate) Delete(ctx context.Context, key string, k Kind) error {
-	if reason := g.Check(key, k); reason != "" {
-		g.refused.Add(1)
-		g.opts.Logger.Warn("refused to delete an object", "table", g.opts.Table, "object", key, "kind", k.String(), "reason", reason)
+	if reason := g.refuse(key, k); reason != "" {
 		return fmt.Errorf("delete %q of %s: %w: %s", key, g.opts.Table, ErrRefused, reason)
 	}
 	return g.bucket.Delete(ctx, key)
+}
+
+// Allowed reports whether Delete would allow key as kind k; a refusal is
+// logged and counted as Delete's are. Callers that list what they will
+// delete before deleting it (a vacuum's candidates, a dry run) ask here
+// first, so that what they report holds nothing the gate refuses.
+func (g *Gate) Allowed(key string, k Kind) bool { return g.refuse(key, k) == "" }
+
+func (g *Gate) refuse(key string, k Kind) string {
+	reason := g.Check(key, k)
+	if reason != "" {
+		g.refused.Add(1)
+		g.opts.Logger.Warn("refused to delete an object", "table", g.opts.Table, "object", key, "kind", k.String(), "reason", reason)
+	}
+	return reason
 }
 
 // Deleter returns the gate as an attempt.Deleter for objects of kind k.
