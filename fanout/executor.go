@@ -98,19 +98,35 @@ func (e *Executor) Execute(ctx context.Context, w compaction.Work, done func(com
 	} else if n > 0 {
 		log.Info("deleted stale plan directories", "table", t.URL, "plans", n)
 	}
+	// What the read snapshot references is never an abandoned output,
+	// whatever an intent record in the plan's directory says (a writer of
+	// the table can list and write there); built only if a record names
+	// a key that was not committed.
+	var refsOnce sync.Once
+	var refs map[string]bool
+	readRefs := func() map[string]bool {
+		refsOnce.Do(func() {
+			var err error
+			if refs, err = attemptsweep.Referenced(t.URL, w.Snapshot); err != nil {
+				log.Warn("the read snapshot's references: no abandoned output is deleted", "table", t.URL, "error", err)
+				refs = nil
+			}
+		})
+		return refs
+	}
 	units := SplitUnits(w.Plan.Jobs, e.MaxUnits)
 	sp := &StoredPlan{ID: NewPlanID(now()), Table: t.URL, ReadVersion: w.Snapshot.Version, Created: now().UTC(),
 		EngineInfo: e.EngineInfo, Writer: SettingsOf(w.Writer), Units: units, Plan: w.Plan}
 	planURL, err := StorePlan(ctx, t, sp)
 	if err != nil {
 		// Nothing of it may be there, or the put landed: clean either way.
-		_ = deletePlan(ctx, t, sp.ID, nil, log)
+		_ = deletePlan(ctx, t, sp.ID, nil, readRefs, log)
 		return fmt.Errorf("fanout executor: %w", err)
 	}
 	log = log.With("table", t.URL, "plan", sp.ID)
 	c := &collector{t: t, w: w, sp: sp, done: done, log: log, chosen: map[string]bool{}, reported: map[int]bool{}}
 	defer func() {
-		if err := deletePlan(ctx, t, sp.ID, c.chosen, log); err != nil {
+		if err := deletePlan(ctx, t, sp.ID, c.chosen, readRefs, log); err != nil {
 			log.Warn("delete the plan directory and abandoned outputs", "error", err)
 		}
 	}()
@@ -353,10 +369,12 @@ func listKeys(ctx context.Context, b *blob.Bucket, prefix string) ([]string, err
 }
 
 // deletePlan deletes what plan id's attempts wrote (every key of every
-// intent record but those in keep, with the upload temp files a killed
-// write leaves beside them) and then the plan directory itself. It ignores
-// ctx's cancellation (it runs on the run's exit paths) and bounds itself.
-func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]bool, log hclog.Logger) error {
+// intent record but those in keep and those referenced reports, with the
+// upload temp files a killed write leaves beside them; referenced is asked
+// only for a key not in keep, and a nil set it returns keeps every such
+// key) and then the plan directory itself. It ignores ctx's cancellation
+// (it runs on the run's exit paths) and bounds itself.
+func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]bool, referenced func() map[string]bool, log hclog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
 	keys, err := listKeys(ctx, t.Bucket, PlanDir(id))
@@ -366,7 +384,13 @@ func deletePlan(ctx context.Context, t *delta.Table, id string, keep map[string]
 	var errs []error
 	outputs := 0
 	gate := deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: log, LocalRoot: deletegate.LocalRootOf(t.URL),
-		Referenced: func(k string) bool { return keep[k] }})
+		Referenced: func(k string) bool {
+			if keep[k] {
+				return true
+			}
+			refs := referenced()
+			return refs == nil || refs[k]
+		}})
 	for _, k := range keys {
 		if !strings.HasPrefix(path.Base(k), intentPrefix) {
 			continue
@@ -438,7 +462,7 @@ func SweepPlans(ctx context.Context, t *delta.Table, cutoff time.Time, log hclog
 	var errs []error
 	n := 0
 	for _, id := range ids {
-		if err := deletePlan(ctx, t, id, referenced, log); err != nil {
+		if err := deletePlan(ctx, t, id, referenced, func() map[string]bool { return referenced }, log); err != nil {
 			errs = append(errs, err)
 			continue
 		}

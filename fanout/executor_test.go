@@ -1,7 +1,11 @@
 package fanout
 
 import (
+	"encoding/json"
+	"github.com/hashicorp/go-hclog"
+
 	"context"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"slices"
 	"strings"
 	"testing"
@@ -195,4 +199,50 @@ func TestASortedUnitsOriginsReconcileAConcurrentDelete(t *testing.T) {
 		t.Fatalf("committed %d of %d jobs, remapped %d rows (%+v), want all and %d", res.JobsCommitted, len(pl.Jobs), remapped, res.Reconciled, len(racing))
 	}
 	tabletest.WantIDs(t, tbl, want)
+}
+
+// TestDeletePlanKeepsWhatTheReadSnapshotReferences: an intent record that
+// a writer of the table planted in a running plan's directory, naming the
+// table's live files and log, makes the run's cleanup delete none of them
+// (the cleanup deletes only what no commit and no read-snapshot file is).
+func TestDeletePlanKeepsWhatTheReadSnapshotReferences(t *testing.T) {
+	tbl, pl, _ := planned(t, 4, 10)
+	ctx := context.Background()
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := &StoredPlan{ID: NewPlanID(time.Now()), Table: tbl.URL, ReadVersion: pl.ReadVersion, Units: SplitUnits(pl.Jobs, 0), Plan: pl}
+	if _, err := StorePlan(ctx, tbl, sp); err != nil {
+		t.Fatal(err)
+	}
+	live := snap.Files[0].Path
+	abandoned := "part-abandoned.parquet"
+	if err := tbl.Bucket.WriteAll(ctx, abandoned, []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(map[string]any{"format": 1, "attempt": "planted", "operation": "unit", "owner": "x",
+		"keys": []string{live, "./" + live, delta.CommitKey(0), abandoned}})
+	if err := tbl.Bucket.WriteAll(ctx, PlanDir(sp.ID)+intentPrefix+"planted.json", rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	refs := func() map[string]bool {
+		m, err := attemptsweep.Referenced(tbl.URL, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if err := deletePlan(ctx, tbl, sp.ID, nil, refs, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	keys := tabletest.Keys(t, tbl)
+	for _, k := range []string{live, delta.CommitKey(0)} {
+		if !slices.Contains(keys, k) {
+			t.Errorf("%s was deleted by the plan's cleanup", k)
+		}
+	}
+	if slices.Contains(keys, abandoned) {
+		t.Errorf("the abandoned output %s is still there", abandoned)
+	}
 }
