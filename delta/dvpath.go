@@ -83,6 +83,14 @@ func (l location) String() string {
 	return (&url.URL{Scheme: l.scheme, Host: l.host, Path: l.path}).String()
 }
 
+// CheckAllowedPrefixes returns the error OpenTableWith would return for
+// OpenOptions.AllowedExternalPrefixes, so that a command line can refuse a
+// bad prefix before it opens anything.
+func CheckAllowedPrefixes(prefixes []string) error {
+	_, err := parseAllowedPrefixes(prefixes)
+	return err
+}
+
 // parseAllowedPrefixes canonicalizes the operator's allowed prefixes for
 // `p` deletion vectors.
 func parseAllowedPrefixes(prefixes []string) ([]location, error) {
