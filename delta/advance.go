@@ -30,6 +30,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		r.domains[k] = v
 	}
 	version, ts := snap.Version, snap.Timestamp
+	var commits [][]Action // from snap.Version+1 on, to name a bad file's commit
 	for v := snap.Version + 1; ; v++ {
 		if v > snap.Version+int64(maxCommits) {
 			return nil, false, nil
@@ -49,6 +50,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		if err := r.apply(actions, false); err != nil {
 			return nil, false, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(v), err)
 		}
+		commits = append(commits, actions)
 		version, ts = v, modTime.UnixMilli()
 		if snap.Properties().InCommitTimestamps {
 			for _, a := range actions {
@@ -79,8 +81,8 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 	adds, removes := reconcile(r.files)
 	next.Files, next.Tombstones = overlayFiles(sortedByKey(snap.Files, addKey), sortedByKey(snap.Tombstones, removeKey), adds, removes)
 	// snap's files had their stats checked when they were read.
-	if err := checkStats(adds); err != nil {
-		return nil, false, fmt.Errorf("table %s: version %d: %w", t.URL, version, err)
+	if bad, err := checkStats(adds); err != nil {
+		return nil, false, commitStatsError(t, bad, commits, snap.Version+1, err)
 	}
 	return next, true, nil
 }

@@ -93,25 +93,28 @@ func EncodeBitmap(bm *roaring64.Bitmap) ([]byte, error) {
 
 // DecodeBitmap parses a serialized RoaringBitmapArray (portable layout, or
 // the legacy native one) into a 64-bit bitmap. Malformed input yields an
-// error wrapping ErrCorruptBitmap, never a panic.
+// error wrapping ErrCorruptBitmap, never a panic. The errors say which part
+// of the serialization is wrong (by its position: the i-th bucket), never a
+// value read from it, nor the Roaring decoder's own message (which prints
+// the counts it read): the bytes may be any file's (see readDVFromFile).
 func DecodeBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
 	defer func() {
 		// The Roaring decoder is fuzzed upstream, but a malformed container
 		// must never take the daemon down.
 		if r := recover(); r != nil {
-			bm, err = nil, fmt.Errorf("%w: decoder failed: %v", ErrCorruptBitmap, r)
+			bm, err = nil, fmt.Errorf("%w: the Roaring decoder failed", ErrCorruptBitmap)
 		}
 	}()
 	if len(data) < 4 {
-		return nil, fmt.Errorf("%w: %d bytes, too short for the magic number", ErrCorruptBitmap, len(data))
+		return nil, fmt.Errorf("%w: too short for the magic number", ErrCorruptBitmap)
 	}
-	switch magic := binary.LittleEndian.Uint32(data); magic {
+	switch binary.LittleEndian.Uint32(data) {
 	case BitmapMagicPortable:
 		return decodePortable(data[4:])
 	case BitmapMagicNative:
 		return decodeNative(data[4:])
 	default:
-		return nil, fmt.Errorf("%w: unexpected magic number %d", ErrCorruptBitmap, int32(magic))
+		return nil, fmt.Errorf("%w: bad magic number (neither the portable nor the native RoaringBitmapArray layout)", ErrCorruptBitmap)
 	}
 }
 
@@ -130,7 +133,7 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 	b = b[8:]
 	// Each bucket takes at least a key and an empty bitmap (12 bytes).
 	if n > uint64(len(b)/12) {
-		return nil, fmt.Errorf("%w: %d buckets cannot fit in %d bytes", ErrCorruptBitmap, n, len(b))
+		return nil, fmt.Errorf("%w: the bucket count is more than the bytes can hold", ErrCorruptBitmap)
 	}
 	buckets := make([]bucket, 0, n)
 	var prev int64 = -1
@@ -140,21 +143,21 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 		}
 		key := binary.LittleEndian.Uint32(b)
 		if key > maxBucketKey {
-			return nil, fmt.Errorf("%w: bucket key %d out of range (row indexes beyond 2^48)", ErrCorruptBitmap, key)
+			return nil, fmt.Errorf("%w: key of bucket %d out of range (row indexes beyond 2^48)", ErrCorruptBitmap, i)
 		}
 		if int64(key) <= prev {
-			return nil, fmt.Errorf("%w: bucket keys not ascending (%d after %d)", ErrCorruptBitmap, key, prev)
+			return nil, fmt.Errorf("%w: key of bucket %d not above the previous one", ErrCorruptBitmap, i)
 		}
 		prev = int64(key)
-		size, empty, err := roaring32Size(b[4:])
-		if err != nil {
-			return nil, fmt.Errorf("%w: bucket %d: %v", ErrCorruptBitmap, key, err)
+		size, empty, ok := roaring32Size(b[4:])
+		if !ok {
+			return nil, fmt.Errorf("%w: bucket %d is not a valid 32-bit Roaring bitmap", ErrCorruptBitmap, i)
 		}
 		buckets = append(buckets, bucket{key: key, data: b[4 : 4+size], empty: empty})
 		b = b[4+size:]
 	}
 	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes after %d buckets", ErrCorruptBitmap, len(b), n)
+		return nil, fmt.Errorf("%w: trailing bytes after the last bucket", ErrCorruptBitmap)
 	}
 	return assemble(buckets)
 }
@@ -166,7 +169,7 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 	n := int32(binary.LittleEndian.Uint32(b))
 	b = b[4:]
 	if n < 0 || int(n) > len(b)/12 {
-		return nil, fmt.Errorf("%w: invalid bitmap count %d for %d bytes", ErrCorruptBitmap, n, len(b))
+		return nil, fmt.Errorf("%w: the bitmap count is negative or more than the bytes can hold", ErrCorruptBitmap)
 	}
 	buckets := make([]bucket, 0, n)
 	for i := int32(0); i < n; i++ {
@@ -175,39 +178,34 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 		}
 		length := int32(binary.LittleEndian.Uint32(b))
 		if length < 0 || int(length) > len(b)-4 {
-			return nil, fmt.Errorf("%w: bitmap %d length %d out of range", ErrCorruptBitmap, i, length)
+			return nil, fmt.Errorf("%w: length of bitmap %d out of range", ErrCorruptBitmap, i)
 		}
-		size, empty, err := roaring32Size(b[4 : 4+length])
-		if err != nil {
-			return nil, fmt.Errorf("%w: bitmap %d: %v", ErrCorruptBitmap, i, err)
+		size, empty, ok := roaring32Size(b[4 : 4+length])
+		if !ok {
+			return nil, fmt.Errorf("%w: bitmap %d is not a valid 32-bit Roaring bitmap", ErrCorruptBitmap, i)
 		}
 		if size != int(length) {
-			return nil, fmt.Errorf("%w: bitmap %d declares %d bytes, holds %d", ErrCorruptBitmap, i, length, size)
+			return nil, fmt.Errorf("%w: length of bitmap %d does not match the bitmap it holds", ErrCorruptBitmap, i)
 		}
 		buckets = append(buckets, bucket{key: uint32(i), data: b[4 : 4+length], empty: empty})
 		b = b[4+length:]
 	}
 	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes after %d bitmaps", ErrCorruptBitmap, len(b), n)
+		return nil, fmt.Errorf("%w: trailing bytes after the last bitmap", ErrCorruptBitmap)
 	}
 	return assemble(buckets)
 }
 
 // roaring32Size validates the standard 32-bit Roaring bitmap at the start
-// of b and returns its serialized length and whether it is empty.
-func roaring32Size(b []byte) (int, bool, error) {
+// of b and returns its serialized length, whether it is empty, and false
+// when it is not valid (the decoder's reason is dropped: DecodeBitmap).
+func roaring32Size(b []byte) (int, bool, bool) {
 	var rb roaring.Bitmap
 	size, err := rb.FromBuffer(b)
-	if err != nil {
-		return 0, false, err
+	if err != nil || size <= 0 || int(size) > len(b) || rb.Validate() != nil {
+		return 0, false, false
 	}
-	if size <= 0 || int(size) > len(b) {
-		return 0, false, fmt.Errorf("bitmap size %d out of range", size)
-	}
-	if err := rb.Validate(); err != nil {
-		return 0, false, err
-	}
-	return int(size), rb.IsEmpty(), nil
+	return int(size), rb.IsEmpty(), true
 }
 
 // assemble builds the 64-bit bitmap from validated buckets, keeping their
@@ -233,7 +231,7 @@ func assemble(buckets []bucket) (*roaring64.Bitmap, error) {
 	}
 	bm := roaring64.New()
 	if _, err := bm.ReadFrom(&buf); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorruptBitmap, err)
+		return nil, fmt.Errorf("%w: the buckets do not assemble into a 64-bit bitmap", ErrCorruptBitmap)
 	}
 	return bm, nil
 }

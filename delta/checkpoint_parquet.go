@@ -146,16 +146,16 @@ type rowView struct {
 // neither decides by the full scan, whose error names the file.
 func (r *rowView) checkStats(a *Add) error {
 	if a.Stats == "" || a.ParsedStats != nil {
-		return nil
+		return checkAddStats(a)
 	}
 	if r.shape.s != "" {
-		if _, _, ok := r.shape.match(a.Stats); ok {
-			return nil
+		if n, has, ok := r.shape.match(a.Stats); ok {
+			return checkRowCounts(a, n, has)
 		}
 	}
-	if _, _, ok := quickScanShape(a.Stats, &r.spare); ok {
+	if n, has, ok := quickScanShape(a.Stats, &r.spare); ok {
 		r.shape, r.spare = r.spare, r.shape
-		return nil
+		return checkRowCounts(a, n, has)
 	}
 	return checkAddStats(a)
 }
@@ -1033,7 +1033,7 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 	}
 	if fn.dv != nil && rv.present(fn.dv) {
 		if f.dv, err = fn.readDV(rv); err != nil {
-			return f, fmt.Errorf("deletionVector: %w", err)
+			return f, fmt.Errorf("file %s: deletionVector: %w", f.path, err)
 		}
 	}
 	if f.baseRowID, err = rv.int64(fn.baseRowID); err != nil {
@@ -1084,6 +1084,9 @@ func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
 		return nil, err
 	}
 	if hasOff {
+		if err := checkDVRange("offset", off); err != nil {
+			return nil, err
+		}
 		o := int32(off)
 		dv.Offset = &o
 	}
@@ -1097,6 +1100,9 @@ func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
 	}
 	if !hasSize || !hasCard {
 		return nil, errors.New("descriptor lacks sizeInBytes or cardinality")
+	}
+	if err := checkDVRange("sizeInBytes", size); err != nil {
+		return nil, err
 	}
 	dv.SizeInBytes, dv.Cardinality = int32(size), card
 	if dv.Extra, err = extraFrom(rv, fn.dvOther); err != nil {
@@ -1134,6 +1140,9 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 			a.ParsedStats = statsFromParsed(sp)
 		}
 	}
+	if err := checkFileAction(&Action{Add: a}); err != nil {
+		return nil, err
+	}
 	// Stats are checked here, while the string is in cache, rather than
 	// on the snapshot's million files afterwards: a checkpoint holding
 	// stats that do not parse is a corrupt checkpoint.
@@ -1163,6 +1172,9 @@ func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
 		r.DataChange = *dc
 	}
 	if r.ExtendedFileMetadata, err = rv.bool(fn.extendedMeta); err != nil {
+		return nil, err
+	}
+	if err := checkFileAction(&Action{Remove: r}); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"gocloud.dev/gcerrors"
@@ -75,20 +76,21 @@ func LoadFileDV(ctx context.Context, t *Table, add *Add, numRows int64) (*roarin
 		return nil, fmt.Errorf("data file %s: %w", add.Path, err)
 	}
 	where := dvObjectName(add.DeletionVector)
+	// The rows the bitmap holds are not printed (ReadDV).
 	if c := int64(dv.GetCardinality()); c != add.DeletionVector.Cardinality {
-		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: holds %d rows but its descriptor says %d", ErrCorruptDV, c, add.DeletionVector.Cardinality))
+		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: the bitmap's cardinality does not match the descriptor's cardinality (%d)", ErrCorruptDV, add.DeletionVector.Cardinality))
 	}
 	if dv.IsEmpty() {
 		return nil, nil
 	}
-	if m := int64(dv.Maximum()); m >= numRows {
-		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: deletes row %d but the file has %d rows", ErrCorruptDV, m, numRows))
+	if m := dv.Maximum(); numRows < 0 || m >= uint64(numRows) {
+		return nil, corruptDV(where, add.Path, fmt.Errorf("%w: deletes a row past the end of the file (%d rows)", ErrCorruptDV, numRows))
 	}
 	return dv, nil
 }
 
 // dvObjectName names the object of a deletion vector descriptor: the DV
-// file's key (or absolute path), or "inline".
+// file's key (or absolute path, its userinfo redacted), or "inline".
 func dvObjectName(dv *DeletionVector) string {
 	switch dv.StorageType {
 	case "i":
@@ -96,6 +98,10 @@ func dvObjectName(dv *DeletionVector) string {
 	case "u":
 		if key, err := DVFileKey(dv.PathOrInlineDv); err == nil {
 			return key
+		}
+	case "p":
+		if u, err := url.Parse(dv.PathOrInlineDv); err == nil && u.User != nil {
+			return u.Redacted()
 		}
 	}
 	return dv.PathOrInlineDv

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
@@ -45,7 +43,7 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 		where = "inline deletion vector"
 		data, err = Z85Decode(dv.PathOrInlineDv, int(dv.SizeInBytes))
 		if err != nil {
-			err = fmt.Errorf("%w: %v", ErrCorruptDV, err)
+			err = fmt.Errorf("%w: %w", ErrCorruptDV, err)
 		}
 	case "u", "p":
 		if t == nil || t.Bucket == nil {
@@ -56,7 +54,7 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 		return nil, fmt.Errorf("table %s: deletion vector storage type %q is not supported", tableName(t), dv.StorageType)
 	}
 	if err != nil {
-		if errors.Is(err, ErrCorruptDV) {
+		if errors.Is(err, ErrCorruptDV) || errors.Is(err, ErrDVOutsideRoot) {
 			return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
 		}
 		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
@@ -65,9 +63,11 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 	if err != nil {
 		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
 	}
+	// The bitmap's own cardinality is not printed: errors about a DV's
+	// content say which field is wrong, never what was read.
 	if card := bm.GetCardinality(); int64(card) != dv.Cardinality {
-		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w: bitmap holds %d rows, descriptor says %d",
-			tableName(t), where, ErrCorruptDV, card, dv.Cardinality))
+		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w: the bitmap's cardinality does not match the descriptor's cardinality (%d)",
+			tableName(t), where, ErrCorruptDV, dv.Cardinality))
 	}
 	return bm, nil
 }
@@ -80,17 +80,23 @@ func tableName(t *Table) string {
 }
 
 // readDVFromFile returns the framed bitmap bytes of an on-disk descriptor
-// and a description of where they came from.
+// and a description of where they came from. Its errors name the file,
+// the descriptor's fields and the field of the file that is wrong, never a
+// value read from the file: a `p` descriptor names a file and an offset of
+// the writer's choosing, and an error echoing its bytes would let a writer
+// of the table read them.
 func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, string, error) {
+	where := fmt.Sprintf("deletion vector %q", dvObjectName(dv))
 	bucket, key, closeFn, err := dvLocation(ctx, t, dv)
 	if err != nil {
-		return nil, fmt.Sprintf("deletion vector %q", dv.PathOrInlineDv), err
+		return nil, where, err
 	}
 	defer closeFn()
-	where := "deletion vector file " + key
-	if dv.StorageType == "p" {
+	if dv.StorageType == "u" {
+		where = "deletion vector file " + key
+	} else {
 		// Absolute paths may point outside the table: name the descriptor.
-		where = fmt.Sprintf("deletion vector file %q", dv.PathOrInlineDv)
+		where = fmt.Sprintf("deletion vector file %q", dvObjectName(dv))
 	}
 	offset := int64(1)
 	if dv.Offset != nil {
@@ -113,18 +119,21 @@ func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, 
 	if err != nil {
 		return nil, where, fmt.Errorf("open: %w", err)
 	}
+	// The file's size is not printed either: it is a fact about a file
+	// the descriptor may name only to learn it.
+	truncated := fmt.Errorf("%w: truncated: the file ends before the %d bytes the descriptor's offset and sizeInBytes name", ErrCorruptDV, start+length)
 	if size := r.Size(); size >= 0 && start+length > size {
 		// Checked before allocating: a corrupt sizeInBytes must not make
 		// us allocate gigabytes.
 		_ = r.Close()
-		return nil, where, fmt.Errorf("%w: truncated: need bytes %d..%d, file has %d", ErrCorruptDV, start, start+length, size)
+		return nil, where, truncated
 	}
 	buf := make([]byte, length)
-	n, err := io.ReadFull(r, buf)
+	_, err = io.ReadFull(r, buf)
 	closeErr := r.Close()
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, where, fmt.Errorf("%w: truncated: need %d bytes from %d, file has %d", ErrCorruptDV, length, start, n)
+			return nil, where, truncated
 		}
 		return nil, where, fmt.Errorf("read: %w", err)
 	}
@@ -132,7 +141,7 @@ func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, 
 		return nil, where, fmt.Errorf("read: %w", closeErr)
 	}
 	if start == 0 && buf[0] != dvFormatVersion {
-		return nil, where, fmt.Errorf("%w: unsupported file format version %d", ErrCorruptDV, buf[0])
+		return nil, where, fmt.Errorf("%w: bad format version byte (this build reads version %d)", ErrCorruptDV, dvFormatVersion)
 	}
 	bitmap, _, err := parseDVFrame(buf[offset-start:], int(dv.SizeInBytes))
 	if err != nil {
@@ -144,25 +153,28 @@ func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, 
 // parseDVFrame parses one framed DV (big-endian int32 size | bitmap |
 // big-endian int32 CRC32 of the bitmap) at the start of b. want >= 0
 // requires the size field to equal it. It returns the bitmap bytes and the
-// frame's total length.
+// frame's total length. Its errors name the field at fault, never its
+// value (readDVFromFile).
 func parseDVFrame(b []byte, want int) ([]byte, int, error) {
 	if len(b) < 4 {
 		return nil, 0, fmt.Errorf("%w: truncated size field", ErrCorruptDV)
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < 0 {
-		return nil, 0, fmt.Errorf("%w: negative size %d", ErrCorruptDV, size)
-	}
 	if want >= 0 && int(size) != want {
-		return nil, 0, fmt.Errorf("%w: size field %d does not match sizeInBytes %d", ErrCorruptDV, size, want)
+		// A negative size is reported the same way: which of the two
+		// it was would tell a bit of the file.
+		return nil, 0, fmt.Errorf("%w: size field does not match the descriptor's sizeInBytes (%d)", ErrCorruptDV, want)
+	}
+	if size < 0 {
+		return nil, 0, fmt.Errorf("%w: size field is out of range", ErrCorruptDV)
 	}
 	if len(b)-8 < int(size) {
-		return nil, 0, fmt.Errorf("%w: truncated: %d-byte bitmap and checksum, %d bytes left", ErrCorruptDV, size, len(b)-4)
+		return nil, 0, fmt.Errorf("%w: truncated: the size field runs past the end of the file", ErrCorruptDV)
 	}
 	bitmap := b[4 : 4+size]
 	stored := binary.BigEndian.Uint32(b[4+size:])
 	if got := crc32.ChecksumIEEE(bitmap); got != stored {
-		return nil, 0, fmt.Errorf("%w: checksum mismatch: stored %08x, computed %08x", ErrCorruptDV, stored, got)
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", ErrCorruptDV)
 	}
 	return bitmap, int(size) + 8, nil
 }
@@ -174,7 +186,7 @@ func parseDVFile(b []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("%w: empty file", ErrCorruptDV)
 	}
 	if b[0] != dvFormatVersion {
-		return nil, fmt.Errorf("%w: unsupported file format version %d", ErrCorruptDV, b[0])
+		return nil, fmt.Errorf("%w: bad format version byte (this build reads version %d)", ErrCorruptDV, dvFormatVersion)
 	}
 	var out [][]byte
 	for pos := 1; pos < len(b); {
@@ -186,35 +198,6 @@ func parseDVFile(b []byte) ([][]byte, error) {
 		pos += n
 	}
 	return out, nil
-}
-
-// dvLocation resolves an on-disk descriptor to a bucket and key. For `p`
-// descriptors outside the table a bucket is opened; closeFn releases it.
-func dvLocation(ctx context.Context, t *Table, dv *DeletionVector) (*blob.Bucket, string, func(), error) {
-	noop := func() {}
-	if dv.StorageType == "u" {
-		key, err := DVFileKey(dv.PathOrInlineDv)
-		if err != nil {
-			return nil, "", noop, fmt.Errorf("%w: %v", ErrCorruptDV, err)
-		}
-		return t.Bucket, key, noop, nil
-	}
-	// "p": an absolute, URL-encoded URI.
-	u, err := url.Parse(dv.PathOrInlineDv)
-	if err != nil || u.Scheme == "" {
-		return nil, "", noop, fmt.Errorf("%w: deletion vector path %q is not an absolute URI", ErrCorruptDV, dv.PathOrInlineDv)
-	}
-	if tu, err := url.Parse(t.URL); err == nil && tu.Scheme == u.Scheme && tu.Host == u.Host {
-		root := strings.TrimSuffix(tu.Path, "/") + "/"
-		if strings.HasPrefix(u.Path, root) {
-			return t.Bucket, strings.TrimPrefix(u.Path, root), noop, nil
-		}
-	}
-	b, err := blob.OpenBucket(ctx, u.Scheme+"://"+u.Host+"/")
-	if err != nil {
-		return nil, "", noop, fmt.Errorf("open bucket of deletion vector %q: %w", dv.PathOrInlineDv, err)
-	}
-	return b, strings.TrimPrefix(u.Path, "/"), func() { _ = b.Close() }, nil
 }
 
 // WriteDV writes the bitmaps into one new DV file,
@@ -327,7 +310,7 @@ func DVRowIndexCheck(bm *roaring64.Bitmap, numPhysicalRows int64) error {
 		return nil
 	}
 	if maxRow := bm.Maximum(); numPhysicalRows < 0 || maxRow >= uint64(numPhysicalRows) {
-		return fmt.Errorf("%w: deletion vector deletes row %d but the file has %d rows", ErrCorruptDV, maxRow, numPhysicalRows)
+		return fmt.Errorf("%w: deletion vector deletes a row past the end of the file (%d rows)", ErrCorruptDV, numPhysicalRows)
 	}
 	return nil
 }

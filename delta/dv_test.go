@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 	"gocloud.dev/blob"
 )
@@ -317,9 +318,9 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 	p := portable[12:]
 	var parts [][]byte
 	for len(p) > 0 {
-		size, _, err := roaring32Size(p[4:])
-		if err != nil {
-			t.Fatal(err)
+		size, _, ok := roaring32Size(p[4:])
+		if !ok {
+			t.Fatal("not a valid 32-bit Roaring bitmap")
 		}
 		parts = append(parts, p[4:4+size])
 		p = p[4+size:]
@@ -459,10 +460,112 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	if !got.Equals(roaring64.BitmapOf(4, 6)) {
 		t.Fatalf("got %v", got.ToArray())
 	}
-	// Same file seen from another table: opened through its own bucket.
+	// Dot segments and escapes are resolved before the root check: a path
+	// that leaves the root and comes back is inside it.
+	back := p
+	back.PathOrInlineDv = "file://" + EncodePath(filepath.ToSlash(dir)) + "/sub/%2e%2e/../" + filepath.Base(dir) + "/" + key
+	if got, err = ReadDV(ctx, tb, &back); err != nil || got.GetCardinality() != 2 {
+		t.Fatalf("inside the root through dot segments: %v %v", got, err)
+	}
+	// The same file seen from another table is outside its root: refused
+	// as a corrupt deletion vector, never opened.
 	other := openTestTable(t, t.TempDir())
-	if got, err = ReadDV(ctx, other, &p); err != nil || got.GetCardinality() != 2 {
-		t.Fatalf("outside the table: %v %v", got, err)
+	_, err = ReadDV(ctx, other, &p)
+	var cf *failure.CorruptFileError
+	if !errors.Is(err, ErrDVOutsideRoot) || !errors.As(err, &cf) || cf.Kind != failure.DeletionVector {
+		t.Fatalf("outside the table: %v, want a corrupt deletion vector outside the root", err)
+	}
+	if !strings.Contains(err.Error(), "deletion vector path outside the table root; not read") || !strings.Contains(err.Error(), p.PathOrInlineDv) {
+		t.Fatalf("error does not say why or name the descriptor: %v", err)
+	}
+	// Unless the operator allows its directory.
+	allowed, err := OpenTableWith(ctx, other.URL, OpenOptions{AllowedExternalPrefixes: []string{"file://" + filepath.ToSlash(dir) + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allowed.Close()
+	if got, err = ReadDV(ctx, allowed, &p); err != nil || got.GetCardinality() != 2 {
+		t.Fatalf("outside the table, under an allowed prefix: %v %v", got, err)
+	}
+}
+
+// TestReadDVAbsolutePathStaysInsideTheRoot tries the spellings of a `p`
+// descriptor that name a file outside the table root (a sentinel beside
+// it): each is refused before it is opened, whatever the file holds.
+func TestReadDVAbsolutePathStaysInsideTheRoot(t *testing.T) {
+	ctx := context.Background()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "table")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tb := openTestTable(t, dir)
+	// A valid DV file outside the root: were it read, ReadDV would succeed.
+	outside := openTestTable(t, parent)
+	dvs, err := WriteDV(ctx, outside, "", []*roaring64.Bitmap{roaring64.BitmapOf(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	if err := os.Rename(filepath.Join(parent, key), filepath.Join(parent, "sentinel")); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.ToSlash(dir)
+	for _, path := range []string{
+		"file://" + filepath.ToSlash(parent) + "/sentinel",
+		"file:" + filepath.ToSlash(parent) + "/sentinel",
+		"file://localhost" + filepath.ToSlash(parent) + "/sentinel",
+		"file://" + root + "/../sentinel",
+		"file://" + root + "/%2e%2e/sentinel",
+		"file://" + root + "/%2E%2E%2Fsentinel",
+		"file://" + root + "/a/../../sentinel",
+		"file://" + root + "sentinel", // a sibling named table<x>, not a child
+		"FILE://" + root + "/../sentinel",
+		"s3://bucket" + root + "/../sentinel",
+		"s3a://other/sentinel",
+		"gs://other/sentinel",
+		"mem://other/sentinel",
+	} {
+		d := *dvs[0]
+		d.StorageType, d.PathOrInlineDv = "p", path
+		_, err := ReadDV(ctx, tb, &d)
+		if !errors.Is(err, ErrDVOutsideRoot) {
+			t.Errorf("p %s: %v, want the path refused as outside the root", path, err)
+		}
+	}
+	// A relative (`u`) path whose prefix climbs out is refused too.
+	d := *dvs[0]
+	d.PathOrInlineDv = "../" + dvs[0].PathOrInlineDv
+	if _, err := ReadDV(ctx, tb, &d); !errors.Is(err, ErrDVOutsideRoot) {
+		t.Errorf("u %s: %v, want the path refused as outside the root", d.PathOrInlineDv, err)
+	}
+}
+
+func TestParseLocationCanonicalizes(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "s3a://b/t/x", want: "s3://b/t/x"},
+		{in: "S3N://b/t/./y/../x", want: "s3://b/t/x"},
+		{in: "s3://b", want: "s3://b/"},
+		{in: "file:/t/%2e%2e/etc/passwd", want: "file:///etc/passwd"},
+		{in: "file://localhost/t/a%20b", want: "file:///t/a%20b"},
+		{in: "file://host/t", bad: true},
+		{in: "file:t/x", bad: true},
+		{in: "/t/x", bad: true},
+		{in: "file:///t/%zz", bad: true},
+	} {
+		got, err := parseLocation(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("parseLocation(%q) = %v, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("parseLocation(%q) = %v, %v, want %s", c.in, got, err, c.want)
+		}
 	}
 }
 
@@ -496,9 +599,9 @@ func TestReadDVCorruptFiles(t *testing.T) {
 		{"corrupt stored checksum", func() []byte { b := clone(); b[off2-1] ^= 1; return b }(), nil, "checksum mismatch"},
 		{"truncated file", orig[:20], nil, "truncated"},
 		{"truncated second DV", orig[:len(orig)-2], dvs[1], "truncated"},
-		{"bad version byte", func() []byte { b := clone(); b[0] = 2; return b }(), nil, "format version"},
-		{"size field differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "does not match sizeInBytes"},
-		{"cardinality differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "descriptor says 4"},
+		{"bad version byte", func() []byte { b := clone(); b[0] = 2; return b }(), nil, "bad format version byte"},
+		{"size field differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "size field does not match the descriptor's sizeInBytes"},
+		{"cardinality differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "the bitmap's cardinality does not match the descriptor's cardinality (4)"},
 		{"offset points into the middle", nil, func() *DeletionVector { d := *dvs[0]; o := int32(3); d.Offset = &o; return &d }(), ""},
 		{"bad magic under a valid crc", func() []byte {
 			b := clone()

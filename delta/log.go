@@ -234,6 +234,9 @@ func parseActionLines(data []byte) ([]Action, error) {
 			continue
 		}
 		a, err := ParseAction(line)
+		if err == nil {
+			err = checkFileAction(&a)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}

@@ -32,6 +32,13 @@ type OpenOptions struct {
 	// the point where a crashed writer leaves a decided but unpublished
 	// commit. Tests use it to kill a writer there.
 	AfterLogEntry func(ctx context.Context, key string)
+	// AllowedExternalPrefixes are absolute URIs (file:///dir, s3://bucket/
+	// prefix, gs://..., azblob://...; s3a and s3n mean s3) under which a
+	// `p` deletion vector outside the table root may be read, with the
+	// store's default credentials. Empty (the default): a `p` deletion
+	// vector is read only inside the table root, and any other is refused
+	// as corrupt (ErrDVOutsideRoot) without being opened.
+	AllowedExternalPrefixes []string
 }
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
@@ -74,20 +81,30 @@ func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table
 	if err := opts.Store.Validate(); err != nil {
 		return nil, fmt.Errorf("open table %q: %w", rawURL, err)
 	}
+	allowed, err := parseAllowedPrefixes(opts.AllowedExternalPrefixes)
+	if err != nil {
+		return nil, fmt.Errorf("open table %q: %w", rawURL, err)
+	}
 	u, err := parseTableURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	var t *Table
 	switch u.Scheme {
 	case "file":
-		return openFileTable(u, false)
+		t, err = openFileTable(u, false)
 	case "mem":
-		return openMemTable(u)
+		t, err = openMemTable(u)
 	case "s3", "gs", "azblob":
-		return openObjectTable(ctx, u, opts)
+		t, err = openObjectTable(ctx, u, opts)
 	default:
 		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", rawURL, u.Scheme)
 	}
+	if err != nil {
+		return nil, err
+	}
+	t.dvAllowed = allowed
+	return t, nil
 }
 
 // CreateTable is OpenTable for a table that is about to be written for the

@@ -140,8 +140,8 @@ func TestScanDeletionVectors(t *testing.T) {
 	}{
 		{name: "first and last rows", rows: []uint64{0, 9}, card: 2, want: 8},
 		{name: "all rows", rows: []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, card: 10, want: 0},
-		{name: "index past the row count", rows: []uint64{3, 10}, card: 2, wantErr: "deletes row 10 but the file has 10 rows"},
-		{name: "cardinality mismatch", rows: []uint64{3}, card: 2, wantErr: "descriptor says 2"},
+		{name: "index past the row count", rows: []uint64{3, 10}, card: 2, wantErr: "deletes a row past the end of the file (10 rows)"},
+		{name: "cardinality mismatch", rows: []uint64{3}, card: 2, wantErr: "does not match the descriptor's cardinality (2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

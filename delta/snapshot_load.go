@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/compactord/compactord/failure"
 )
 
 // LoadSnapshot replays the log of t up to version (version < 0 = latest)
@@ -133,8 +135,8 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	// A checkpoint's stats were checked as it was decoded; the commits'
 	// adds that are live are checked here (those a later commit removed
 	// are not: no reader of the snapshot sees them).
-	if err := checkStats(newAdds); err != nil {
-		return nil, fmt.Errorf("table %s: version %d: %w", t.URL, target, err)
+	if bad, err := checkStats(newAdds); err != nil {
+		return nil, commitStatsError(t, bad, commitActions, first, err)
 	}
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
 		return nil, err
@@ -193,24 +195,47 @@ func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[
 	return 0, nil
 }
 
-// checkStats checks the stats of files (checkAddStats).
-func checkStats(files []*Add) error {
+// checkStats checks the stats of files (checkAddStats) and returns the
+// first file that fails.
+func checkStats(files []*Add) (*Add, error) {
 	for _, a := range files {
 		if err := checkAddStats(a); err != nil {
-			return err
+			return a, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // checkAddStats checks that a's JSON stats parse (ParseStats would accept
-// them), building nothing; the error names the file.
+// them), building nothing, and that its numRecords fits its deletion
+// vector (checkRowCounts); the error names the file.
 func checkAddStats(a *Add) error {
-	if a.Stats == "" || a.ParsedStats != nil {
+	if a.ParsedStats != nil {
+		if st := a.ParsedStats; st.NumRecords != nil {
+			return checkRowCounts(a, *st.NumRecords, true)
+		}
 		return nil
 	}
-	if _, _, err := scanStats(a.Stats, true); err != nil {
+	if a.Stats == "" {
+		return nil
+	}
+	n, has, err := scanStats(a.Stats, true)
+	if err != nil {
 		return fmt.Errorf("file %s: %w", a.Path, err)
 	}
-	return nil
+	return checkRowCounts(a, n, has)
+}
+
+// commitStatsError names the commit, among commits (the actions of the
+// versions from first on), that added bad: its stats failed checkStats
+// with err after the replay, which keeps no version per file.
+func commitStatsError(t *Table, bad *Add, commits [][]Action, first int64, err error) error {
+	for i := len(commits) - 1; i >= 0; i-- {
+		for j := range commits[i] {
+			if commits[i][j].Add == bad {
+				return fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, CommitKey(first+int64(i)), err))
+			}
+		}
+	}
+	return fmt.Errorf("table %s: %w", t.URL, err)
 }

@@ -32,6 +32,10 @@ type Table struct {
 	// Log writes commits put-if-absent.
 	Log LogStore
 
+	// dvAllowed are the locations outside the root that `p` deletion
+	// vectors may be read from (OpenOptions.AllowedExternalPrefixes).
+	dvAllowed []location
+
 	closers []func() error
 }
 

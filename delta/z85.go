@@ -72,7 +72,7 @@ func Z85Decode(s string, size int) ([]byte, error) {
 				return nil, fmt.Errorf("z85: padding marker '#' in chunk at %d, which is not the last", i)
 			}
 			if missing > 3 {
-				return nil, fmt.Errorf("z85: invalid padded tail %q", chunk)
+				return nil, fmt.Errorf("z85: invalid padded tail at %d", i)
 			}
 		}
 		var v uint64
@@ -83,14 +83,14 @@ func Z85Decode(s string, size int) ([]byte, error) {
 			} else {
 				d = z85Decoding[chunk[j]]
 				if d == 0 {
-					return nil, fmt.Errorf("z85: invalid character %q at %d", chunk[j], i+j)
+					return nil, fmt.Errorf("z85: invalid character at %d", i+j)
 				}
 				d--
 			}
 			v = v*85 + uint64(d)
 		}
 		if v > 0xFFFFFFFF {
-			return nil, fmt.Errorf("z85: chunk %q at %d overflows 32 bits", chunk, i)
+			return nil, fmt.Errorf("z85: chunk at %d overflows 32 bits", i)
 		}
 		b := [4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
 		out = append(out, b[missing:]...)

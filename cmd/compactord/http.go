@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/scheduler"
 )
@@ -121,7 +124,53 @@ func (d *daemon) handler(loopback bool) http.Handler {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		}
 	}))
-	return mux
+	return recoverPanics(d.log, mux)
+}
+
+// recoverPanics answers 500 for a request whose handler panics and logs
+// the panic with the request's method and path and the handler's frames,
+// so that no request reaches the process's fate: net/http recovers a
+// panicking handler too, but only drops the connection and writes to its
+// own logger. The log line carries the panic's type, its message only for
+// a runtime error (made by the runtime, of numbers and type names), and
+// function names and lines only: never argument words or a value that may
+// hold what a handler read from a table. http.ErrAbortHandler keeps its
+// meaning (abort the response, silently).
+func recoverPanics(log hclog.Logger, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			what := fmt.Sprintf("%T", p)
+			if re, ok := p.(runtime.Error); ok {
+				what = re.Error()
+			}
+			log.Error("http handler panicked", "method", r.Method, "path", r.URL.Path, "panic", what, "frames", panicFrames())
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// panicFrames lists the functions (and lines) of the panicking goroutine,
+// innermost first, from within a deferred recover.
+func panicFrames() []string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	var out []string
+	for {
+		f, more := frames.Next()
+		out = append(out, fmt.Sprintf("%s:%d", f.Function, f.Line))
+		if !more {
+			return out
+		}
+	}
 }
 
 // haltBody is the 409 answer for a halted table: what and why.

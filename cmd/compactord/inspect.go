@@ -31,8 +31,9 @@ type inspectReport struct {
 	NumDeletedRows     int64 `json:"numDeletedRows"`
 	// FilesWithoutStats counts files without numRecords; their rows are
 	// counted from their parquet footers (RowsFromFooters files), and
-	// FilesWithUnknownRows could not be read: only those are missing from
-	// the counts above.
+	// FilesWithUnknownRows could not be read, or carry a deletion vector
+	// that deletes more rows than their footer holds: only those are
+	// missing from the counts above.
 	FilesWithoutStats    int `json:"filesWithoutStats"`
 	RowsFromFooters      int `json:"rowsFromFooters"`
 	FilesWithUnknownRows int `json:"filesWithUnknownRows"`
@@ -207,7 +208,10 @@ func countFooterRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, 
 	}
 	rows, _ := statsbackfill.FooterCounts(ctx, t, files, 8)
 	for i, f := range files {
-		if rows[i] < 0 {
+		// A DV deleting more rows than the footer holds does not belong to
+		// the file (any read of it is refused as a corrupt DV): its live
+		// rows are unknown, not negative.
+		if rows[i] < 0 || f.NumDeleted() > rows[i] {
 			rep.FilesWithUnknownRows++
 			continue
 		}
@@ -435,7 +439,7 @@ func writeInspectText(w io.Writer, r *inspectReport, maxParts int) error {
 	if r.FilesWithoutStats > 0 {
 		p(" (%d files without numRecords: %d counted from footers", r.FilesWithoutStats, r.RowsFromFooters)
 		if r.FilesWithUnknownRows > 0 {
-			p(", %d unreadable and not counted", r.FilesWithUnknownRows)
+			p(", %d unreadable or with a deletion vector past their rows, not counted", r.FilesWithUnknownRows)
 		}
 		p(")")
 	}

@@ -17,6 +17,9 @@ import (
 type storeFlags struct {
 	opts   objstore.Options
 	budget int
+	// allowDV are the --allow-external-prefix values
+	// (delta.OpenOptions.AllowedExternalPrefixes).
+	allowDV []string
 	// log, when set, is called at each open for the logger of the log
 	// store's warnings (a DynamoDB-coordinated commit left for the next
 	// reader to publish); nil discards them.
@@ -32,7 +35,19 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	durationFlagVar(fs, &sf.opts.WriteTimeout, "store-write-timeout", d.WriteTimeout, "deadline of one object write")
 	fs.IntVar(&sf.opts.MaxAttempts, "store-attempts", d.MaxAttempts, "attempts of one object-store call, the first included")
 	fs.IntVar(&sf.budget, "store-retry-budget", objstore.DefaultRunBudget, "retries of transient object-store failures one run may spend")
+	fs.Var(prefixList{&sf.allowDV}, "allow-external-prefix", "an absolute `URI` (file:///dir, s3://bucket/prefix, gs://..., azblob://...) under which a deletion vector of storage type p outside its table's root may be read, with the store's default credentials; repeatable (default: none, such deletion vectors are refused as corrupt)")
 	return sf
+}
+
+// prefixList is a repeatable flag collecting its values in order.
+type prefixList struct{ p *[]string }
+
+// String is empty: workerArgs renders the values one flag each.
+func (f prefixList) String() string { return "" }
+
+func (f prefixList) Set(s string) error {
+	*f.p = append(*f.p, s)
+	return nil
 }
 
 // addStoreFlags registers the --store-* flags of a command that opens
@@ -64,6 +79,9 @@ func (sf *storeFlags) check() error {
 		if f.v < 0 {
 			return fmt.Errorf("--%s: must not be negative", f.name)
 		}
+	}
+	if err := delta.CheckAllowedPrefixes(sf.allowDV); err != nil {
+		return fmt.Errorf("--allow-external-prefix: %w", err)
 	}
 	return sf.opts.Validate()
 }
@@ -99,6 +117,9 @@ func (sf *storeFlags) workerArgs() []string {
 			args = append(args, "--"+f.Name+"="+v)
 		}
 	})
+	for _, p := range sf.allowDV {
+		args = append(args, "--allow-external-prefix="+p)
+	}
 	return args
 }
 
@@ -106,7 +127,7 @@ func (sf *storeFlags) workerArgs() []string {
 func (sf *storeFlags) openOptions() delta.OpenOptions {
 	o := sf.opts
 	o.OpenTimeout = o.MetadataTimeout
-	opts := delta.OpenOptions{Store: o}
+	opts := delta.OpenOptions{Store: o, AllowedExternalPrefixes: sf.allowDV}
 	if sf.log != nil {
 		opts.Logger = sf.log().Named("logstore")
 	}

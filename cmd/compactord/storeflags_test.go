@@ -219,6 +219,8 @@ func TestStoreFlagsRenderAsTheWorkerArgsThatReproduceThem(t *testing.T) {
 			"--store-attempts", "9", "--store-retry-budget", "0"},
 			want: []string{"--store-attempts=9", "--store-read-idle-timeout=1.5s", "--store-retry-budget=0", "--store-timeout=2m0s", "--store-write-timeout=1h30m0s"}},
 		{name: "one flag", set: []string{"--store-write-timeout", "1d"}, want: []string{"--store-write-timeout=24h0m0s"}},
+		{name: "allowed prefixes, in order", set: []string{"--allow-external-prefix", "s3://b/x", "--allow-external-prefix=file:///srv/dv"},
+			want: []string{"--allow-external-prefix=s3://b/x", "--allow-external-prefix=file:///srv/dv"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := newCommandFlags(context.Background(), "compact", "warn", io.Discard)
@@ -235,7 +237,7 @@ func TestStoreFlagsRenderAsTheWorkerArgsThatReproduceThem(t *testing.T) {
 			if _, err := wfs.parse(got); err != nil {
 				t.Fatalf("run-unit refuses %q: %v", got, err)
 			}
-			if worker.opts != sf.opts || worker.budget != sf.budget {
+			if worker.opts != sf.opts || worker.budget != sf.budget || !slices.Equal(worker.allowDV, sf.allowDV) {
 				t.Fatalf("the worker has %+v budget %d, the coordinator %+v budget %d", worker.opts, worker.budget, sf.opts, sf.budget)
 			}
 		})

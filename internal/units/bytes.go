@@ -74,26 +74,35 @@ func ParseBytes(s string) (int64, error) {
 // ("512 B"), else the largest binary unit not above n, whole when it
 // divides n ("128 MiB", "1 GiB") and with one decimal otherwise
 // ("300.5 MiB", "4.0 KiB"). ParseBytes reads the whole forms back to n;
-// the others to within 0.05 of their unit (see Exact).
+// the others to within 0.05 of their unit (see Exact). It is total over
+// int64: a negative n (a corrupt size, an overflowed sum) is printed with
+// a minus sign, math.MinInt64 included.
 func FormatBytes(n int64) string {
 	if n < 0 {
-		return "-" + FormatBytes(-n)
+		// -n overflows for math.MinInt64; its magnitude fits a uint64.
+		return "-" + formatMagnitude(-uint64(n))
 	}
+	return formatMagnitude(uint64(n))
+}
+
+// formatMagnitude is FormatBytes of a non-negative size.
+func formatMagnitude(n uint64) string {
 	for i, u := range sizeUnits {
-		if n < u.m {
+		m := uint64(u.m)
+		if n < m {
 			continue
 		}
-		if n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + " " + u.s
+		if n%m == 0 {
+			return strconv.FormatUint(n/m, 10) + " " + u.s
 		}
-		v := math.Round(float64(n)/float64(u.m)*10) / 10
+		v := math.Round(float64(n)/float64(m)*10) / 10
 		if v >= 1024 && i > 0 {
 			// 1048575 B is 1.0 MiB, not 1024.0 KiB.
 			u, v = sizeUnits[i-1], math.Round(float64(n)/float64(sizeUnits[i-1].m)*10)/10
 		}
 		return strconv.FormatFloat(v, 'f', 1, 64) + " " + u.s
 	}
-	return strconv.FormatInt(n, 10) + " B"
+	return strconv.FormatUint(n, 10) + " B"
 }
 
 // Exact reports whether ParseBytes reads FormatBytes(n) back to n; where

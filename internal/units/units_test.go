@@ -1,6 +1,7 @@
 package units
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -88,6 +89,26 @@ func TestFormatBytesIsHumanAndReadsBack(t *testing.T) {
 		// Within 0.05 of the unit printed.
 		if d := back - c.n; d < 0 && -d > c.n/200+1 || d > 0 && d > c.n/200+1 {
 			t.Errorf("FormatBytes(%d) = %q reads back as %d", c.n, got, back)
+		}
+	}
+}
+
+func TestFormatBytesIsTotalOverInt64(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{math.MinInt64, "-8192 PiB"},
+		{math.MinInt64 + 1, "-8192.0 PiB"},
+		{-5 << 50, "-5 PiB"},
+		{-1536, "-1.5 KiB"},
+		{-1, "-1 B"},
+		{0, "0 B"},
+		{1, "1 B"},
+		{math.MaxInt64, "8192.0 PiB"},
+	} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,133 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// appendCommit writes lines as the next commit (version v) of the local
+// table at dir.
+func appendCommit(t *testing.T, dir string, v int64, lines ...string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(CommitKey(v))), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadRefusesImpossibleNumbers appends to a copy of a real DV table a
+// commit whose add, remove or deletion vector carries a number no writer
+// makes: the snapshot does not load, and the error is a corrupt commit
+// naming the commit file and the data file. A full load and an Advance
+// from the previous snapshot agree.
+func TestLoadRefusesImpossibleNumbers(t *testing.T) {
+	const stats10 = `"stats":"{\"numRecords\":10,\"tightBounds\":false}"`
+	dv := func(fields string) string {
+		return `"deletionVector":{"storageType":"u","pathOrInlineDv":"vBn[lx{q8@P<9BNH/isA",` + fields + `}`
+	}
+	for _, c := range []struct {
+		name, line, want string
+	}{
+		{"add size -2^63", `{"add":{"path":"bad.parquet","partitionValues":{},"size":-9223372036854775808,"modificationTime":1,"dataChange":true}}`, "negative size"},
+		{"add size -1", `{"add":{"path":"bad.parquet","partitionValues":{},"size":-1,"modificationTime":1,"dataChange":true,` + stats10 + `}}`, "negative size"},
+		{"negative numRecords", `{"add":{"path":"bad.parquet","partitionValues":{},"size":10,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":-5}"}}`, "negative numRecords"},
+		{"cardinality above numRecords", `{"add":{"path":"bad.parquet","partitionValues":{},"size":10,"modificationTime":1,"dataChange":true,` + stats10 + `,` + dv(`"offset":1,"sizeInBytes":36,"cardinality":102`) + `}}`, "deletes 102 rows but the file has 10"},
+		{"negative cardinality", `{"add":{"path":"bad.parquet","partitionValues":{},"size":10,"modificationTime":1,"dataChange":true,` + dv(`"offset":1,"sizeInBytes":36,"cardinality":-1`) + `}}`, "negative cardinality"},
+		{"negative sizeInBytes", `{"add":{"path":"bad.parquet","partitionValues":{},"size":10,"modificationTime":1,"dataChange":true,` + dv(`"offset":1,"sizeInBytes":-36,"cardinality":2`) + `}}`, "negative sizeInBytes"},
+		{"negative offset", `{"add":{"path":"bad.parquet","partitionValues":{},"size":10,"modificationTime":1,"dataChange":true,` + dv(`"offset":-7,"sizeInBytes":36,"cardinality":2`) + `}}`, "negative offset"},
+		{"remove size -1", `{"remove":{"path":"gone.parquet","deletionTimestamp":1,"dataChange":true,"size":-1}}`, "negative size"},
+		{"cdc size -1", `{"cdc":{"path":"_change_data/c.parquet","partitionValues":{},"size":-1,"dataChange":false}}`, "negative size"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := testutil.CopyDeltaTable(t, "dv-small")
+			tbl, err := OpenTable(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			prev, err := LoadSnapshot(ctx, tbl, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendCommit(t, dir, 2, `{"commitInfo":{"timestamp":1,"operation":"WRITE"}}`, c.line)
+			key := CommitKey(2)
+			_, loadErr := LoadSnapshot(ctx, tbl, -1)
+			_, _, advErr := Advance(ctx, tbl, prev, 10)
+			for how, err := range map[string]error{"load": loadErr, "advance": advErr} {
+				var cf *failure.CorruptFileError
+				if !errors.As(err, &cf) || cf.Kind != failure.Commit || cf.Path != key {
+					t.Fatalf("%s: %v, want a corrupt commit %s", how, err, key)
+				}
+				if !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%s: %v, want %q", how, err, c.want)
+				}
+				if p := strings.SplitN(strings.SplitN(c.line, `"path":"`, 2)[1], `"`, 2)[0]; !strings.Contains(err.Error(), p) {
+					t.Errorf("%s: %v does not name %s", how, err, p)
+				}
+				if failure.Of(err) != failure.Halt {
+					t.Errorf("%s: class %v, want halt", how, failure.Of(err))
+				}
+			}
+		})
+	}
+}
+
+// TestLoadRefusesImpossibleNumbersInACheckpoint writes a checkpoint of a
+// snapshot whose file carries an impossible number (as a buggy writer's
+// checkpoint would) and loads the table from it: refused, naming the
+// checkpoint part and the file.
+func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spoil func(a *Add)
+		want  string
+	}{
+		{"negative size", func(a *Add) { a.Size = -1 << 63 }, "negative size"},
+		{"cardinality above numRecords", func(a *Add) { a.DeletionVector.Cardinality = 11 }, "deletes 11 rows but the file has 10"},
+		{"negative numRecords", func(a *Add) { a.Stats = `{"numRecords":-10}`; a.DeletionVector = nil }, "negative numRecords"},
+		{"negative offset", func(a *Add) { o := int32(-3); a.DeletionVector.Offset = &o }, "offset out of range"},
+		{"negative sizeInBytes", func(a *Add) { a.DeletionVector.SizeInBytes = -3 }, "sizeInBytes out of range"},
+		{"negative cardinality", func(a *Add) { a.DeletionVector.Cardinality = -3 }, "negative cardinality"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := testutil.CopyDeltaTable(t, "dv-small")
+			tbl, err := OpenTable(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			snap, err := LoadSnapshot(ctx, tbl, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.spoil(snap.Files[0])
+			info, err := WriteCheckpoint(ctx, tbl, snap, CheckpointOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The commits the checkpoint covers go, as log cleanup would
+			// delete them: the checkpoint is all there is.
+			for v := int64(0); v <= snap.Version; v++ {
+				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(CommitKey(v)))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = LoadSnapshot(ctx, tbl, -1)
+			var cf *failure.CorruptFileError
+			if !errors.As(err, &cf) || cf.Kind != failure.Checkpoint {
+				t.Fatalf("load: %v, want a corrupt checkpoint (%s)", err, info.Key)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), snap.Files[0].Path) {
+				t.Errorf("load: %v, want %q naming %s", err, c.want, snap.Files[0].Path)
+			}
+		})
+	}
+}
