@@ -12,6 +12,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/tablepath"
 )
 
 // ErrDVOutsideRoot is wrapped by the error of a deletion vector whose `p`
@@ -118,26 +119,27 @@ func parseAllowedPrefixes(prefixes []string) ([]location, error) {
 func dvLocation(ctx context.Context, t *Table, dv *DeletionVector) (*blob.Bucket, string, func(), error) {
 	noop := func() {}
 	if dv.StorageType == "u" {
+		// DVFileKey resolves the random prefix as a relative directory
+		// (tablepath): one that climbs out of the root is no prefix Spark
+		// writes.
 		key, err := DVFileKey(dv.PathOrInlineDv)
+		if errors.Is(err, tablepath.ErrOutside) {
+			return nil, "", noop, fmt.Errorf("%w (the prefix of its relative path climbs out)", ErrDVOutsideRoot)
+		}
 		if err != nil {
 			return nil, "", noop, fmt.Errorf("%w: %v", ErrCorruptDV, err)
 		}
-		// The random prefix is a relative directory; one that climbs out
-		// of the root or starts at "/" is no prefix Spark writes.
-		clean := path.Clean(key)
-		if clean == ".." || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") {
-			return nil, "", noop, fmt.Errorf("%w (the prefix of its relative path climbs out)", ErrDVOutsideRoot)
-		}
-		return t.Bucket, clean, noop, nil
+		return t.Bucket, key, noop, nil
 	}
-	// "p": an absolute, URL-encoded URI.
+	// "p": an absolute, URL-encoded URI, related to the table root in the
+	// one canonical form every path of the table takes (tablepath).
 	l, err := parseLocation(dv.PathOrInlineDv)
 	if err != nil {
 		return nil, "", noop, fmt.Errorf("%w: the path of a `p` deletion vector is %v", ErrCorruptDV, err)
 	}
-	if root, err := parseLocation(t.URL); err == nil {
-		if key, ok := root.within(l); ok {
-			return t.Bucket, key, noop, nil
+	if root, err := tablepath.ParseRoot(t.URL); err == nil {
+		if ref, err := root.Resolve(dv.PathOrInlineDv); err == nil && ref.Inside() {
+			return t.Bucket, ref.Key, noop, nil
 		}
 	}
 	for _, allowed := range t.dvAllowed {
