@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -240,6 +241,7 @@ func (d *daemon) reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	set, err := policies.LoadDir(d.opts.PolicyDir)
+	err = redact.Error(err) // shown in /status and the reload's answer
 	d.mu.Lock()
 	if err != nil {
 		d.counters.ReloadsFailed++

@@ -186,7 +186,7 @@ func inspectTable(ctx context.Context, t *delta.Table, version, threshold int64)
 			return nil, nil, err
 		}
 	}
-	rep, err := buildInspectReport(t.URL, snap, threshold)
+	rep, err := buildInspectReport(t.Name(), snap, threshold)
 	if err != nil {
 		return nil, nil, err
 	}
