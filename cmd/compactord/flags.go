@@ -108,6 +108,16 @@ func (cf *commandFlags) logger(w io.Writer) hclog.Logger {
 	return newLogger(w, cf.logFormat, cf.logLevel)
 }
 
+// stringsFlag is a repeatable string flag: each use appends its value.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(s string) error {
+	*f = append(*f, s)
+	return nil
+}
+
 // durationFlag is a flag.Value holding a duration in the policy syntax
 // (30s, 5m, 2h, 7d), so that the command line and policy files agree.
 type durationFlag struct{ d *time.Duration }
