@@ -53,7 +53,7 @@ func allowedHosts(names []string) (map[string]bool, error) {
 	for _, n := range names {
 		h := hostName(n)
 		if strings.ContainsAny(n, "/@ ") || h == "" || strings.Contains(h, ":") && net.ParseIP(h) == nil {
-			return nil, fmt.Errorf("--http-allowed-host %q: want a host name or address without a port or scheme", n)
+			return nil, fmt.Errorf("--http-allowed-host %q: want a host name or address (no scheme, path or userinfo)", n)
 		}
 		hosts[h] = true
 	}

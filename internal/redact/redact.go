@@ -135,8 +135,8 @@ func validScheme(s string) bool {
 
 // Text returns s with every URL in it redacted as URL does. A URL starts
 // at a scheme followed by "://" and ends at white space, a quote or angle
-// bracket, or the end of s; so a URL quoted with %q or followed by ": why"
-// is found whole.
+// bracket, or the end of s, less the punctuation that ends it (":", ",",
+// ")", ...); so a URL quoted with %q or followed by ": why" is found whole.
 func Text(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
@@ -159,6 +159,11 @@ func Text(s string) string {
 		end := i + 3
 		for end < len(s) && !isURLEnd(s[end]) {
 			end++
+		}
+		// Punctuation after a URL ("open s3://b/x?sig=S: why") is the
+		// sentence's, not the URL's.
+		for end > i+3 && strings.IndexByte(":;,.)]}", s[end-1]) >= 0 {
+			end--
 		}
 		b.WriteString(s[:start])
 		if start == i {

@@ -71,7 +71,11 @@ func TestTextRedactsEveryURLInALine(t *testing.T) {
 	if got := Text(in); got != want {
 		t.Errorf("Text:\n got %s\nwant %s", got, want)
 	}
-	for _, s := range []string{"no url here", "://", "a://", "1://x:y@z"} {
+	if got, want := Text("open table mem://u:p@x?secret_key=K: bad (see s3://b/t?sig=S), then s3://b/t."),
+		"open table mem://REDACTED@x?secret_key=REDACTED: bad (see s3://b/t?sig=REDACTED), then s3://b/t."; got != want {
+		t.Errorf("Text keeps the punctuation after a URL:\n got %s\nwant %s", got, want)
+	}
+	for _, s := range []string{"no url here", "://", "a://", "1://x:y@z", "s3://:::"} {
 		_ = Text(s) // must not panic
 	}
 }
