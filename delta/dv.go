@@ -72,12 +72,7 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 	return bm, nil
 }
 
-func tableName(t *Table) string {
-	if t == nil {
-		return "<nil>"
-	}
-	return t.URL
-}
+func tableName(t *Table) string { return t.Name() }
 
 // readDVFromFile returns the framed bitmap bytes of an on-disk descriptor
 // and a description of where they came from. Its errors name the file,

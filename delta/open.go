@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -79,7 +80,7 @@ func OpenTable(ctx context.Context, rawURL string) (*Table, error) {
 // OpenTableWith is OpenTable with options.
 func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table, error) {
 	if err := opts.Store.Validate(); err != nil {
-		return nil, fmt.Errorf("open table %q: %w", rawURL, err)
+		return nil, fmt.Errorf("open table %q: %w", redact.URL(rawURL), redact.Error(err))
 	}
 	allowed, err := parseAllowedPrefixes(opts.AllowedExternalPrefixes)
 	if err != nil {
@@ -98,7 +99,7 @@ func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table
 	case "s3", "gs", "azblob":
 		t, err = openObjectTable(ctx, u, opts)
 	default:
-		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", rawURL, u.Scheme)
+		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", redact.URL(rawURL), u.Scheme)
 	}
 	if err != nil {
 		return nil, err
@@ -136,9 +137,18 @@ func (t *Table) Close() error {
 	}
 	t.closers = nil
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close table %s: %w", t.URL, err)
+		return fmt.Errorf("close table %s: %w", t.Name(), err)
 	}
 	return nil
+}
+
+// Name is the table's URL as messages, pages and logs show it: URL with its
+// userinfo and credential parameters redacted (package redact).
+func (t *Table) Name() string {
+	if t == nil {
+		return "<nil>"
+	}
+	return redact.URL(t.URL)
 }
 
 // CheckPutIfAbsent verifies that the table's store honours put-if-absent.
@@ -163,27 +173,27 @@ func parseTableURL(rawURL string) (*url.URL, error) {
 	if !strings.Contains(rawURL, "://") {
 		abs, err := filepath.Abs(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("open table %q: %w", rawURL, err)
+			return nil, fmt.Errorf("open table %q: %w", redact.URL(rawURL), redact.Error(err))
 		}
 		return &url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}, nil
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open table %q: %w", rawURL, err)
+		return nil, fmt.Errorf("open table %q: %w", redact.URL(rawURL), redact.Error(err))
 	}
 	return u, nil
 }
 
 func openFileTable(u *url.URL, create bool) (*Table, error) {
 	if u.Host != "" && u.Host != "localhost" {
-		return nil, fmt.Errorf("open table %s: file URLs must be file:///absolute/path (host %q not supported)", u.Redacted(), u.Host)
+		return nil, fmt.Errorf("open table %s: file URLs must be file:///absolute/path (host %q not supported)", redact.URL(u.String()), u.Host)
 	}
 	if u.RawQuery != "" {
-		return nil, fmt.Errorf("open table %s: file URLs take no query parameters", u.Redacted())
+		return nil, fmt.Errorf("open table %s: file URLs take no query parameters", redact.URL(u.String()))
 	}
 	dir := filepath.Clean(filepath.FromSlash(u.Path))
 	if !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("open table %s: path %q is not absolute", u.Redacted(), u.Path)
+		return nil, fmt.Errorf("open table %s: path %q is not absolute", redact.URL(u.String()), u.Path)
 	}
 	if create {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -194,17 +204,17 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 	// path, so a missing table directory is an error naming it.
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("open table %s: %s is not a directory", u.Redacted(), dir)
+		return nil, fmt.Errorf("open table %s: %s is not a directory", redact.URL(u.String()), dir)
 	}
 	b, err := fileblob.OpenBucket(dir, &fileblob.Options{
 		NoTempDir: true,
 		Metadata:  fileblob.MetadataDontWrite,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), err)
 	}
 	canon := (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 	// No call follows a symbolic link below the table directory: a link
@@ -221,7 +231,7 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 func openMemTable(u *url.URL) (*Table, error) {
 	for p := range u.Query() {
 		if p != "nomd5" {
-			return nil, fmt.Errorf("open table %s: unsupported query parameter %q", u.Redacted(), p)
+			return nil, fmt.Errorf("open table %s: unsupported query parameter %q", redact.URL(u.String()), p)
 		}
 	}
 	t, _ := bucketTable(u, memblob.OpenBucket(&memblob.Options{NoMD5: u.Query().Has("nomd5")}), false)
@@ -230,7 +240,7 @@ func openMemTable(u *url.URL) (*Table, error) {
 
 func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table, error) {
 	if u.Host == "" {
-		return nil, fmt.Errorf("open table %s: missing bucket name", u.Redacted())
+		return nil, fmt.Errorf("open table %s: missing bucket name", redact.URL(u.String()))
 	}
 	bucketURL := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawQuery: u.RawQuery}
 	ddb, err := splitLogStoreParams(&bucketURL)
@@ -245,14 +255,14 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 		b, err = blob.OpenBucket(ctx, bucketURL.String())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), redact.Error(err))
 	}
 	// Every call below gets deadlines and retries of transient failures.
 	t, s3 := bucketTable(u, objstore.Wrap(b, opts.Store), true)
 	if ddb != nil {
 		if t.Log, err = newDynamoLogStore(ctx, s3, ddb, opts); err != nil {
 			_ = t.Close()
-			return nil, fmt.Errorf("open table %s: %w", u.Redacted(), err)
+			return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), redact.Error(err))
 		}
 	}
 	return t, nil

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/compactord/compactord/internal/redact"
 )
 
 // Set is the content of one policy directory.
@@ -172,7 +174,12 @@ func Parse(files map[string][]byte) (*Set, error) {
 
 	// Pass 2: tables layered over the defaults.
 	seen := map[string]hcl.Range{}
-	seenURL := map[string]string{}
+	// seenURL maps a table identity (TableIdentity) to its first policy.
+	type firstURL struct {
+		name, url string
+		at        hcl.Range
+	}
+	seenURL := map[string]firstURL{}
 	for _, tb := range tables {
 		b := tb.block
 		name := b.Labels[0]
@@ -212,11 +219,17 @@ func Parse(files map[string][]byte) (*Set, error) {
 				Subject:  r.Ptr(),
 			})
 		}
-		if other, dup := seenURL[p.URL]; dup && p.URL != "" {
-			// Two policies on one table would defeat one-run-per-table.
-			diags = append(diags, errAt(where["url"], "Duplicate table url", "Table %q has the same url as table %q; one table, one policy.", name, other))
+		if id := TableIdentity(p.URL); p.URL != "" {
+			// Two policies on one table (under any two spellings) would
+			// defeat one-run-per-table.
+			if other, dup := seenURL[id]; dup {
+				diags = append(diags, errAt(where["url"], "Duplicate table url",
+					"Table %q has the same url as table %q (at %s): %s and %s name one table; one table, one policy.",
+					name, other.name, pos(other.at), redact.URL(p.URL), redact.URL(other.url)))
+			} else {
+				seenURL[id] = firstURL{name: name, url: p.URL, at: where["url"]}
+			}
 		}
-		seenURL[p.URL] = name
 		set.Tables = append(set.Tables, p)
 	}
 	if diags.HasErrors() {

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -397,5 +398,33 @@ func TestAnExecutorBlockTakesItsDefaults(t *testing.T) {
 	want := Executor{Kind: ExecutorProcess, MinBacklogBytes: GiB, Parallelism: DefaultExecutorParallelism, BackoffLimitPerIndex: DefaultExecutorBackoffLimitPerIndex}
 	if got := set.Tables[0].Executor; got == nil || *got != want {
 		t.Fatalf("executor = %+v, want %+v", got, want)
+	}
+}
+
+func TestTwoSpellingsOfOneTableAreAnErrorAtTheSecondNamingTheFirst(t *testing.T) {
+	for _, c := range []struct{ first, second string }{
+		{"file:///data/t", "/data/t/"},
+		{"/data/t", "file:///data/./t"},
+		{"s3://b/p", "s3a://b/p/"},
+		{"s3://b//p/./q", "s3://user:pw@b/p/q?secret_key=K"},
+	} {
+		_, err := Parse(map[string][]byte{
+			"a.hcl": []byte(fmt.Sprintf("table \"a\" {\n  url = %q\n}\n", c.first)),
+			"b.hcl": []byte(fmt.Sprintf("table \"b\" {\n  schedule = \"@hourly\"\n  url = %q\n}\n", c.second)),
+		})
+		want := `b.hcl:3:3: Duplicate table url; Table "b" has the same url as table "a" (at a.hcl:2:3)`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s then %s: err = %v, want %q", c.first, c.second, err, want)
+			continue
+		}
+		if strings.Contains(err.Error(), "pw@") || strings.Contains(err.Error(), "=K") {
+			t.Errorf("the error shows a credential: %v", err)
+		}
+	}
+	if _, err := Parse(map[string][]byte{
+		"a.hcl": []byte("table \"a\" {\n  url = \"s3://b/p\"\n}\n"),
+		"b.hcl": []byte("table \"b\" {\n  url = \"s3://b/p2\"\n}\n"),
+	}); err != nil {
+		t.Fatalf("two tables: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -498,7 +499,7 @@ func (p *Policy) Validate() error {
 			add("url", ErrBadURL, "%q is a relative path: write an absolute path, or a URL such as file:///abs/path or s3://bucket/prefix", p.URL)
 		}
 	} else if u, err := url.Parse(p.URL); err != nil || u.Scheme == "" {
-		add("url", ErrBadURL, "%q needs a scheme such as file:// or s3://, or an absolute path", p.URL)
+		add("url", ErrBadURL, "%q needs a scheme such as file:// or s3://, or an absolute path", redact.URL(p.URL))
 	}
 	if p.Schedule != "" {
 		if _, err := ParseSchedule(p.Schedule); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
@@ -211,7 +212,7 @@ func (b *Backend) Spec(p policies.Policy) (scheduler.Spec, error) {
 func SpecOf(p policies.Policy, ops []string) (scheduler.Spec, error) {
 	sp := scheduler.Spec{
 		Name:     p.Name,
-		URL:      p.URL,
+		URL:      redact.URL(p.URL),
 		Strategy: string(p.Strategy),
 		Enabled:  p.Enabled,
 		Triggers: scheduler.Triggers(p.Triggers),
@@ -235,8 +236,15 @@ func SamePolicy(a, b policies.Policy) bool {
 }
 
 // Run is a RunFunc: it runs the operation req.Op of the table, holding the
-// table's lease while it runs when LeaseHolder is set.
+// table's lease while it runs when LeaseHolder is set. Its error, which
+// /status and the log show, names table URLs with their credentials
+// redacted (package redact); so do Poll's and Plan's.
 func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
+	rep, err := b.run(ctx, req)
+	return rep, redact.Error(err)
+}
+
+func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
 	ctx = b.withBudget(ctx)
 	var op tableop.Op
 	for _, f := range b.factories() {
@@ -317,7 +325,7 @@ func (b *Backend) holdLease(ctx context.Context, t *delta.Table, name string) (*
 	if err != nil {
 		return nil, "", failure.With(failure.Halt, fmt.Errorf("table %s: lease: %w", name, err))
 	}
-	l, err := lease.New(cs, t.URL, b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
+	l, err := lease.New(cs, t.Name(), b.LeaseHolder, lease.Options{TTL: ttl, Now: b.Now})
 	if err != nil {
 		return nil, "", failure.With(failure.Halt, fmt.Errorf("table %s: %w", name, err))
 	}
@@ -378,6 +386,11 @@ func (h *heldLease) release(ctx context.Context, log hclog.Logger, name string) 
 // snapshot load). A table compactord cannot write is reported as a Halt
 // error, so the scheduler never runs it.
 func (b *Backend) Poll(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
+	res, err := b.poll(ctx, p, lastSeen)
+	return res, redact.Error(err)
+}
+
+func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (scheduler.PollResult, error) {
 	ctx = b.withBudget(ctx)
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
@@ -460,10 +473,10 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+		return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 	}
 	pl, _, err := compaction.PlanTable(ctx, t, compaction.OptionsFor(p, b.env(p, exclude), b.Options))
-	return pl, err
+	return pl, redact.Error(err)
 }
 
 // ComputeBacklog measures the work waiting in a snapshot under p. Its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 )
@@ -56,10 +57,10 @@ func deltaBackend(db *runner.Backend) backend {
 		Inspect: func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
 			t, err := db.Tables.Get(ctx, p.URL)
 			if err != nil {
-				return nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+				return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 			}
 			rep, _, err := inspectTable(ctx, t, -1, -1)
-			return rep, err
+			return rep, redact.Error(err)
 		},
 		Retain: func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
 		Close:  db.Tables.Close,

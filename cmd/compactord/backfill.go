@@ -12,8 +12,8 @@ import (
 func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "backfill-stats", "warn", stderr)
 	dryRun := fs.Bool("dry-run", false, "count the files that need statistics; compute and commit nothing")
-	maxFiles := fs.Int("max-files", 0, "backfill at most this many files (0: all)")
-	concurrency := fs.Int("concurrency", 4, "files read at once")
+	maxFiles := fs.countVar("max-files", 0, "backfill at most this many files (0: all)")
+	concurrency := fs.countVar("concurrency", 4, "files read at once")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {

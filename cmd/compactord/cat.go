@@ -16,7 +16,7 @@ import (
 // (tables with row tracking enabled).
 func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "cat", "warn", stderr)
-	version := fs.Int64("version", -1, "table version to read (default: latest)")
+	version := fs.versionVar("table version `N` to read (default: latest)")
 	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
 	rowIDs := fs.Bool("row-ids", false, "add each row's stable _row_id and _row_commit_version (row tracking must be enabled)")
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")

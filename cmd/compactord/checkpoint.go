@@ -14,7 +14,7 @@ import (
 
 func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
-	ver := fs.Int64("version", -1, "version to checkpoint (default: the latest)")
+	ver := fs.versionVar("version `N` to checkpoint (default: the latest)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
@@ -46,7 +46,7 @@ func printCheckpoint(stdout io.Writer, res *checkpoint.Result) {
 func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "cleanup-log", "warn", stderr)
 	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
-	concurrency := fs.Int("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
+	concurrency := fs.countVar("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -55,8 +56,11 @@ type daemonOptions struct {
 	// HTTPTokenFile holds the bearer token of the mutating endpoints on a
 	// non-loopback listener.
 	HTTPTokenFile string
-	LogFormat     string
-	LogLevel      string
+	// HTTPAllowedHosts are the Host names, besides localhost and the
+	// loopback addresses, that a loopback listener answers to.
+	HTTPAllowedHosts []string
+	LogFormat        string
+	LogLevel         string
 	// Store is the object-store deadlines and retries of every table.
 	Store *storeFlags
 
@@ -72,6 +76,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
 	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run and POST /reload require when --http is not a loopback address")
+	fs.Var((*stringsFlag)(&o.HTTPAllowedHosts), "http-allowed-host", "a Host name (no port) that a loopback --http listener also answers to, besides localhost, 127.0.0.1 and [::1] (repeatable; e.g. the name of an SSH tunnel or a local proxy)")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
 	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")
 	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
@@ -141,6 +146,8 @@ type daemon struct {
 
 	// token is the bearer token of --http-token-file ("" when none).
 	token string
+	// hosts are the names of --http-allowed-host, canonical (hostName).
+	hosts map[string]bool
 	// hist is the web view's in-memory history; pages its templates.
 	hist  *history
 	pages *webPages
@@ -185,13 +192,17 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 			return nil, err
 		}
 	}
+	hosts, err := allowedHosts(o.HTTPAllowedHosts)
+	if err != nil {
+		return nil, err
+	}
 	pages, err := parseWebPages()
 	if err != nil {
 		return nil, err
 	}
 	be := mkBackend(dc)
 	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now(), token: token,
-		hist: newHistory(), pages: pages}
+		hosts: hosts, hist: newHistory(), pages: pages}
 	spec := be.Spec
 	if spec == nil {
 		spec = func(p policies.Policy) (scheduler.Spec, error) { return runner.SpecOf(p, nil) }
@@ -240,6 +251,7 @@ func (d *daemon) reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	set, err := policies.LoadDir(d.opts.PolicyDir)
+	err = redact.Error(err) // shown in /status and the reload's answer
 	d.mu.Lock()
 	if err != nil {
 		d.counters.ReloadsFailed++

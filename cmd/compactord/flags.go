@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,6 +107,62 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 // logger is the logger the flags ask for, writing to w.
 func (cf *commandFlags) logger(w io.Writer) hclog.Logger {
 	return newLogger(w, cf.logFormat, cf.logLevel)
+}
+
+// stringsFlag is a repeatable string flag: each use appends its value.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(s string) error {
+	*f = append(*f, s)
+	return nil
+}
+
+// versionFlag is a flag.Value holding a table version: an integer, 0 or
+// more. Unset, it holds -1, the latest version; "-5" is refused rather than
+// read as the latest.
+type versionFlag struct{ v *int64 }
+
+func (f versionFlag) String() string {
+	if f.v == nil || *f.v < 0 {
+		return ""
+	}
+	return strconv.FormatInt(*f.v, 10)
+}
+
+func (f versionFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.New("not a table version (an integer, 0 or more)")
+	}
+	if v < 0 {
+		return errors.New("a table version is 0 or more (leave --version out for the latest)")
+	}
+	*f.v = v
+	return nil
+}
+
+// countVar defines an int flag that must not be negative (a concurrency, a
+// number of files); a negative value is a usage error naming the flag, not
+// silently a default.
+func (cf *commandFlags) countVar(name string, value int, usage string) *int {
+	p := cf.Int(name, value, usage)
+	cf.checks = append(cf.checks, func() error {
+		if *p < 0 {
+			return fmt.Errorf("--%s %d: must be 0 or more", name, *p)
+		}
+		return nil
+	})
+	return p
+}
+
+// versionVar defines --version, a table version (-1, the latest, unless
+// given).
+func (cf *commandFlags) versionVar(usage string) *int64 {
+	v := int64(-1)
+	cf.Var(versionFlag{&v}, "version", usage)
+	return &v
 }
 
 // durationFlag is a flag.Value holding a duration in the policy syntax

@@ -29,8 +29,17 @@ type statusPage struct {
 
 // handler serves /metrics, /healthz, /readyz, /status, the plan preview,
 // the on-demand run and reload endpoints. loopback tells whether the
-// listener is on loopback only (see httpsec.go).
+// listener is on loopback only (see httpsec.go): then every request passes
+// the Host check.
 func (d *daemon) handler(loopback bool) http.Handler {
+	mux := d.routes(loopback)
+	if !loopback {
+		return mux
+	}
+	return hostGuard(d.hosts, mux)
+}
+
+func (d *daemon) routes(loopback bool) *http.ServeMux {
 	guard := newMutationGuard(loopback, d.token)
 	mux := http.NewServeMux()
 	d.webHandlers(mux)

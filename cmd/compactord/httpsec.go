@@ -9,8 +9,14 @@ import (
 	"strings"
 )
 
-// The HTTP listener binds loopback by default. Read-only pages need nothing;
-// the mutating endpoints (POST /tables/{name}/run, POST /reload) refuse
+// The HTTP listener binds loopback by default. A loopback listener answers
+// only requests whose Host is a loopback name (localhost, a loopback address
+// such as 127.0.0.1 or [::1], any port) or one of --http-allowed-host: a
+// page of another site that rebinds its own name to 127.0.0.1 (DNS
+// rebinding) is same-origin with itself, so the Origin check below cannot
+// see it, but its requests carry the attacker's Host and are refused, GET
+// included (the pages and /status name every table). Read-only pages need
+// nothing more; the mutating endpoints (POST /tables/{name}/run, POST /reload) refuse
 // cross-origin browser requests on every listener (a page of another site
 // must not be able to drive the daemon through an operator's browser, not
 // even on loopback), and on a listener that is not loopback they also need
@@ -37,6 +43,56 @@ func readTokenFile(path string) (string, error) {
 func isLoopback(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
+}
+
+// allowedHosts checks and canonicalises the names of --http-allowed-host: a
+// host name or address, no scheme (a port is ignored: every port of an
+// allowed name is allowed, as for localhost).
+func allowedHosts(names []string) (map[string]bool, error) {
+	hosts := map[string]bool{}
+	for _, n := range names {
+		h := hostName(n)
+		if strings.ContainsAny(n, "/@ ") || h == "" || strings.Contains(h, ":") && net.ParseIP(h) == nil {
+			return nil, fmt.Errorf("--http-allowed-host %q: want a host name or address (no scheme, path or userinfo)", n)
+		}
+		hosts[h] = true
+	}
+	return hosts, nil
+}
+
+// hostName is the host of a Host header or a name, without its port and
+// the brackets of an IPv6 address, lower case, without a trailing dot.
+func hostName(hostport string) string {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// loopbackHost reports whether a request's Host names this machine's
+// loopback interface: localhost, a loopback address, or an allowed name.
+func loopbackHost(host string, allowed map[string]bool) bool {
+	h := hostName(host)
+	if h == "localhost" || allowed[h] {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostGuard answers 403 to every request whose Host is not a loopback name
+// (loopbackHost); the daemon puts it in front of a loopback listener only.
+func hostGuard(allowed map[string]bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host, allowed) {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "request refused: this daemon listens on loopback and answers only to Host localhost, 127.0.0.1 or [::1] (any port) and the names of --http-allowed-host; " +
+				"another name may be a DNS-rebinding page"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // mutationGuard protects the mutating endpoints.

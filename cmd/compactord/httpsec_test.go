@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -125,4 +130,133 @@ func tempFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestALoopbackDaemonAnswersOnlyToALoopbackHost sends requests to a real
+// loopback listener with the Host and Origin a DNS-rebinding page would
+// send (its own name, now resolving to 127.0.0.1): refused, GET included,
+// and the table never runs; loopback names and --http-allowed-host names
+// are served. Off loopback the Host is not checked (the token is).
+func TestALoopbackDaemonAnswersOnlyToALoopbackHost(t *testing.T) {
+	dir := memPolicyDir(t, "a")
+	type req struct {
+		method, path, host, origin string
+		want                       int
+	}
+	cases := []struct {
+		name, addr string
+		allowed    []string
+		token      bool
+		reqs       []req
+	}{
+		{"loopback", "127.0.0.1:0", nil, false, []req{
+			{"POST", "/reload", "evil.example", "http://evil.example", http.StatusForbidden},
+			{"POST", "/tables/a/run", "evil.example", "http://evil.example", http.StatusForbidden},
+			{"POST", "/tables/a/run", "evil.example:PORT", "http://evil.example:PORT", http.StatusForbidden},
+			{"POST", "/tables/a/run", "127.0.0.1.evil.example:PORT", "", http.StatusForbidden},
+			{"GET", "/status", "evil.example:PORT", "", http.StatusForbidden},
+			{"GET", "/", "evil.example", "", http.StatusForbidden},
+			{"GET", "/tables/a", "evil.example", "", http.StatusForbidden},
+			{"GET", "/tables/a/plan", "evil.example", "", http.StatusForbidden},
+			{"GET", "/metrics", "tunnel.example", "", http.StatusForbidden},
+			{"POST", "/tables/a/run", "127.0.0.1:PORT", "http://127.0.0.1:PORT", http.StatusAccepted},
+			{"POST", "/reload", "127.0.0.1:PORT", "", http.StatusOK},
+			{"GET", "/status", "localhost:PORT", "", http.StatusOK},
+			{"GET", "/status", "LocalHost.:PORT", "", http.StatusOK},
+			{"GET", "/status", "[::1]:PORT", "", http.StatusOK},
+			{"GET", "/status", "127.0.0.2", "", http.StatusOK},
+		}},
+		{"loopback with an allowed host", "127.0.0.1:0", []string{"Tunnel.Example"}, false, []req{
+			{"POST", "/tables/a/run", "tunnel.example:8443", "http://tunnel.example:8443", http.StatusAccepted},
+			{"GET", "/status", "tunnel.example", "", http.StatusOK},
+			{"POST", "/tables/a/run", "evil.example", "http://evil.example", http.StatusForbidden},
+			{"GET", "/status", "other.tunnel.example", "", http.StatusForbidden},
+		}},
+		{"every interface keeps the token rules", "0.0.0.0:0", nil, true, []req{
+			{"GET", "/status", "compactord.internal:9464", "", http.StatusOK},
+			{"POST", "/tables/a/run", "compactord.internal:9464", "", http.StatusAccepted},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := daemonOptions{PolicyDir: dir, HTTPAllowedHosts: c.allowed}
+			if c.token {
+				o.HTTPTokenFile = tempFile(t, "tok")
+			}
+			fb := &fakeBackend{runs: map[string]int{}}
+			td := startTestDaemonOpts(t, o, c.addr, fb, fb.backend())
+			port := td.base[strings.LastIndex(td.base, ":")+1:]
+			accepted := 0
+			for _, r := range c.reqs {
+				host := strings.ReplaceAll(r.host, "PORT", port)
+				origin := strings.ReplaceAll(r.origin, "PORT", port)
+				hr, err := http.NewRequest(r.method, td.base+r.path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hr.Host = host
+				if origin != "" {
+					hr.Header.Set("Origin", origin)
+				}
+				if c.token {
+					hr.Header.Set("Authorization", "Bearer tok")
+				}
+				resp, err := http.DefaultClient.Do(hr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != r.want {
+					t.Errorf("%s %s Host %q Origin %q: %d, want %d: %s", r.method, r.path, host, origin, resp.StatusCode, r.want, body)
+				}
+				if resp.StatusCode == http.StatusForbidden && !strings.Contains(string(body), "answers only to Host localhost") {
+					t.Errorf("%s %s Host %q: the refusal does not say why: %s", r.method, r.path, host, body)
+				}
+				if r.path == "/tables/a/run" && resp.StatusCode == http.StatusAccepted {
+					accepted++
+				}
+			}
+			if !c.token {
+				// An HTTP/1.0 request may carry no Host at all.
+				conn, err := net.Dial("tcp", strings.TrimPrefix(td.base, "http://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.WriteString(conn, "GET /status HTTP/1.0\r\n\r\n")
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				conn.Close()
+				if resp.StatusCode != http.StatusForbidden {
+					t.Errorf("GET /status without a Host: %d, want 403", resp.StatusCode)
+				}
+			}
+			if accepted > 0 {
+				waitFor(t, "the accepted runs", func() bool { return fb.count("a") >= 1 })
+			}
+			if n := fb.count("a"); n > accepted {
+				t.Fatalf("table ran %d times after %d accepted triggers", n, accepted)
+			}
+		})
+	}
+}
+
+func TestABadAllowedHostFailsStartup(t *testing.T) {
+	dir := memPolicyDir(t, "a")
+	for _, h := range []string{"", "http://x.example", "x.example/path", "user@x.example", "a b", ":8080"} {
+		_, err := newDaemon(daemonOptions{PolicyDir: dir, HTTPAllowedHosts: []string{h}}, hclog.NewNullLogger(), func(policies.Daemon) backend { return backend{} })
+		if err == nil || !strings.Contains(err.Error(), "--http-allowed-host") {
+			t.Errorf("--http-allowed-host %q: err %v, want a refusal naming the flag", h, err)
+		}
+	}
+	if _, err := parseDaemonFlags(context.Background(), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := parseDaemonFlags(context.Background(), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"}, io.Discard)
+	if len(o.HTTPAllowedHosts) != 2 || o.HTTPAllowedHosts[1] != "b.example" {
+		t.Fatalf("the flag repeated gives %v", o.HTTPAllowedHosts)
+	}
 }

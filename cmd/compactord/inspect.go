@@ -143,10 +143,10 @@ var histogramBounds = []int64{1 * units.MiB, 8 * units.MiB, 32 * units.MiB, 128 
 // [--json] [--small-file-size SIZE]`.
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "inspect", "warn", stderr)
-	version := fs.Int64("version", -1, "table version to inspect (default: latest)")
+	version := fs.versionVar("table version `N` to inspect (default: latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
-	maxParts := fs.Int("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
+	maxParts := fs.countVar("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func inspectTable(ctx context.Context, t *delta.Table, version, threshold int64)
 			return nil, nil, err
 		}
 	}
-	rep, err := buildInspectReport(t.URL, snap, threshold)
+	rep, err := buildInspectReport(t.Name(), snap, threshold)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,15 +5,21 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/internal/redact"
 )
 
 // newLogger is the logger of every command: hclog at level on w, text or
 // JSON. JSON lines carry durations as Go's duration strings ("1m0s"), as
 // the text lines do, not as nanosecond counts, and do not escape <, > and &.
+// Every line passes redact.Text: whatever package logs a table URL (a
+// "table" field, an error naming it), its credentials never reach w. hclog
+// writes each entry in one Write, which redact.Writer needs, and JSON
+// escaping off keeps the '&' between query parameters as it is.
 func newLogger(w io.Writer, format, level string) hclog.Logger {
 	l := hclog.New(&hclog.LoggerOptions{
 		Name:               "compactord",
-		Output:             w,
+		Output:             redact.Writer(w),
 		JSONFormat:         format == "json",
 		JSONEscapeDisabled: true,
 		Level:              hclog.LevelFromString(level),

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/compactord/compactord/internal/redact"
 )
 
 // version is the build's version, reported in engineInfo and /status.
@@ -116,7 +118,8 @@ func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			if errors.Is(err, flag.ErrHelp) || errors.Is(err, errHelp) {
 				return 0
 			}
-			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, err)
+			// An error may name a table URL with its credentials.
+			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, redact.Error(err))
 			if errors.Is(err, errUsage) {
 				return 2
 			}

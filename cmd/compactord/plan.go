@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 )
@@ -107,7 +108,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := errors.Join(writeJSONTo(f, file), f.Close()); err != nil {
 		return fmt.Errorf("write plan %s: %w", *out, err)
 	}
-	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.URL, pl.ReadVersion, pl.Strategy, *out)
+	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.Name(), pl.ReadVersion, pl.Strategy, *out)
 	label := "held back"
 	if len(pl.Jobs) == 0 {
 		label = "why"
@@ -294,6 +295,8 @@ func runStatus(res *compaction.RunResult, err error) string {
 // run is a success of the command (exit 0) with status "partial"; what
 // failed is printed on stderr.
 func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool, used *policyUsed) error {
+	// The result names the table by its URL, credentials and all.
+	stdout, stderr = redact.Writer(stdout), redact.Writer(stderr)
 	status := runStatus(res, err)
 	if res != nil {
 		if asJSON {

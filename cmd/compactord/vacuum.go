@@ -23,7 +23,7 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	retention := fs.String("retention", "", "keep files newer than this (default: delta.deletedFileRetentionDuration, 7 days); e.g. 168h, 7d, \"interval 7 days\"")
 	force := fs.Bool("force-retention", false, "allow a retention shorter than the table's (files concurrent writers or time travel need may go)")
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
-	concurrency := fs.Int("concurrency", 16, "deletes in flight")
+	concurrency := fs.countVar("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {

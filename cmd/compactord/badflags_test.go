@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
+)
+
+// A negative --version is a usage error, not the latest version: checkpoint
+// writes nothing, cat and inspect print nothing.
+func TestANegativeVersionIsRefusedByEveryCommandThatTakesOne(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	logDir := filepath.Join(table, "_delta_log")
+	for _, cmd := range []string{"checkpoint", "cat", "inspect"} {
+		for _, v := range []string{"-5", "-1", "x", "1.5"} {
+			var out, errb strings.Builder
+			code := mainExit(context.Background(), []string{cmd, "--version", v, table}, &out, &errb)
+			if code != 2 {
+				t.Errorf("%s --version %s: exit %d, want 2 (usage); stdout:\n%s", cmd, v, code, out.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("%s --version %s printed a result:\n%s", cmd, v, out.String())
+			}
+			if !strings.Contains(errb.String(), `invalid value "`+v+`" for flag -version`) {
+				t.Errorf("%s --version %s: stderr does not say why:\n%s", cmd, v, errb.String())
+			}
+		}
+		var out, errb strings.Builder
+		if code := mainExit(context.Background(), []string{cmd, "--version", "0", table}, &out, &errb); code != 0 {
+			t.Errorf("%s --version 0: exit %d: %s", cmd, code, errb.String())
+		}
+	}
+	if !strings.Contains(strings.Join(dirNames(t, logDir), " "), ".checkpoint.parquet") {
+		t.Fatal("checkpoint --version 0 wrote no checkpoint: the accepted case proves nothing")
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A negative count (deletes or reads in flight, files, partitions listed)
+// is a usage error naming the flag, not silently a default; the table is
+// not touched.
+func TestANegativeCountIsRefused(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	for _, args := range [][]string{
+		{"vacuum", "--concurrency", "-1"},
+		{"cleanup-log", "--concurrency", "-4"},
+		{"backfill-stats", "--concurrency", "-1"},
+		{"backfill-stats", "--max-files", "-1"},
+		{"inspect", "--partitions", "-2"},
+	} {
+		var out, errb strings.Builder
+		code := mainExit(context.Background(), append(args, table), &out, &errb)
+		want := "usage: --" + strings.TrimPrefix(args[1], "--") + " " + args[2] + ": must be 0 or more"
+		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
+		}
+	}
+}
