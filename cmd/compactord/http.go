@@ -32,11 +32,11 @@ type statusPage struct {
 // listener is on loopback only (see httpsec.go): then every request passes
 // the Host check.
 func (d *daemon) handler(loopback bool) http.Handler {
-	mux := d.routes(loopback)
+	h := recoverPanics(d.log, d.routes(loopback))
 	if !loopback {
-		return mux
+		return h
 	}
-	return hostGuard(d.hosts, mux)
+	return hostGuard(d.hosts, h)
 }
 
 func (d *daemon) routes(loopback bool) *http.ServeMux {
@@ -133,7 +133,7 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		}
 	}))
-	return recoverPanics(d.log, mux)
+	return mux
 }
 
 // recoverPanics answers 500 for a request whose handler panics and logs
