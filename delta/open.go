@@ -32,6 +32,10 @@ type OpenOptions struct {
 	// the point where a crashed writer leaves a decided but unpublished
 	// commit. Tests use it to kill a writer there.
 	AfterLogEntry func(ctx context.Context, key string)
+	// Limits bound the size of a log line, a commit file and
+	// _last_checkpoint (zero fields take the defaults, DefaultMaxLogLine
+	// and the others).
+	Limits ReadLimits
 }
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
@@ -78,16 +82,22 @@ func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table
 	if err != nil {
 		return nil, err
 	}
+	var t *Table
 	switch u.Scheme {
 	case "file":
-		return openFileTable(u, false)
+		t, err = openFileTable(u, false)
 	case "mem":
-		return openMemTable(u)
+		t, err = openMemTable(u)
 	case "s3", "gs", "azblob":
-		return openObjectTable(ctx, u, opts)
+		t, err = openObjectTable(ctx, u, opts)
 	default:
 		return nil, fmt.Errorf("open table %q: unsupported URL scheme %q (want file, mem, s3, gs or azblob)", rawURL, u.Scheme)
 	}
+	if err != nil {
+		return nil, err
+	}
+	t.Limits = opts.Limits
+	return t, nil
 }
 
 // CreateTable is OpenTable for a table that is about to be written for the

@@ -31,6 +31,9 @@ type Table struct {
 	Bucket *blob.Bucket
 	// Log writes commits put-if-absent.
 	Log LogStore
+	// Limits bound what reading the log allocates for one object (zero
+	// fields take the defaults; OpenOptions.Limits sets them).
+	Limits ReadLimits
 
 	closers []func() error
 }
