@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -35,11 +36,14 @@ type lastCheckpoint struct {
 // failing file yields (nil, reason) so that the caller falls back to the
 // listing; only I/O errors other than NotFound are returned as err.
 func readLastCheckpoint(ctx context.Context, t *Table) (*lastCheckpoint, string, error) {
-	data, err := t.Bucket.ReadAll(ctx, lastCheckpointKey)
-	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, "missing", nil
-		}
+	data, _, err := readBounded(ctx, t.Bucket, lastCheckpointKey, t.limits().LastCheckpoint, "LastCheckpoint")
+	var tl *TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Sprintf("corrupt: %v", err), nil
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return nil, "missing", nil
+	case err != nil:
 		return nil, "", fmt.Errorf("table %s: read %s: %w", t.URL, lastCheckpointKey, err)
 	}
 	var lc lastCheckpoint
@@ -300,7 +304,7 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) (cpActions, e
 	var acts cpActions
 	if strings.HasSuffix(key, ".json") {
 		var lines []Action
-		if lines, err = parseActionLines(data); err == nil {
+		if lines, err = parseActionLines(data, t.limits().LogLine); err == nil {
 			for _, a := range lines {
 				acts.take(a)
 			}

@@ -195,7 +195,7 @@ func (b *rowBuilder) addRow(a *Add, stats string, st *Stats, pv map[string]any) 
 			}
 		}
 		if c := b.s.pvParsed; c != nil {
-			b.typedStruct(c, pv, false)
+			b.typedStruct(c, pv, false, boundNone)
 		}
 		if c := b.s.statsParsed; c != nil {
 			b.statsStruct(c, st)
@@ -320,19 +320,56 @@ func (b *rowBuilder) statsStruct(n *wnode, st *Stats) {
 				b.absent(c)
 			}
 		case "minValues":
-			b.typedStruct(c, st.MinValues, st.MinValues == nil)
+			b.typedStruct(c, st.MinValues, st.MinValues == nil, boundMin)
 		case "maxValues":
-			b.typedStruct(c, st.MaxValues, st.MaxValues == nil)
+			b.typedStruct(c, st.MaxValues, st.MaxValues == nil, boundMax)
 		case "nullCount":
-			b.typedStruct(c, st.NullCount, st.NullCount == nil)
+			b.typedStruct(c, st.NullCount, st.NullCount == nil, boundNone)
 		}
 	}
+}
+
+// bound says which statistic a typed struct holds: string minimums and
+// maximums longer than maxParsedString are cut (cutBound).
+type bound int
+
+const (
+	boundNone bound = iota
+	boundMin
+	boundMax
+)
+
+// maxParsedString is the longest string bound stats_parsed keeps verbatim
+// (parquet-mr's limit on a statistic, MAX_STATS_SIZE); longer ones are cut
+// to parsedStringPrefix UTF-16 units as Spark cuts the bounds it collects
+// (TruncateStringMin, TruncateStringMax), so that a writer that did not
+// truncate its stats does not put their strings in the checkpoint twice
+// more, and in its footer's statistics. The cut bounds still hold: a
+// prefix is below every string it starts, a prefix and its tie-breaker
+// above.
+const (
+	maxParsedString    = 4 << 10
+	parsedStringPrefix = 1024
+)
+
+// cutBound is v, a decoded stats value, with a string over
+// maxParsedString bytes cut as its bound requires; ok is false when a
+// maximum cannot be cut (the bound is then null).
+func cutBound(v any, which bound) (any, bool) {
+	s, isString := v.(string)
+	if !isString || len(s) <= maxParsedString || which == boundNone {
+		return v, true
+	}
+	if which == boundMin {
+		return TruncateStringMin(s, parsedStringPrefix), true
+	}
+	return TruncateStringMax(s, parsedStringPrefix)
 }
 
 // typedStruct emits a struct of typed leaves from decoded JSON values
 // keyed by child name. Missing or unconvertible values are null, as
 // Spark's from_json and CAST (ANSI off) make them.
-func (b *rowBuilder) typedStruct(n *wnode, m map[string]any, isNil bool) {
+func (b *rowBuilder) typedStruct(n *wnode, m map[string]any, isNil bool, which bound) {
 	if isNil {
 		b.absent(n)
 		return
@@ -341,7 +378,11 @@ func (b *rowBuilder) typedStruct(n *wnode, m map[string]any, isNil bool) {
 		v, ok := m[c.name]
 		if c.kind == wStruct {
 			sub, isMap := v.(map[string]any)
-			b.typedStruct(c, sub, !ok || !isMap)
+			b.typedStruct(c, sub, !ok || !isMap, which)
+			continue
+		}
+		if v, ok = cutBound(v, which); !ok {
+			b.absent(c)
 			continue
 		}
 		pv, ok := typedLeafValue(v, c.dt)

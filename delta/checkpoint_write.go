@@ -498,10 +498,13 @@ func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, r
 		return nil, fmt.Errorf("table %s: create %s: %w", t.URL, key, err)
 	}
 	cw := &CountingWriter{W: bw}
-	pw := parquet.NewWriter(cw, s.schema,
+	opts := []parquet.WriterOption{
+		s.schema,
 		parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
-		parquet.CreatedBy("compactord", "dev", ""))
+		parquet.CreatedBy("compactord", "dev", ""),
+	}
+	pw := parquet.NewWriter(cw, append(opts, unboundedStringColumns(s.schema)...)...)
 	return &parquetObject{t: t, key: key, cancel: cancel, bw: bw, cw: cw, pw: pw, rb: newRowBuilder(s),
 		batch: make([]parquet.Row, checkpointBatchRows)}, nil
 }
@@ -686,4 +689,26 @@ func checkpointProperties(snap *Snapshot) (*Properties, error) {
 	props := snap.Properties()
 	return props, props.Check(PropCheckpointPolicy, PropCheckpointWriteStatsAsJSON, PropCheckpointWriteStatsAsStruct,
 		PropDeletedFileRetentionDuration, PropSetTransactionRetentionDuration)
+}
+
+// unboundedStringColumns turns off the parquet min/max statistics (in page
+// headers, column chunks and column indexes) of the checkpoint's byte-array
+// columns outside stats_parsed and partitionValues_parsed: add.stats,
+// paths, tags, metaData.schemaString and the like are compared by no
+// reader, and parquet-go would copy whole values into every page header
+// and the footer (a 200 MB stats string made a 400 MB footer). The
+// parsed bounds keep theirs, short since cutBound.
+func unboundedStringColumns(schema *parquet.Schema) []parquet.WriterOption {
+	var opts []parquet.WriterOption
+	for _, path := range schema.Columns() {
+		leaf, ok := schema.Lookup(path...)
+		if !ok || leaf.Node.Type().Kind() != parquet.ByteArray {
+			continue
+		}
+		if len(path) > 1 && path[0] == "add" && (path[1] == "stats_parsed" || path[1] == "partitionValues_parsed") {
+			continue
+		}
+		opts = append(opts, parquet.SkipPageBounds(path...), parquet.SkipPageStatistics(path...))
+	}
+	return opts
 }

@@ -1,12 +1,10 @@
 package delta
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,40 +194,45 @@ func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Ti
 	notFound := func() error {
 		return fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, ErrVersionNotFound)
 	}
-	rd, err := t.Bucket.NewReader(ctx, key, nil)
-	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, time.Time{}, notFound()
-		}
+	lim := t.limits()
+	data, modTime, err := readBounded(ctx, t.Bucket, key, lim.LogFile, "LogFile")
+	var tl *TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, time.Time{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, key, err))
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return nil, time.Time{}, notFound()
+	case err != nil:
 		return nil, time.Time{}, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
 	}
-	defer rd.Close()
-	data, err := io.ReadAll(rd)
-	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, time.Time{}, notFound()
-		}
-		return nil, time.Time{}, fmt.Errorf("table %s: read %s: %w", t.URL, key, err)
-	}
-	actions, err := parseActionLines(data)
+	actions, err := parseActionLines(data, lim.LogLine)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, key, err))
 	}
-	return actions, rd.ModTime(), nil
+	return actions, modTime, nil
 }
 
 // ParseCommit parses the content of a commit file (N.json) as ReadCommit
-// does: newline-delimited JSON actions, blank lines skipped.
-func ParseCommit(data []byte) ([]Action, error) { return parseActionLines(data) }
+// does with the default limits: newline-delimited JSON actions, blank lines
+// skipped.
+func ParseCommit(data []byte) ([]Action, error) { return parseActionLines(data, DefaultMaxLogLine) }
 
-// parseActionLines parses newline-delimited JSON actions; blank lines are
-// skipped. Errors carry the 1-based line number.
-func parseActionLines(data []byte) ([]Action, error) {
+// parseActionLines parses newline-delimited JSON actions (lines end in \n
+// or \r\n); blank lines are skipped. Errors carry the 1-based line number;
+// a line longer than maxLine bytes is a *TooLargeError.
+func parseActionLines(data []byte, maxLine int64) ([]Action, error) {
 	actions := make([]Action, 0, bytes.Count(data, []byte{'\n'})+1)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 256<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if int64(len(line)) > maxLine {
+			return nil, &TooLargeError{Line: n, Size: int64(len(line)), Field: "LogLine", Limit: maxLine}
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -241,9 +244,6 @@ func parseActionLines(data []byte) ([]Action, error) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		actions = append(actions, a)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	return actions, nil
 }

@@ -180,9 +180,14 @@ func isAmbiguousCode(c gcerrors.ErrorCode) bool {
 	return true
 }
 
-// sameObject reads key and reports whether it exists and equals data.
+// sameObject reads key and reports whether it exists and equals data; an
+// object longer than data is not read past that length.
 func sameObject(ctx context.Context, b *blob.Bucket, key string, data []byte) (landed, mine bool, err error) {
-	got, err := b.ReadAll(ctx, key)
+	got, _, err := readBounded(ctx, b, key, int64(len(data)), "LogFile")
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return true, false, nil
+	}
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return false, false, nil
 	}

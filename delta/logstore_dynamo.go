@@ -20,6 +20,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -72,6 +73,8 @@ type dynamoLogStore struct {
 	// before its copy (OpenOptions.AfterLogEntry).
 	afterEntry func(ctx context.Context, key string)
 	now        func() time.Time
+	// maxTemp bounds the temp file a repair copies (ReadLimits.LogFile).
+	maxTemp int64
 
 	mu       sync.Mutex
 	checked  bool
@@ -121,6 +124,7 @@ func newDynamoLogStore(ctx context.Context, s3 *blobLogStore, cfg *dynamoConfig,
 		logger:     logger.With("table_path", cfg.TablePath, "dynamodb_table", cfg.Table),
 		afterEntry: opts.AfterLogEntry,
 		now:        time.Now,
+		maxTemp:    opts.Limits.WithDefaults().LogFile,
 	}, nil
 }
 
@@ -356,7 +360,8 @@ func (s *dynamoLogStore) repair(ctx context.Context, e dynamoEntry) error {
 			s.logger.Info("repaired an incomplete commit entry", "file", e.FileName, "temp", e.TempPath)
 			return nil
 		}
-		if errors.Is(err, ErrDynamoDBLogStore) || attempt >= maxRepairAttempts {
+		var cf *failure.CorruptFileError
+		if errors.Is(err, ErrDynamoDBLogStore) || errors.As(err, &cf) || attempt >= maxRepairAttempts {
 			return fmt.Errorf("repair %s on %s: %w", target, s.store, err)
 		}
 		if werr := objstore.Sleep(ctx, time.Duration(attempt)*100*time.Millisecond); werr != nil {
@@ -372,7 +377,12 @@ func (s *dynamoLogStore) repairOnce(ctx context.Context, e dynamoEntry, target s
 			return err
 		}
 		if !ok {
-			data, err := s.bucket.ReadAll(ctx, LogDir+e.TempPath)
+			data, _, err := readBounded(ctx, s.bucket, LogDir+e.TempPath, s.maxTemp, "LogFile")
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				// Copied, it would be a commit no reader can load.
+				return corruptLog(failure.Commit, LogDir+e.TempPath, err)
+			}
 			if gcerrors.Code(err) == gcerrors.NotFound {
 				return fmt.Errorf("%w: entry %s is incomplete and its temp file %s%s is gone", ErrDynamoDBLogStore, e.FileName, LogDir, e.TempPath)
 			}

@@ -40,6 +40,10 @@ type OpenOptions struct {
 	// vector is read only inside the table root, and any other is refused
 	// as corrupt (ErrDVOutsideRoot) without being opened.
 	AllowedExternalPrefixes []string
+	// Limits bound the size of a log line, a commit file and
+	// _last_checkpoint (zero fields take the defaults, DefaultMaxLogLine
+	// and the others).
+	Limits ReadLimits
 }
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
@@ -105,6 +109,7 @@ func OpenTableWith(ctx context.Context, rawURL string, opts OpenOptions) (*Table
 		return nil, err
 	}
 	t.dvAllowed = allowed
+	t.Limits = opts.Limits
 	return t, nil
 }
 

@@ -87,6 +87,10 @@ type ScanOptions struct {
 	// defaultRowCommitVersion (PROTOCOL.md "Reader Requirements for Row
 	// Tracking"). Without enabled row tracking it changes nothing.
 	RowTracking bool
+	// Pages bound what the file's pages may claim (PageLimits; zero
+	// fields take the defaults): a page or column chunk over them makes
+	// the file corrupt before parquet-go allocates for it.
+	Pages PageLimits
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
@@ -124,9 +128,13 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		bufSize = ColumnBufferSize(DefaultReadBufferSize, len(ds.leaves), size)
 	}
 	ra := NewObjectReaderAt(ctx, t.Bucket, key, size)
-	f, err := openParquet(ra, size, bufSize)
+	guard := NewPageGuard(ra, add.Path, opts.Pages)
+	f, err := openParquet(guard, size, bufSize)
 	if err != nil {
 		return nil, DataFileError(add.Path, ra, dataFileError(name, err))
+	}
+	if err := guard.Watch(f); err != nil {
+		return nil, err
 	}
 	plans, err := planScan(ds, f.Schema(), name)
 	if err != nil {

@@ -31,6 +31,9 @@ type Table struct {
 	Bucket *blob.Bucket
 	// Log writes commits put-if-absent.
 	Log LogStore
+	// Limits bound what reading the log allocates for one object (zero
+	// fields take the defaults; OpenOptions.Limits sets them).
+	Limits ReadLimits
 
 	// dvAllowed are the locations outside the root that `p` deletion
 	// vectors may be read from (OpenOptions.AllowedExternalPrefixes).

@@ -51,7 +51,7 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 // columns.
 func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
 	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
-	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking})
+	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking, Pages: opts.sourcePages()})
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.

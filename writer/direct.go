@@ -44,7 +44,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 	if err != nil {
 		return nil, err
 	}
-	f, ra, err := openParquet(ctx, t.Bucket, src.Path, key, src.Size, sourceBufferSize(opts, len(schema.Columns()), src.Size))
+	f, ra, err := openParquet(ctx, t.Bucket, src.Path, key, src.Size, sourceBufferSize(opts, len(schema.Columns()), src.Size), opts.sourcePages())
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package writer
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -14,7 +15,7 @@ import (
 // bytes) through ranged reads. A footer parquet-go rejects, or panics on, is
 // a *failure.CorruptFileError naming src; the reader is returned for the
 // same classification of later page reads.
-func openParquet(ctx context.Context, b *blob.Bucket, src, key string, size int64, readBuf int) (f *parquet.File, ra *delta.ObjectReaderAt, err error) {
+func openParquet(ctx context.Context, b *blob.Bucket, src, key string, size int64, readBuf int, pages delta.PageLimits) (f *parquet.File, ra *delta.ObjectReaderAt, err error) {
 	if size <= 0 {
 		attrs, err := b.Attributes(ctx, key)
 		if err != nil {
@@ -25,14 +26,18 @@ func openParquet(ctx context.Context, b *blob.Bucket, src, key string, size int6
 	// Small objects come whole in one GET, a large one's footer in one
 	// tail GET (delta.ObjectReaderAt); the leading magic is not fetched.
 	ra = delta.NewObjectReaderAt(ctx, b, key, size)
-	f, err = openFooter(ra, size, readBuf)
+	guard := delta.NewPageGuard(ra, src, pages)
+	f, err = openFooter(guard, size, readBuf)
 	if err != nil {
 		return nil, nil, delta.DataFileError(src, ra, fmt.Errorf("open parquet %s: %w", key, err))
+	}
+	if err := guard.Watch(f); err != nil {
+		return nil, nil, err
 	}
 	return f, ra, nil
 }
 
-func openFooter(ra *delta.ObjectReaderAt, size int64, readBuf int) (f *parquet.File, err error) {
+func openFooter(ra io.ReaderAt, size int64, readBuf int) (f *parquet.File, err error) {
 	defer delta.RecoverParquet(&err)
 	return parquet.OpenFile(ra, size, parquet.ReadBufferSize(readBuf), parquet.SkipBloomFilters(true), parquet.SkipMagicBytes(true))
 }

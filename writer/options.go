@@ -137,6 +137,22 @@ func DefaultOptions() Options {
 	}
 }
 
+// minSourcePageLimit is the smallest page limit a small row group budget
+// sets: eight times the 1 MiB pages engines write.
+const minSourcePageLimit = 8 << 20
+
+// sourcePages is what a source's pages may claim: no page above the row
+// group budget (RowGroupBytes, between minSourcePageLimit and
+// delta.DefaultMaxPageBytes), since a page is decoded whole and one larger
+// than the budget breaks it, and the default ratio of a column chunk. With
+// the default budget, 64 MiB: 64 times the page size of every engine, so
+// only a value of more than 64 MiB (or a decompression bomb) makes a
+// source corrupt.
+func (o Options) sourcePages() delta.PageLimits {
+	budget := cmp.Or(o.RowGroupBytes, DefaultRowGroupBytes)
+	return delta.PageLimits{MaxPageBytes: min(max(budget, minSourcePageLimit), delta.DefaultMaxPageBytes)}
+}
+
 // withDefaults returns o with zero fields replaced by defaults.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
