@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/internal/progress"
+	"github.com/compactord/compactord/objstore"
 )
 
 // ErrCheckpointExists is wrapped by WriteCheckpoint when the checkpoint file
@@ -492,7 +493,7 @@ func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, r
 	bw, err := t.Bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/octet-stream", IfNotExist: true})
 	if err != nil {
 		cancel()
-		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		if objstore.Code(err) == gcerrors.FailedPrecondition {
 			return nil, fmt.Errorf("table %s: %s: %w", t.URL, key, ErrCheckpointExists)
 		}
 		return nil, fmt.Errorf("table %s: create %s: %w", t.URL, key, err)
@@ -587,7 +588,7 @@ func (o *parquetObject) close(ctx context.Context) (int64, error) {
 	o.done = true
 	defer o.cancel()
 	if err := closeBlobWriter(o.bw); err != nil {
-		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		if objstore.Code(err) == gcerrors.FailedPrecondition {
 			return 0, fmt.Errorf("table %s: %s: %w", o.t.URL, o.key, ErrCheckpointExists)
 		}
 		return 0, fmt.Errorf("table %s: publish %s: %w", o.t.URL, o.key, err)

@@ -125,7 +125,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 	switch {
 	case err == nil:
 		return fmt.Errorf("%w: %s accepted a second conditional create of %s (If-None-Match ignored); refusing to commit there", ErrNoPutIfAbsent, store, key)
-	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
+	case objstore.Code(err) == gcerrors.FailedPrecondition:
 		return nil
 	default:
 		return fmt.Errorf("put-if-absent probe on %s: second write of %s: %w", store, key, err)
@@ -147,7 +147,7 @@ func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, dat
 		if err == nil {
 			return nil
 		}
-		code := gcerrors.Code(err)
+		code := objstore.Code(err)
 		if code != gcerrors.FailedPrecondition && !isAmbiguousCode(code) {
 			return fmt.Errorf("put %s on %s: %w", key, store, err)
 		}
@@ -188,7 +188,7 @@ func sameObject(ctx context.Context, b *blob.Bucket, key string, data []byte) (l
 	if errors.As(err, &tl) {
 		return true, false, nil
 	}
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if objstore.Code(err) == gcerrors.NotFound {
 		return false, false, nil
 	}
 	if err != nil {

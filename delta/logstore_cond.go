@@ -46,7 +46,7 @@ func (s *blobLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, s
 
 func (s *blobLogStore) readVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := s.bucket.NewReader(ctx, key, nil)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if objstore.Code(err) == gcerrors.NotFound {
 		return nil, "", fmt.Errorf("read %s on %s: %w", key, s.store, objstore.ErrObjectNotFound)
 	}
 	if err != nil {
@@ -92,9 +92,9 @@ func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []by
 	switch {
 	case err == nil:
 		return nil
-	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
+	case objstore.Code(err) == gcerrors.FailedPrecondition:
 		return fmt.Errorf("create %s on %s: %w", key, s.store, objstore.ErrPreconditionFailed)
-	case isAmbiguousCode(gcerrors.Code(err)):
+	case isAmbiguousCode(objstore.Code(err)):
 		return fmt.Errorf("create %s on %s: %w: %w", key, s.store, objstore.ErrAmbiguous, err)
 	default:
 		return fmt.Errorf("create %s on %s: %w", key, s.store, err)
@@ -164,9 +164,9 @@ func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []by
 	switch {
 	case err == nil:
 		return nil
-	case gcerrors.Code(err) == gcerrors.FailedPrecondition || gcerrors.Code(err) == gcerrors.NotFound:
+	case objstore.Code(err) == gcerrors.FailedPrecondition || objstore.Code(err) == gcerrors.NotFound:
 		return fmt.Errorf("replace %s on %s: %w", key, s.store, objstore.ErrPreconditionFailed)
-	case isAmbiguousCode(gcerrors.Code(err)):
+	case isAmbiguousCode(objstore.Code(err)):
 		return fmt.Errorf("replace %s on %s: %w: %w", key, s.store, objstore.ErrAmbiguous, err)
 	default:
 		return fmt.Errorf("replace %s on %s: %w", key, s.store, err)

@@ -15,7 +15,11 @@ import (
 // Wrap returns a bucket that sends every call to b with the deadlines and
 // retries of opts (see the package doc). b must not be used directly
 // afterwards except to close it, which closing the returned bucket does.
-// Errors keep b's codes (gcerrors.Code) and b's As types.
+// Errors keep b's codes and b's As types; where b's SDK could not name a
+// code (an error answer whose body was cut), the bucket's code is the one
+// the answer's status says (Code). Classify a write's error with Code, not
+// gcerrors.Code: gocloud's Upload hands a driver's error back without
+// asking the driver for its code.
 func Wrap(b *blob.Bucket, opts Options) *blob.Bucket {
 	return blob.NewBucket(&bucket{inner: b, opts: opts.withDefaults()})
 }
@@ -87,7 +91,8 @@ func (b *bucket) do(ctx context.Context, op string, timeout time.Duration, fn fu
 	r := b.retrier(ctx)
 	for {
 		actx, cancel := context.WithTimeout(ctx, timeout)
-		err := fn(actx)
+		actx, withAnswer := captureAnswer(actx)
+		err := withAnswer(fn(actx))
 		if err != nil && actx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("%s: no answer within %v: %w", op, timeout, err)
 		}
@@ -101,9 +106,9 @@ func (b *bucket) do(ctx context.Context, op string, timeout time.Duration, fn fu
 	}
 }
 
-// ErrorCode implements driver.Bucket: the inner bucket's errors carry
-// their codes already.
-func (b *bucket) ErrorCode(err error) gcerrors.ErrorCode { return gcerrors.Code(err) }
+// ErrorCode implements driver.Bucket: the inner bucket's code, or, where
+// the SDK could not name one, the code the store's answer says (Code).
+func (b *bucket) ErrorCode(err error) gcerrors.ErrorCode { return Code(err) }
 
 // As implements driver.Bucket.
 func (b *bucket) As(i any) bool { return b.inner.As(i) }
@@ -203,7 +208,8 @@ func (b *bucket) Close() error { return b.inner.Close() }
 // a deadline: WriteTimeout from its start to its Close.
 func (b *bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
 	wctx, cancel := context.WithTimeout(ctx, b.opts.WriteTimeout)
-	return &writer{b: b.inner, key: key, ctx: wctx, cancel: cancel, timeout: b.opts.WriteTimeout, opts: &blob.WriterOptions{
+	wctx, withAnswer := captureAnswer(wctx)
+	return &writer{b: b.inner, key: key, ctx: wctx, cancel: cancel, withAnswer: withAnswer, timeout: b.opts.WriteTimeout, opts: &blob.WriterOptions{
 		BufferSize:                  opts.BufferSize,
 		MaxConcurrency:              opts.MaxConcurrency,
 		CacheControl:                opts.CacheControl,
@@ -230,6 +236,8 @@ type writer struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration
+	// withAnswer adds the store's answer to an error returned without it.
+	withAnswer func(error) error
 
 	w        *blob.Writer
 	uploaded bool
@@ -273,6 +281,7 @@ func (w *writer) Close() error {
 }
 
 func (w *writer) annotate(err error) error {
+	err = w.withAnswer(err)
 	if err != nil && w.ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("write of %s not finished within %v: %w", w.key, w.timeout, err)
 	}

@@ -308,3 +308,36 @@ func TestAnOpenThatTimesOutIsRetried(t *testing.T) {
 		t.Fatalf("budget used %d, want the one retry", budget.Used())
 	}
 }
+
+func TestCodeComesFromTheStatusWhenTheBodyDidNotArrive(t *testing.T) {
+	// What the S3 SDK returns for an error answer whose body was cut: the
+	// status, and no error code.
+	cut := func(code int) error {
+		return fmt.Errorf("operation error S3: PutObject: %w", &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}},
+			Err:      fmt.Errorf("deserialization failed, failed to copy error response body, %w", io.ErrUnexpectedEOF)}})
+	}
+	tests := []struct {
+		name string
+		err  error
+		want gcerrors.ErrorCode
+	}{
+		{"412", cut(412), gcerrors.FailedPrecondition},
+		{"404", cut(404), gcerrors.NotFound},
+		{"403", cut(403), gcerrors.PermissionDenied},
+		{"409 without Azure's code stays unknown", cut(409), gcerrors.Unknown},
+		{"500 stays unknown", cut(500), gcerrors.Unknown},
+		{"no answer at all", io.ErrUnexpectedEOF, gcerrors.Unknown},
+		{"the caller's cancellation", context.Canceled, gcerrors.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := objstore.Code(tc.err); got != tc.want {
+				t.Fatalf("Code(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+	if objstore.Transient(cut(412)) || !objstore.Transient(cut(503)) {
+		t.Fatal("a cut 412 must not be retried, a cut 503 must")
+	}
+}

@@ -69,7 +69,9 @@ func (r *reader) open() error {
 	for {
 		actx, cancel := context.WithCancel(r.ctx)
 		timer := time.AfterFunc(r.b.opts.OpenTimeout, cancel)
-		cur, err := r.b.inner.NewRangeReader(actx, r.key, r.offset+r.read, r.remaining(), r.ropts)
+		cctx, withAnswer := captureAnswer(actx)
+		cur, err := r.b.inner.NewRangeReader(cctx, r.key, r.offset+r.read, r.remaining(), r.ropts)
+		err = withAnswer(err)
 		timedOut := !timer.Stop()
 		if err == nil {
 			if r.opened && (cur.Size() != r.attrs.Size || !cur.ModTime().Equal(r.attrs.ModTime)) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,12 @@ type Options struct {
 	Seed uint64
 	// Match, when set, limits faults to the requests it accepts.
 	Match func(*http.Request) bool
+	// CutStatus, when set, cuts the body of every answer with one of these
+	// statuses (as CutBody does) to a request that Match accepts and Rate
+	// did not fault: a fault chance plays no part in, such as a 412 whose
+	// error body never arrives. Answers to HEAD and answers of fewer than
+	// two body bytes go through whole. Cuts count as CutBody in Stats.
+	CutStatus []int
 }
 
 // Proxy is a fault-injecting reverse proxy on a loopback port.
@@ -154,24 +161,32 @@ func (p *Proxy) Stats() (requests int, faults map[Kind]int) {
 	return p.requests, out
 }
 
-// draw decides the fault for r: ok is false when r goes through untouched.
-func (p *Proxy) draw(r *http.Request) (k Kind, delay time.Duration, ok bool) {
+// draw decides the fault for r: ok is false when r is not faulted by
+// Rate, and cut lists the answer statuses whose body is cut then.
+func (p *Proxy) draw(r *http.Request) (k Kind, delay time.Duration, ok bool, cut []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests++
-	if p.opts.Rate <= 0 || (p.opts.Match != nil && !p.opts.Match(r)) {
-		return 0, 0, false
+	if p.opts.Rate <= 0 && len(p.opts.CutStatus) == 0 {
+		return 0, 0, false, nil
 	}
-	if p.rng.Float64() >= p.opts.Rate {
-		return 0, 0, false
+	if p.opts.Match != nil && !p.opts.Match(r) {
+		return 0, 0, false, nil
+	}
+	if p.opts.Rate <= 0 || p.rng.Float64() >= p.opts.Rate {
+		return 0, 0, false, p.opts.CutStatus
 	}
 	k = p.opts.Kinds[p.rng.IntN(len(p.opts.Kinds))]
 	p.faults[k]++
-	return k, p.opts.Delay, true
+	return k, p.opts.Delay, true, nil
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	kind, delay, faulted := p.draw(r)
+	kind, delay, faulted, cut := p.draw(r)
+	if !faulted && len(cut) > 0 {
+		p.forwardCutting(w, r, cut)
+		return
+	}
 	if !faulted {
 		p.forward(w, r)
 		return
@@ -246,6 +261,34 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// forwardCutting relays r and the server's answer, whose body it cuts when
+// the answer's status is one of cut.
+func (p *Proxy) forwardCutting(w http.ResponseWriter, r *http.Request, cut []int) {
+	resp, err := p.roundTrip(r)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("faultproxy: upstream: %v", err), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		reset(w)
+		return
+	}
+	if slices.Contains(cut, resp.StatusCode) && r.Method != http.MethodHead && len(body) >= 2 {
+		p.mu.Lock()
+		p.faults[CutBody]++
+		p.mu.Unlock()
+		writeCut(w, resp, body)
+		return
+	}
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
 }
 
 func writeS3Error(w http.ResponseWriter, status int, code, msg string) {

@@ -128,3 +128,48 @@ func TestZeroRatePassesEverything(t *testing.T) {
 		t.Fatalf("%d requests reached the server, want 20", reached.Load())
 	}
 }
+
+func TestCutStatusCutsEveryAnswerOfThatStatusAndNoOther(t *testing.T) {
+	const refusal = "<Error><Code>PreconditionFailed</Code></Error>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if strings.HasSuffix(r.URL.Path, "/taken") {
+			w.WriteHeader(http.StatusPreconditionFailed)
+			_, _ = io.WriteString(w, refusal)
+			return
+		}
+		_, _ = io.WriteString(w, payload)
+	}))
+	t.Cleanup(srv.Close)
+	p := New(t, srv.URL, Options{CutStatus: []int{http.StatusPreconditionFailed},
+		Match: func(r *http.Request) bool { return r.Method == http.MethodPut }})
+	client := &http.Client{Transport: &http.Transport{}}
+	send := func(method, path string) (int, string, error) {
+		req, err := http.NewRequest(method, p.URL+path, strings.NewReader("request body"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	for i := 0; i < 3; i++ {
+		status, body, err := send(http.MethodPut, "/bucket/taken")
+		if status != http.StatusPreconditionFailed || !errors.Is(err, io.ErrUnexpectedEOF) || body != refusal[:len(refusal)/2] {
+			t.Fatalf("PUT %d: %d %q %v; want 412 with the first half of its body, then unexpected EOF", i, status, body, err)
+		}
+	}
+	if status, body, err := send(http.MethodPut, "/bucket/free"); status != 200 || body != payload || err != nil {
+		t.Fatalf("PUT of a free key: %d %q %v; want the whole answer", status, body, err)
+	}
+	if status, body, err := send(http.MethodGet, "/bucket/taken"); status != 412 || body != refusal || err != nil {
+		t.Fatalf("GET Match refuses: %d %q %v; want the whole answer", status, body, err)
+	}
+	if reqs, faults := p.Stats(); reqs != 5 || faults[CutBody] != 3 || len(faults) != 1 {
+		t.Fatalf("stats: %d requests, %v; want 5 and three cut bodies", reqs, faults)
+	}
+}
