@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tablepath"
 
 	"encoding/json"
@@ -91,11 +92,14 @@ type Add struct {
 // in canonical form (tablepath.RelativeKey): the log path URL-decoded
 // exactly once, "." and empty segments dropped, ".." resolved. A path
 // outside the root (absolute, or climbing above it) is an error wrapping
-// tablepath.ErrOutside: compactord reads no file outside the table.
+// tablepath.ErrOutside: compactord reads no file outside the table. The
+// error is a *failure.CorruptFileError naming the file (class Quarantine),
+// so that a run skips it and goes on with the table's other files.
 func (a *Add) Key() (string, error) {
 	k, err := tablepath.RelativeKey(a.Path)
 	if err != nil {
-		return "", fmt.Errorf("data file %w; compactord reads only files inside the table root", err)
+		return "", &failure.CorruptFileError{Kind: failure.DataFile, Path: a.Path, DataFile: a.Path,
+			Err: fmt.Errorf("data file %w; compactord reads only files inside the table root", err)}
 	}
 	return k, nil
 }

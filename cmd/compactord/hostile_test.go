@@ -369,6 +369,21 @@ func TestHostileInput(t *testing.T) {
 			cmds: vacuumAll, mustSucceed: true,
 		},
 		{
+			name: "holds: adds climbing out of the table",
+			craft: func(e *hostileEnv) {
+				out := filepath.ToSlash(e.outside)
+				var acts []map[string]any
+				for _, p := range []string{"../outside/sentinel.bin", "%2e%2e%2foutside/sentinel.bin", "a/../../outside/sentinel.bin",
+					"file://" + out + "/sentinel.bin", out + "/sentinel.bin"} {
+					acts = append(acts, map[string]any{"add": map[string]any{"path": p, "partitionValues": map[string]any{},
+						"size": len(secretBytes), "modificationTime": e.old.UnixMilli(), "dataChange": true}})
+				}
+				e.commit(acts...)
+			},
+			cmds: [][]string{{"cat", "{T}"}, {"compact", "{T}"}, {"backfill-stats", "{T}"},
+				{"vacuum", "{T}", "--mode", "full", "--retention", "0h", "--force-retention"}},
+		},
+		{
 			name:  "credentials in an object-store URL",
 			craft: func(e *hostileEnv) {},
 			cmds: [][]string{
