@@ -1,6 +1,8 @@
 package fanout
 
 import (
+	"github.com/compactord/compactord/objstore"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,9 +162,15 @@ func writeJSON(ctx context.Context, t *delta.Table, key string, v any) error {
 	return nil
 }
 
+// maxControlObject bounds the read of a stored plan, a manifest or an
+// intent record: a writer of the table can put a huge one under
+// _compactord/plans/, and it is refused unread (a plan of 100,000 jobs is
+// well under it).
+const maxControlObject = 256 << 20
+
 // readJSON reads the JSON object at key into v.
 func readJSON(ctx context.Context, t *delta.Table, key string, v any) error {
-	data, err := t.Bucket.ReadAll(ctx, key)
+	data, err := objstore.ReadAllLimit(ctx, t.Bucket, key, maxControlObject)
 	if err != nil {
 		return fmt.Errorf("read %s of %s: %w", key, t.URL, err)
 	}

@@ -1,6 +1,8 @@
 package fanout
 
 import (
+	"github.com/compactord/compactord/objstore"
+
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -226,7 +228,7 @@ func StorePlan(ctx context.Context, t *delta.Table, sp *StoredPlan) (string, err
 // LoadPlan reads the stored plan at key of t. A missing plan (its run is
 // over and cleaned) is a Halt: no attempt will find it.
 func LoadPlan(ctx context.Context, t *delta.Table, key string) (*StoredPlan, error) {
-	data, err := t.Bucket.ReadAll(ctx, key)
+	data, err := objstore.ReadAllLimit(ctx, t.Bucket, key, maxControlObject)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, failure.With(failure.Halt, fmt.Errorf("stored plan %s of %s: %w", key, t.URL, err))
 	}

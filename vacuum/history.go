@@ -1,6 +1,8 @@
 package vacuum
 
 import (
+	"github.com/compactord/compactord/objstore"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,10 +31,10 @@ type lastVacuumInfo struct {
 // window, or nil when there is none or the file is unreadable (Spark
 // ignores a corrupt file too).
 func readLastVacuumInfo(ctx context.Context, t *delta.Table) (*int64, error) {
-	data, err := t.Bucket.ReadAll(ctx, lastVacuumInfoKey)
+	data, err := objstore.ReadAllLimit(ctx, t.Bucket, lastVacuumInfoKey, maxStateBytes)
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, nil
+		if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, objstore.ErrTooLarge) {
+			return nil, nil // none, or as good as corrupt: lite goes back to version 0
 		}
 		return nil, fmt.Errorf("read %s: %w", lastVacuumInfoKey, err)
 	}

@@ -1,6 +1,8 @@
 package vacuum
 
 import (
+	"github.com/compactord/compactord/objstore"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +36,11 @@ const (
 	// symlinked paths a hostile action named).
 	CountRefused = "vacuum_deletes_refused"
 )
+
+// maxStateBytes bounds the read of the small state files vacuum keeps
+// (_compactord/vacuum.json, _delta_log/_last_vacuum_info): a few hundred
+// bytes each; a bigger one is refused unread.
+const maxStateBytes = 1 << 20
 
 // stateKey is where the daemon remembers when it last vacuumed a table,
 // so that intervals survive restarts and move with the lease.
@@ -153,7 +160,7 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 
 func readState(ctx context.Context, t *delta.Table) (state, error) {
 	var st state
-	data, err := t.Bucket.ReadAll(ctx, stateKey)
+	data, err := objstore.ReadAllLimit(ctx, t.Bucket, stateKey, maxStateBytes)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			return st, nil

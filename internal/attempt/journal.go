@@ -22,6 +22,11 @@ import (
 // intent records of the table's local attempts (<attempt-id>.json).
 const RecordsDir = "_compactord/attempts/"
 
+// MaxRecordBytes bounds the read of an intent record: a record names the
+// keys of one attempt (a few hundred bytes each, thousands at most), and
+// one a writer of the table made huge is refused unread.
+const MaxRecordBytes = 64 << 20
+
 // DefaultHeartbeat is how often a live attempt rewrites its record.
 const DefaultHeartbeat = time.Minute
 

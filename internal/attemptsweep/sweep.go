@@ -1,6 +1,8 @@
 package attemptsweep
 
 import (
+	"github.com/compactord/compactord/objstore"
+
 	"context"
 	"errors"
 	"fmt"
@@ -162,7 +164,7 @@ func AtStart(ctx context.Context, t *delta.Table, staleAfter time.Duration, log 
 // outside the root), then the record; it returns how many objects
 // existed.
 func sweepRecord(ctx context.Context, t *delta.Table, gate *deletegate.Gate, key string, log hclog.Logger) (int, error) {
-	data, err := t.Bucket.ReadAll(ctx, key)
+	data, err := objstore.ReadAllLimit(ctx, t.Bucket, key, attempt.MaxRecordBytes)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return 0, nil // swept by a concurrent run
 	}
