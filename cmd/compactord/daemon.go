@@ -26,6 +26,7 @@ import (
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags(ctx, "check", "warn", stderr)
 	asJSON := fs.Bool("json", false, "print the effective policies as JSON instead of HCL")
+	showSecrets := fs.Bool("show-secrets", false, "print table URLs with their credentials (default: userinfo and credential parameters REDACTED)")
 	dir, err := fs.parseOne(args, "policy directory")
 	if err != nil {
 		return err
@@ -36,6 +37,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, w := range set.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", policies.FormatDiagnostic(w))
+	}
+	if !*showSecrets {
+		// The output goes to terminals and CI logs: credentials in a URL
+		// stay in the policy file.
+		shown := *set
+		shown.Tables = make([]policies.Policy, len(set.Tables))
+		for i, p := range set.Tables {
+			p.URL = redact.URL(p.URL)
+			shown.Tables[i] = p
+		}
+		set = &shown
 	}
 	if *asJSON {
 		return writeJSONTo(stdout, set)
