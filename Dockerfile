@@ -1,5 +1,6 @@
 # compactord container image (multi-stage). Untested here: Docker does not
-# run on the machine this repository is developed on (see README).
+# run on the machine this repository is developed on (see docs/kubernetes.md,
+# "Running in containers").
 #
 #   docker build -t compactord .
 #   docker run --rm -v $PWD/examples/compose/policies:/etc/compactord/policies:ro -p 9464:9464 compactord

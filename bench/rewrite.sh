@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/rewrite.sh: rewrite throughput and memory of compactord vs DuckDB vs a
-# bare parquet-go loop on the same small files. See README, "Rewrite benchmark".
+# bare parquet-go loop on the same small files. See docs/benchmarks.md, "Rewrite benchmark".
 #
 #   bash bench/rewrite.sh            # ~1 GiB of 1-4 MiB files, plus the 2 GiB RSS run
 #   SIZE=256MiB BIG=512MiB bash bench/rewrite.sh   # quicker
