@@ -178,3 +178,50 @@ func TestOpCountsAFailedCheckpointAndDoesNotFail(t *testing.T) {
 		t.Fatalf("_last_checkpoint at %d", v)
 	}
 }
+
+// A checkpoint whose _last_checkpoint write failed leaves the hint on the
+// checkpoint before; the next pass of the daemon's operation rewrites it,
+// even with nothing left to checkpoint, and counts it once.
+func TestOpRepairsALastCheckpointLeftBehindItsCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tbl := logtest.Create(t, dir, logtest.Spec{Configuration: map[string]string{"delta.checkpointInterval": "2"}})
+	for v := int64(1); v <= 4; v++ {
+		logtest.CommitAs(t, tbl, v, "compactord/0.1.0", delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+		if v == 2 {
+			if _, err := Write(ctx, tbl, 2, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Checkpoint 4 lands; its _last_checkpoint write does not.
+	res, err := Write(ctx, tbl, 4, Options{Delta: delta.CheckpointOptions{SkipLastCheckpoint: true}})
+	if err != nil || res.Checkpoint == nil {
+		t.Fatalf("write 4: %v %+v", err, res)
+	}
+	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != 2 {
+		t.Fatalf("_last_checkpoint at %d before the run, want 2", v)
+	}
+	op := &Op{Options: MaintainOptions{Engine: "compactord", NoCatchUp: true}}
+	out, err := op.Run(ctx, tbl)
+	if err != nil || out.Counts[CountHintRepaired] != 1 || out.Counts[CountWritten] != 0 || out.Counts[CountFailed] != 0 {
+		t.Fatalf("run: %v %v", err, out.Counts)
+	}
+	if v, err := delta.LastCheckpointVersion(ctx, tbl); err != nil || v != 4 {
+		t.Fatalf("_last_checkpoint at %d after the run, want 4 (%v)", v, err)
+	}
+	// Current now: the next run has nothing to repair.
+	if out, err = op.Run(ctx, tbl); err != nil || out.Counts[CountHintRepaired] != 0 {
+		t.Fatalf("second run: %v %v", err, out.Counts)
+	}
+	// Missing altogether: repaired too.
+	if err := os.Remove(filepath.Join(dir, "_delta_log", "_last_checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = op.Run(ctx, tbl); err != nil || out.Counts[CountHintRepaired] != 1 {
+		t.Fatalf("run without _last_checkpoint: %v %v", err, out.Counts)
+	}
+	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != 4 {
+		t.Fatalf("_last_checkpoint at %d, want 4", v)
+	}
+}

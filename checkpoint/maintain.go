@@ -2,10 +2,12 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/redact"
 )
 
 // maxOwnPerRun bounds how many of our own uncheckpointed commits one
@@ -20,14 +22,23 @@ type MaintainOptions struct {
 	Engine string
 	// NoCatchUp turns the catch-up of other writers' commits off.
 	NoCatchUp bool
+	// MaxOwn bounds how many of our own uncheckpointed commits on
+	// multiples one call checkpoints, the newest ones (0: 10). A one-shot
+	// command sets 1: the newest multiple supersedes the older ones for
+	// every reader, and the command's caller is waiting.
+	MaxOwn int
 }
 
 // MaintainResult says what Maintain wrote and what failed.
 type MaintainResult struct {
 	// Written are the checkpoints written, oldest first.
 	Written []*delta.CheckpointInfo
-	// Failed are the errors of checkpoints that could not be written.
+	// Failed are the errors of checkpoints that could not be written (and
+	// of a _last_checkpoint repair that failed).
 	Failed []error
+	// Repaired is set when _last_checkpoint named an older checkpoint than
+	// the newest (or was missing or corrupt) and was rewritten.
+	Repaired *delta.LastCheckpointRepair
 	// Duration is the time spent writing checkpoints.
 	Duration time.Duration
 }
@@ -39,7 +50,9 @@ type MaintainResult struct {
 // one to each of its own commits on such versions; a checkpoint that
 // failed in an earlier run is retried this way, with no state kept. Then,
 // unless NoCatchUp, CatchUp covers the commits of writers that never
-// checkpoint. A failed checkpoint is reported in Failed and the pass goes
+// checkpoint. Last, a _last_checkpoint left behind the newest checkpoint
+// (its writer's write of it failed) is repaired (delta.RepairLastCheckpoint).
+// A failed checkpoint or repair is reported in Failed and the pass goes
 // on; only the context's end makes it return an error.
 func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*MaintainResult, error) {
 	res := &MaintainResult{}
@@ -47,24 +60,51 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 	if err != nil {
 		return res, err
 	}
+	err = maintain(ctx, t, l, opts, res)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if len(res.Written) > 0 || len(res.Failed) > 0 {
+		// A checkpoint written here is not in l, and one whose
+		// _last_checkpoint write failed is not in Written.
+		l = nil
+	}
+	rep, rerr := delta.RepairLastCheckpoint(ctx, t, l)
+	if rerr != nil {
+		res.Failed = append(res.Failed, fmt.Errorf("repair _last_checkpoint: %w", rerr))
+	} else if rep != nil {
+		res.Repaired = rep
+		opts.logger().Info("_last_checkpoint repaired", "table", redact.URL(t.URL), "version", rep.Version, "was", rep.Was, "key", rep.Key)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, err
+}
+
+func maintain(ctx context.Context, t *delta.Table, l *delta.LogListing, opts MaintainOptions, res *MaintainResult) error {
 	latest, newest := l.LatestCommit(), l.NewestCheckpoint(1<<62-1)
 	if latest <= 0 || newest == latest {
-		return res, nil
+		return nil
 	}
 	snap, err := delta.LoadSnapshot(ctx, t, latest)
 	if err != nil {
-		return res, err
+		return err
 	}
 	interval, err := intervalOf(t, snap)
 	if err != nil {
-		return res, err
+		return err
 	}
 	engine := opts.Engine
 	if engine == "" {
 		engine = "compactord"
 	}
+	maxOwn := opts.MaxOwn
+	if maxOwn <= 0 {
+		maxOwn = maxOwnPerRun
+	}
 	var own []int64
-	for m := latest - latest%interval; m > max(newest, 0) && len(own) < maxOwnPerRun; m -= interval {
+	for m := latest - latest%interval; m > max(newest, 0) && len(own) < maxOwn; m -= interval {
 		acts, err := delta.ReadCommit(ctx, t, m)
 		if err != nil {
 			res.Failed = append(res.Failed, err)
@@ -82,7 +122,7 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 			newest = max(newest, r.Checkpoint.Version)
 		}
 		if ctx.Err() != nil {
-			return res, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	if !opts.NoCatchUp {
@@ -92,7 +132,7 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 		err := catchUp(ctx, t, l, snap, opts.Options, r)
 		res.add(r, err)
 	}
-	return res, ctx.Err()
+	return ctx.Err()
 }
 
 func (r *MaintainResult) add(res *Result, err error) {

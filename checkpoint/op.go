@@ -20,6 +20,9 @@ const (
 	CountFailed  = "checkpoints_failed"
 	// CountDurationMillis is the time spent writing them, in ms.
 	CountDurationMillis = "checkpoint_duration_ms"
+	// CountHintRepaired is 1 when the run rewrote a _last_checkpoint that
+	// named an older checkpoint than the newest (or was missing).
+	CountHintRepaired = "last_checkpoint_repaired"
 )
 
 // Factory returns the checkpoint operation's factory: after the table's
@@ -63,6 +66,9 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		out.Counts[CountWritten] = int64(len(res.Written))
 		out.Counts[CountFailed] = int64(len(res.Failed))
 		out.Counts[CountDurationMillis] = res.Duration.Milliseconds()
+		if res.Repaired != nil {
+			out.Counts[CountHintRepaired] = 1
+		}
 		for _, f := range res.Failed {
 			log.Error("checkpoint failed; the next run retries it", "table", t.URL, "error", f)
 		}

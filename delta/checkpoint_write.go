@@ -629,12 +629,14 @@ func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, c
 }
 
 // lastCheckpointOut is the _last_checkpoint document compactord writes:
-// version and size first (old readers split-read them), no parts (a
-// single-file checkpoint; Trino takes parts:1 for multi-part), checksum
-// last.
+// version and size first (old readers split-read them), no parts for a
+// single-file checkpoint (Trino takes parts:1 for multi-part; parts is set
+// only when RepairLastCheckpoint points at another writer's multi-part
+// checkpoint), checksum last.
 type lastCheckpointOut struct {
 	Version       int64   `json:"version"`
 	Size          int64   `json:"size"`
+	Parts         *int    `json:"parts,omitempty"`
 	SizeInBytes   int64   `json:"sizeInBytes"`
 	NumOfAddFiles int64   `json:"numOfAddFiles"`
 	V2Checkpoint  *lastV2 `json:"v2Checkpoint,omitempty"`
@@ -667,11 +669,18 @@ func (lc *lastCheckpointOut) encode() ([]byte, error) {
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a
 // newer checkpoint already. It reports whether it wrote.
 func writeLastCheckpoint(ctx context.Context, t *Table, lc *lastCheckpointOut) (bool, error) {
-	cur, _, err := readLastCheckpoint(ctx, t)
+	return writeLastCheckpointIf(ctx, t, lc, func(cur int64) bool { return cur <= lc.Version })
+}
+
+// writeLastCheckpointIf replaces _last_checkpoint with lc when replace
+// accepts the version it names when read just before (-1: missing or
+// corrupt). It reports whether it wrote.
+func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut, replace func(cur int64) bool) (bool, error) {
+	cur, err := hintVersion(ctx, t)
 	if err != nil {
 		return false, err
 	}
-	if cur != nil && cur.Version > lc.Version {
+	if !replace(cur) {
 		return false, nil
 	}
 	data, err := lc.encode()

@@ -91,6 +91,8 @@ type LogEntry struct {
 type LogListing struct {
 	Entries  []LogEntry
 	complete []int64
+	// newest is the newest complete checkpoint (nil: none).
+	newest *checkpoint
 }
 
 // ListLog lists the table's log in one LIST (after the log store's sync:
@@ -128,6 +130,9 @@ func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
 	})
 	l := &LogListing{Entries: entries}
 	cps, _ := checkpointsByVersion(files, nil)
+	if len(cps) > 0 {
+		l.newest = &cps[0]
+	}
 	for i := len(cps) - 1; i >= 0; i-- {
 		l.complete = append(l.complete, cps[i].version)
 	}

@@ -23,6 +23,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	zone := fs.String("time-zone", "UTC", "zone of zone-less timestamp partition values (the writer's session zone)")
 	staleAfter := fs.String("attempt-stale-after", "", attemptStaleAfterUsage)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	ckpt := checkpointFlag(fs)
 	store := fs.addStoreFlags(stderr)
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -48,15 +49,29 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.OlderThan = d
 	}
-	expire := func(t *delta.Table) (*retention.Result, error) {
+	expire := func(t *delta.Table) (expireReport, error) {
 		bar := newCLIProgress(stdout, stderr, *asJSON, opts.Logger)
-		defer bar.Finish()
+		ctx := store.run(ctx)
 		opts.Progress = bar.Func()
-		return retention.Expire(store.run(ctx), t, opts)
+		res, err := retention.Expire(ctx, t, opts)
+		bar.Finish()
+		rep := expireReport{Result: res}
+		if res != nil {
+			rep.Checkpoint = checkpointAfterCommits(ctx, t, opts.Logger, *ckpt, res.CommittedVersion >= 0)
+		}
+		return rep, err
 	}
-	return runOnTable(ctx, store.open, pos[0], expire, *asJSON, stdout, func(w io.Writer, res *retention.Result) {
-		printExpire(w, pos[0], res)
+	return runOnTable(ctx, store.open, pos[0], expire, *asJSON, stdout, func(w io.Writer, rep expireReport) {
+		printExpire(w, pos[0], rep.Result)
+		rep.Checkpoint.print(w)
 	})
+}
+
+// expireReport is `compactord expire --json`: the result and the
+// checkpoint step after its commit.
+type expireReport struct {
+	*retention.Result
+	Checkpoint *checkpointStep `json:"checkpoint,omitempty"`
 }
 
 // printExpire is the text report of `compactord expire` on the table at url.

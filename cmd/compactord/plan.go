@@ -122,6 +122,7 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newCommandFlags(ctx, "run-plan", "warn", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	table := fs.String("table", "", "table URL (default: the plan's)")
+	ckpt := checkpointFlag(fs)
 	var cf commitFlags
 	cf.register(fs)
 	store := fs.addStoreFlags(stderr)
@@ -171,7 +172,8 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opts.Progress = bar.Func()
 	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, opts)
 	bar.Finish()
-	return report(stdout, stderr, res, err, *asJSON, pf.Policy)
+	step := checkpointAfterCommits(ctx, t, log, *ckpt, res != nil && res.CommittedVersion >= 0)
+	return report(stdout, stderr, res, err, *asJSON, pf.Policy, step)
 }
 
 // commitFlags are the partial-progress flags of compact and run-plan; set,
@@ -248,6 +250,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var pf planFlags
 	pf.register(fs, stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	ckpt := checkpointFlag(fs)
 	var cf commitFlags
 	cf.register(fs)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
@@ -260,9 +263,11 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
 	ps.opts.Progress = bar.Func()
-	res, err := compaction.Compact(pf.store.run(ctx), ps.table, ps.opts)
+	ctx = pf.store.run(ctx)
+	res, err := compaction.Compact(ctx, ps.table, ps.opts)
 	bar.Finish()
-	return report(stdout, stderr, res, err, *asJSON, ps.used)
+	step := checkpointAfterCommits(ctx, ps.table, ps.opts.Logger, *ckpt, res != nil && res.CommittedVersion >= 0)
+	return report(stdout, stderr, res, err, *asJSON, ps.used, step)
 }
 
 // Run statuses of `compactord compact` and `run-plan` (the JSON "status").
@@ -290,11 +295,12 @@ func runStatus(res *compaction.RunResult, err error) string {
 	return statusFailed
 }
 
-// report prints a run result (also a partial one that came with an error)
-// and the policy it planned with (nil: a plan file's, unknown). A partial
-// run is a success of the command (exit 0) with status "partial"; what
-// failed is printed on stderr.
-func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool, used *policyUsed) error {
+// report prints a run result (also a partial one that came with an error),
+// the policy it planned with (nil: a plan file's, unknown) and the
+// checkpoint step after its commits (nil: none ran). A partial run is a
+// success of the command (exit 0) with status "partial"; what failed is
+// printed on stderr. A failed checkpoint step changes neither.
+func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJSON bool, used *policyUsed, step *checkpointStep) error {
 	// The result names the table by its URL, credentials and all.
 	stdout, stderr = redact.Writer(stdout), redact.Writer(stderr)
 	status := runStatus(res, err)
@@ -304,7 +310,8 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 				Status string      `json:"status"`
 				Policy *policyUsed `json:"policy,omitempty"`
 				*compaction.RunResult
-			}{status, used, res})
+				Checkpoint *checkpointStep `json:"checkpoint,omitempty"`
+			}{status, used, res, step})
 			if merr != nil {
 				return errors.Join(err, merr)
 			}
@@ -326,6 +333,7 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 				fmt.Fprintf(stdout, "  dropped job %s (%s): %s\n", d.JobID, d.Kind, d.Reason)
 			}
 			printSwept(stdout, res.SweptAttempts, res.SweptObjects)
+			step.print(stdout)
 			label := "held back"
 			if res.JobsPlanned == 0 {
 				label = "why"

@@ -272,7 +272,7 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 func TestCompactJSONIsNotHTMLEscaped(t *testing.T) {
 	res := &compaction.RunResult{CommittedVersion: -1, Dropped: []commit.DroppedJob{{JobID: "j1", Kind: "conflict", Reason: "files < 1 MiB & more"}}}
 	var out bytes.Buffer
-	if err := report(&out, io.Discard, res, nil, true, nil); err != nil {
+	if err := report(&out, io.Discard, res, nil, true, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `"files < 1 MiB & more"`) {

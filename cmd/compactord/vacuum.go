@@ -15,6 +15,9 @@ import (
 type vacuumReport struct {
 	*vacuum.Result
 	Files []vacuum.File `json:"files,omitempty"`
+	// Checkpoint is the checkpoint step after the VACUUM START and END
+	// commits.
+	Checkpoint *checkpointStep `json:"checkpoint,omitempty"`
 }
 
 func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,6 +28,7 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dryRun := fs.Bool("dry-run", false, "list the files and bytes that would be deleted; delete nothing")
 	concurrency := fs.countVar("concurrency", 16, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	ckpt := checkpointFlag(fs)
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
 		return err
@@ -63,7 +67,11 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			opts.Progress = bar.Func()
 		}
 		res, err := vacuum.Run(ctx, t, opts)
-		return vacuumReport{Result: res, Files: files}, err
+		rep := vacuumReport{Result: res, Files: files}
+		if res != nil {
+			rep.Checkpoint = checkpointAfterCommits(ctx, t, log, *ckpt, res.StartVersion >= 0 || res.EndVersion >= 0)
+		}
+		return rep, err
 	}
 	return runOnTable(ctx, store.open, url, run, *asJSON, stdout, printVacuum)
 }
@@ -86,4 +94,5 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 	if res.StartVersion >= 0 {
 		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)
 	}
+	rep.Checkpoint.print(stdout)
 }
