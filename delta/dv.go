@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
@@ -56,6 +57,9 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 	if err != nil {
 		if errors.Is(err, ErrCorruptDV) || errors.Is(err, ErrDVOutsideRoot) {
 			return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
+		}
+		if objstore.Code(err) == gcerrors.NotFound {
+			return nil, &failure.MissingFileError{Kind: failure.DeletionVector, Path: dvObjectName(dv), Err: fmt.Errorf("table %s: %s: %w", tableName(t), where, err)}
 		}
 		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
 	}

@@ -119,7 +119,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	if size <= 0 {
 		attrs, err := t.Bucket.Attributes(ctx, key)
 		if err != nil {
-			return nil, dataFileError(name, err)
+			return nil, MissingOr(add.Path, dataFileError(name, err))
 		}
 		size = attrs.Size
 	}

@@ -152,23 +152,73 @@ func CorruptDataFiles(err error) []string {
 // order (a worker process reports them to its coordinator).
 func CorruptFiles(err error) []*CorruptFileError {
 	var out []*CorruptFileError
-	var walk func(error)
-	walk = func(e error) {
-		if e == nil {
-			return
-		}
+	walkTree(err, func(e error) {
 		if cf, ok := e.(*CorruptFileError); ok {
 			out = append(out, cf)
 		}
-		switch u := e.(type) {
-		case interface{ Unwrap() []error }:
-			for _, x := range u.Unwrap() {
-				walk(x)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
-	}
-	walk(err)
+	})
 	return out
+}
+
+// MissingFileError says that an object the table's log references (a data
+// file, a deletion vector) was not found in the store. Its class is Retry:
+// a missing object may be a passing effect of the store, or the file of a
+// snapshot that a newer commit replaced (a concurrent rewrite and vacuum by
+// another engine). The scheduler quarantines it only when it stays missing
+// for several runs while the newest snapshot still names it.
+type MissingFileError struct {
+	// Kind is what sort of object Path is.
+	Kind Kind
+	// Path is the object's key in the table (as in the log for data files).
+	Path string
+	// DataFile is the data file (add path) the object belongs to: Path for
+	// a data file, the file whose deletion vector Path is.
+	DataFile string
+	// Err is the store's answer.
+	Err error
+}
+
+// Error implements error.
+func (e *MissingFileError) Error() string {
+	if e.DataFile != "" && e.DataFile != e.Path {
+		return fmt.Sprintf("missing %s %s of data file %s: %v", e.Kind, e.Path, e.DataFile, e.Err)
+	}
+	return fmt.Sprintf("missing %s %s: %v", e.Kind, e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *MissingFileError) Unwrap() error { return e.Err }
+
+// FailureClass is Retry: one run's miss is not proof that the file is gone.
+func (e *MissingFileError) FailureClass() Class { return Retry }
+
+// MissingDataFiles returns the data files (MissingFileError.DataFile) that
+// the missing-file errors anywhere in err's tree name, in tree order and
+// without repeats.
+func MissingDataFiles(err error) []string {
+	var out []string
+	seen := map[string]bool{}
+	walkTree(err, func(e error) {
+		if mf, ok := e.(*MissingFileError); ok && mf.DataFile != "" && !seen[mf.DataFile] {
+			seen[mf.DataFile] = true
+			out = append(out, mf.DataFile)
+		}
+	})
+	return out
+}
+
+// walkTree calls f on every error of err's tree, in tree order.
+func walkTree(err error, f func(error)) {
+	if err == nil {
+		return
+	}
+	f(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range u.Unwrap() {
+			walkTree(x, f)
+		}
+	case interface{ Unwrap() error }:
+		walkTree(u.Unwrap(), f)
+	}
 }

@@ -51,3 +51,22 @@ func TestCorruptDataFilesNamesEveryCorruptFileOnceAndNoLogObject(t *testing.T) {
 		t.Fatalf("CorruptDataFiles(plain) = %v", got)
 	}
 }
+
+func TestAMissingFileIsRetriedAndNamedOnceWhereverItIsInTheTree(t *testing.T) {
+	a := &MissingFileError{Kind: DataFile, Path: "a.parquet", DataFile: "a.parquet", Err: errors.New("NotFound")}
+	dv := &MissingFileError{Kind: DeletionVector, Path: "dv.bin", DataFile: "b.parquet", Err: errors.New("NotFound")}
+	corrupt := &CorruptFileError{Kind: DataFile, Path: "c.parquet", DataFile: "c.parquet", Err: errors.New("footer")}
+	err := fmt.Errorf("run: %w", errors.Join(fmt.Errorf("job 1: %w", a), fmt.Errorf("job 2: %w", dv), fmt.Errorf("job 3: %w", a)))
+	if got := MissingDataFiles(err); !slices.Equal(got, []string{"a.parquet", "b.parquet"}) {
+		t.Fatalf("MissingDataFiles = %v", got)
+	}
+	if Of(err) != Retry {
+		t.Fatalf("Of(missing) = %v, want retry: one run's miss is no proof", Of(err))
+	}
+	if got := MissingDataFiles(errors.Join(err, corrupt)); len(got) != 2 || Of(errors.Join(corrupt, err)) != Quarantine {
+		t.Fatalf("beside a corrupt file: missing %v, class %v", got, Of(errors.Join(corrupt, err)))
+	}
+	if got := CorruptDataFiles(err); got != nil {
+		t.Fatalf("a missing file is not a corrupt one: %v", got)
+	}
+}

@@ -116,9 +116,10 @@ type Backend struct {
 	// fails the compaction of a table that asks for it, naming it.
 	Launchers map[string]LauncherFunc
 
-	mu        sync.Mutex
-	polled    map[string]*delta.Snapshot // by policy name + URL (one poller each)
-	fullLoads atomic.Int64
+	mu          sync.Mutex
+	polled      map[string]*delta.Snapshot // by policy name + URL (one poller each)
+	quarantined map[string]map[string]bool // the lists QuarantineStore last loaded or saved, by the same key
+	fullLoads   atomic.Int64
 }
 
 // maxIncrementalCommits bounds how many commits a poll replays one by one
@@ -279,10 +280,14 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 		go hl.renew(ctx, cancel, b.logger(), req.Table)
 	}
 	res, err := op.Run(ctx, t)
+	rep := report(res)
 	if err != nil {
+		if missing := missingOf(err); len(missing) > 0 && ctx.Err() == nil {
+			rep.Missing = b.stillNamed(ctx, t, req.Table, missing)
+		}
 		err = fmt.Errorf("table %s: %w", req.Table, err)
 	}
-	return report(res), err
+	return rep, err
 }
 
 // report converts an operation's result to the scheduler's RunReport.
@@ -414,7 +419,7 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 			}
 			if ok {
 				next = b.remember(p, next, prev)
-				bl, err := ComputeBacklog(next, p, b.now())
+				bl, err := ComputeBacklogExcluding(next, p, b.now(), b.quarantinedOf(p))
 				if err != nil {
 					return scheduler.PollResult{Version: next.Version}, err
 				}
@@ -432,7 +437,7 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 			fmt.Errorf("table %s (%s) version %d cannot be compacted by this build: %w", p.Name, p.URL, snap.Version, err))
 	}
 	snap = b.remember(p, snap, nil)
-	bl, err := ComputeBacklog(snap, p, b.now())
+	bl, err := ComputeBacklogExcluding(snap, p, b.now(), b.quarantinedOf(p))
 	if err != nil {
 		return scheduler.PollResult{Version: snap.Version}, err
 	}
@@ -488,12 +493,32 @@ func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[strin
 // tables (by policy or by the table's own clustering columns), the bytes
 // of files no clustering wrote (no clusteringProvider).
 func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (scheduler.Backlog, error) {
-	pb, err := planner.BacklogOf(snap, p.PlannerPolicy(now))
+	return ComputeBacklogExcluding(snap, p, now, nil)
+}
+
+// ComputeBacklogExcluding is ComputeBacklog with the files of quarantined
+// (paths as in add actions) left apart: they are planned as a run plans
+// them (skipped), not counted as small files or held ones, and counted in
+// QuarantinedFiles and QuarantinedBytes instead.
+func ComputeBacklogExcluding(snap *delta.Snapshot, p policies.Policy, now time.Time, quarantined map[string]bool) (scheduler.Backlog, error) {
+	pp := p.PlannerPolicy(now)
+	if len(quarantined) > 0 {
+		pp.Exclude = quarantined
+	}
+	pb, err := planner.BacklogOf(snap, pp)
 	if err != nil {
 		return scheduler.Backlog{}, fmt.Errorf("table %s: backlog: %w", p.Name, err)
 	}
 	b := scheduler.Backlog{SmallFiles: pb.SmallFiles, SmallBytes: pb.SmallBytes,
-		MergeableFiles: pb.MergeableFiles, MergeableBytes: pb.MergeableBytes, Held: holds(pb.Held)}
+		MergeableFiles: pb.MergeableFiles, MergeableBytes: pb.MergeableBytes}
+	for _, h := range pb.Held {
+		if h.Code == planner.SkipQuarantined {
+			b.SmallFiles -= h.Files
+			b.SmallBytes -= h.Bytes
+			continue
+		}
+		b.Held = append(b.Held, holds([]planner.Skip{h})...)
+	}
 	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
 	if !clustered {
 		if cols, err := delta.ClusteringColumns(snap); err == nil && len(cols) > 0 {
@@ -504,6 +529,10 @@ func ComputeBacklog(snap *delta.Snapshot, p policies.Policy, now time.Time) (sch
 	for _, f := range snap.Files {
 		b.Files++
 		b.Bytes += f.Size
+		if quarantined[f.Path] {
+			b.QuarantinedFiles++
+			b.QuarantinedBytes += f.Size
+		}
 		if clustered && f.ClusteringProvider == nil {
 			b.UnclusteredBytes += f.Size
 		}

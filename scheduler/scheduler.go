@@ -51,6 +51,18 @@ type Config[P any] struct {
 	// ProgressLogInterval is how often a running operation that reports
 	// progress (RunRequest.Progress) logs it (default 30s).
 	ProgressLogInterval time.Duration
+	// Quarantine keeps each table's quarantine list across restarts (nil:
+	// in memory only).
+	Quarantine QuarantineStore[P]
+	// MissingRuns is how many consecutive runs must find a file the newest
+	// snapshot names missing (RunReport.Missing) before it is quarantined
+	// (default DefaultMissingRuns). A run that fails without meeting it
+	// neither counts nor resets; a run that succeeds, or misses other files
+	// only, resets its count.
+	MissingRuns int
+	// MaxQuarantined bounds a table's quarantine list: a run that would
+	// grow it past this halts the table (default DefaultMaxQuarantined).
+	MaxQuarantined int
 }
 
 // Errors returned by Trigger.
@@ -99,6 +111,12 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	}
 	if cfg.ProgressLogInterval <= 0 {
 		cfg.ProgressLogInterval = 30 * time.Second
+	}
+	if cfg.MissingRuns <= 0 {
+		cfg.MissingRuns = DefaultMissingRuns
+	}
+	if cfg.MaxQuarantined <= 0 {
+		cfg.MaxQuarantined = DefaultMaxQuarantined
 	}
 	if cfg.CancelGrace <= 0 {
 		cfg.CancelGrace = 5 * time.Second
@@ -308,21 +326,22 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error) *table[P] {
 		ops = []string{""}
 	}
 	t := &table[P]{
-		s:         s,
-		policy:    p,
-		spec:      sp,
-		ops:       ops,
-		log:       s.log.Named(sp.Name),
-		trig:      make(chan string, 1),
-		quit:      make(chan struct{}),
-		done:      make(chan struct{}),
-		runCtx:    ctx,
-		cancelRun: cancel,
-		lastSeen:  -1,
-		exclude:   map[string]bool{},
-		counters:  newCounters(),
-		state:     StateIdle,
-		sched:     sp.Schedule,
+		s:          s,
+		policy:     p,
+		spec:       sp,
+		ops:        ops,
+		log:        s.log.Named(sp.Name),
+		trig:       make(chan string, 1),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		runCtx:     ctx,
+		cancelRun:  cancel,
+		lastSeen:   -1,
+		quarantine: map[string]Quarantined{},
+		missing:    map[string]int{},
+		counters:   newCounters(),
+		state:      StateIdle,
+		sched:      sp.Schedule,
 	}
 	if specErr != nil {
 		// Validate already rejected it; halt rather than guess.
@@ -356,23 +375,28 @@ type table[P any] struct {
 	runCtx    context.Context
 	cancelRun context.CancelFunc
 
-	mu          sync.Mutex // guards the fields below (read by status)
-	state       string
-	lastSeen    int64
-	backlog     *Backlog
-	nextPoll    time.Time
-	nextCron    time.Time
-	retryAt     time.Time
-	failures    int
-	halted      bool
-	haltReason  string
-	exclude     map[string]bool
-	lastRun     *RunRecord
-	lastSuccess time.Time
-	lastError   string
-	pollError   string
-	counters    *Counters
-	progress    *progress.Progress // the running operation's, nil between runs
+	mu         sync.Mutex // guards the fields below (read by status)
+	state      string
+	lastSeen   int64
+	backlog    *Backlog
+	nextPoll   time.Time
+	nextCron   time.Time
+	retryAt    time.Time
+	failures   int
+	halted     bool
+	haltReason string
+	// quarantine is the skip list by add path; missing counts the
+	// consecutive runs that found each file missing (Config.MissingRuns).
+	quarantine       map[string]Quarantined
+	missing          map[string]int
+	quarantineLoaded bool // the stored list was read (Config.Quarantine)
+	quarantineDirty  bool // changed since the last save
+	lastRun          *RunRecord
+	lastSuccess      time.Time
+	lastError        string
+	pollError        string
+	counters         *Counters
+	progress         *progress.Progress // the running operation's, nil between runs
 }
 
 func (t *table[P]) stop() {
@@ -419,7 +443,14 @@ func (t *table[P]) loop() {
 	if t.sched != nil {
 		t.nextCron = t.sched.Next(now)
 	}
+	halted := t.halted
 	t.mu.Unlock()
+	if !halted {
+		// Before the first poll, so that its backlog leaves the stored
+		// quarantine apart, and before the first run, which must not read
+		// a quarantined file again.
+		t.loadQuarantine()
+	}
 	for {
 		if t.stopped() {
 			return
@@ -481,7 +512,9 @@ func (t *table[P]) onTimer() {
 		t.attempt(ReasonSchedule, false)
 	}
 	if pollDue && !t.stopped() {
-		if reason := t.poll(); reason != "" {
+		reason := t.poll()
+		t.saveQuarantine(false) // drops the files the poll found gone
+		if reason != "" {
 			t.attempt("poll:"+reason, false)
 		}
 	}
@@ -513,6 +546,10 @@ func (t *table[P]) poll() string {
 			b := *res.Backlog
 			t.backlog = &b
 		}
+	}
+	if res.Backlog != nil && res.Backlog.QuarantinedFiles < len(t.quarantine) && t.s.cfg.Quarantine != nil {
+		// Some quarantined file is no longer live: the next save drops it.
+		t.quarantineDirty = true
 	}
 	if t.backlog == nil || !t.spec.Enabled || !t.retryAt.IsZero() {
 		return "" // nothing known yet, disabled, or a retry is already pending
@@ -554,6 +591,8 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	}
 	t.state = StateQueued
 	t.mu.Unlock()
+	t.loadQuarantine()
+	t.saveQuarantine(false)
 
 	select {
 	case t.s.sem <- struct{}{}:
@@ -578,8 +617,8 @@ func (t *table[P]) attempt(reason string, manual bool) {
 
 	t.mu.Lock()
 	t.state = StateRunning
-	exclude := make(map[string]bool, len(t.exclude))
-	for k := range t.exclude {
+	exclude := make(map[string]bool, len(t.quarantine))
+	for k := range t.quarantine {
 		exclude[k] = true
 	}
 	t.mu.Unlock()
@@ -619,6 +658,7 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	}
 	end := t.s.cfg.Clock.Now()
 	t.finish(reason, start, end, rep, ops, err)
+	t.saveQuarantine(false)
 }
 
 func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, ops []OpRecord, err error) {
@@ -637,11 +677,12 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	}()
 	t.lastRun = rec
 	t.counters.addReport(rep, end.Sub(start))
-	excludedBefore := len(t.exclude)
+	excludedBefore := len(t.quarantine)
 	for _, p := range rep.Quarantined {
-		t.exclude[p] = true
+		t.quarantineFile(p, QuarantineCorrupt, err, end)
 	}
 	if err == nil {
+		t.countMissing(nil, nil, end)
 		rec.Result = ResultNoop
 		switch {
 		case rep.Committed:
@@ -685,7 +726,23 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	}
 	class := failure.Of(err)
 	for _, p := range failure.CorruptDataFiles(err) {
-		t.exclude[p] = true
+		t.quarantineFile(p, QuarantineCorrupt, err, end)
+	}
+	if len(rep.Missing) > 0 {
+		if gone := t.countMissing(rep.Missing, err, end); len(gone) > 0 {
+			t.log.Warn("data files missing from the store for consecutive runs; quarantining them", "files", gone, "runs", t.s.cfg.MissingRuns)
+		}
+	}
+	if t.checkQuarantineSize() {
+		rec.Result = ResultHalt
+		t.counters.Runs[rec.Result]++
+		t.quarantineDirty = false
+		return
+	}
+	if class == failure.Retry && len(t.quarantine) > excludedBefore {
+		// A lasting miss was quarantined: the run failed on it as a corrupt
+		// file's run does.
+		class = failure.Quarantine
 	}
 	switch class {
 	case failure.Halt:
@@ -696,12 +753,12 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	case failure.Quarantine:
 		rec.Result = ResultQuarantine
 		t.counters.Runs[rec.Result]++
-		if len(t.exclude) > excludedBefore {
+		if len(t.quarantine) > excludedBefore {
 			// The bad file is on the skip list: go again at once.
 			t.failures = 0
 			t.retryAt = end
 			t.state = StateIdle
-			t.log.Warn("data file quarantined; retrying without it", "error", err, "quarantined", len(t.exclude))
+			t.log.Warn("data file quarantined; retrying without it", "error", err, "quarantined", len(t.quarantine))
 			return
 		}
 		t.log.Warn("quarantine error without a file to skip; backing off", "error", err)

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"sort"
 	"time"
 
 	"github.com/compactord/compactord/internal/progress"
@@ -148,8 +147,11 @@ type TableStatus struct {
 	Backlog     *Backlog   `json:"backlog,omitempty"`
 	LastError   string     `json:"last_error,omitempty"`
 	PollError   string     `json:"poll_error,omitempty"`
-	Quarantined []string   `json:"quarantined,omitempty"`
-	Counters    Counters   `json:"counters"`
+	// Quarantined lists the paths of the quarantined files, sorted;
+	// Quarantine says the same with each file's reason and error.
+	Quarantined []string      `json:"quarantined,omitempty"`
+	Quarantine  []Quarantined `json:"quarantine,omitempty"`
+	Counters    Counters      `json:"counters"`
 	// Progress is the running operation's progress (files and bytes done
 	// of their totals, when it started), when it reports any.
 	Progress *progress.Progress `json:"progress,omitempty"`
@@ -201,9 +203,9 @@ func (t *table[P]) status() TableStatus {
 			st.NextRun = &next
 		}
 	}
-	for p := range t.exclude {
-		st.Quarantined = append(st.Quarantined, p)
+	st.Quarantine = t.quarantineList()
+	for _, q := range st.Quarantine {
+		st.Quarantined = append(st.Quarantined, q.Path)
 	}
-	sort.Strings(st.Quarantined)
 	return st
 }

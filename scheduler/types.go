@@ -105,6 +105,12 @@ type RunReport struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// Quarantined lists data files found corrupt during this run.
 	Quarantined []string `json:"quarantined,omitempty"`
+	// Missing lists data files this run found missing from the store
+	// while the table's newest snapshot still names them
+	// (failure.MissingFileError, checked against a snapshot read after the
+	// failure): after Config.MissingRuns such runs in a row they are
+	// quarantined.
+	Missing []string `json:"missing,omitempty"`
 	// Held are the files the operation left alone on purpose, by reason:
 	// why a run did nothing (result noop), or not all it could.
 	Held []Hold `json:"held_back,omitempty"`
@@ -165,6 +171,7 @@ func (r *RunReport) add(o RunReport) {
 		r.Counts[k] += v
 	}
 	r.Quarantined = append(r.Quarantined, o.Quarantined...)
+	r.Missing = append(r.Missing, o.Missing...)
 	r.Held = append(r.Held, o.Held...)
 }
 
@@ -192,6 +199,11 @@ type Backlog struct {
 	// Held groups the small files a run would leave alone, by reason
 	// (settle window, alone in their bin, ...).
 	Held []Hold `json:"held_back,omitempty"`
+	// QuarantinedFiles and QuarantinedBytes count the live files on the
+	// table's quarantine list: none of them is in the counts above but
+	// Files and Bytes (a quarantined file is no backlog: no run merges it).
+	QuarantinedFiles int   `json:"quarantined_files,omitempty"`
+	QuarantinedBytes int64 `json:"quarantined_bytes,omitempty"`
 	// Files and Bytes count all live files.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`

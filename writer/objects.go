@@ -19,7 +19,7 @@ func openParquet(ctx context.Context, b *blob.Bucket, src, key string, size int6
 	if size <= 0 {
 		attrs, err := b.Attributes(ctx, key)
 		if err != nil {
-			return nil, nil, fmt.Errorf("stat %s: %w", key, err)
+			return nil, nil, delta.MissingOr(src, fmt.Errorf("stat %s: %w", key, err))
 		}
 		size = attrs.Size
 	}

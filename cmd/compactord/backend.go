@@ -62,7 +62,8 @@ func deltaBackend(db *runner.Backend) backend {
 			rep, _, err := inspectTable(ctx, t, -1, -1)
 			return rep, redact.Error(err)
 		},
-		Retain: func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
-		Close:  db.Tables.Close,
+		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
+		Close:      db.Tables.Close,
+		Quarantine: db.QuarantineStore(),
 	}
 }

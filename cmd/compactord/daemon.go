@@ -145,6 +145,9 @@ type backend struct {
 	Inspect func(ctx context.Context, p policies.Policy) (*inspectReport, error)
 	// Close releases the backend. May be nil.
 	Close func() error
+	// Quarantine keeps the tables' quarantine lists across restarts
+	// (runner.Backend.QuarantineStore). May be nil: in memory only.
+	Quarantine scheduler.QuarantineStore[policies.Policy]
 }
 
 // daemon is one running `compactord run`.
@@ -230,6 +233,7 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 		BackoffMax:   dc.BackoffMax,
 		Logger:       log.Named("scheduler"),
 		Clock:        o.clock,
+		Quarantine:   be.Quarantine,
 
 		ProgressLogInterval: o.progressInterval,
 	})

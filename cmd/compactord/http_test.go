@@ -345,7 +345,7 @@ compactord_table_state{table="a",state="disabled"} 0
 # HELP compactord_table_enabled 1 when the table's policy is enabled.
 # TYPE compactord_table_enabled gauge
 compactord_table_enabled{table="a"} 1
-# HELP compactord_quarantined_files Data files quarantined (skipped) after being found corrupt.
+# HELP compactord_quarantined_files Data files quarantined (skipped) after being found corrupt, or missing from the store for several runs.
 # TYPE compactord_quarantined_files gauge
 compactord_quarantined_files{table="a"} 0
 # HELP compactord_consecutive_failures Failed runs since the last success.

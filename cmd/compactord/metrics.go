@@ -132,7 +132,7 @@ var perTableSeries = []tableSeries{
 		func(t scheduler.TableStatus) float64 { return b2f(t.Halted) }},
 	{"compactord_table_enabled", "1 when the table's policy is enabled.", gauge,
 		func(t scheduler.TableStatus) float64 { return b2f(t.Enabled) }},
-	{"compactord_quarantined_files", "Data files quarantined (skipped) after being found corrupt.", gauge,
+	{"compactord_quarantined_files", "Data files quarantined (skipped) after being found corrupt, or missing from the store for several runs.", gauge,
 		func(t scheduler.TableStatus) float64 { return float64(len(t.Quarantined)) }},
 	{"compactord_consecutive_failures", "Failed runs since the last success.", gauge,
 		func(t scheduler.TableStatus) float64 { return float64(t.Failures) }},
