@@ -3,12 +3,15 @@ package policies
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 const minimal = `table "events" {
@@ -428,3 +431,60 @@ func TestTwoSpellingsOfOneTableAreAnErrorAtTheSecondNamingTheFirst(t *testing.T)
 		t.Fatalf("two tables: %v", err)
 	}
 }
+
+func TestLoadDirOfAFileSaysToGiveItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "events.hcl")
+	if err := os.WriteFile(file, []byte("table \"e\" {\n  url = \"mem://e\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadDir(file)
+	var nd *NotDirError
+	if !errors.As(err, &nd) || nd.Dir() != dir {
+		t.Fatalf("err = %v, want a NotDirError naming %s", err, dir)
+	}
+	if want := file + " is a file, not a directory of .hcl files (its directory is " + dir + ")"; err.Error() != want {
+		t.Fatalf("err = %q, want %q", err, want)
+	}
+}
+
+func TestLoadDirOfAnEmptyDirectoryFailsNamingWhatItHolds(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadDir(dir); !errors.Is(err, ErrNoPolicies) || !strings.Contains(err.Error(), "it is empty") {
+		t.Fatalf("empty directory: err = %v, want ErrNoPolicies", err)
+	}
+	for _, n := range []string{"events.HCL", "notes.txt", ".hidden.swp"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "old.hcl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadDir(dir)
+	if !errors.Is(err, ErrNoPolicies) || !strings.Contains(err.Error(), "it holds events.HCL, notes.txt, old.hcl)") {
+		t.Fatalf("err = %v, want ErrNoPolicies naming the entries that are not policies", err)
+	}
+}
+
+func TestLoadDirOfAnUnreadableDirectoryShowsThePermissionError(t *testing.T) {
+	if testutil.RunUnprivileged(t) {
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "policies")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte("table \"t\" {\n  url = \"mem://t\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	_, err := LoadDir(dir)
+	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "read policy directory "+dir) {
+		t.Fatalf("err = %v, want the permission error naming the directory", err)
+	}
+}
+

@@ -30,7 +30,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	set, err := policies.LoadDir(dir)
+	set, err := loadPolicyDir("check", dir)
 	if err != nil {
 		return err
 	}
@@ -41,6 +41,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSONTo(stdout, set)
 	}
 	return policies.WriteHCL(stdout, set)
+}
+
+// loadPolicyDir is policies.LoadDir for the command-line argument what
+// ("--policies", "check"): a file given for the directory is named as the
+// argument's mistake, with the directory to give instead.
+func loadPolicyDir(what, dir string) (*policies.Set, error) {
+	set, err := policies.LoadDir(dir)
+	if nd := (*policies.NotDirError)(nil); errors.As(err, &nd) {
+		return nil, fmt.Errorf("%s wants a directory of .hcl files; %s is a file (its directory is %s)", what, nd.Path, nd.Dir())
+	}
+	return set, err
 }
 
 // daemonOptions are the flags of `compactord run`.
@@ -165,7 +176,7 @@ type daemon struct {
 // newDaemon loads the policies once (an error here fails startup) and
 // creates the backend and the scheduler with the daemon settings.
 func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon) backend) (*daemon, error) {
-	set, err := policies.LoadDir(o.PolicyDir)
+	set, err := loadPolicyDir("--policies", o.PolicyDir)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
@@ -250,7 +261,7 @@ func (d *daemon) start() {
 func (d *daemon) reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	set, err := policies.LoadDir(d.opts.PolicyDir)
+	set, err := loadPolicyDir("--policies", d.opts.PolicyDir)
 	err = redact.Error(err) // shown in /status and the reload's answer
 	d.mu.Lock()
 	if err != nil {
