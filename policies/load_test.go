@@ -56,7 +56,7 @@ table "orders" {
   min_file_size          = "64MB"
   max_deleted_rows_ratio = 0.3
   settle_window          = "10m"
-  max_bytes_per_run      = 1073741824
+  max_bytes_per_run      = "1GiB"
   max_jobs_per_run       = 7
   job_order              = "oldest-first"
   commit_every_jobs      = 3
@@ -286,7 +286,7 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
   url = "s3://b/orders"
   strategy = "lightweight"
   settle_window = "90s"
-  max_bytes_per_run = 1000001
+  max_bytes_per_run = "1000001 B"
   max_jobs_per_run = 7
   commit_every_jobs = 4
   commit_interval = "90s"
@@ -488,3 +488,14 @@ func TestLoadDirOfAnUnreadableDirectoryShowsThePermissionError(t *testing.T) {
 	}
 }
 
+// A size without a unit is 128 bytes to a parser and 128 MiB to whoever
+// wrote it: policy files refuse it, quoted or not; only 0 needs none.
+func TestASizeWithoutAUnitIsAnErrorExceptZero(t *testing.T) {
+	for _, v := range []string{`128`, `"128"`, `134217728`, `1.5`} {
+		wantParseError(t, "table \"t\" {\n  url = \"mem://t\"\n  target_file_size = "+v+"\n}\n", "t.hcl:3:22: Invalid value for target_file_size; "+strings.Trim(v, `"`)+": give a unit, e.g. "+strings.Trim(v, `"`)+"MiB")
+	}
+	_, byName := parseTables(t, "table \"t\" {\n  url = \"mem://t\"\n  max_bytes_per_run = 0\n  target_file_size = \"0\"\n  min_file_size = \"512 B\"\n}\n")
+	if p := byName["t"]; p.MaxBytesPerRun != 0 || p.TargetFileSize != 0 || p.MinFileSize != 512 {
+		t.Fatalf("policy = %+v", p)
+	}
+}

@@ -74,3 +74,32 @@ func TestANegativeCountIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A size without a unit is refused by every size flag (128 is not 128
+// bytes), 0 (the default) and an explicit "B" are not; nothing is printed.
+func TestASizeFlagWithoutAUnitIsRefused(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	for _, args := range [][]string{
+		{"plan", "--target-file-size", "128"},
+		{"compact", "--target-file-size", "128"},
+		{"plan", "--min-file-size", "64"},
+		{"inspect", "--small-file-size", "64"},
+	} {
+		var out, errb strings.Builder
+		code := mainExit(context.Background(), append(args, table), &out, &errb)
+		want := "usage: " + args[1] + ": " + args[2] + ": give a unit, e.g. " + args[2] + "MiB"
+		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
+		}
+	}
+	for _, args := range [][]string{
+		{"plan", "--target-file-size", "0"},
+		{"plan", "--target-file-size", "1048576B"},
+		{"inspect", "--small-file-size", "1 MiB"},
+	} {
+		var out, errb strings.Builder
+		if code := mainExit(context.Background(), append(args, table), &out, &errb); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errb.String())
+		}
+	}
+}
