@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -96,8 +97,9 @@ func TestTopLevelHelpAndVersion(t *testing.T) {
 		if code := mainExit(ctx, args, &stdout, &stderr); code != 0 {
 			t.Fatalf("%v: exit %d", args, code)
 		}
-		if want := "compactord " + version + " (" + runtime.Version(); !strings.HasPrefix(stdout.String(), want) {
-			t.Errorf("%v printed %q, want it to start with %q", args, stdout.String(), want)
+		// This test binary records no commit (go test stamps none).
+		if want := "compactord " + version + " (commit unknown, " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"; stdout.String() != want {
+			t.Errorf("%v printed %q, want %q", args, stdout.String(), want)
 		}
 	}
 	stdout.Reset()
@@ -105,8 +107,32 @@ func TestTopLevelHelpAndVersion(t *testing.T) {
 		t.Fatalf("version --json: exit %d", code)
 	}
 	var v versionInfo
-	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != version || v.Go != runtime.Version() {
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != version || v.Go != runtime.Version() || v.Revision != "unknown" {
 		t.Fatalf("version --json: %q (%v)", stdout.String(), err)
+	}
+}
+
+// The commit comes from the build's vcs settings when it has them.
+func TestVersionNamesTheCommitTheBinaryWasBuiltFrom(t *testing.T) {
+	goOS := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"
+	for _, c := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"a clean checkout", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "fc9267d730dc8a1c547407238372b035ebc1c593"}, {Key: "vcs.modified", Value: "false"}},
+			"compactord " + version + " (commit fc9267d730dc8a1c547407238372b035ebc1c593," + goOS},
+		{"a checkout with changes", []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}},
+			"compactord " + version + " (commit abc123 with local changes," + goOS},
+		{"no vcs settings", []debug.BuildSetting{{Key: "-trimpath", Value: "true"}}, "compactord " + version + " (commit unknown," + goOS},
+		{"modified without a revision", []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, "compactord " + version + " (commit unknown," + goOS},
+	} {
+		if got := versionOf(&debug.BuildInfo{Settings: c.settings}, true).String(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := versionOf(nil, false); got.Revision != "unknown" || got.Modified {
+		t.Errorf("no build info: %+v", got)
 	}
 }
 
