@@ -69,7 +69,7 @@ func Write(ctx context.Context, t *delta.Table, version int64, opts Options) (*R
 	}
 	res := &Result{Table: t.URL, Latest: l.LatestCommit(), NewestBefore: l.NewestCheckpoint(1<<62 - 1)}
 	if res.Latest < 0 {
-		return res, fmt.Errorf("table %s: no commits in the log: %w", t.URL, delta.ErrVersionNotFound)
+		return res, delta.NoCommitsError(ctx, t)
 	}
 	if version < 0 {
 		version = res.Latest

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -215,8 +216,11 @@ func (c *compaction) active() int {
 func (c *compaction) observe(ctx context.Context, version int64, actions []delta.Action) error {
 	removes := map[string]*delta.Remove{}
 	adds := map[string]*delta.Add{}
+	var info delta.CommitInfo
 	for _, a := range actions {
 		switch {
+		case a.CommitInfo != nil:
+			info = a.CommitInfo
 		case a.Protocol != nil, a.Metadata != nil:
 			c.conflicts[KindMetadata]++
 			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
@@ -245,7 +249,7 @@ func (c *compaction) observe(ctx context.Context, version int64, actions []delta
 		add, readded := adds[p]
 		if !readded {
 			c.conflicts[KindCopyOnWrite]++
-			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed source %s", p), version)
+			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed source %s%s", p, compactedBy(info, version)), version)
 			continue
 		}
 		if reason := c.reconcile(ctx, ss, add, version); reason != "" {
@@ -259,6 +263,22 @@ func (c *compaction) observe(ctx context.Context, version int64, actions []delta
 		c.conflicts[KindNoConflict]++
 	}
 	return nil
+}
+
+// compactedBy says, for a winner (its commitInfo info) that removed a
+// job's source, when it was a compaction of the same files, and when it
+// was compactord's, that two of them run on the table without taking turns.
+// Nothing from the log is echoed: its values are only compared.
+func compactedBy(info delta.CommitInfo, version int64) string {
+	op, engine := info.Operation(), info.EngineInfo()
+	switch {
+	case strings.HasPrefix(engine, "compactord"):
+		return fmt.Sprintf(": version %d is another compactord's compaction of the same files; if two daemons run on this table, "+
+			"give each its own daemon { replica = \"...\" } (or --replica) so that they take turns through the table's lease", version)
+	case op == "OPTIMIZE":
+		return fmt.Sprintf(": version %d is another writer's compaction (OPTIMIZE) of the same files; let one compactor own the table", version)
+	}
+	return ""
 }
 
 // reconcile remaps a winner's in-place DV update of ss onto our output. It

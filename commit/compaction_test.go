@@ -377,3 +377,42 @@ func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
 		t.Fatalf("dropped %+v, %d removes, %d adds", comp.jobs[0].dropped, len(removes), len(adds))
 	}
 }
+
+// A job dropped because another compaction removed its source says so, and
+// when that compaction was compactord's, names the replica setting that
+// makes two daemons take turns.
+func TestAJobDroppedForAnotherCompactionSaysWhoAndWhatToSet(t *testing.T) {
+	ctx := context.Background()
+	info := func(op, engine string) delta.Action {
+		return delta.Action{CommitInfo: delta.CommitInfo{"operation": json.RawMessage(`"` + op + `"`), "engineInfo": json.RawMessage(`"` + engine + `"`)}}
+	}
+	for _, c := range []struct {
+		name   string
+		winner delta.Action
+		want   string
+	}{
+		{"another compactord", info("OPTIMIZE", "compactord/0.1.0"),
+			`winner removed source c.parquet: version 6 is another compactord's compaction of the same files; if two daemons run on this table, give each its own daemon { replica = "..." } (or --replica) so that they take turns through the table's lease`},
+		{"another engine's OPTIMIZE", info("OPTIMIZE", "Apache-Spark/3.5.0 Delta-Lake/3.2.0"),
+			"winner removed source c.parquet: version 6 is another writer's compaction (OPTIMIZE) of the same files; let one compactor own the table"},
+		{"a copy-on-write DELETE", info("DELETE", "Apache-Spark/3.5.0 Delta-Lake/3.2.0"), "winner removed source c.parquet"},
+	} {
+		d := newMemDVs()
+		a, b := file("a.parquet", 100, nil), file("b.parquet", 100, nil)
+		cf, e := file("c.parquet", 50, nil), file("e.parquet", 50, nil)
+		comp, err := newCompaction(dvSnap(a, b, cf, e), []*CompactionJob{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", cf, e)}, d, 1234)
+		if err != nil {
+			t.Fatal(err)
+		}
+		winner := []delta.Action{c.winner, {Remove: &delta.Remove{Path: "c.parquet", DataChange: false}}, {Remove: &delta.Remove{Path: "e.parquet", DataChange: false}}, {Add: file("ce.parquet", 100, nil)}}
+		if err := comp.observe(ctx, 6, winner); err != nil {
+			t.Fatal(err)
+		}
+		if got := comp.jobs[1].dropped; got == nil || got.Reason != c.want {
+			t.Errorf("%s: dropped %+v, want the reason %q", c.name, got, c.want)
+		}
+		if comp.jobs[0].dropped != nil {
+			t.Errorf("%s: j1 dropped: %+v", c.name, comp.jobs[0].dropped)
+		}
+	}
+}

@@ -494,3 +494,42 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 		t.Errorf("%d DV files, want 3", n)
 	}
 }
+
+// Two compactord runs on one table without leases: the one that commits
+// second drops every job, and its report's holds say why and what to set,
+// instead of leaving "no work to do".
+func TestARunThatLostItsFilesToAnotherCompactordSaysToSetReplicas(t *testing.T) {
+	ctx := context.Background()
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100))
+	opts := binpackOpts()
+	pl, _, err := PlanTable(ctx, tbl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Jobs) != 1 {
+		t.Fatalf("want 1 job, got %d", len(pl.Jobs))
+	}
+	// The other daemon plans the same files and commits first.
+	opts.Commit.BeforePut = tabletest.Once(func(int64) {
+		other := binpackOpts()
+		if res, err := Compact(ctx, tbl, other); err != nil || res.CommittedVersion < 0 {
+			t.Errorf("the other compaction: %+v, %v", res, err)
+		}
+	})
+	res, err := RunPlan(ctx, tbl, pl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CommittedVersion >= 0 || res.JobsDropped != 1 {
+		t.Fatalf("result %+v: want the one job dropped and nothing committed", res)
+	}
+	held := result(res).Held
+	if len(held) == 0 || held[len(held)-1].Code != HeldDropped {
+		t.Fatalf("holds %+v: want a %q hold", held, HeldDropped)
+	}
+	h := held[len(held)-1]
+	if h.Files != 3 || !strings.Contains(h.String(), "3 files were left as they were: a concurrent commit changed them while they were rewritten (winner removed source ") ||
+		!strings.Contains(h.Detail, `is another compactord's compaction of the same files; if two daemons run on this table, give each its own daemon { replica = "..." } (or --replica)`) {
+		t.Fatalf("hold %q: want the dropped files and the replica hint", h.String())
+	}
+}

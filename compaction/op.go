@@ -2,11 +2,15 @@ package compaction
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"slices"
 
+	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 )
@@ -116,7 +120,30 @@ func result(r *RunResult) tableop.Result {
 		FilesAdded:   r.FilesAdded,
 		BytesAdded:   r.BytesWritten,
 		Conflicts:    r.Conflicts,
-		Held:         r.Skipped,
+		Held:         append(slices.Clip(r.Skipped), droppedHold(r.Dropped)...),
 		Counts:       counts,
 	}
+}
+
+// HeldDropped is the code of the hold that names the jobs a concurrent
+// commit made the run drop (their files were rewritten or removed first).
+const HeldDropped planner.SkipCode = "dropped"
+
+// droppedHold is the hold of a run's dropped jobs, so that the run's
+// "why" says what another writer did (and, when it was another compactord,
+// what to set) instead of "no operation found work to do". The first
+// job's reason stands for all of them.
+func droppedHold(dropped []commit.DroppedJob) []planner.Skip {
+	if len(dropped) == 0 {
+		return nil
+	}
+	files := 0
+	for _, d := range dropped {
+		files += len(d.Sources)
+	}
+	detail := dropped[0].Reason
+	if len(dropped) > 1 {
+		detail += fmt.Sprintf("; %d more jobs dropped", len(dropped)-1)
+	}
+	return []planner.Skip{{Code: HeldDropped, Reason: "were left as they were: a concurrent commit changed them while they were rewritten", Files: files, Detail: detail}}
 }

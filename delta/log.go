@@ -141,7 +141,7 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 		}
 	}
 	if latest < 0 {
-		return 0, fmt.Errorf("table %s: no commits in %s: %w", t.URL, LogDir, ErrVersionNotFound)
+		return 0, NoCommitsError(ctx, t)
 	}
 	return latest, nil
 }

@@ -39,7 +39,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		latest = max(latest, f.version)
 	}
 	if latest < 0 {
-		return nil, fmt.Errorf("table %s: no commits or checkpoints in %s (not a Delta table?): %w", t.URL, LogDir, ErrVersionNotFound)
+		return nil, NoCommitsError(ctx, t)
 	}
 	target := version
 	if target < 0 {

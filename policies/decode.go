@@ -358,14 +358,15 @@ func decSize(a *hclsyntax.Attribute, dst *int64) hcl.Diagnostics {
 	}
 	switch v.Type() {
 	case cty.Number:
+		// A bare number is a size without a unit: only 0 may be one.
 		i, acc := v.AsBigFloat().Int64()
-		if acc != big.Exact {
-			return badValue(a, "want a whole number of bytes")
+		if acc != big.Exact || i != 0 {
+			return badValue(a, "%v", units.UnitlessError(v.AsBigFloat().Text('f', -1)))
 		}
-		*dst = i
+		*dst = 0
 		return nil
 	case cty.String:
-		n, err := units.ParseBytes(v.AsString())
+		n, err := units.ParseSize(v.AsString())
 		if err != nil {
 			return badValue(a, "%v", err)
 		}

@@ -132,12 +132,12 @@ func WriteHCL(w io.Writer, s *Set) error {
 }
 
 // hclSize is a size attribute's value: FormatBytes quoted, or the byte
-// count where FormatBytes would not read back to n.
+// count in bytes ("1000001 B") where FormatBytes would not read back to n.
 func hclSize(n int64) string {
 	if units.Exact(n) {
 		return strconv.Quote(units.FormatBytes(n))
 	}
-	return strconv.FormatInt(n, 10)
+	return strconv.Quote(strconv.FormatInt(n, 10) + " B")
 }
 
 // unsetSize writes a size attribute (prefix is its indented "name = "), or

@@ -22,7 +22,7 @@ type Set struct {
 	// Tables are the effective table policies, sorted by name.
 	Tables []Policy `json:"tables"`
 	// Warnings are problems that do not stop the daemon (a schedule that
-	// never fires, an empty directory), each at file:line:col where it has
+	// never fires), each at file:line:col where it has
 	// one; `check` prints them and `run` logs them.
 	Warnings hcl.Diagnostics `json:"-"`
 }
@@ -67,16 +67,34 @@ func FormatDiagnostic(d *hcl.Diagnostic) string {
 }
 
 // LoadDir reads every *.hcl file in dir (not recursively) and returns the
-// effective policies. Any error is an *Error listing every problem found.
+// effective policies. Any error in the files is an *Error listing every
+// problem found. A dir that is a file is a *NotDirError; a dir that cannot
+// be read fails with the system's reason (permission denied, ...); a dir
+// without *.hcl files fails with ErrNoPolicies: a daemon with no table to
+// run is never what was meant.
 func LoadDir(dir string) (*Set, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.hcl"))
+	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list policies in %s: %w", dir, err)
+		return nil, fmt.Errorf("policy directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, &NotDirError{Path: dir}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read policy directory %s: %w", dir, err)
+	}
+	var names, others []string
+	for _, e := range entries {
+		switch {
+		case !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl"):
+			names = append(names, filepath.Join(dir, e.Name()))
+		case !strings.HasPrefix(e.Name(), "."):
+			others = append(others, e.Name())
+		}
 	}
 	if len(names) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fmt.Errorf("policy directory: %w", err)
-		}
+		return nil, noPolicies(dir, others)
 	}
 	files := make(map[string][]byte, len(names))
 	for _, n := range names {
@@ -86,15 +104,46 @@ func LoadDir(dir string) (*Set, error) {
 		}
 		files[n] = b
 	}
-	set, err := Parse(files)
-	if err == nil && len(names) == 0 {
-		set.Warnings = append(set.Warnings, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "No policies",
-			Detail:   fmt.Sprintf("%s has no *.hcl files: no table will run until one is added (then SIGHUP reloads).", dir),
-		})
+	return Parse(files)
+}
+
+// ErrNoPolicies is LoadDir's error for a directory without *.hcl files.
+var ErrNoPolicies = errors.New("no policies")
+
+// noPolicies is the ErrNoPolicies error of dir, naming a few of the other
+// entries it holds (a policy saved as .HCL or .txt is a common slip).
+func noPolicies(dir string, others []string) error {
+	holds := "it is empty"
+	if len(others) > 0 {
+		const show = 5
+		list := strings.Join(others[:min(show, len(others))], ", ")
+		if len(others) > show {
+			list += fmt.Sprintf(" and %d more", len(others)-show)
+		}
+		holds = "it holds " + list
 	}
-	return set, err
+	return fmt.Errorf("%w: %s has no *.hcl files (%s); put a table block in a file ending in .hcl there, e.g. table \"events\" { url = \"s3://bucket/events\" } (examples/policies has more)", ErrNoPolicies, dir, holds)
+}
+
+// NotDirError is LoadDir's error for a path that is a file, not a
+// directory of policy files.
+type NotDirError struct {
+	// Path is the path as given.
+	Path string
+}
+
+// Error says what was given and names the directory that holds it.
+func (e *NotDirError) Error() string {
+	return fmt.Sprintf("%s is a file, not a directory of .hcl files (its directory is %s)", e.Path, e.Dir())
+}
+
+// Dir is the directory holding Path, absolute when it can be made so.
+func (e *NotDirError) Dir() string {
+	d := filepath.Dir(e.Path)
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 // Parse decodes policy files given by name. The daemon and defaults blocks

@@ -3,12 +3,15 @@ package policies
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 const minimal = `table "events" {
@@ -53,7 +56,7 @@ table "orders" {
   min_file_size          = "64MB"
   max_deleted_rows_ratio = 0.3
   settle_window          = "10m"
-  max_bytes_per_run      = 1073741824
+  max_bytes_per_run      = "1GiB"
   max_jobs_per_run       = 7
   job_order              = "oldest-first"
   commit_every_jobs      = 3
@@ -283,7 +286,7 @@ func TestWriteHCLReadsBackToTheSameSet(t *testing.T) {
   url = "s3://b/orders"
   strategy = "lightweight"
   settle_window = "90s"
-  max_bytes_per_run = 1000001
+  max_bytes_per_run = "1000001 B"
   max_jobs_per_run = 7
   commit_every_jobs = 4
   commit_interval = "90s"
@@ -426,5 +429,73 @@ func TestTwoSpellingsOfOneTableAreAnErrorAtTheSecondNamingTheFirst(t *testing.T)
 		"b.hcl": []byte("table \"b\" {\n  url = \"s3://b/p2\"\n}\n"),
 	}); err != nil {
 		t.Fatalf("two tables: %v", err)
+	}
+}
+
+func TestLoadDirOfAFileSaysToGiveItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "events.hcl")
+	if err := os.WriteFile(file, []byte("table \"e\" {\n  url = \"mem://e\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadDir(file)
+	var nd *NotDirError
+	if !errors.As(err, &nd) || nd.Dir() != dir {
+		t.Fatalf("err = %v, want a NotDirError naming %s", err, dir)
+	}
+	if want := file + " is a file, not a directory of .hcl files (its directory is " + dir + ")"; err.Error() != want {
+		t.Fatalf("err = %q, want %q", err, want)
+	}
+}
+
+func TestLoadDirOfAnEmptyDirectoryFailsNamingWhatItHolds(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadDir(dir); !errors.Is(err, ErrNoPolicies) || !strings.Contains(err.Error(), "it is empty") {
+		t.Fatalf("empty directory: err = %v, want ErrNoPolicies", err)
+	}
+	for _, n := range []string{"events.HCL", "notes.txt", ".hidden.swp"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "old.hcl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadDir(dir)
+	if !errors.Is(err, ErrNoPolicies) || !strings.Contains(err.Error(), "it holds events.HCL, notes.txt, old.hcl)") {
+		t.Fatalf("err = %v, want ErrNoPolicies naming the entries that are not policies", err)
+	}
+}
+
+func TestLoadDirOfAnUnreadableDirectoryShowsThePermissionError(t *testing.T) {
+	if testutil.RunUnprivileged(t) {
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "policies")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte("table \"t\" {\n  url = \"mem://t\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	_, err := LoadDir(dir)
+	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "read policy directory "+dir) {
+		t.Fatalf("err = %v, want the permission error naming the directory", err)
+	}
+}
+
+// A size without a unit is 128 bytes to a parser and 128 MiB to whoever
+// wrote it: policy files refuse it, quoted or not; only 0 needs none.
+func TestASizeWithoutAUnitIsAnErrorExceptZero(t *testing.T) {
+	for _, v := range []string{`128`, `"128"`, `134217728`, `1.5`} {
+		wantParseError(t, "table \"t\" {\n  url = \"mem://t\"\n  target_file_size = "+v+"\n}\n", "t.hcl:3:22: Invalid value for target_file_size; "+strings.Trim(v, `"`)+": give a unit, e.g. "+strings.Trim(v, `"`)+"MiB")
+	}
+	_, byName := parseTables(t, "table \"t\" {\n  url = \"mem://t\"\n  max_bytes_per_run = 0\n  target_file_size = \"0\"\n  min_file_size = \"512 B\"\n}\n")
+	if p := byName["t"]; p.MaxBytesPerRun != 0 || p.TargetFileSize != 0 || p.MinFileSize != 512 {
+		t.Fatalf("policy = %+v", p)
 	}
 }

@@ -74,3 +74,65 @@ func TestANegativeCountIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A size without a unit is refused by every size flag (128 is not 128
+// bytes), 0 (the default) and an explicit "B" are not; nothing is printed.
+func TestASizeFlagWithoutAUnitIsRefused(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	for _, args := range [][]string{
+		{"plan", "--target-file-size", "128"},
+		{"compact", "--target-file-size", "128"},
+		{"plan", "--min-file-size", "64"},
+		{"inspect", "--small-file-size", "64"},
+	} {
+		var out, errb strings.Builder
+		code := mainExit(context.Background(), append(args, table), &out, &errb)
+		want := "usage: " + args[1] + ": " + args[2] + ": give a unit, e.g. " + args[2] + "MiB"
+		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
+		}
+	}
+	for _, args := range [][]string{
+		{"plan", "--target-file-size", "0"},
+		{"plan", "--target-file-size", "1048576B"},
+		{"inspect", "--small-file-size", "1 MiB"},
+	} {
+		var out, errb strings.Builder
+		if code := mainExit(context.Background(), append(args, table), &out, &errb); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errb.String())
+		}
+	}
+}
+
+// --workers 0 or less is refused, not silently the default of 2.
+func TestRunRefusesWorkersBelowOne(t *testing.T) {
+	for _, n := range []string{"0", "-1", "257"} {
+		_, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", n}, &strings.Builder{})
+		if want := "--workers " + n + ": want 1 to 256 runs at once"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--workers %s: err = %v, want %q", n, err, want)
+		}
+	}
+	if o, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", "3"}, &strings.Builder{}); err != nil || o.Workers != 3 {
+		t.Fatalf("--workers 3: %+v, %v", o.Workers, err)
+	}
+}
+
+// expire says what is wrong with its arguments, not only its usage line.
+func TestExpireSaysWhichArgumentIsWrong(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{table, "--column", "value", "--before", "2020-01-01", "--older-than", "1d"}, "give --before or --older-than, not both"},
+		{[]string{table, "--before", "2020-01-01"}, "--column is required"},
+		{[]string{table, "--column", "value"}, "give the cutoff: --before VALUE (e.g. 2021-03-01) or --older-than AGE (e.g. 90d)"},
+		{[]string{"--column", "value", "--older-than", "1d"}, "give the table URL"},
+	} {
+		var out, errb strings.Builder
+		code := mainExit(context.Background(), append([]string{"expire"}, c.args...), &out, &errb)
+		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "compactord expire: usage: "+c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
+}

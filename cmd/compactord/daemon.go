@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -31,7 +32,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	set, err := policies.LoadDir(dir)
+	set, err := loadPolicyDir("check", dir)
 	if err != nil {
 		return err
 	}
@@ -53,6 +54,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSONTo(stdout, set)
 	}
 	return policies.WriteHCL(stdout, set)
+}
+
+// loadPolicyDir is policies.LoadDir for the command-line argument what
+// ("--policies", "check"): a file given for the directory is named as the
+// argument's mistake, with the directory to give instead.
+func loadPolicyDir(what, dir string) (*policies.Set, error) {
+	set, err := policies.LoadDir(dir)
+	if nd := (*policies.NotDirError)(nil); errors.As(err, &nd) {
+		return nil, fmt.Errorf("%s wants a directory of .hcl files; %s is a file (its directory is %s)", what, nd.Path, nd.Dir())
+	}
+	return set, err
 }
 
 // daemonOptions are the flags of `compactord run`.
@@ -91,7 +103,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 	fs.Var((*stringsFlag)(&o.HTTPAllowedHosts), "http-allowed-host", "a Host name (no port) that a loopback --http listener also answers to, besides localhost, 127.0.0.1 and [::1] (repeatable; e.g. the name of an SSH tunnel or a local proxy)")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
 	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")
-	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs (default from the daemon block, else 2)")
+	fs.IntVar(&o.Workers, "workers", 0, "global limit of concurrent runs, 1 to 256 (default from the daemon block, else 2)")
 	fs.durationVar(&o.ShutdownTimeout, "shutdown-timeout", 0, "how long SIGTERM waits for in-flight runs, e.g. 30s, 2m (default from the daemon block, else 30s)")
 	fs.StringVar(&o.Replica, "replica", "", "replica name: hold a per-table lease for every run, so several daemons can watch the same tables (default from the daemon block; empty: single replica, no leases)")
 	o.Store = fs.addCheckedStoreFlags()
@@ -100,6 +112,13 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 		return o, err
 	}
 	o.LogFormat, o.LogLevel = fs.logFormat, fs.logLevel
+	workersSet := false
+	fs.Visit(func(f *flag.Flag) { workersSet = workersSet || f.Name == "workers" })
+	if workersSet && (o.Workers < 1 || o.Workers > 256) {
+		// 0 is the unset value of the field, not a setting: refused
+		// rather than silently the default.
+		return o, fmt.Errorf("%w: --workers %d: want 1 to 256 runs at once (leave the flag out for the daemon block's workers, default 2)", errUsage, o.Workers)
+	}
 	if o.PolicyDir == "" || len(pos) != 0 {
 		return o, fmt.Errorf("%w: run needs --policies DIR and no arguments (usage: compactord run %s)", errUsage, commandSynopsis("run"))
 	}
@@ -180,7 +199,7 @@ type daemon struct {
 // newDaemon loads the policies once (an error here fails startup) and
 // creates the backend and the scheduler with the daemon settings.
 func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon) backend) (*daemon, error) {
-	set, err := policies.LoadDir(o.PolicyDir)
+	set, err := loadPolicyDir("--policies", o.PolicyDir)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
@@ -266,7 +285,7 @@ func (d *daemon) start() {
 func (d *daemon) reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	set, err := policies.LoadDir(d.opts.PolicyDir)
+	set, err := loadPolicyDir("--policies", d.opts.PolicyDir)
 	err = redact.Error(err) // shown in /status and the reload's answer
 	d.mu.Lock()
 	if err != nil {

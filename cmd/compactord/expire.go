@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/compactord/compactord/delta"
@@ -29,8 +31,8 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || *column == "" || (*before == "") == (*olderThan == "") {
-		return fmt.Errorf("%w: compactord expire URL --column C (--before VALUE | --older-than 90d) [--epoch-unit U] [--dry-run] [--time-zone ZONE] [--attempt-stale-after 1h] [--json]", errUsage)
+	if err := expireArgsError(len(pos), *column, *before, *olderThan); err != nil {
+		return fmt.Errorf("%w: %v (usage: compactord expire URL --column C (--before VALUE | --older-than 90d) [--epoch-unit U] [--dry-run] [--time-zone ZONE] [--attempt-stale-after 1h] [--json])", errUsage, err)
 	}
 	stale, err := parseAttemptStaleAfter(*staleAfter)
 	if err != nil {
@@ -72,6 +74,31 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type expireReport struct {
 	*retention.Result
 	Checkpoint *checkpointStep `json:"checkpoint,omitempty"`
+}
+
+// expireArgsError says what is wrong with expire's arguments: the table
+// URL, the column and exactly one cutoff are required.
+func expireArgsError(urls int, column, before, olderThan string) error {
+	var errs []string
+	switch {
+	case urls == 0:
+		errs = append(errs, "give the table URL")
+	case urls > 1:
+		errs = append(errs, fmt.Sprintf("give one table URL, not %d arguments", urls))
+	}
+	if column == "" {
+		errs = append(errs, "--column is required: the date or timestamp column whose old rows are deleted")
+	}
+	switch {
+	case before != "" && olderThan != "":
+		errs = append(errs, "give --before or --older-than, not both: --before is a fixed cutoff (2021-03-01), --older-than one relative to now (90d)")
+	case before == "" && olderThan == "":
+		errs = append(errs, "give the cutoff: --before VALUE (e.g. 2021-03-01) or --older-than AGE (e.g. 90d)")
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }
 
 // printExpire is the text report of `compactord expire` on the table at url.

@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // tablelessCommands open no table of the user's: they alone may lack the
@@ -94,8 +97,9 @@ func TestTopLevelHelpAndVersion(t *testing.T) {
 		if code := mainExit(ctx, args, &stdout, &stderr); code != 0 {
 			t.Fatalf("%v: exit %d", args, code)
 		}
-		if want := "compactord " + version + " (" + runtime.Version(); !strings.HasPrefix(stdout.String(), want) {
-			t.Errorf("%v printed %q, want it to start with %q", args, stdout.String(), want)
+		// This test binary records no commit (go test stamps none).
+		if want := "compactord " + version + " (commit unknown, " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"; stdout.String() != want {
+			t.Errorf("%v printed %q, want %q", args, stdout.String(), want)
 		}
 	}
 	stdout.Reset()
@@ -103,8 +107,32 @@ func TestTopLevelHelpAndVersion(t *testing.T) {
 		t.Fatalf("version --json: exit %d", code)
 	}
 	var v versionInfo
-	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != version || v.Go != runtime.Version() {
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != version || v.Go != runtime.Version() || v.Revision != "unknown" {
 		t.Fatalf("version --json: %q (%v)", stdout.String(), err)
+	}
+}
+
+// The commit comes from the build's vcs settings when it has them.
+func TestVersionNamesTheCommitTheBinaryWasBuiltFrom(t *testing.T) {
+	goOS := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"
+	for _, c := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"a clean checkout", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "fc9267d730dc8a1c547407238372b035ebc1c593"}, {Key: "vcs.modified", Value: "false"}},
+			"compactord " + version + " (commit fc9267d730dc8a1c547407238372b035ebc1c593," + goOS},
+		{"a checkout with changes", []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}},
+			"compactord " + version + " (commit abc123 with local changes," + goOS},
+		{"no vcs settings", []debug.BuildSetting{{Key: "-trimpath", Value: "true"}}, "compactord " + version + " (commit unknown," + goOS},
+		{"modified without a revision", []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, "compactord " + version + " (commit unknown," + goOS},
+	} {
+		if got := versionOf(&debug.BuildInfo{Settings: c.settings}, true).String(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := versionOf(nil, false); got.Revision != "unknown" || got.Modified {
+		t.Errorf("no build info: %+v", got)
 	}
 }
 
@@ -134,14 +162,16 @@ func TestDaemonDurationsTakeThePolicySyntax(t *testing.T) {
 	}
 }
 
-func TestCheckWarnsOnAnEmptyPolicyDirectory(t *testing.T) {
+// A policy directory without *.hcl files is an error, not a daemon with
+// no table: check exits non-zero and says what to put there.
+func TestCheckFailsOnAnEmptyPolicyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if code := mainExit(context.Background(), []string{"check", dir}, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	if code := mainExit(context.Background(), []string{"check", dir}, &stdout, &stderr); code != 1 || stdout.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q: want exit 1 and no policies printed", code, stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "warning: ") || !strings.Contains(stderr.String(), "no *.hcl files") {
-		t.Fatalf("stderr %q: want a warning about the empty directory", stderr.String())
+	if !strings.Contains(stderr.String(), dir+" has no *.hcl files (it is empty); put a table block in a file ending in .hcl there") {
+		t.Fatalf("stderr %q: want the empty directory named with what to do", stderr.String())
 	}
 	// A plain absolute path is a table URL in a policy, as on the command line.
 	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte("table \"t\" {\n  url = \""+filepath.Join(dir, "table")+"\"\n}\n"), 0o644); err != nil {
@@ -150,6 +180,53 @@ func TestCheckWarnsOnAnEmptyPolicyDirectory(t *testing.T) {
 	stderr.Reset()
 	if code := mainExit(context.Background(), []string{"check", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("a policy with a plain absolute path: exit %d: %s", code, stderr.String())
+	}
+}
+
+// A policy file given where the directory is wanted fails check, run and
+// plan, naming the directory to give instead; so does an unreadable
+// directory, with the system's reason.
+func TestAPolicyFileOrAnUnreadableDirectoryFailsEveryCommandThatLoadsPolicies(t *testing.T) {
+	if testutil.RunUnprivileged(t) {
+		return
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "events.hcl")
+	if err := os.WriteFile(file, []byte("table \"t\" {\n  url = \""+filepath.Join(dir, "table")+"\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unreadable := filepath.Join(dir, "locked")
+	if err := os.Mkdir(unreadable, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unreadable, "t.hcl"), []byte("table \"t\" {\n  url = \"mem://t\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(unreadable, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(unreadable, 0o755) })
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", file}, "compactord check: check wants a directory of .hcl files; " + file + " is a file (its directory is " + dir + ")"},
+		{[]string{"run", "--http", "off", "--policies", file}, "--policies wants a directory of .hcl files; " + file + " is a file (its directory is " + dir + ")"},
+		{[]string{"plan", "--policies", file}, "--policies wants a directory of .hcl files; " + file + " is a file (its directory is " + dir + ")"},
+		{[]string{"check", unreadable}, "read policy directory " + unreadable + ": open " + unreadable + ": permission denied"},
+		{[]string{"run", "--http", "off", "--policies", unreadable}, "read policy directory " + unreadable + ": open " + unreadable + ": permission denied"},
+	} {
+		var stdout, stderr bytes.Buffer
+		// A daemon that starts stops when ctx ends, and the case fails.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code := mainExit(ctx, c.args, &stdout, &stderr)
+		cancel()
+		if code != 1 || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q: want exit 1 and nothing printed", c.args, code, stdout.String())
+		}
+		if !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, stderr.String(), c.want)
+		}
 	}
 }
 

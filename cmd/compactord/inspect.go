@@ -145,7 +145,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newCommandFlags(ctx, "inspect", "warn", stderr)
 	version := fs.versionVar("table version `N` to inspect (default: latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	small := fs.String("small-file-size", "", "files below this size count as small (bytes, or with k/m/g, KiB/MiB/GiB; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
+	small := fs.String("small-file-size", "", "files below this size count as small, e.g. 64MiB (units B, KiB/k, MiB/m, GiB/g; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")
 	maxParts := fs.countVar("partitions", 20, "text output: list at most this many partitions (JSON lists all)")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
 	if err != nil {
@@ -153,7 +153,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	threshold := int64(-1)
 	if *small != "" {
-		if threshold, err = units.ParseBytes(*small); err != nil {
+		if threshold, err = units.ParseSize(*small); err != nil {
 			return fmt.Errorf("%w: --small-file-size: %v", errUsage, err)
 		}
 	}

@@ -43,7 +43,7 @@ func commands() []command {
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},
-		{"version", "print the build's version and Go version", runVersion},
+		{"version", "print the build's version, commit and Go version", runVersion},
 	}
 }
 
@@ -156,8 +156,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\n`compactord <command> -h` lists the command's flags; `compactord --version` prints the version.")
 }
 
-// runVersion prints the build's version, Go version and, when the binary
-// was built from a git checkout, the commit.
+// runVersion prints the build's version, commit ("unknown" when the build
+// recorded none) and Go version.
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cf := newCommandFlags(ctx, "version", "warn", stderr)
 	asJSON := cf.Bool("json", false, "print the version as JSON")
@@ -168,42 +168,58 @@ func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 0 {
 		return fmt.Errorf("%w: version takes no arguments", errUsage)
 	}
-	v := buildVersion()
+	bi, ok := debug.ReadBuildInfo()
+	v := versionOf(bi, ok)
 	if *asJSON {
 		return writeJSONTo(stdout, v)
 	}
-	fmt.Fprintf(stdout, "compactord %s (%s %s/%s", v.Version, v.Go, v.OS, v.Arch)
-	if v.Revision != "" {
-		fmt.Fprintf(stdout, ", commit %s", v.Revision)
-		if v.Modified {
-			fmt.Fprint(stdout, " with local changes")
-		}
-	}
-	fmt.Fprintln(stdout, ")")
+	fmt.Fprintln(stdout, v)
 	return nil
 }
 
 // versionInfo is what `compactord version --json` prints.
 type versionInfo struct {
-	Version  string `json:"version"`
-	Go       string `json:"go"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
-	Revision string `json:"revision,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+	// Revision is the commit the binary was built from, "unknown" when the
+	// build recorded none (go build outside a git checkout, -buildvcs=false).
+	Revision string `json:"revision"`
+	// Modified is true when the checkout had uncommitted changes.
+	Modified bool `json:"modified"`
 }
 
-func buildVersion() versionInfo {
-	v := versionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
+// String is the one line of `compactord version`.
+func (v versionInfo) String() string {
+	commit := v.Revision
+	if v.Modified {
+		commit += " with local changes"
+	}
+	return fmt.Sprintf("compactord %s (commit %s, %s %s/%s)", v.Version, commit, v.Go, v.OS, v.Arch)
+}
+
+// versionOf is the version of a binary with build info bi (ok false: the
+// binary has none); the commit comes from bi's vcs.revision and
+// vcs.modified settings.
+func versionOf(bi *debug.BuildInfo, ok bool) versionInfo {
+	v := versionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Revision: "unknown"}
+	if !ok || bi == nil {
+		return v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			if s.Value != "" {
 				v.Revision = s.Value
-			case "vcs.modified":
-				v.Modified = s.Value == "true"
 			}
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
 		}
+	}
+	if v.Revision == "unknown" {
+		// Local changes to an unknown commit say nothing.
+		v.Modified = false
 	}
 	return v
 }

@@ -51,14 +51,14 @@ func (p *planFlags) policy() (planner.Policy, error) {
 	pol.Strategy = planner.Strategy(p.strategy)
 	pol.Full = p.full
 	if p.target != "" {
-		n, err := units.ParseBytes(p.target)
+		n, err := units.ParseSize(p.target)
 		if err != nil {
 			return pol, fmt.Errorf("%w: --target-file-size: %v", errUsage, err)
 		}
 		pol.TargetFileSize = n
 	}
 	if p.minSize != "" {
-		n, err := units.ParseBytes(p.minSize)
+		n, err := units.ParseSize(p.minSize)
 		if err != nil {
 			return pol, fmt.Errorf("%w: --min-file-size: %v", errUsage, err)
 		}

@@ -98,7 +98,7 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, l
 // tablePolicy loads dir and returns the policy of table name (or the
 // directory's only table when name is empty).
 func tablePolicy(dir, name string) (policies.Policy, error) {
-	set, err := policies.LoadDir(dir)
+	set, err := loadPolicyDir("--policies", dir)
 	if err != nil {
 		return policies.Policy{}, err
 	}

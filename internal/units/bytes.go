@@ -69,6 +69,35 @@ func ParseBytes(s string) (int64, error) {
 	return n, nil
 }
 
+// ParseSize parses a size that a person wrote, in a flag or a policy file:
+// ParseBytes' syntax with the unit required ("128MiB", "1g", "512 B"),
+// so that "128", meant as 128 MiB, is not taken for 128 bytes. Only 0
+// may go without one (it means "the default" wherever a size is
+// optional). Table properties keep ParseBytes: Spark writes
+// delta.targetFileSize as a plain byte count.
+func ParseSize(s string) (int64, error) {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return 0, err
+	}
+	if n != 0 && !HasUnit(s) {
+		return 0, UnitlessError(strings.TrimSpace(s))
+	}
+	return n, nil
+}
+
+// HasUnit reports whether the size s ends in a unit (b, k, KiB, ...).
+func HasUnit(s string) bool {
+	t := strings.TrimSpace(s)
+	return t != "" && (t[len(t)-1] < '0' || t[len(t)-1] > '9') && t[len(t)-1] != '.'
+}
+
+// UnitlessError is ParseSize's error for the count num written without a
+// unit.
+func UnitlessError(num string) error {
+	return fmt.Errorf("%s: give a unit, e.g. %sMiB (B, KiB, MiB, GiB, TiB: powers of 1024; only 0 needs none)", num, num)
+}
+
 // FormatBytes renders n for people, in the one size format of every
 // report, log and policy compactord prints: below 1 KiB a byte count
 // ("512 B"), else the largest binary unit not above n, whole when it

@@ -2,6 +2,7 @@ package units
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -194,5 +195,27 @@ func TestParseDurationReadsBothSyntaxes(t *testing.T) {
 		if err != nil || back != d {
 			t.Errorf("FormatDuration(%v) = %q reads back as %v, %v", d, FormatDuration(d), back, err)
 		}
+	}
+}
+
+func TestParseSizeWantsAUnitExceptForZero(t *testing.T) {
+	for in, want := range map[string]int64{"128MiB": 128 * MiB, "128m": 128 * MiB, "1 GiB": GiB, "512 B": 512, "512b": 512, "1.5k": 1536, "0": 0, " 0 ": 0, "0MiB": 0} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"128":  "128: give a unit, e.g. 128MiB",
+		" 64 ": "64: give a unit, e.g. 64MiB",
+		"1.5":  "1.5: give a unit",
+		"12x":  "unknown unit",
+	} {
+		if _, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseSize(%q): err = %v, want %q", in, err, msg)
+		}
+	}
+	// Table properties keep Spark's rule: a plain number is bytes.
+	if n, err := ParseBytes("134217728"); err != nil || n != 128*MiB {
+		t.Errorf("ParseBytes(134217728) = %d, %v", n, err)
 	}
 }
