@@ -256,6 +256,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	vacuumLite := [][]string{
+		{"vacuum", "{T}", "--mode", "lite", "--dry-run"},
 		{"vacuum", "{T}", "--mode", "lite"},
 		{"vacuum", "{T}", "--mode", "lite", "--retention", "0h", "--force-retention"},
 	}
@@ -269,6 +270,8 @@ func TestHostileInput(t *testing.T) {
 		// mustSucceed: the command must exit 0 (a refused delete is never
 		// fatal to the run).
 		mustSucceed bool
+		// wantOut are lines some command of the case must print.
+		wantOut []string
 	}{
 		{
 			name: "1 removes and cdc naming log files",
@@ -286,7 +289,7 @@ func TestHostileInput(t *testing.T) {
 					map[string]any{"cdc": map[string]any{"path": "./_delta_log/00000000000000000008.json", "size": 1, "dataChange": false, "partitionValues": map[string]any{}}},
 				)
 			},
-			cmds: vacuumAll, mustSucceed: true,
+			cmds: vacuumAll, mustSucceed: true, wantOut: []string{"would refuse to delete 11 files", "refused to delete 11 files"},
 		},
 		{
 			name: "2 intent record naming live files and the log",
@@ -397,11 +400,20 @@ func TestHostileInput(t *testing.T) {
 			e := newHostileEnv(t, bin)
 			c.craft(e)
 			e.age()
+			var all strings.Builder
+			defer func() {
+				for _, w := range c.wantOut {
+					if !strings.Contains(all.String(), w) {
+						t.Errorf("no command printed %q", w)
+					}
+				}
+			}()
 			for _, args := range c.cmds {
 				// What must survive is taken before each command: a
 				// compaction's commit legitimately turns live files into
 				// tombstones that a later vacuum may delete.
 				code, out := e.run(e.state(), append([]string(nil), args...)...)
+				all.WriteString(out)
 				if c.mustSucceed && code != 0 {
 					t.Errorf("compactord %s: exit %d, want 0 (a refused delete is not fatal):\n%s", strings.Join(args, " "), code, firstLines(out, 20))
 				}

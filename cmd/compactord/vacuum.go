@@ -83,6 +83,9 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 	if res.DryRun {
 		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %s (%d orphans, %d temp files) older than %s\n",
 			res.Mode, res.FilesToDelete, units.FormatBytes(res.BytesToDelete), res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
+		if res.DeletesRefused > 0 {
+			fmt.Fprintf(stdout, "  would refuse to delete %d files the log named (the log, compactord's records, outside the table, or through a symbolic link): see the warnings\n", res.DeletesRefused)
+		}
 		return
 	}
 	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %s, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
