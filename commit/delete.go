@@ -14,6 +14,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/deletegate"
 )
 
 // DeleteOptions tune DeleteRows.
@@ -102,7 +103,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	// every exit unless the commit published it (or may have).
 	objs := &attempt.Objects{}
 	defer func() {
-		if _, err := objs.Clean(ctx, t.Bucket); err != nil {
+		if _, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output)); err != nil {
 			o.Logger.Warn("delete uncommitted deletion vector file", "table", t.URL, "error", err)
 		}
 	}()

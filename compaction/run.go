@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
 )
@@ -314,7 +315,7 @@ func (r *run) result(ctx context.Context, execErr error) (*RunResult, error) {
 // that no commit published. It runs after the executor returned.
 func (r *run) clean(ctx context.Context) {
 	r.release(slices.Clone(r.unreleased))
-	n, err := r.objs.Clean(ctx, r.t.Bucket)
+	n, err := r.objs.Clean(ctx, deletegate.ForTable(r.t.Bucket, r.t.URL, deletegate.Options{}).Deleter(deletegate.Output))
 	if err != nil {
 		r.opts.Logger.Warn("delete uncommitted outputs", "table", r.t.URL, "error", err)
 	}

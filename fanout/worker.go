@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
@@ -195,7 +196,7 @@ func (w *unitWorker) jobResult(ctx context.Context, job int, r *writer.Result) (
 func (w *unitWorker) fail(ctx context.Context, err error) {
 	ctx = context.WithoutCancel(ctx)
 	if w.objs != nil {
-		if _, cerr := w.objs.Clean(ctx, w.t.Bucket); cerr != nil {
+		if _, cerr := w.objs.Clean(ctx, deletegate.ForTable(w.t.Bucket, w.t.URL, deletegate.Options{}).Deleter(deletegate.Output)); cerr != nil {
 			w.log.Warn("delete the failed attempt's outputs", "error", cerr)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/writer"
@@ -371,7 +372,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		objs.OnTrack(journal.Track)
 	}
 	defer func() {
-		_, err := objs.Clean(ctx, t.Bucket)
+		_, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output))
 		if err != nil {
 			opts.Logger.Warn("delete uncommitted retention outputs", "table", t.URL, "error", err)
 		}

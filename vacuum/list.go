@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/deletegate"
 )
 
 // object is one listed file.
@@ -52,13 +53,7 @@ func newLister(t *delta.Table) (lister, error) {
 }
 
 // localRoot returns the directory of a file:// table, "" otherwise.
-func localRoot(t *delta.Table) string {
-	u, err := url.Parse(t.URL)
-	if err != nil || u.Scheme != "file" {
-		return ""
-	}
-	return filepath.FromSlash(u.Path)
-}
+func localRoot(t *delta.Table) string { return deletegate.LocalRootOf(t.URL) }
 
 type localLister struct{ root string }
 

@@ -12,7 +12,9 @@
 //     checksums, checkpoints, log compactions, sidecars; never
 //     _last_checkpoint);
 //   - anything under _compactord/ but compactord's own records (Record:
-//     intent records, stored plans, probes) and temp leftovers;
+//     intent records, stored plans, probes), temp leftovers and an
+//     attempt's own uncommitted outputs (Output, what attempt.Objects.Clean
+//     deletes: data, DV and origin files, never under _delta_log/);
 //   - a key the table's latest snapshot references (when the caller gives
 //     the referenced set), compared in canonical form;
 //   - on local tables, a key whose path passes through a symbolic link.

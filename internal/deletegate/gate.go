@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,6 +39,10 @@ const (
 	// Record is one of compactord's own objects under _compactord/: an
 	// intent record, a stored plan's objects, a probe's scratch object.
 	Record
+	// Output is an object an attempt of this process wrote and did not
+	// commit (attempt.Objects.Clean): a data, DV or origin file, anywhere
+	// but under _delta_log/.
+	Output
 )
 
 func (k Kind) String() string {
@@ -50,6 +55,8 @@ func (k Kind) String() string {
 		return "log"
 	case Record:
 		return "record"
+	case Output:
+		return "output"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -168,6 +175,10 @@ func (g *Gate) Check(key string, k Kind) string {
 		if first != "_compactord" {
 			return "compactord's records live only under _compactord/"
 		}
+	case Output:
+		if inLog {
+			return "under _delta_log/: an attempt's outputs never are"
+		}
 	default:
 		return "unknown kind of object"
 	}
@@ -187,20 +198,28 @@ func (g *Gate) Check(key string, k Kind) string {
 // LocalRootOf returns the directory of a file:// table URL, "" for any
 // other URL: the Options.LocalRoot of the table's gate.
 func LocalRootOf(tableURL string) string {
-	rest, ok := strings.CutPrefix(tableURL, "file://")
-	if !ok {
+	u, err := url.Parse(tableURL)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || !strings.HasPrefix(u.Path, "/") {
 		return ""
 	}
-	rest = strings.TrimPrefix(rest, "localhost")
-	if !strings.HasPrefix(rest, "/") {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	return filepath.FromSlash(rest)
+	// u.Path is decoded: a table URL escapes characters such as "^" or
+	// " " in its directory's name.
+	return filepath.FromSlash(u.Path)
 }
 
 // Bucket returns the bucket the gate deletes from, for the listings its
 // callers make.
 func (g *Gate) Bucket() *blob.Bucket { return g.bucket }
+
+// ForTable returns the gate of the table at tableURL over its bucket, with
+// the local symlink check for file:// tables; opts.Table and
+// opts.LocalRoot are filled in when empty.
+func ForTable(b *blob.Bucket, tableURL string, opts Options) *Gate {
+	if opts.Table == "" {
+		opts.Table = tableURL
+	}
+	if opts.LocalRoot == "" {
+		opts.LocalRoot = LocalRootOf(tableURL)
+	}
+	return New(b, opts)
+}

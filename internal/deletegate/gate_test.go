@@ -52,6 +52,10 @@ func TestCheck(t *testing.T) {
 		{"_compactord/plans/p1/plan.json", Record, true},
 		{"part-0.parquet", Record, false},
 		{"_delta_log/00000000000000000000.json", Record, false},
+		{"part-0.parquet", Output, true},
+		{"_compactord/plans/p1/unit-0/origins-a-0.bin", Output, true},
+		{"_delta_log/00000000000000000000.json", Output, false},
+		{"./part-0.parquet", Output, false},
 	}
 	for _, c := range cases {
 		if got := g.Check(c.key, c.kind) == ""; got != c.ok {
@@ -104,6 +108,7 @@ func TestDeleteRefusesSymlinkedPaths(t *testing.T) {
 func TestLocalRootOf(t *testing.T) {
 	for in, want := range map[string]string{
 		"file:///data/t": "/data/t", "file://localhost/data/t": "/data/t", "s3://b/t": "", "mem://x": "", "file://host/x": "",
+		"file:///data/a%5Eb%20c": "/data/a^b c",
 	} {
 		if got := LocalRootOf(in); got != filepath.FromSlash(want) {
 			t.Errorf("LocalRootOf(%q) = %q, want %q", in, got, want)
