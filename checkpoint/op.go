@@ -30,8 +30,8 @@ const (
 // default) gets Maintain. The commits that are ours are those whose
 // engineInfo names the product of env.EngineInfo ("compactord/0.1.0" ->
 // "compactord").
-func Factory() tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory() tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		if !p.Checkpoint.Enabled {
 			return nil, false, nil
 		}
@@ -50,7 +50,7 @@ type Op struct {
 	Options MaintainOptions
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }

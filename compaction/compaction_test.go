@@ -524,12 +524,12 @@ func TestARunThatLostItsFilesToAnotherCompactordSaysToSetReplicas(t *testing.T) 
 		t.Fatalf("result %+v: want the one job dropped and nothing committed", res)
 	}
 	held := result(res).Held
-	if len(held) == 0 || held[len(held)-1].Code != HeldDropped {
+	if len(held) == 0 || held[len(held)-1].Code != string(HeldDropped) {
 		t.Fatalf("holds %+v: want a %q hold", held, HeldDropped)
 	}
 	h := held[len(held)-1]
-	if h.Files != 3 || !strings.Contains(h.String(), "3 files were left as they were: a concurrent commit changed them while they were rewritten (winner removed source ") ||
-		!strings.Contains(h.Detail, `is another compactord's compaction of the same files; if two daemons run on this table, give each its own daemon { replica = "..." } (or --replica)`) {
-		t.Fatalf("hold %q: want the dropped files and the replica hint", h.String())
+	if h.Files != 3 || !strings.Contains(h.Reason, "3 files were left as they were: a concurrent commit changed them while they were rewritten (winner removed source ") ||
+		!strings.Contains(h.Reason, `is another compactord's compaction of the same files; if two daemons run on this table, give each its own daemon { replica = "..." } (or --replica)`) {
+		t.Fatalf("hold %q: want the dropped files and the replica hint", h.Reason)
 	}
 }

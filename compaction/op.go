@@ -37,8 +37,8 @@ const (
 // set commit hooks or a snapshot cache there); the policy fills in the
 // planner policy and the writer settings, env the exclusions, logger and
 // clock.
-func Factory(template RunOptions) tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory(template RunOptions) tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		return &Op{Options: OptionsFor(p, env, template)}, true, nil
 	}}
 }
@@ -74,7 +74,7 @@ type Op struct {
 	Options RunOptions
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }
@@ -120,9 +120,25 @@ func result(r *RunResult) tableop.Result {
 		FilesAdded:   r.FilesAdded,
 		BytesAdded:   r.BytesWritten,
 		Conflicts:    r.Conflicts,
-		Held:         append(slices.Clip(r.Skipped), droppedHold(r.Dropped)...),
+		Held:         Holds(append(slices.Clip(r.Skipped), droppedHold(r.Dropped)...)),
 		Counts:       counts,
 	}
+}
+
+// Holds maps the planner's skip groups onto the operations' holds (the
+// reason in one line, Skip.String, with its policy values): what a run's
+// Result.Held and the daemon's backlog show. It is the one mapping of a
+// planner.Skip onto a tableop.Hold, so that tableop need not know the
+// planner.
+func Holds(sks []planner.Skip) []tableop.Hold {
+	if len(sks) == 0 {
+		return nil
+	}
+	out := make([]tableop.Hold, len(sks))
+	for i, sk := range sks {
+		out[i] = tableop.Hold{Code: string(sk.Code), Reason: sk.String(), Files: sk.Files, Bytes: sk.Bytes, EligibleAt: sk.EligibleAt}
+	}
+	return out
 }
 
 // HeldDropped is the code of the hold that names the jobs a concurrent

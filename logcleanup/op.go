@@ -23,8 +23,8 @@ const (
 // log_cleanup block is enabled (the default) gets Cleanup after the
 // checkpoint pass; the table's delta.enableExpiredLogCleanup=false still
 // wins.
-func Factory() tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory() tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		if !p.LogCleanup.Enabled {
 			return nil, false, nil
 		}
@@ -37,7 +37,7 @@ type Op struct {
 	Options Options
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }

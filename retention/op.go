@@ -25,8 +25,8 @@ const CountRowsExpired = "rows_expired"
 // rewritten (copy-on-write) with wo under the policy's writer settings; its
 // start sweeps the dead attempts of killed runs with the staleness window
 // attemptStaleAfter (Options.AttemptStaleAfter; 0: the default).
-func Factory(co commit.Options, wo writer.Options, attemptStaleAfter time.Duration) tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory(co commit.Options, wo writer.Options, attemptStaleAfter time.Duration) tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		r := p.Retention
 		if r == nil {
 			return nil, false, nil
@@ -60,7 +60,7 @@ type Op struct {
 	Options Options
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }

@@ -99,7 +99,7 @@ type Backend struct {
 	Options compaction.RunOptions
 	// Ops are the table operations a run performs, in order; nil means
 	// DefaultOps(Options).
-	Ops []tableop.Factory
+	Ops []Factory
 	// LeaseHolder, when set, makes every run hold the table's lease
 	// (scheduler/lease) under this replica name: a table whose lease another
 	// replica holds is skipped, and a run whose lease is lost is cancelled.
@@ -161,8 +161,8 @@ func (b *Backend) logger() hclog.Logger {
 // lite or full vacuum once per interval, else the cheap sweep of temp
 // leftovers), with o as the compaction template; retention takes its
 // commit and writer options and its AttemptStaleAfter.
-func DefaultOps(o compaction.RunOptions) []tableop.Factory {
-	return []tableop.Factory{
+func DefaultOps(o compaction.RunOptions) []Factory {
+	return []Factory{
 		compaction.Factory(o),
 		retention.Factory(o.Commit.Options, o.Writer, o.AttemptStaleAfter),
 		statsbackfill.Factory(o.Commit.Options),
@@ -172,7 +172,11 @@ func DefaultOps(o compaction.RunOptions) []tableop.Factory {
 	}
 }
 
-func (b *Backend) factories() []tableop.Factory {
+// Factory is a table operation's factory as the daemon runs it: over
+// policies.Policy and *delta.Table (compaction.Factory and its siblings).
+type Factory = tableop.Factory[policies.Policy, *delta.Table]
+
+func (b *Backend) factories() []Factory {
 	if b.Ops != nil {
 		return b.Ops
 	}
@@ -247,7 +251,7 @@ func (b *Backend) Run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 
 func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
 	ctx = b.withBudget(ctx)
-	var op tableop.Op
+	var op tableop.Op[*delta.Table]
 	for _, f := range b.factories() {
 		if f.Name != req.Op {
 			continue
@@ -307,14 +311,14 @@ func report(r tableop.Result) scheduler.RunReport {
 	}
 }
 
-// holds converts the planner's skip groups to the scheduler's holds.
-func holds(sks []planner.Skip) []scheduler.Hold {
-	if len(sks) == 0 {
+// holds converts the operations' holds to the scheduler's.
+func holds(hs []tableop.Hold) []scheduler.Hold {
+	if len(hs) == 0 {
 		return nil
 	}
-	out := make([]scheduler.Hold, len(sks))
-	for i, sk := range sks {
-		out[i] = scheduler.Hold{Code: string(sk.Code), Reason: sk.String(), Files: sk.Files, Bytes: sk.Bytes, EligibleAt: sk.EligibleAt}
+	out := make([]scheduler.Hold, len(hs))
+	for i, h := range hs {
+		out[i] = scheduler.Hold{Code: h.Code, Reason: h.Reason, Files: h.Files, Bytes: h.Bytes, EligibleAt: h.EligibleAt}
 	}
 	return out
 }
@@ -517,7 +521,7 @@ func ComputeBacklogExcluding(snap *delta.Snapshot, p policies.Policy, now time.T
 			b.SmallBytes -= h.Bytes
 			continue
 		}
-		b.Held = append(b.Held, holds([]planner.Skip{h})...)
+		b.Held = append(b.Held, holds(compaction.Holds([]planner.Skip{h}))...)
 	}
 	clustered := len(p.Clustering.Columns) > 0 || p.Strategy == policies.StrategyLightweight || p.Strategy == policies.StrategyZcube
 	if !clustered {

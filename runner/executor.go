@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
@@ -33,9 +34,9 @@ func DefaultLaunchers(workerArgs ...string) map[string]LauncherFunc {
 // plans of at least min_backlog_bytes fanned out to launchers[kind]'s
 // workers (parallelism, backoff_limit_per_index, max_units from the
 // block), the rest run in this process.
-func WithExecutor(f tableop.Factory, launchers map[string]LauncherFunc) tableop.Factory {
+func WithExecutor(f Factory, launchers map[string]LauncherFunc) Factory {
 	inner := f.New
-	f.New = func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+	f.New = func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		op, ok, err := inner(p, env)
 		e := p.Executor
 		if err != nil || !ok || e == nil || e.Kind == policies.ExecutorLocal {

@@ -53,7 +53,7 @@ func TestOnlyAMissingFileTheNewestSnapshotStillNamesIsReportedMissing(t *testing
 		}
 	}
 	op := staleReadOp{missing: []string{lost, replaced}}
-	b := &Backend{Tables: NewTables(), Ops: []tableop.Factory{{Name: "stale", New: func(policies.Policy, tableop.Env) (tableop.Op, bool, error) {
+	b := &Backend{Tables: NewTables(), Ops: []Factory{{Name: "stale", New: func(policies.Policy, tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		return op, true, nil
 	}}}}
 	defer b.Tables.Close()

@@ -19,8 +19,8 @@ const CountFilesBackfilled = "files_backfilled"
 // Factory returns the backfill's factory: a policy with a stats_backfill
 // block gets one backfill of at most max_files files per run, committed
 // with co.
-func Factory(co commit.Options) tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory(co commit.Options) tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		b := p.StatsBackfill
 		if b == nil {
 			return nil, false, nil
@@ -35,7 +35,7 @@ type Op struct {
 	Options Options
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }

@@ -4,7 +4,10 @@
 // from a table's policy by its Factory; the daemon's runner calls the
 // factories in order and hands the scheduler one Result per operation.
 //
-// It owns the Op, Factory, Env and Result types. It must not know any
-// particular operation or the writer (a policy's writer settings are
-// policies.Policy.WriterOptions), and must not schedule anything.
+// It owns the Op, Factory, Env, Result and Hold types. Op and Factory are
+// generic in the policy and the table handle: each operation's package
+// binds them to policies.Policy and *delta.Table, so that this package
+// knows no policy file, no table or file format and no planner (a test
+// runs `go list -deps`). It must not know any particular operation or the
+// writer, and must not schedule anything.
 package tableop

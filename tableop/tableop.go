@@ -6,21 +6,20 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/progress"
-	"github.com/compactord/compactord/planner"
-	"github.com/compactord/compactord/policies"
 )
 
-// Op is one operation on one table, configured for one run.
-type Op interface {
+// Op is one operation on one table, configured for one run. T is the
+// table handle the operation runs on (the daemon's is *delta.Table); the
+// seam names no table format itself.
+type Op[T any] interface {
 	// Name names the operation in reports, logs and metrics
 	// ("compaction", "retention", ...).
 	Name() string
 	// Run applies the operation once to t and reports what it did. An
 	// error's class (failure.Of) tells the scheduler to retry, to
 	// quarantine the files the error names, or to halt the table.
-	Run(ctx context.Context, t *delta.Table) (Result, error)
+	Run(ctx context.Context, t T) (Result, error)
 }
 
 // Env is what the daemon gives every operation of a run beside the table's
@@ -41,14 +40,37 @@ type Env struct {
 }
 
 // Factory makes one kind of operation: the daemon lists its factories in
-// the order a run performs their operations.
-type Factory struct {
+// the order a run performs their operations. P is the table's policy (the
+// daemon's is policies.Policy) and T the table handle its operations run
+// on; each operation's package binds them (compaction.Factory and its
+// siblings return a Factory[policies.Policy, *delta.Table]), so that this
+// seam knows no policy file and no file format.
+type Factory[P, T any] struct {
 	// Name is the name of the operations New returns.
 	Name string
 	// New builds the table's operation for one run from its policy. ok is
 	// false when the policy does not ask for the operation (for example no
 	// retention block); an error (an invalid setting) fails the run.
-	New func(p policies.Policy, env Env) (op Op, ok bool, err error)
+	New func(p P, env Env) (op Op[T], ok bool, err error)
+}
+
+// Hold is one group of files an operation left alone on purpose, with the
+// reason (for compaction, one of the planner's skip groups, which
+// compaction.Holds maps onto it). The scheduler shows and logs holds
+// without knowing their codes.
+type Hold struct {
+	// Code names the reason ("settling", "single_file_bin", "byte_cap",
+	// "dropped", ...).
+	Code string
+	// Reason says it in one line, counts and policy values included
+	// ("22 files younger than the settle window (settle window 15m; ...)").
+	Reason string
+	// Files and Bytes count the files held back.
+	Files int
+	Bytes int64
+	// EligibleAt is when the first of them stops being held (the end of
+	// its settle window); nil when time alone does not release them.
+	EligibleAt *time.Time
 }
 
 // Result is what one operation did. Zero values mean "nothing".
@@ -73,9 +95,9 @@ type Result struct {
 	Counts map[string]int64
 	// Quarantined lists data files found corrupt (the next run skips them).
 	Quarantined []string
-	// Held are the files the operation left alone on purpose, by reason
-	// (the planner's skip groups): why a run did nothing, or not all.
-	Held []planner.Skip
+	// Held are the files the operation left alone on purpose, by reason:
+	// why a run did nothing, or not all.
+	Held []Hold
 }
 
 // NowOr returns env.Now(), or time.Now() when Env has no clock.

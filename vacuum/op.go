@@ -57,8 +57,8 @@ type state struct {
 // once per interval (auto: full when the last full one is older than
 // full_interval); every other policy gets the cheap Sweep of temp leftovers
 // on every run. Commits use co.
-func Factory(co commit.Options) tableop.Factory {
-	return tableop.Factory{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op, bool, error) {
+func Factory(co commit.Options) tableop.Factory[policies.Policy, *delta.Table] {
+	return tableop.Factory[policies.Policy, *delta.Table]{Name: Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
 		op := &Op{Policy: p.Vacuum, Now: env.Now, Options: Options{EngineInfo: env.EngineInfo, Commit: co, Logger: env.LoggerOr().Named(Name), Progress: env.Progress}}
 		if v := p.Vacuum; v != nil {
 			op.Options.Retention, op.Options.ForceRetention, op.Options.Concurrency = v.Retention, v.ForceRetention, v.Concurrency
@@ -77,7 +77,7 @@ type Op struct {
 	Now func() time.Time
 }
 
-var _ tableop.Op = (*Op)(nil)
+var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
 // Name implements tableop.Op.
 func (*Op) Name() string { return Name }
