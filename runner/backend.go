@@ -180,12 +180,20 @@ func (b *Backend) factories() []Factory {
 	if b.Ops != nil {
 		return b.Ops
 	}
-	ops := DefaultOps(b.Options)
 	launchers := b.Launchers
 	if launchers == nil {
 		launchers = DefaultLaunchers()
 	}
-	ops[0] = WithExecutor(ops[0], launchers)
+	return withExecutor(DefaultOps(b.Options), launchers)
+}
+
+// withExecutor wraps the factory of ops named compaction.Name, wherever it
+// stands in their order, with WithExecutor; ops without one are returned
+// as they are.
+func withExecutor(ops []Factory, launchers map[string]LauncherFunc) []Factory {
+	if _, i := tableop.Named(ops, compaction.Name); i >= 0 {
+		ops[i] = WithExecutor(ops[i], launchers)
+	}
 	return ops
 }
 

@@ -52,3 +52,41 @@ func TestAnExecutorBlockChoosesWhereCompactionJobsRun(t *testing.T) {
 		})
 	}
 }
+
+// The executor block's executor goes to the operation named compaction
+// wherever it stands in the order of the operations: in every rotation of
+// DefaultOps, that factory's compaction gets the process executor and no
+// other operation is wrapped (a wrapped one that is not a compaction would
+// fail the run).
+func TestTheExecutorGoesToTheOperationNamedCompactionWhateverTheOrder(t *testing.T) {
+	p := policies.DefaultPolicy()
+	p.Executor = &policies.Executor{Kind: policies.ExecutorProcess, Parallelism: 2}
+	n := len(DefaultOps(compaction.RunOptions{}))
+	for r := range n {
+		ops := DefaultOps(compaction.RunOptions{})
+		ops = append(ops[r:], ops[:r]...)
+		names := make([]string, len(ops))
+		for i, f := range ops {
+			names[i] = f.Name
+		}
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			found := false
+			for _, f := range withExecutor(ops, DefaultLaunchers()) {
+				op, ok, err := f.New(p, tableop.Env{})
+				if err != nil {
+					t.Fatalf("%s: %v", f.Name, err)
+				}
+				if f.Name != compaction.Name || !ok {
+					continue
+				}
+				found = true
+				if _, remote := op.(*compaction.Op).Options.Executor.(fanout.BySize); !remote {
+					t.Fatalf("compaction's executor %#v: want the executor block's", op.(*compaction.Op).Options.Executor)
+				}
+			}
+			if !found {
+				t.Fatal("no compaction among the operations")
+			}
+		})
+	}
+}

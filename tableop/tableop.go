@@ -54,6 +54,18 @@ type Factory[P, T any] struct {
 	New func(p P, env Env) (op Op[T], ok bool, err error)
 }
 
+// Named returns the first factory of fs named name and its index, or -1
+// when fs has none: the daemon finds an operation by its name, never by its
+// place in the order.
+func Named[P, T any](fs []Factory[P, T], name string) (Factory[P, T], int) {
+	for i, f := range fs {
+		if f.Name == name {
+			return f, i
+		}
+	}
+	return Factory[P, T]{}, -1
+}
+
 // Hold is one group of files an operation left alone on purpose, with the
 // reason (for compaction, one of the planner's skip groups, which
 // compaction.Holds maps onto it). The scheduler shows and logs holds
