@@ -16,7 +16,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 

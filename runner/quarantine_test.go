@@ -11,7 +11,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/storetest"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/storetest"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )

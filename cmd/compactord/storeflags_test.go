@@ -19,9 +19,9 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/fanout"
-	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/policies"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/retention"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 )
 
 // fakeS3Behind starts the in-process S3 fake with a fault proxy in front.

@@ -11,7 +11,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/objstore"
 )
 

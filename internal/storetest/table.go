@@ -15,8 +15,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // CopyTable uploads every file of the local table directory src into tbl,
