@@ -297,7 +297,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 						cnt.mu.Unlock()
 					}
 				} else {
-					_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{f.Path: rows}, commit.DeleteOptions{Options: copts})
+					_, err = tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{f.Path: rows}, tabletest.DeleteOptions{Options: copts})
 				}
 				switch {
 				case err == nil:

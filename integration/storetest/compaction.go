@@ -5,9 +5,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/tabletest"
+
 	"github.com/compactord/compactord/internal/testutil/stores"
 
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
@@ -100,7 +101,7 @@ func ReconcileRace(t *testing.T, url string) {
 			deleted[rows[i]]++
 			phys = append(phys, idx[i])
 		}
-		res, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim: phys}, commit.DeleteOptions{})
+		res, err := tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{victim: phys}, tabletest.DeleteOptions{})
 		if err != nil {
 			return err
 		}
