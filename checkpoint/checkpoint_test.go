@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/logtest"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 func grown(t *testing.T, spec logtest.Spec, latest int64) (*delta.Table, string) {

@@ -3,7 +3,9 @@
 // after a transaction's read version, forward reconciliation of concurrent
 // deletion-vector DML onto compacted outputs, partial commits (dropping only
 // the jobs that truly conflict), bounded retries and in-commit timestamps.
-// It also holds a deletion-vector DELETE writer used by tests and the demo.
+// Data-changing transactions (DML: retention's deletes, the demo's) go
+// through DML; the test tables' DV deletes live in test support
+// (internal/testutil/tabletest.DeleteRows), not here.
 //
 // A compaction (CommitCompaction) commits only commitInfo, remove
 // (dataChange=false) and add (dataChange=false) actions, so Delta checks it at

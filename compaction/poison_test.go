@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/failure"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 func TestAFileWhoseStatsContradictItsFooterIsQuarantinedAndTheRestCompacts(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -297,7 +297,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 						cnt.mu.Unlock()
 					}
 				} else {
-					_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{f.Path: rows}, commit.DeleteOptions{Options: copts})
+					_, err = tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{f.Path: rows}, tabletest.DeleteOptions{Options: copts})
 				}
 				switch {
 				case err == nil:

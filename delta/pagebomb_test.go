@@ -14,8 +14,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/failure"
-	"github.com/compactord/compactord/internal/pagebomb"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/pagebomb"
 )
 
 // scanAll reads every live row of the file at path of the table at root.

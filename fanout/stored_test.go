@@ -10,7 +10,7 @@ import (
 
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )

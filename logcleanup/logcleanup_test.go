@@ -12,8 +12,8 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/logtest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // day0 is midnight UTC; commit v of the test tables is written at day0 +

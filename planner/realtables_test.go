@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 func loadRealTable(t *testing.T, name string) *delta.Snapshot {

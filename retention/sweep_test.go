@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/internal/attemptsweep"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // A retention-only run cleans up after a killed retention attempt, as a

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/commit"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 	"github.com/compactord/compactord/writer"

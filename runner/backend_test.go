@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/checkpoint"
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attemptsweep"
-	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/retention"
@@ -112,7 +111,7 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := commit.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: rows}, commit.DeleteOptions{}); err != nil {
+		if _, err := tabletest.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: rows}, tabletest.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +147,7 @@ func TestAPollAfterNewCommitsReplaysOnlyThoseCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := commit.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: {6}}, commit.DeleteOptions{}); err != nil {
+	if _, err := tabletest.DeleteRows(ctx, tb, snap, map[string][]int64{snap.Files[0].Path: {6}}, tabletest.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	zp := p

@@ -8,8 +8,8 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/logtest"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/logtest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/logtest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/compactord/compactord/policies"
 )
 

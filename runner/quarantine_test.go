@@ -10,8 +10,8 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/failure"
-	"github.com/compactord/compactord/internal/storetest"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/stores"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -35,7 +35,7 @@ func TestACorruptDataFileIsQuarantinedFromItsErrorAndTheRestCompactsWithoutRerea
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	ctx := context.Background()
-	f := storetest.NewFakeS3(t, storetest.FakeS3Options{})
+	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	const prefix = "quarantine"
 	tbl := tabletest.NewTable(t, f.URL(prefix), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10), tabletest.IDRange(20, 10),
 		tabletest.IDRange(30, 10), tabletest.IDRange(40, 10), tabletest.IDRange(50, 10))

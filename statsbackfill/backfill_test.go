@@ -12,8 +12,8 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/storetest"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/stores"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
@@ -75,7 +75,7 @@ func TestBackfillOnOtherEnginesTablesWithoutStats(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			tbl := tabletest.CopyFixture(t, name)
-			_, before := storetest.LiveRows(t, tbl)
+			_, before := stores.LiveRows(t, tbl)
 			hashes := dataHashes(t, tbl)
 			res, err := Run(ctx, tbl, Options{})
 			if err != nil {
@@ -84,7 +84,7 @@ func TestBackfillOnOtherEnginesTablesWithoutStats(t *testing.T) {
 			if res.Candidates == 0 || res.Backfilled != res.Candidates || res.CommittedVersion < 0 {
 				t.Fatalf("result %+v", res)
 			}
-			snap, after := storetest.LiveRows(t, tbl)
+			snap, after := stores.LiveRows(t, tbl)
 			if lost, extra := after.Diff(before); len(lost)+len(extra) > 0 {
 				t.Fatalf("rows changed: lost %v, extra %v", lost, extra)
 			}

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/tabletest"
+
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
@@ -235,7 +236,7 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 				}
 			}
 			if len(rows) > 0 {
-				out, err := commit.DeleteRows(ctx, f.tbl, snap, map[string][]int64{a.Path: rows}, commit.DeleteOptions{Options: f.commitOpts()})
+				out, err := tabletest.DeleteRows(ctx, f.tbl, snap, map[string][]int64{a.Path: rows}, tabletest.DeleteOptions{Options: f.commitOpts()})
 				if err != nil {
 					t.Fatalf("step %d: delete: %v", step, err)
 				}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attemptsweep"
-	"github.com/compactord/compactord/internal/logtest"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // TestRandomizedSpellingsDeleteWhatTheModelSays writes random mixes of

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
+
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/planner"
@@ -64,7 +65,7 @@ func TestAfterCompactionAndVacuumTheTableStoresOnlyItsLiveFiles(t *testing.T) {
 			continue
 		}
 		cur, _ := delta.LoadSnapshot(ctx, f.tbl, -1)
-		out, err := commit.DeleteRows(ctx, f.tbl, cur, map[string][]int64{a.Path: {1, 3, 5}}, commit.DeleteOptions{Options: f.commitOpts()})
+		out, err := tabletest.DeleteRows(ctx, f.tbl, cur, map[string][]int64{a.Path: {1, 3, 5}}, tabletest.DeleteOptions{Options: f.commitOpts()})
 		if err != nil {
 			t.Fatal(err)
 		}

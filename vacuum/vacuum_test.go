@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
+
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 )
@@ -57,7 +58,7 @@ func newScenario(t *testing.T) *scenario {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := commit.DeleteRows(ctx, f.tbl, snap, map[string][]int64{s.dvFile.Path: rows}, commit.DeleteOptions{Options: f.commitOpts()})
+		out, err := tabletest.DeleteRows(ctx, f.tbl, snap, map[string][]int64{s.dvFile.Path: rows}, tabletest.DeleteOptions{Options: f.commitOpts()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/pagebomb"
+	"github.com/compactord/compactord/internal/testutil/pagebomb"
 )
 
 // A source holding a page that claims more than the row group budget is a

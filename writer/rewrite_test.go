@@ -17,7 +17,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 func loadCopy(t *testing.T, name string) (*delta.Table, *delta.Snapshot) {

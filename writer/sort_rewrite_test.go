@@ -18,7 +18,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // physRows reads the live rows of add with their physical indexes.

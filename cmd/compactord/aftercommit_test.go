@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // oneShot is a one-shot command whose commits land on a multiple of

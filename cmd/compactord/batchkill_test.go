@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // Partial progress, for real: `compactord compact --commit-every-jobs 2`

@@ -132,7 +132,7 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 	// (deletion vectors, like Spark's merge-on-read DELETE) commits first.
 	var (
 		once     sync.Once
-		deleted  *commit.DeleteResult
+		deleted  *commit.DMLOutcome
 		raceErr  error
 		isTarget = func(id int64) bool { return id%o.deleteMod == 3 }
 	)
@@ -141,7 +141,7 @@ func demo(ctx context.Context, o demoOptions, stdout io.Writer, log hclog.Logger
 			deleted, raceErr = deleteDemo(hctx, t, nil, isTarget)
 			if raceErr == nil {
 				fmt.Fprintf(stdout, "race: a DELETE of %d rows (id %% %d == 3) committed version %d while the compaction was about to commit version %d\n",
-					deleted.DeletedRows, o.deleteMod, deleted.Version, v)
+					deleted.RowsDeleted, o.deleteMod, deleted.Version, v)
 			}
 		})
 		return nil

@@ -10,11 +10,14 @@ import (
 	"sort"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/deletegate"
 )
 
 // The demo (and the end-to-end test) need an ingestion job beside the
@@ -155,15 +158,81 @@ func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
 }
 
 // deleteDemo deletes, with deletion vectors, the live rows whose id
-// satisfies match, in the files chosen by files (nil: all).
-func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool) (*commit.DeleteResult, error) {
+// satisfies match, in the files chosen by files (nil: all), through
+// commit's data-changing transaction (the path retention's deletes take):
+// a concurrent blind append does not conflict, a winner that deleted other
+// rows of the same file is merged, a compaction that moved the file is
+// followed onto its output. Nothing matched: Version is -1.
+func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool) (_ *commit.DMLOutcome, err error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return nil, err
 	}
-	return commit.DeleteWhere(ctx, t, snap, files, func(f *delta.Add, _ int64, row parquet.Row) bool {
-		return match(row[0].Int64())
-	}, commit.DeleteOptions{Options: commit.Options{EngineInfo: "compactord-demo/" + version}})
+	var changes []*commit.FileChange
+	buf := make([]parquet.Row, 256)
+	idx := make([]int64, 256)
+	for _, f := range snap.Files {
+		if files != nil && !files(f) {
+			continue
+		}
+		rows, err := matchingRows(ctx, t, snap, f, match, buf, idx)
+		if err != nil {
+			return nil, fmt.Errorf("delete on %s: scan %s: %w", t.URL, f.Path, err)
+		}
+		if !rows.IsEmpty() {
+			changes = append(changes, &commit.FileChange{Read: f, Deleted: rows})
+		}
+	}
+	if len(changes) == 0 {
+		return &commit.DMLOutcome{Version: -1}, nil
+	}
+	// The DELETE owns its attempt: its DV file is deleted on every exit
+	// unless the commit published it (or may have). After a commit there is
+	// nothing of ours left to delete, so only a failed delete reports a
+	// failed cleanup.
+	objs := &attempt.Objects{}
+	defer func() {
+		if _, cerr := objs.Clean(context.WithoutCancel(ctx), deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output)); cerr != nil && err != nil {
+			err = errors.Join(err, fmt.Errorf("delete uncommitted deletion vector file of %s: %w", t.URL, cerr))
+		}
+	}()
+	d := &commit.DML{
+		Txn: &commit.Txn{
+			Table: t, Snapshot: snap, Operation: "DELETE",
+			OperationParameters: map[string]any{"predicate": "[]"},
+			Objects:             objs,
+			Options:             commit.Options{EngineInfo: "compactord-demo/" + version},
+		},
+		ReadWholeTable: true,
+		Isolation:      commit.WriteSerializable,
+		Changes:        changes,
+	}
+	return d.Commit(ctx)
+}
+
+// matchingRows returns the physical indexes of f's live rows whose id
+// (the first column) satisfies match.
+func matchingRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, match func(id int64) bool, buf []parquet.Row, idx []int64) (*roaring64.Bitmap, error) {
+	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	rows := roaring64.New()
+	for {
+		n, err := sc.ReadRows(buf, idx)
+		for k := 0; k < n; k++ {
+			if match(buf[k][0].Int64()) {
+				rows.Add(uint64(idx[k]))
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // tableSummary describes a table at its latest version.

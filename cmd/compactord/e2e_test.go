@@ -146,8 +146,8 @@ func (w *writers) deleteSome(ctx context.Context, k int64) {
 		w.failures++
 		return
 	}
-	if res.DeletedRows != int64(len(matched)) {
-		w.err = fmt.Errorf("delete reported %d rows, matched %d", res.DeletedRows, len(matched))
+	if res.RowsDeleted != int64(len(matched)) {
+		w.err = fmt.Errorf("delete reported %d rows, matched %d", res.RowsDeleted, len(matched))
 	}
 	for _, id := range matched {
 		w.deleted[id] = true

@@ -15,7 +15,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/fanout/kubernetes"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 )
 

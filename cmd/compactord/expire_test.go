@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // `compactord expire` sweeps the dead attempts of killed runs at its start

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 func TestACompactionThatCommitsSomeJobsAndFailsOthersExitsZeroAsPartial(t *testing.T) {

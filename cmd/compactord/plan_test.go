@@ -16,8 +16,8 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -125,7 +125,7 @@ func TestPlanRunPlanReconcilesADeleteOnASparkTable(t *testing.T) {
 	}
 	tbl := tabletest.Open(t, url)
 	snap := tabletest.Latest(t, tbl)
-	del, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
+	del, err := tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, tabletest.DeleteOptions{})
 	if err != nil || del.Version != snap0.Version+1 {
 		t.Fatalf("delete: %+v %v", del, err)
 	}
@@ -232,7 +232,7 @@ func TestCompactPartitionedSparkTableWithRacingDelete(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, commit.DeleteOptions{})
+		_, err = tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{victim.file: {victim.idx}}, tabletest.DeleteOptions{})
 		return err
 	}
 	res, err := compaction.RunPlan(ctx, tbl, pl, opts)

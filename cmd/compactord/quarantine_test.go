@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -27,8 +27,8 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	t.Setenv("AZURE_STORAGE_ACCOUNT", "acct")
-	s3 := storetest.NewFakeS3(t, storetest.FakeS3Options{})
-	storetest.CopyTable(t, testutil.DeltaTable(t, "dv-small"), storetest.Open(t, s3.URL("events")))
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
 	s3URL := strings.Replace(s3.URL("events"), "s3://", "s3://s3user:S3PASS@", 1)
 	local := testutil.CopyDeltaTable(t, "dv-small")
 

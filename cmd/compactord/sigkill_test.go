@@ -14,7 +14,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/logtest"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // killTable builds a log-only table (data files are never read by the log

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // humanSize matches the one size format (units.FormatBytes).

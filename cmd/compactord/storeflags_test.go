@@ -19,9 +19,9 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/fanout"
-	"github.com/compactord/compactord/internal/faultproxy"
-	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
+	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/policies"
 )
@@ -39,10 +39,10 @@ func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	t.Setenv(fanout.IndexEnv, "0") // run-unit's unit
-	s3 := storetest.NewFakeS3(t, storetest.FakeS3Options{})
-	storetest.CopyTable(t, testutil.DeltaTable(t, "dv-small"), storetest.Open(t, s3.URL("events")))
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
 	proxy := faultproxy.New(t, s3.Endpoint, faultproxy.Options{})
-	url := storetest.S3URL(proxy.URL, storetest.Bucket, "events")
+	url := stores.S3URL(proxy.URL, stores.Bucket, "events")
 	ctx := context.Background()
 	var stdout, stderr bytes.Buffer
 	// Without faults the table reads through the proxy: what fails below
@@ -71,7 +71,7 @@ func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
 		{"cat", []string{url}, hang, ""},
 		{"plan", []string{url}, hang, ""},
 		{"run-plan", []string{planFile}, hang, ""},
-		{"run-unit", []string{"--plan", storetest.S3URL(proxy.URL, storetest.Bucket, "events/_compactord/plans/p/plan.json")}, fail, "InternalError"},
+		{"run-unit", []string{"--plan", stores.S3URL(proxy.URL, stores.Bucket, "events/_compactord/plans/p/plan.json")}, fail, "InternalError"},
 		{"compact", []string{url}, hang, ""},
 		{"expire", []string{url, "--column", "value", "--before", "2020-01-01"}, hang, ""},
 		{"vacuum", []string{url, "--dry-run"}, hang, ""},
@@ -121,8 +121,8 @@ var commitObject = regexp.MustCompile(`/_delta_log/[0-9]{20}\.json$`)
 // reader publishes it reaches stderr, not stdout. Needs the S3 and DynamoDB
 // emulators (scripts/emulators/run.sh).
 func TestACommandLogsTheDynamoDBLogStoresWarningsOnStderr(t *testing.T) {
-	direct := storetest.S3DynamoTable(t)
-	storetest.CopyTable(t, testutil.DeltaTable(t, "stats-optional"), storetest.Open(t, direct))
+	direct := stores.S3DynamoTable(t)
+	stores.CopyTable(t, testutil.DeltaTable(t, "stats-optional"), stores.Open(t, direct))
 	u, err := neturl.Parse(direct)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestACommandLogsTheDynamoDBLogStoresWarningsOnStderr(t *testing.T) {
 	if _, faults := proxy.Stats(); faults[faultproxy.InternalError] == 0 {
 		t.Fatal("no commit PUT was failed: the test proves nothing")
 	}
-	snap, err := delta.LoadSnapshot(context.Background(), storetest.Open(t, direct), -1)
+	snap, err := delta.LoadSnapshot(context.Background(), stores.Open(t, direct), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

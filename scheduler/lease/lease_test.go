@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 type fakeClock struct {

@@ -1,5 +1,5 @@
 // Command pagebomb writes a Delta table holding one parquet decompression
-// bomb (internal/pagebomb) and a small honest file beside it, for
+// bomb (internal/testutil/pagebomb) and a small honest file beside it, for
 // bench/pagebomb.sh to measure what compacting it costs.
 package main
 
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/compactord/compactord/internal/pagebomb"
+	"github.com/compactord/compactord/internal/testutil/pagebomb"
 )
 
 func main() {

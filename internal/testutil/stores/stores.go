@@ -1,4 +1,4 @@
-package storetest
+package stores
 
 import (
 	"context"
@@ -50,7 +50,7 @@ type Store struct {
 // Stores returns every store the suite supports.
 func Stores() []Store {
 	return []Store{
-		{Name: "mem", NewTable: func(t *testing.T) string { return "mem://" + tableName(t) }},
+		{Name: "mem", NewTable: func(t *testing.T) string { return "mem://" + TableName(t) }},
 		{Name: "file", NewTable: func(t *testing.T) string { return "file://" + filepath.ToSlash(t.TempDir()) + "/table" }},
 		{Name: "s3", NewTable: S3Table},
 		{Name: "s3-dynamodb", NewTable: S3DynamoTable},
@@ -66,9 +66,9 @@ func ForEachStore(t *testing.T, fn func(t *testing.T, newTable func(t *testing.T
 	}
 }
 
-// requireEnv returns the env var's value, or skips the test (fails it when
+// RequireEnv returns the env var's value, or skips the test (fails it when
 // CI=true: CI must exercise every store).
-func requireEnv(t *testing.T, name string) string {
+func RequireEnv(t *testing.T, name string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v != "" {
@@ -97,11 +97,11 @@ func s3Query(endpoint string) string {
 
 // S3Table returns a fresh table URL on the S3 emulator (versitygw).
 func S3Table(t *testing.T) string {
-	ep := requireEnv(t, EnvS3)
+	ep := RequireEnv(t, EnvS3)
 	if err := EnsureS3Bucket(context.Background(), ep, Bucket); err != nil {
 		t.Fatal(err)
 	}
-	return S3URL(ep, Bucket, "tables/"+tableName(t))
+	return S3URL(ep, Bucket, "tables/"+TableName(t))
 }
 
 // EnsureS3Bucket creates bucket on the S3 server at endpoint unless it exists.
@@ -129,7 +129,7 @@ func EnsureS3Bucket(ctx context.Context, endpoint, bucket string) error {
 // GCSTable returns a fresh table URL on the GCS emulator (fake-gcs-server;
 // the gcsblob driver finds it through STORAGE_EMULATOR_HOST).
 func GCSTable(t *testing.T) string {
-	requireEnv(t, EnvGCS)
+	RequireEnv(t, EnvGCS)
 	if os.Getenv("STORAGE_EMULATOR_HOST") == "" {
 		t.Fatalf("%s is set but STORAGE_EMULATOR_HOST is not", EnvGCS)
 	}
@@ -148,13 +148,13 @@ func GCSTable(t *testing.T) string {
 	if err != nil && !(errors.As(err, &ge) && ge.Code == 409) {
 		t.Fatalf("create gcs bucket %s: %v", Bucket, err)
 	}
-	return "gs://" + Bucket + "/tables/" + tableName(t)
+	return "gs://" + Bucket + "/tables/" + TableName(t)
 }
 
 // AzureTable returns a fresh table URL on the Azure emulator (azurite);
 // the account and key come from AZURE_STORAGE_ACCOUNT/AZURE_STORAGE_KEY.
 func AzureTable(t *testing.T) string {
-	ep := requireEnv(t, EnvAzure)
+	ep := RequireEnv(t, EnvAzure)
 	u, err := url.Parse(ep)
 	if err != nil {
 		t.Fatalf("%s=%q: %v", EnvAzure, ep, err)
@@ -175,13 +175,13 @@ func AzureTable(t *testing.T) string {
 	if _, err := c.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		t.Fatalf("create azure container %s: %v", Bucket, err)
 	}
-	return "azblob://" + Bucket + "/tables/" + tableName(t) + "?" + q.Encode()
+	return "azblob://" + Bucket + "/tables/" + TableName(t) + "?" + q.Encode()
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
 
-// tableName is a unique, key-safe name derived from the test's name.
-func tableName(t *testing.T) string {
+// TableName is a unique, key-safe name derived from the test's name.
+func TableName(t *testing.T) string {
 	name := strings.Trim(unsafeChars.ReplaceAllString(t.Name(), "-"), "-")
 	if len(name) > 60 {
 		name = name[len(name)-60:]

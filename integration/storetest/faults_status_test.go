@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -36,25 +38,25 @@ func behindProxy(t *testing.T, store string) (direct *delta.Table, proxied strin
 	switch store {
 	case "fake-s3":
 		f, p := fakeS3Behind(t, opts)
-		prefix := "tables/" + tableName(t)
-		return Open(t, f.URL(prefix)), S3URL(p.URL, Bucket, prefix), p
+		prefix := "tables/" + stores.TableName(t)
+		return stores.Open(t, f.URL(prefix)), stores.S3URL(p.URL, stores.Bucket, prefix), p
 	case "s3":
-		ep := requireEnv(t, EnvS3)
-		if err := EnsureS3Bucket(context.Background(), ep, Bucket); err != nil {
+		ep := stores.RequireEnv(t, stores.EnvS3)
+		if err := stores.EnsureS3Bucket(context.Background(), ep, stores.Bucket); err != nil {
 			t.Fatal(err)
 		}
 		p := faultproxy.New(t, ep, opts)
-		prefix := "tables/" + tableName(t)
-		return Open(t, S3URL(ep, Bucket, prefix)), S3URL(p.URL, Bucket, prefix), p
+		prefix := "tables/" + stores.TableName(t)
+		return stores.Open(t, stores.S3URL(ep, stores.Bucket, prefix)), stores.S3URL(p.URL, stores.Bucket, prefix), p
 	case "gcs":
-		raw := GCSTable(t)
-		direct := Open(t, raw)
-		p := faultproxy.New(t, requireEnv(t, EnvGCS), opts)
+		raw := stores.GCSTable(t)
+		direct := stores.Open(t, raw)
+		p := faultproxy.New(t, stores.RequireEnv(t, stores.EnvGCS), opts)
 		t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(p.URL, "http://"))
 		return direct, raw, p
 	case "azure":
-		raw := AzureTable(t)
-		ep, err := url.Parse(requireEnv(t, EnvAzure))
+		raw := stores.AzureTable(t)
+		ep, err := url.Parse(stores.RequireEnv(t, stores.EnvAzure))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +68,7 @@ func behindProxy(t *testing.T, store string) (direct *delta.Table, proxied strin
 		q := u.Query()
 		q.Set("domain", strings.TrimPrefix(p.URL, "http://"))
 		u.RawQuery = q.Encode()
-		return Open(t, raw), u.String(), p
+		return stores.Open(t, raw), u.String(), p
 	}
 	t.Fatalf("no store %q", store)
 	return nil, "", nil
@@ -132,7 +134,7 @@ func TestARefusalWhoseBodyIsCutIsKnownByItsStatus(t *testing.T) {
 					if err := dcs.ReplaceIfMatch(ctx, key, []byte(`{"n":1,"again":true}`), cur); err != nil {
 						t.Fatal(err)
 					}
-					tbl := Open(t, proxied)
+					tbl := stores.Open(t, proxied)
 					cs, err := tbl.Conditional()
 					if err != nil {
 						t.Fatal(err)

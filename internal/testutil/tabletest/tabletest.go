@@ -355,7 +355,7 @@ func DeleteIDs(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
 		f, i := ByID(t, tbl, snap, id)
 		rows[f.Path] = append(rows[f.Path], i)
 	}
-	res, err := commit.DeleteRows(context.Background(), tbl, snap, rows, commit.DeleteOptions{})
+	res, err := DeleteRows(context.Background(), tbl, snap, rows, DeleteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/scheduler/lease"
 )
@@ -17,7 +19,7 @@ import (
 // the end of each round, and a loser's Renew must fail.
 func LeaseRace(t *testing.T, url string, n, rounds int) {
 	ctx := context.Background()
-	tbls := OpenN(t, url, n)
+	tbls := stores.OpenN(t, url, n)
 	ls := make([]*lease.Lease, n)
 	for i := range ls {
 		cs, err := tbls[i].Conditional()
@@ -79,7 +81,7 @@ func LeaseRace(t *testing.T, url string, n, rounds int) {
 // both be refused, and a replace with the current version must succeed.
 func StaleCAS(t *testing.T, url string) {
 	ctx := context.Background()
-	tbls := OpenN(t, url, 2)
+	tbls := stores.OpenN(t, url, 2)
 	const key = "_compactord/cas-check"
 	a, err := tbls[0].Conditional()
 	if err != nil {

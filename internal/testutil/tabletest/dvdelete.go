@@ -1,16 +1,19 @@
-package commit
+package tabletest
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io"
+	"maps"
 	"sort"
 	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
@@ -19,7 +22,7 @@ import (
 
 // DeleteOptions tune DeleteRows.
 type DeleteOptions struct {
-	Options
+	commit.Options
 	// Predicate is recorded as operationParameters.predicate (a JSON array
 	// as a string, Spark style); default "[]".
 	Predicate string
@@ -46,8 +49,13 @@ type DeleteResult struct {
 // metadata, fails the delete with ErrConflict / ErrMetadataChanged (class
 // Retry): the caller re-reads the table and tries again. Appends never
 // conflict (the rows to delete are named by file and position).
+//
+// It is test support: the test tables' deletes, in the exact shape of the
+// DELETE Databricks wrote (commit's shape test compares them), with
+// Spark's conflict rule for a DV delete planned on a stale snapshot. The
+// product's own data-changing commits go through commit.DML.
 func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows map[string][]int64, opts DeleteOptions) (*DeleteResult, error) {
-	if !DVsAllowed(snap) {
+	if !commit.DVsAllowed(snap) {
 		return nil, fmt.Errorf("delete on %s: table does not allow deletion vectors (need feature deletionVectors and delta.enableDeletionVectors=true)", t.URL)
 	}
 	live := make(map[string]*delta.Add, len(snap.Files))
@@ -98,7 +106,13 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	if len(olds) == 0 {
 		return res, nil
 	}
-	o := opts.Options.withDefaults()
+	o := opts.Options
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
 	// This DELETE owns its attempt: the DV file it writes is deleted on
 	// every exit unless the commit published it (or may have).
 	objs := &attempt.Objects{}
@@ -107,7 +121,8 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 			o.Logger.Warn("delete uncommitted deletion vector file", "table", t.URL, "error", err)
 		}
 	}()
-	dvs, err := (tableDVs{t: t, objs: objs}).writeDVs(ctx, bitmaps)
+	// Tracked (and so cleaned unless committed) before it is created.
+	dvs, err := delta.WriteTrackedDV(ctx, t, "", bitmaps, objs.Track)
 	if err != nil {
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}
@@ -117,7 +132,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	dvAdded, dvUpdated := 0, 0
 	for i, f := range olds {
 		read[f.Path] = true
-		stats, err := markWide(f.Stats)
+		stats, err := wideStats(f.Stats)
 		if err != nil {
 			return nil, fmt.Errorf("delete on %s: stats of %s: %w", t.URL, f.Path, err)
 		}
@@ -126,7 +141,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		} else {
 			dvUpdated++
 		}
-		rm := removeWithTimestamp(f, now, true)
+		rm := tombstone(f, now)
 		rm.Stats = stats
 		acts = append(acts, delta.Action{Remove: rm})
 		na := *f
@@ -142,7 +157,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	if pred == "" {
 		pred = "[]"
 	}
-	tx := &Txn{
+	tx := &commit.Txn{
 		Table:               t,
 		Snapshot:            snap,
 		Operation:           "DELETE",
@@ -172,41 +187,52 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	return res, nil
 }
 
-// DeleteWhere scans the live rows of snap's files (optionally only those
-// for which files returns true) and deletes the rows for which match
-// returns true, via DeleteRows. match sees the row in the table's physical
-// data schema (see delta.FileScan) and its physical index.
-func DeleteWhere(ctx context.Context, t *delta.Table, snap *delta.Snapshot, files func(*delta.Add) bool, match func(f *delta.Add, physIdx int64, row parquet.Row) bool, opts DeleteOptions) (*DeleteResult, error) {
-	rows := map[string][]int64{}
-	buf := make([]parquet.Row, 256)
-	idx := make([]int64, 256)
-	for _, f := range snap.Files {
-		if files != nil && !files(f) {
-			continue
-		}
-		sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("delete on %s: scan %s: %w", t.URL, f.Path, err)
-		}
-		for {
-			n, err := sc.ReadRows(buf, idx)
-			for k := 0; k < n; k++ {
-				if match(f, idx[k], buf[k]) {
-					rows[f.Path] = append(rows[f.Path], idx[k])
-				}
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				sc.Close()
-				return nil, fmt.Errorf("delete on %s: scan %s: %w", t.URL, f.Path, err)
-			}
-		}
-		sc.Close()
+// numRecords returns a file's physical row count from its stats, or -1.
+func numRecords(a *delta.Add) int64 {
+	if n, ok, err := a.NumRecords(); err == nil && ok {
+		return n
 	}
-	if len(rows) == 0 {
-		return &DeleteResult{Version: -1}, nil
+	return -1
+}
+
+// wideStats is stats with tightBounds=false (delta.MarkStatsWide); stats
+// that do not parse are an error rather than silently left tight.
+func wideStats(stats string) (string, error) {
+	if stats == "" {
+		return "", nil
 	}
-	return DeleteRows(ctx, t, snap, rows, opts)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stats), &m); err != nil {
+		return "", fmt.Errorf("parse stats: %w", err)
+	}
+	return delta.MarkStatsWide(stats), nil
+}
+
+// tombstone is Spark's AddFile.removeWithTimestamp with dataChange=true:
+// path, partition values (never nil), size, stats, tags, DV and row
+// tracking fields copied, extendedFileMetadata set.
+func tombstone(a *delta.Add, now int64) *delta.Remove {
+	ext, size, pv := true, a.Size, a.PartitionValues
+	if pv == nil {
+		pv = map[string]*string{}
+	}
+	return &delta.Remove{Path: a.Path, DeletionTimestamp: &now, DataChange: true, ExtendedFileMetadata: &ext,
+		PartitionValues: pv, Size: &size, Stats: a.Stats, Tags: a.Tags, DeletionVector: a.DeletionVector,
+		BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion}
+}
+
+// tagRowTrackingPreserved is the commitInfo tag saying whether a commit
+// preserved the rows' stable ids and commit versions.
+const tagRowTrackingPreserved = "delta.rowTracking.preserved"
+
+// rowTrackingTags sets delta.rowTracking.preserved=true when the
+// snapshot's row tracking is enabled (a DV-only delete copies no row), as
+// commit does for its own transactions.
+func rowTrackingTags(snap *delta.Snapshot, tags map[string]string) map[string]string {
+	if rt, err := delta.RowTrackingOf(snap); err != nil || !rt.Materialize() {
+		return tags
+	}
+	out := maps.Clone(tags)
+	out[tagRowTrackingPreserved] = "true"
+	return out
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
+
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
@@ -28,9 +31,9 @@ func runOptions() compaction.RunOptions {
 // are exactly the same multiset and that fewer files hold them.
 func Compaction(t *testing.T, url string) {
 	ctx := context.Background()
-	tbl := Open(t, url)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
-	before, rowsBefore := LiveRows(t, tbl)
+	tbl := stores.Open(t, url)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	before, rowsBefore := stores.LiveRows(t, tbl)
 	res, err := compaction.Compact(ctx, tbl, runOptions())
 	if err != nil {
 		t.Fatalf("compact %s: %v", url, err)
@@ -38,7 +41,7 @@ func Compaction(t *testing.T, url string) {
 	if res.CommittedVersion != before.Version+1 || res.FilesRemoved == 0 {
 		t.Fatalf("compact %s: committed v%d removing %d files; want v%d removing some", url, res.CommittedVersion, res.FilesRemoved, before.Version+1)
 	}
-	after, rowsAfter := LiveRows(t, tbl)
+	after, rowsAfter := stores.LiveRows(t, tbl)
 	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("compaction changed the rows: lost %d %v, resurrected/extra %d %v", len(lost), lost, len(extra), extra)
 	}
@@ -54,9 +57,9 @@ func Compaction(t *testing.T, url string) {
 // after it, with the deleted rows gone and every other row kept.
 func ReconcileRace(t *testing.T, url string) {
 	ctx := context.Background()
-	tbl := Open(t, url)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
-	before, rowsBefore := LiveRows(t, tbl)
+	tbl := stores.Open(t, url)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	before, rowsBefore := stores.LiveRows(t, tbl)
 	opts := runOptions()
 	pl, _, err := compaction.PlanTable(ctx, tbl, opts)
 	if err != nil {
@@ -67,7 +70,7 @@ func ReconcileRace(t *testing.T, url string) {
 	}
 	victim := pl.Jobs[0].Sources[0].Path
 
-	deleted := Rows{}
+	deleted := stores.Rows{}
 	deleteVersion := int64(-1)
 	opts.Commit.BeforePut = func(ctx context.Context, version int64) error {
 		if deleteVersion >= 0 {
@@ -87,7 +90,7 @@ func ReconcileRace(t *testing.T, url string) {
 			return errors.New("victim file not live")
 		}
 		var idx []int64
-		rows := FileRows(t, tbl, snap, f, &idx)
+		rows := stores.FileRows(t, tbl, snap, f, &idx)
 		// Delete the first and last live rows of the source.
 		pick := []int{0}
 		if len(rows) > 1 {
@@ -98,7 +101,7 @@ func ReconcileRace(t *testing.T, url string) {
 			deleted[rows[i]]++
 			phys = append(phys, idx[i])
 		}
-		res, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{victim: phys}, commit.DeleteOptions{})
+		res, err := tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{victim: phys}, tabletest.DeleteOptions{})
 		if err != nil {
 			return err
 		}
@@ -115,13 +118,13 @@ func ReconcileRace(t *testing.T, url string) {
 	if len(res.Reconciled) == 0 {
 		t.Fatalf("compaction did not reconcile the delete on %s (dropped: %+v)", victim, res.Dropped)
 	}
-	want := Rows{}
+	want := stores.Rows{}
 	for k, c := range rowsBefore {
 		if c -= deleted[k]; c > 0 {
 			want[k] = c
 		}
 	}
-	_, rowsAfter := LiveRows(t, tbl)
+	_, rowsAfter := stores.LiveRows(t, tbl)
 	if lost, extra := rowsAfter.Diff(want); len(lost)+len(extra) > 0 {
 		t.Fatalf("after delete + compaction: lost %d %v, resurrected/extra %d %v", len(lost), lost, len(extra), extra)
 	}
@@ -138,10 +141,10 @@ var errCrash = errors.New("storetest: simulated crash before commit")
 // output files were deleted.
 func CrashAbandon(t *testing.T, url string) {
 	ctx := context.Background()
-	tbl := Open(t, url)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
-	before, rowsBefore := LiveRows(t, tbl)
-	objectsBefore := DataObjects(t, tbl)
+	tbl := stores.Open(t, url)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	before, rowsBefore := stores.LiveRows(t, tbl)
+	objectsBefore := stores.DataObjects(t, tbl)
 	opts := runOptions()
 	puts := 0
 	opts.Commit.BeforePut = func(context.Context, int64) error {
@@ -155,14 +158,14 @@ func CrashAbandon(t *testing.T, url string) {
 	if puts == 0 {
 		t.Fatal("the crash hook never ran: nothing was about to be committed")
 	}
-	after, rowsAfter := LiveRows(t, tbl)
+	after, rowsAfter := stores.LiveRows(t, tbl)
 	if after.Version != before.Version {
 		t.Fatalf("abandoned compaction moved %s from v%d to v%d", url, before.Version, after.Version)
 	}
 	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("abandoned compaction changed rows: lost %v, extra %v", lost, extra)
 	}
-	objectsAfter := DataObjects(t, tbl)
+	objectsAfter := stores.DataObjects(t, tbl)
 	if len(objectsAfter) != len(objectsBefore) {
 		t.Fatalf("abandoned compaction left %d orphan objects: before %v, after %v", len(objectsAfter)-len(objectsBefore), objectsBefore, objectsAfter)
 	}

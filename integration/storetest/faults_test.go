@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/internal/testutil/stores"
 )
 
 var (
@@ -21,7 +23,7 @@ var faultFloor = map[float64]float64{0.05: 0.95, 0.20: 0.80}
 // compactions and retention deletes must complete within their own
 // retries, and no run may lose or resurrect a row or leave an orphan.
 func TestFaultInjection(t *testing.T) {
-	ep := requireEnv(t, EnvS3)
+	ep := stores.RequireEnv(t, stores.EnvS3)
 	for _, s := range strings.Split(*faultRates, ",") {
 		rate, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -32,7 +34,7 @@ func CrashChild(t *testing.T) {
 	if url == "" {
 		return
 	}
-	tbl := Open(t, url)
+	tbl := stores.Open(t, url)
 	opts := runOptions()
 	opts.Commit.BeforePut = func(ctx context.Context, version int64) error {
 		return atCrashPoint() // the parent kills us here
@@ -98,21 +100,21 @@ func HardCrash(t *testing.T, url string) {
 	if strings.HasPrefix(url, "mem://") {
 		t.Skip("a killed process takes a mem:// table with it")
 	}
-	tbl := Open(t, url)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
-	before, rowsBefore := LiveRows(t, tbl)
-	objectsBefore := DataObjects(t, tbl)
+	tbl := stores.Open(t, url)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	before, rowsBefore := stores.LiveRows(t, tbl)
+	objectsBefore := stores.DataObjects(t, tbl)
 
 	KillAtMarker(t, "TestHelperCrashChild", envCrashURL+"="+url)
 
-	after, rowsAfter := LiveRows(t, tbl)
+	after, rowsAfter := stores.LiveRows(t, tbl)
 	if after.Version != before.Version {
 		t.Fatalf("killed compaction moved %s from v%d to v%d", url, before.Version, after.Version)
 	}
 	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("killed compaction changed rows: lost %v, extra %v", lost, extra)
 	}
-	orphans := len(DataObjects(t, tbl)) - len(objectsBefore)
+	orphans := len(stores.DataObjects(t, tbl)) - len(objectsBefore)
 	if orphans <= 0 {
 		t.Fatalf("the child died before writing outputs (%d new objects): the crash point was not reached", orphans)
 	}
@@ -121,7 +123,7 @@ func HardCrash(t *testing.T, url string) {
 	if err != nil {
 		t.Fatalf("compaction after the crash: %v", err)
 	}
-	_, rowsFinal := LiveRows(t, tbl)
+	_, rowsFinal := stores.LiveRows(t, tbl)
 	if lost, extra := rowsFinal.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("compaction after the crash changed rows: lost %v, extra %v", lost, extra)
 	}

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/retention"
 )
 
@@ -59,7 +61,7 @@ func (f FaultFigures) String() string {
 // log was left unreferenced by it (an orphan).
 func FaultTrials(t *testing.T, endpoint string, rate float64, runs, parallel int) FaultFigures {
 	t.Helper()
-	if err := EnsureS3Bucket(context.Background(), endpoint, Bucket); err != nil {
+	if err := stores.EnsureS3Bucket(context.Background(), endpoint, stores.Bucket); err != nil {
 		t.Fatal(err)
 	}
 	// The table copies and the checks go to the server directly; only the
@@ -75,20 +77,20 @@ func FaultTrials(t *testing.T, endpoint string, rate float64, runs, parallel int
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			prefix := fmt.Sprintf("tables/%s-%d", tableName(t), i)
-			direct := Open(t, S3URL(endpoint, Bucket, prefix))
-			CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
-			before, rowsBefore := LiveRows(t, direct)
-			objectsBefore := DataObjects(t, direct)
+			prefix := fmt.Sprintf("tables/%s-%d", stores.TableName(t), i)
+			direct := stores.Open(t, stores.S3URL(endpoint, stores.Bucket, prefix))
+			stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
+			before, rowsBefore := stores.LiveRows(t, direct)
+			objectsBefore := stores.DataObjects(t, direct)
 
-			faulty := Open(t, S3URL(proxy.URL, Bucket, prefix))
+			faulty := stores.Open(t, stores.S3URL(proxy.URL, stores.Bucket, prefix))
 			ctx := context.Background()
 			_, cerr := compaction.Compact(ctx, faulty, runOptions())
 			eres, eerr := retention.Expire(ctx, faulty, retention.Options{
 				Column: "col1", EpochUnit: "days", Before: strconv.Itoa(expireBefore), Now: time.Now(),
 			})
 
-			after, rowsAfter := LiveRows(t, direct)
+			after, rowsAfter := stores.LiveRows(t, direct)
 			lost, extra := trialDamage(rowsBefore, rowsAfter, eerr == nil && eres.RowsDeleted > 0)
 			orphans := Orphans(t, direct, before.Version, after.Version, objectsBefore)
 
@@ -122,8 +124,8 @@ func FaultTrials(t *testing.T, endpoint string, rate float64, runs, parallel int
 // when the retention delete committed. mustExpire is set when the delete
 // reported success with rows deleted. It returns the rows lost and the rows
 // extra against the nearer of the two allowed outcomes.
-func trialDamage(before, after Rows, mustExpire bool) (lost, extra int) {
-	expired := Rows{}
+func trialDamage(before, after stores.Rows, mustExpire bool) (lost, extra int) {
+	expired := stores.Rows{}
 	for k, c := range before {
 		// "part=N;|col1|col2": col1 is the first column value.
 		if f := strings.Split(k, "|"); len(f) > 1 {
@@ -134,7 +136,7 @@ func trialDamage(before, after Rows, mustExpire bool) (lost, extra int) {
 		expired[k] = c
 	}
 	best := -1
-	for i, want := range []Rows{before, expired} {
+	for i, want := range []stores.Rows{before, expired} {
 		if i == 0 && mustExpire {
 			continue
 		}
@@ -180,7 +182,7 @@ func Orphans(t testing.TB, tbl *delta.Table, from, to int64, objectsBefore []str
 		}
 	}
 	var out []string
-	for _, k := range DataObjects(t, tbl) {
+	for _, k := range stores.DataObjects(t, tbl) {
 		if !known[k] {
 			out = append(out, k)
 		}

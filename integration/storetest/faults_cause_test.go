@@ -5,20 +5,22 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/faultproxy"
 )
 
 // fakeS3Behind starts the in-process S3 fake with a fault proxy in front.
-func fakeS3Behind(t *testing.T, opts faultproxy.Options) (*FakeS3, *faultproxy.Proxy) {
+func fakeS3Behind(t *testing.T, opts faultproxy.Options) (*stores.FakeS3, *faultproxy.Proxy) {
 	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
-	f := NewFakeS3(t, FakeS3Options{})
+	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	return f, faultproxy.New(t, f.Endpoint, opts)
 }
 
@@ -27,11 +29,11 @@ func TestACutBodyIsReadAgainNotAFailedRun(t *testing.T) {
 	// delivers half its body and closes the connection.
 	f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.CutBody},
 		Match: faultproxy.FirstPerPath(http.MethodGet, "/")})
-	direct := Open(t, f.URL("cut"))
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
-	_, rowsBefore := LiveRows(t, direct)
+	direct := stores.Open(t, f.URL("cut"))
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
+	_, rowsBefore := stores.LiveRows(t, direct)
 
-	faulty := Open(t, S3URL(p.URL, Bucket, "cut"))
+	faulty := stores.Open(t, stores.S3URL(p.URL, stores.Bucket, "cut"))
 	res, err := compaction.Compact(context.Background(), faulty, runOptions())
 	if err != nil {
 		t.Fatalf("compaction with every first GET cut: %v", err)
@@ -39,7 +41,7 @@ func TestACutBodyIsReadAgainNotAFailedRun(t *testing.T) {
 	if res.CommittedVersion < 0 {
 		t.Fatal("nothing committed")
 	}
-	_, rowsAfter := LiveRows(t, direct)
+	_, rowsAfter := stores.LiveRows(t, direct)
 	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("rows changed: lost %v, extra %v", lost, extra)
 	}
@@ -92,13 +94,13 @@ func TestALostResponseToAConditionalCreateIsSettledByReadingBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.LostResponse},
 				Match: faultproxy.FirstPerPath(http.MethodPut, tc.match)})
-			tbl := Open(t, S3URL(p.URL, Bucket, "lost"))
+			tbl := stores.Open(t, stores.S3URL(p.URL, stores.Bucket, "lost"))
 			key := tc.run(t, tbl)
 			if _, faults := p.Stats(); faults[faultproxy.LostResponse] != 1 {
 				t.Fatalf("faults %v, want one lost response", faults)
 			}
-			direct := Open(t, f.URL("lost"))
-			objs := DataObjects(t, direct)
+			direct := stores.Open(t, f.URL("lost"))
+			objs := stores.DataObjects(t, direct)
 			if key == "" && len(objs) != 0 || key != "" && (len(objs) != 1 || objs[0] != key) {
 				t.Fatalf("objects left %v, want only %q", objs, key)
 			}

@@ -1,4 +1,4 @@
-package storetest
+package stores
 
 import (
 	"net/http"

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
@@ -35,8 +37,8 @@ func setTxn(tbl *delta.Table, snap *delta.Snapshot, appID string, version int64,
 // must show every writer's last transaction.
 func TxnRace(t *testing.T, url string, writers, each int) {
 	ctx := context.Background()
-	tbls := OpenN(t, url, writers)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbls[0])
+	tbls := stores.OpenN(t, url, writers)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbls[0])
 	start, err := delta.LatestVersion(ctx, tbls[0])
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package storetest
+package stores
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/tabletest"
-	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // CopyTable uploads every file of the local table directory src into tbl,
@@ -165,26 +164,33 @@ func DataObjects(t testing.TB, tbl *delta.Table) []string {
 	return keys
 }
 
-// TableLoad copies a Spark-written table (DVs, partitions, a classic
-// checkpoint) into the store and checks the snapshot against the known
-// answers and, row by row, against the same table read from local disk.
-func TableLoad(t *testing.T, url string) {
-	const name = "dv-partitioned-with-checkpoint"
-	tbl := Open(t, url)
-	src := testutil.DeltaTable(t, name)
-	CopyTable(t, src, tbl)
-	snap, rows := LiveRows(t, tbl)
-	want, ok := testutil.ExpectedTables(t)[name]
-	if !ok {
-		t.Fatalf("expected.json has no entry %q", name)
+// Open opens url (creating a local table directory that does not exist yet)
+// and closes it at the end of the test.
+func Open(t testing.TB, url string) *delta.Table {
+	t.Helper()
+	tbl, err := delta.CreateTable(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if snap.Version != want.Version || len(snap.Files) != want.LiveFiles || int64(rows.Total()) != want.LiveRows {
-		t.Fatalf("%s on %s: version %d, %d files, %d rows; want %d, %d, %d", name, url,
-			snap.Version, len(snap.Files), rows.Total(), want.Version, want.LiveFiles, want.LiveRows)
+	t.Cleanup(func() {
+		if err := tbl.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return tbl
+}
+
+// OpenN returns n handles on url, each with its own client as separate
+// processes would have, except for mem:// whose data lives in one handle.
+func OpenN(t testing.TB, url string, n int) []*delta.Table {
+	t.Helper()
+	out := make([]*delta.Table, n)
+	for i := range out {
+		if i > 0 && strings.HasPrefix(url, "mem://") {
+			out[i] = out[0]
+			continue
+		}
+		out[i] = Open(t, url)
 	}
-	local := Open(t, src)
-	_, localRows := LiveRows(t, local)
-	if lost, extra := rows.Diff(localRows); len(lost)+len(extra) > 0 {
-		t.Fatalf("rows read from %s differ from local disk: lost %v, extra %v", url, lost, extra)
-	}
+	return out
 }

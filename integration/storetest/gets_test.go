@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
@@ -25,11 +27,11 @@ func TestGETsPerCompactedFile(t *testing.T) {
 	for _, name := range []string{compactionTable, "dv-large-multi-dv-per-file"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			f := NewFakeS3(t, FakeS3Options{})
+			f := stores.NewFakeS3(t, stores.FakeS3Options{})
 			prefix := "gets/" + name
-			tbl := Open(t, f.URL(prefix))
-			CopyTable(t, testutil.DeltaTable(t, name), tbl)
-			before, rowsBefore := LiveRows(t, tbl)
+			tbl := stores.Open(t, f.URL(prefix))
+			stores.CopyTable(t, testutil.DeltaTable(t, name), tbl)
+			before, rowsBefore := stores.LiveRows(t, tbl)
 			getsBefore := f.GETs()
 			res, err := compaction.Compact(ctx, tbl, runOptions())
 			if err != nil {
@@ -78,7 +80,7 @@ func TestGETsPerCompactedFile(t *testing.T) {
 			if worst > maxGETsPerSource {
 				t.Errorf("a source file took %d GETs, want at most %d", worst, maxGETsPerSource)
 			}
-			_, rowsAfter := LiveRows(t, tbl)
+			_, rowsAfter := stores.LiveRows(t, tbl)
 			if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 				t.Fatalf("v%d: lost %d, extra %d rows", before.Version, len(lost), len(extra))
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/delta"
 )
 
@@ -83,7 +85,7 @@ func DynamoCrash(t *testing.T, url, crasher, repairer string) {
 	}
 	// A listing without DynamoDB (a reader without the log store) skips
 	// _delta_log/.tmp/ and does not see the decided commit.
-	l, err := delta.ListLog(ctx, Open(t, withoutLogStore(t, url)))
+	l, err := delta.ListLog(ctx, stores.Open(t, withoutLogStore(t, url)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func DynamoCrash(t *testing.T, url, crasher, repairer string) {
 	want := snap0.Version + 1 // versions after the repair
 	switch repairer {
 	case "compactord reader":
-		snap, err := delta.LoadSnapshot(ctx, Open(t, url), -1)
+		snap, err := delta.LoadSnapshot(ctx, stores.Open(t, url), -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +111,7 @@ func DynamoCrash(t *testing.T, url, crasher, repairer string) {
 	case "compactord writer":
 		// A transaction from the snapshot before the crash: its put of v
 		// meets the crashed entry, repairs it and commits at v+1.
-		tx := setTxn(Open(t, url), snap0, "repairer", 0, 0)
+		tx := setTxn(stores.Open(t, url), snap0, "repairer", 0, 0)
 		got, err := tx.Commit(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +127,7 @@ func DynamoCrash(t *testing.T, url, crasher, repairer string) {
 		}
 		want = v + 1
 	}
-	snap, err := delta.LoadSnapshot(ctx, Open(t, url), -1)
+	snap, err := delta.LoadSnapshot(ctx, stores.Open(t, url), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

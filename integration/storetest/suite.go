@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -17,7 +19,7 @@ import (
 // (see CrashChild).
 func Run(t *testing.T, newTable func(t *testing.T) string) {
 	t.Run("put-if-absent probe passes", func(t *testing.T) {
-		tbl := Open(t, newTable(t))
+		tbl := stores.Open(t, newTable(t))
 		if err := tbl.CheckPutIfAbsent(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -51,43 +53,12 @@ func Run(t *testing.T, newTable func(t *testing.T) string) {
 	})
 }
 
-// Open opens url (creating a local table directory that does not exist yet)
-// and closes it at the end of the test.
-func Open(t testing.TB, url string) *delta.Table {
-	t.Helper()
-	tbl, err := delta.CreateTable(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := tbl.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return tbl
-}
-
-// OpenN returns n handles on url, each with its own client as separate
-// processes would have, except for mem:// whose data lives in one handle.
-func OpenN(t testing.TB, url string, n int) []*delta.Table {
-	t.Helper()
-	out := make([]*delta.Table, n)
-	for i := range out {
-		if i > 0 && strings.HasPrefix(url, "mem://") {
-			out[i] = out[0]
-			continue
-		}
-		out[i] = Open(t, url)
-	}
-	return out
-}
-
 // CommitRace has `writers` handles race to put-if-absent each of
 // `versions` commits; exactly one must win each, and the stored commit
 // must be the winner's bytes.
 func CommitRace(t *testing.T, url string, writers, versions int) {
 	ctx := context.Background()
-	tbls := OpenN(t, url, writers)
+	tbls := stores.OpenN(t, url, writers)
 	for v := 0; v < versions; v++ {
 		key := delta.CommitKey(int64(v))
 		winners, errs := testutil.Race(writers, func(w int) error {
@@ -118,4 +89,28 @@ func raceCommit(v, w int) []byte {
 		fmt.Fprintf(&b, `{"txn":{"appId":"race-w%d-%d","version":%d}}`+"\n", w, i, v)
 	}
 	return []byte(b.String())
+}
+
+// TableLoad copies a Spark-written table (DVs, partitions, a classic
+// checkpoint) into the store and checks the snapshot against the known
+// answers and, row by row, against the same table read from local disk.
+func TableLoad(t *testing.T, url string) {
+	const name = "dv-partitioned-with-checkpoint"
+	tbl := stores.Open(t, url)
+	src := testutil.DeltaTable(t, name)
+	stores.CopyTable(t, src, tbl)
+	snap, rows := stores.LiveRows(t, tbl)
+	want, ok := testutil.ExpectedTables(t)[name]
+	if !ok {
+		t.Fatalf("expected.json has no entry %q", name)
+	}
+	if snap.Version != want.Version || len(snap.Files) != want.LiveFiles || int64(rows.Total()) != want.LiveRows {
+		t.Fatalf("%s on %s: version %d, %d files, %d rows; want %d, %d, %d", name, url,
+			snap.Version, len(snap.Files), rows.Total(), want.Version, want.LiveFiles, want.LiveRows)
+	}
+	local := stores.Open(t, src)
+	_, localRows := stores.LiveRows(t, local)
+	if lost, extra := rows.Diff(localRows); len(lost)+len(extra) > 0 {
+		t.Fatalf("rows read from %s differ from local disk: lost %v, extra %v", url, lost, extra)
+	}
 }

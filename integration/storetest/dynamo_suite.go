@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -20,12 +22,12 @@ import (
 // TestHelperDynamoCrashChild (see DynamoCrashChild).
 func RunDynamoDB(t *testing.T) {
 	t.Run("compactord races an independent protocol writer without losing a commit", func(t *testing.T) {
-		DynamoRace(t, S3DynamoTable(t), 3, 2, 6)
+		DynamoRace(t, stores.S3DynamoTable(t), 3, 2, 6)
 	})
 	for _, crasher := range []string{"compactord", "protocol"} {
 		for _, repairer := range []string{"compactord reader", "compactord writer", "protocol writer"} {
 			t.Run(fmt.Sprintf("a %s writer killed between entry and copy is repaired by the next %s", crasher, repairer), func(t *testing.T) {
-				DynamoCrash(t, S3DynamoTable(t), crasher, repairer)
+				DynamoCrash(t, stores.S3DynamoTable(t), crasher, repairer)
 			})
 		}
 	}
@@ -34,14 +36,14 @@ func RunDynamoDB(t *testing.T) {
 			scheme string
 			lost   int
 		}{{"s3a", 0}, {"s3", 1}} {
-			t.Run(tt.scheme, func(t *testing.T) { WrongScheme(t, S3DynamoTable(t), tt.scheme, tt.lost) })
+			t.Run(tt.scheme, func(t *testing.T) { WrongScheme(t, stores.S3DynamoTable(t), tt.scheme, tt.lost) })
 		}
 	})
 	t.Run("a version a writer outside the DynamoDB table took is a lost race", func(t *testing.T) {
-		OutsideWriter(t, S3DynamoTable(t))
+		OutsideWriter(t, stores.S3DynamoTable(t))
 	})
 	t.Run("AWS_ENDPOINT_URL_DYNAMODB is honoured", func(t *testing.T) {
-		EndpointFromEnv(t, S3DynamoTable(t))
+		EndpointFromEnv(t, stores.S3DynamoTable(t))
 	})
 }
 
@@ -49,8 +51,8 @@ func RunDynamoDB(t *testing.T) {
 // open with its snapshot.
 func seededTable(t *testing.T, url string) (*delta.Table, *delta.Snapshot) {
 	t.Helper()
-	tbl := Open(t, url)
-	CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
+	tbl := stores.Open(t, url)
+	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), tbl)
 	snap, err := delta.LoadSnapshot(context.Background(), tbl, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +176,7 @@ func EndpointFromEnv(t *testing.T, rawURL string) {
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", q.Get("dynamodb_endpoint"))
 	q.Del("dynamodb_endpoint")
 	u.RawQuery = q.Encode()
-	tbl := Open(t, u.String())
+	tbl := stores.Open(t, u.String())
 	if err := tbl.CheckPutIfAbsent(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func OutsideWriter(t *testing.T, url string) {
 	_, snap0 := seededTable(t, url)
 	v := snap0.Version + 1
 	outsider := TxnCommit("outsider", "outsider", 0)
-	plain := Open(t, withoutLogStore(t, url))
+	plain := stores.Open(t, withoutLogStore(t, url))
 	tbl, err := delta.OpenTableWith(ctx, url, delta.OpenOptions{AfterLogEntry: func(ctx context.Context, key string) {
 		if err := plain.Bucket.WriteAll(ctx, key, outsider, nil); err != nil {
 			t.Error(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/testutil/stores"
+
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
@@ -15,7 +17,7 @@ import (
 )
 
 func TestEveryStore(t *testing.T) {
-	ForEachStore(t, func(t *testing.T, newTable func(t *testing.T) string) {
+	stores.ForEachStore(t, func(t *testing.T, newTable func(t *testing.T) string) {
 		Run(t, newTable)
 	})
 }
@@ -38,18 +40,18 @@ func TestFakeS3LogStore(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 
 	t.Run("conditional creates race to exactly one winner", func(t *testing.T) {
-		f := NewFakeS3(t, FakeS3Options{})
+		f := stores.NewFakeS3(t, stores.FakeS3Options{})
 		CommitRace(t, f.URL("race"), 6, 8)
 	})
 
 	t.Run("a store that ignores If-None-Match is refused, naming the store", func(t *testing.T) {
-		f := NewFakeS3(t, FakeS3Options{IgnoreIfNoneMatch: true})
-		tbl := Open(t, f.URL("nopia/table"))
+		f := stores.NewFakeS3(t, stores.FakeS3Options{IgnoreIfNoneMatch: true})
+		tbl := stores.Open(t, f.URL("nopia/table"))
 		err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(`{"commitInfo":{}}`+"\n"))
 		if !errors.Is(err, delta.ErrNoPutIfAbsent) {
 			t.Fatalf("PutIfAbsent on a store without put-if-absent: err = %v, want ErrNoPutIfAbsent", err)
 		}
-		if !strings.Contains(err.Error(), "s3://"+Bucket+"/nopia/table") {
+		if !strings.Contains(err.Error(), "s3://"+stores.Bucket+"/nopia/table") {
 			t.Fatalf("error does not name the store: %v", err)
 		}
 		if ok, _ := tbl.Bucket.Exists(ctx, delta.CommitKey(0)); ok {
@@ -58,7 +60,7 @@ func TestFakeS3LogStore(t *testing.T) {
 		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, delta.ErrNoPutIfAbsent) {
 			t.Fatalf("CheckPutIfAbsent = %v, want ErrNoPutIfAbsent", err)
 		}
-		if objs := DataObjects(t, tbl); len(objs) != 0 {
+		if objs := stores.DataObjects(t, tbl); len(objs) != 0 {
 			t.Fatalf("probe left objects behind: %v", objs)
 		}
 	})
@@ -66,8 +68,8 @@ func TestFakeS3LogStore(t *testing.T) {
 	t.Run("a lost response to our own create counts as our commit", func(t *testing.T) {
 		// The write lands, the client sees 500 and the SDK retries, getting
 		// 412 for its own object: the log store must re-read and win.
-		f := NewFakeS3(t, FakeS3Options{LosePutResponses: 1})
-		tbl := Open(t, f.URL("lost"))
+		f := stores.NewFakeS3(t, stores.FakeS3Options{LosePutResponses: 1})
+		tbl := stores.Open(t, f.URL("lost"))
 		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
 		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
 			t.Fatalf("PutIfAbsent after a lost response: %v", err)
@@ -79,8 +81,8 @@ func TestFakeS3LogStore(t *testing.T) {
 	})
 
 	t.Run("an early 412 with the connection closed under a large losing commit is a lost race", func(t *testing.T) {
-		f := NewFakeS3(t, FakeS3Options{EarlyPreconditionReply: true})
-		tbl := Open(t, f.URL("early"))
+		f := stores.NewFakeS3(t, stores.FakeS3Options{EarlyPreconditionReply: true})
+		tbl := stores.Open(t, f.URL("early"))
 		big := func(id string) []byte {
 			line := `{"commitInfo":{"txnId":"` + id + `"}}` + "\n"
 			return []byte(strings.Repeat(line, (8<<20)/len(line)))
@@ -97,8 +99,8 @@ func TestFakeS3LogStore(t *testing.T) {
 	})
 
 	t.Run("failures before the store are retried", func(t *testing.T) {
-		f := NewFakeS3(t, FakeS3Options{FailPutsBeforeStore: 3})
-		tbl := Open(t, f.URL("fail"))
+		f := stores.NewFakeS3(t, stores.FakeS3Options{FailPutsBeforeStore: 3})
+		tbl := stores.Open(t, f.URL("fail"))
 		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
 		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
 			t.Fatalf("PutIfAbsent after transient failures: %v", err)
@@ -116,7 +118,7 @@ func TestFakeS3LogStore(t *testing.T) {
 // writes through Bucket.Upload.
 func TestAzureConflictReturnsAnError(t *testing.T) {
 	ctx := context.Background()
-	tbl := Open(t, AzureTable(t))
+	tbl := stores.Open(t, stores.AzureTable(t))
 	key := delta.CommitKey(0)
 	if err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"a"}}`+"\n")); err != nil {
 		t.Fatal(err)
@@ -153,7 +155,7 @@ func TestAzureConflictReturnsAnError(t *testing.T) {
 // PUT) does not exercise. versitygw honours it; gofakes3 does not.
 func TestS3LargeCommitIsConditional(t *testing.T) {
 	ctx := context.Background()
-	tbl := Open(t, S3Table(t))
+	tbl := stores.Open(t, stores.S3Table(t))
 	big := func(id string) []byte {
 		line := `{"commitInfo":{"txnId":"` + id + `"}}` + "\n"
 		return []byte(strings.Repeat(line, (20<<20)/len(line)))

@@ -1,13 +1,17 @@
-package commit
+package tabletest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -24,8 +28,9 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 	}
 	wantKinds, wantBodies := lines(t, dbr)
 
-	tbl := memTable(t, 0)
-	f := file("part-a.parquet", 4, nil)
+	tbl := memTable(t)
+	f := &delta.Add{Path: "part-a.parquet", PartitionValues: map[string]*string{}, Size: 104, Stats: `{"numRecords":4,"tightBounds":true}`,
+		Tags: map[string]string{"INSERTION_TIME": "1"}}
 	f.DataChange = true
 	f.ModificationTime = 77
 	snap := dvSnap(f)
@@ -82,11 +87,56 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 
 	// A delete planned on the stale snapshot conflicts with the winner that
 	// rewrote the file's DV (delete-read).
-	if _, err := DeleteRows(ctx, tbl, snap2, map[string][]int64{f.Path: {0}}, DeleteOptions{}); !errors.Is(err, ErrConflict) {
+	if _, err := DeleteRows(ctx, tbl, snap2, map[string][]int64{f.Path: {0}}, DeleteOptions{}); !errors.Is(err, commit.ErrConflict) {
 		t.Fatalf("stale delete: %v, want ErrConflict", err)
 	}
 	// Rows outside the file are refused.
 	if _, err := DeleteRows(ctx, tbl, snap2, map[string][]int64{f.Path: {4}}, DeleteOptions{}); err == nil {
 		t.Fatal("row 4 of a 4-row file accepted")
 	}
+}
+
+// memTable is an in-memory table whose log holds version 0 only.
+func memTable(t *testing.T) *delta.Table {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := delta.OpenTable(ctx, "mem://"+t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(`{"commitInfo":{"operation":"WRITE","txnId":"seed-0"}}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// dvSnap is a snapshot of files on a table that allows deletion vectors.
+func dvSnap(files ...*delta.Add) *delta.Snapshot {
+	return &delta.Snapshot{
+		Protocol: delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+		Metadata: delta.Metadata{Configuration: map[string]string{"delta.enableDeletionVectors": "true"}},
+		Files:    files,
+	}
+}
+
+// lines splits a commit into its action kinds and their bodies.
+func lines(t *testing.T, data []byte) (kinds []string, bodies []map[string]json.RawMessage) {
+	t.Helper()
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var top map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(l, &top); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		for k, v := range top {
+			kinds = append(kinds, k)
+			bodies = append(bodies, v)
+		}
+	}
+	return kinds, bodies
+}
+
+// fieldNames returns an action body's field names, sorted.
+func fieldNames(m map[string]json.RawMessage) []string {
+	return slices.Sorted(maps.Keys(m))
 }
