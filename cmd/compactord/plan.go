@@ -86,11 +86,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var pf planFlags
 	pf.register(fs, stderr)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
+	ctx = pf.store.run(ctx)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
-	ctx = pf.store.run(ctx)
 	t := ps.table
 	defer t.Close()
 	pl, _, err := compaction.PlanTable(ctx, t, ps.opts)
@@ -253,6 +253,9 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ckpt := checkpointFlag(fs)
 	var cf commitFlags
 	cf.register(fs)
+	// The run's retry budget covers the table's open too, as the daemon's
+	// and the other one-table commands' (parseTable) do.
+	ctx = pf.store.run(ctx)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
@@ -263,7 +266,6 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
 	ps.opts.Progress = bar.Func()
-	ctx = pf.store.run(ctx)
 	res, err := compaction.Compact(ctx, ps.table, ps.opts)
 	bar.Finish()
 	step := checkpointAfterCommits(ctx, ps.table, ps.opts.Logger, *ckpt, res != nil && res.CommittedVersion >= 0)
