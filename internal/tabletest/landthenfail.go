@@ -64,12 +64,15 @@ func (b *LandThenFail) ErrorCode(err error) gcerrors.ErrorCode {
 	}
 	return gcerrors.Code(err)
 }
+
 // As implements driver.Bucket.
-func (b *LandThenFail) As(any) bool                   { return false }
+func (b *LandThenFail) As(any) bool { return false }
+
 // ErrorAs implements driver.Bucket.
 func (b *LandThenFail) ErrorAs(err error, i any) bool { return b.Inner.ErrorAs(err, i) }
+
 // Close implements driver.Bucket.
-func (b *LandThenFail) Close() error                  { return nil }
+func (b *LandThenFail) Close() error { return nil }
 
 // Attributes implements driver.Bucket.
 func (b *LandThenFail) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
