@@ -86,11 +86,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var pf planFlags
 	pf.register(fs, stderr)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
-	ctx = pf.store.run(ctx)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
+	ctx = ps.ctx
 	t := ps.table
 	defer t.Close()
 	pl, _, err := compaction.PlanTable(ctx, t, ps.opts)
@@ -253,14 +253,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ckpt := checkpointFlag(fs)
 	var cf commitFlags
 	cf.register(fs)
-	// The run's retry budget covers the table's open too, as the daemon's
-	// and the other one-table commands' (parseTable) do.
-	ctx = pf.store.run(ctx)
 	ps, err := pf.open(ctx, fs, args, func() hclog.Logger { return fs.logger(stderr) })
 	if err != nil {
 		return err
 	}
 	defer ps.table.Close()
+	ctx = ps.ctx
 	if err := cf.apply(&ps.opts); err != nil {
 		return err
 	}
