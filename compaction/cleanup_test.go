@@ -125,6 +125,25 @@ func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
 			wantCleaned: true,
 		},
 		{
+			name: "a lost race whose reconciled DV file lands and then fails at close",
+			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, _ context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
+				calls := 0
+				opts.Commit.BeforePut = func(context.Context, int64) error {
+					if calls++; calls == 1 {
+						tabletest.DeleteIDs(t, tbl, 7)
+						// The winner's DV is in; the run's remapped one fails.
+						tabletest.FailClosesAfterLanding(t, tbl, "deletion_vector_")
+					}
+					return nil
+				}
+				want := tabletest.IDSet(files...)
+				delete(want, 7)
+				return want
+			},
+			wantErr:     func(err error) bool { return errors.Is(err, tabletest.ErrClosedAfterLanding) },
+			wantCleaned: true,
+		},
+		{
 			name: "a context canceled right before the put",
 			setup: func(t *testing.T, tbl *delta.Table, opts *RunOptions, cancel context.CancelFunc, files [][]int64, pl *planner.CompactionPlan) map[int64]bool {
 				opts.Commit.BeforePut = func(ctx context.Context, _ int64) error { cancel(); return ctx.Err() }

@@ -207,6 +207,18 @@ func MissingDataFiles(err error) []string {
 	return out
 }
 
+// MissingFiles returns every missing-file error in err's tree, in tree
+// order (a worker process reports them to its coordinator).
+func MissingFiles(err error) []*MissingFileError {
+	var out []*MissingFileError
+	walkTree(err, func(e error) {
+		if mf, ok := e.(*MissingFileError); ok {
+			out = append(out, mf)
+		}
+	})
+	return out
+}
+
 // walkTree calls f on every error of err's tree, in tree order.
 func walkTree(err error, f func(error)) {
 	if err == nil {

@@ -79,8 +79,10 @@ type OutputResult struct {
 	Rows int64 `json:"rows"`
 }
 
-// FailureManifest is what a failed attempt wrote: its error, its class and
-// the corrupt objects it met, so that the coordinator can quarantine them.
+// FailureManifest is what a failed attempt wrote: its error, its class, the
+// corrupt objects it met, so that the coordinator can quarantine them, and
+// the objects the log names that it found missing, so that the scheduler
+// counts their misses as it does a local run's.
 type FailureManifest struct {
 	Format  int             `json:"format"`
 	Plan    string          `json:"plan"`
@@ -89,6 +91,9 @@ type FailureManifest struct {
 	Class   string          `json:"class"`
 	Error   string          `json:"error"`
 	Corrupt []CorruptObject `json:"corrupt,omitempty"`
+	// Missing are the failure.MissingFileErrors of the error, in the same
+	// shape (Error is the store's answer).
+	Missing []CorruptObject `json:"missing,omitempty"`
 }
 
 // CorruptObject is a failure.CorruptFileError as stored.
@@ -99,12 +104,16 @@ type CorruptObject struct {
 	Error    string `json:"error"`
 }
 
-// Err rebuilds the failure as an error carrying its class and every
-// corrupt object as a *failure.CorruptFileError.
+// Err rebuilds the failure as an error carrying its class, every corrupt
+// object as a *failure.CorruptFileError and every missing one as a
+// *failure.MissingFileError.
 func (f *FailureManifest) Err() error {
 	var errs []error
 	for _, c := range f.Corrupt {
 		errs = append(errs, &failure.CorruptFileError{Kind: failure.Kind(c.Kind), Path: c.Path, DataFile: c.DataFile, Err: errors.New(c.Error)})
+	}
+	for _, m := range f.Missing {
+		errs = append(errs, &failure.MissingFileError{Kind: failure.Kind(m.Kind), Path: m.Path, DataFile: m.DataFile, Err: errors.New(m.Error)})
 	}
 	base := fmt.Errorf("unit %d attempt %s: %s", f.Unit, f.Attempt, f.Error)
 	if len(errs) > 0 {
@@ -139,6 +148,19 @@ func corruptObjects(err error) []CorruptObject {
 			msg = cf.Err.Error()
 		}
 		out = append(out, CorruptObject{Kind: string(cf.Kind), Path: cf.Path, DataFile: cf.DataFile, Error: msg})
+	}
+	return out
+}
+
+// missingObjects lists the missing-file errors in err's tree.
+func missingObjects(err error) []CorruptObject {
+	var out []CorruptObject
+	for _, mf := range failure.MissingFiles(err) {
+		msg := ""
+		if mf.Err != nil {
+			msg = mf.Err.Error()
+		}
+		out = append(out, CorruptObject{Kind: string(mf.Kind), Path: mf.Path, DataFile: mf.DataFile, Error: msg})
 	}
 	return out
 }

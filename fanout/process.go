@@ -47,7 +47,8 @@ var _ Launcher = (*ProcessLauncher)(nil)
 // blocks): workers of binary (empty: this executable) at --log-level warn
 // with args after it, their starts, exits and restarts logged to log, and
 // every line of their stderr (their log lines, the error they exit with)
-// logged to log as a warning "worker: LINE" (a nil log: a null logger).
+// logged to log as a warning "worker: LINE" with the worker's plan, table
+// and unit index (a nil log: a null logger).
 func NewProcessLauncher(binary string, log hclog.Logger, args ...string) *ProcessLauncher {
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -57,6 +58,13 @@ func NewProcessLauncher(binary string, log hclog.Logger, args ...string) *Proces
 
 // logStderr passes the workers' stderr on to a logger, a warning a line.
 type logStderr struct{ log hclog.Logger }
+
+// forUnit is w for the worker of unit i of spec: its lines carry the plan,
+// the table and the unit, so that lines of workers running at once can be
+// told apart.
+func (w logStderr) forUnit(spec LaunchSpec, i int) logStderr {
+	return logStderr{log: w.log.With("plan", spec.PlanID, "table", spec.Table, "unit", i)}
+}
 
 func (w logStderr) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
@@ -163,7 +171,11 @@ func (p *ProcessLauncher) attempt(ctx context.Context, bin string, spec LaunchSp
 	tail := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = tail
 	if p.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(tail, &lockedWriter{mu: mu, w: p.Stderr})
+		w := p.Stderr
+		if ls, ok := w.(logStderr); ok {
+			w = ls.forUnit(spec, i)
+		}
+		cmd.Stderr = io.MultiWriter(tail, &lockedWriter{mu: mu, w: w})
 	}
 	err := cmd.Run()
 	var ee *exec.ExitError

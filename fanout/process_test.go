@@ -2,12 +2,18 @@ package fanout
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // worker writes a shell script standing in for `compactord run-unit`: it
@@ -105,5 +111,44 @@ func TestProcessLauncherStopsItsWorkersWhenCtxEnds(t *testing.T) {
 	// The workers sleep 60 s: a Launch this long did not stop them.
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("Launch took %v: the workers were not stopped", d)
+	}
+}
+
+// The workers' stderr lines reach the run's logger with the plan, table
+// and unit of the worker that printed them: lines of workers running at
+// once can be told apart.
+func TestWorkerStderrLinesNameTheirTableAndUnit(t *testing.T) {
+	bin, _ := worker(t, `echo "line of unit $JOB_COMPLETION_INDEX" >&2; exit 0`)
+	var out testutil.SyncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &out, JSONFormat: true, Level: hclog.Trace})
+	l := NewProcessLauncher(bin, log)
+	const units = 3
+	err := l.Launch(context.Background(), LaunchSpec{PlanID: "p", PlanURL: "file:///t/_compactord/plans/p/plan.json", Table: "file:///t",
+		Units: units, Parallelism: units}, func(UnitStatus) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		msg, _ := rec["@message"].(string)
+		if !strings.HasPrefix(msg, "worker: ") {
+			continue
+		}
+		unit, ok := rec["unit"].(float64)
+		if !ok || rec["table"] != "file:///t" || rec["plan"] != "p" {
+			t.Errorf("worker line without its plan, table and unit: %s", line)
+			continue
+		}
+		if want := fmt.Sprintf("worker: line of unit %d", int(unit)); msg != want {
+			t.Errorf("line %q logged with unit %v", msg, unit)
+		}
+		seen[int(unit)] = true
+	}
+	if len(seen) != units {
+		t.Fatalf("worker lines of units %v, want all %d:\n%s", seen, units, out.String())
 	}
 }

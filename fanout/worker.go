@@ -201,7 +201,7 @@ func (w *unitWorker) fail(ctx context.Context, err error) {
 		}
 	}
 	fm := FailureManifest{Format: manifestFormat, Plan: w.sp.ID, Unit: w.index, Attempt: w.opts.Attempt,
-		Class: failure.Of(err).String(), Error: err.Error(), Corrupt: corruptObjects(err)}
+		Class: failure.Of(err).String(), Error: err.Error(), Corrupt: corruptObjects(err), Missing: missingObjects(err)}
 	if werr := writeJSON(ctx, w.t, unitDir(w.sp.ID, w.index)+failurePrefix+w.opts.Attempt+".json", fm); werr != nil {
 		w.log.Warn("write failure manifest", "error", werr)
 	}

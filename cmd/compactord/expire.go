@@ -51,9 +51,11 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.OlderThan = d
 	}
+	// One retry budget for the run, the table's open included, as the
+	// daemon's and the other one-table commands' (parseTable).
+	ctx = store.run(ctx)
 	expire := func(t *delta.Table) (expireReport, error) {
 		bar := newCLIProgress(stdout, stderr, *asJSON, opts.Logger)
-		ctx := store.run(ctx)
 		opts.Progress = bar.Func()
 		res, err := retention.Expire(ctx, t, opts)
 		bar.Finish()

@@ -90,7 +90,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	ctx = pf.store.run(ctx)
+	ctx = ps.ctx
 	t := ps.table
 	defer t.Close()
 	pl, _, err := compaction.PlanTable(ctx, t, ps.opts)
@@ -258,12 +258,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer ps.table.Close()
+	ctx = ps.ctx
 	if err := cf.apply(&ps.opts); err != nil {
 		return err
 	}
 	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
 	ps.opts.Progress = bar.Func()
-	ctx = pf.store.run(ctx)
 	res, err := compaction.Compact(ctx, ps.table, ps.opts)
 	bar.Finish()
 	step := checkpointAfterCommits(ctx, ps.table, ps.opts.Logger, *ckpt, res != nil && res.CommittedVersion >= 0)

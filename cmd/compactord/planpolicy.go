@@ -26,6 +26,9 @@ var planOnlyFlags = []string{"strategy", "target-file-size", "min-file-size", "f
 // daemon's, from compaction.OptionsFor, under --policies), the open table
 // and a description of the policy used.
 type planSetup struct {
+	// ctx carries the run's retry budget, which the table's open spent
+	// from too (as the daemon's runs and parseTable's commands do).
+	ctx   context.Context
 	opts  compaction.RunOptions
 	table *delta.Table
 	used  *policyUsed
@@ -39,6 +42,7 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, l
 	if err != nil {
 		return nil, err
 	}
+	ctx = p.store.run(ctx)
 	if len(pos) > 1 {
 		return nil, fmt.Errorf("%w: unexpected arguments %v (usage: compactord %s %s)", errUsage, pos[1:], fs.name, commandSynopsis(fs.name))
 	}
@@ -63,7 +67,7 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, l
 		}
 		o := runOptions(log())
 		o.Policy = pol
-		return &planSetup{opts: o, table: t, used: describePolicy("command-line flags", "", pol)}, nil
+		return &planSetup{ctx: ctx, opts: o, table: t, used: describePolicy("command-line flags", "", pol)}, nil
 	}
 	var set []string
 	fs.Visit(func(f *flag.Flag) {
@@ -92,7 +96,7 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, l
 		}
 	}
 	o := compaction.OptionsFor(pol, tableop.Env{Logger: log(), EngineInfo: "compactord/" + version}, runOptions(log()))
-	return &planSetup{opts: o, table: t, used: describePolicy("policy "+pol.Name, pol.Source, o.Policy)}, nil
+	return &planSetup{ctx: ctx, opts: o, table: t, used: describePolicy("policy "+pol.Name, pol.Source, o.Policy)}, nil
 }
 
 // tablePolicy loads dir and returns the policy of table name (or the

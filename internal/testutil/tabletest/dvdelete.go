@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/deletegate"
 )
 
@@ -26,6 +27,10 @@ type DeleteOptions struct {
 	// Predicate is recorded as operationParameters.predicate (a JSON array
 	// as a string, Spark style); default "[]".
 	Predicate string
+	// AttemptStaleAfter is the staleness window of the start-of-run sweep
+	// of dead attempts' intent records (attemptsweep.AtStart; 0:
+	// attempt.DefaultStaleAfter).
+	AttemptStaleAfter time.Duration
 }
 
 // DeleteResult reports a committed DELETE.
@@ -54,10 +59,23 @@ type DeleteResult struct {
 // DELETE Databricks wrote (commit's shape test compares them), with
 // Spark's conflict rule for a DV delete planned on a stale snapshot. The
 // product's own data-changing commits go through commit.DML.
+//
+// Like compaction and retention, it first sweeps the dead attempts of
+// killed runs (attemptsweep.AtStart, DeleteOptions.AttemptStaleAfter), and
+// keeps an intent record of its own (attempt.Journal, operation "delete")
+// naming its DV file before the file is created, deleted once the attempt
+// cleaned up after itself.
 func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows map[string][]int64, opts DeleteOptions) (*DeleteResult, error) {
 	if !commit.DVsAllowed(snap) {
 		return nil, fmt.Errorf("delete on %s: table does not allow deletion vectors (need feature deletionVectors and delta.enableDeletionVectors=true)", t.URL)
 	}
+	// As compaction and retention do, the start cleans up after a killed
+	// attempt (its intent record is dead).
+	startLog := opts.Options.Logger
+	if startLog == nil {
+		startLog = hclog.NewNullLogger()
+	}
+	attemptsweep.AtStart(ctx, t, opts.AttemptStaleAfter, startLog, nil)
 	live := make(map[string]*delta.Add, len(snap.Files))
 	for _, f := range snap.Files {
 		live[f.Path] = f
@@ -113,13 +131,22 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
+	// This one keeps an intent record, naming the DV file before it is
+	// created, for the next run's sweep to find after a kill.
+	journal, err := attempt.StartJournal(ctx, t.Bucket, "delete", attempt.JournalOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
+	}
 	// This DELETE owns its attempt: the DV file it writes is deleted on
 	// every exit unless the commit published it (or may have).
 	objs := &attempt.Objects{}
+	objs.OnTrack(journal.Track)
 	defer func() {
-		if _, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output)); err != nil {
+		_, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output))
+		if err != nil {
 			o.Logger.Warn("delete uncommitted deletion vector file", "table", t.URL, "error", err)
 		}
+		journal.Finish(ctx, err == nil, o.Logger, t.URL)
 	}()
 	// Tracked (and so cleaned unless committed) before it is created.
 	dvs, err := delta.WriteTrackedDV(ctx, t, "", bitmaps, objs.Track)

@@ -1,0 +1,43 @@
+package retention
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/tabletest"
+)
+
+// A retention delete whose DV file lands and then fails (the put's Close
+// answers an error) leaves nothing behind: the file was in the attempt's
+// objects and intent record before it was created, and the attempt's
+// Clean deletes it with the record; the table is unchanged.
+func TestExpireLeavesNoDVFileWhoseCloseFailedAfterItLanded(t *testing.T) {
+	tbl := tabletest.NewTable(t, fileURL(t), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
+	fail := tabletest.FailClosesAfterLanding(t, tbl, "deletion_vector_")
+	_, err := Expire(context.Background(), tbl, Options{Column: "id", EpochUnit: "days", Before: "5", Logger: tabletest.Logger(t)})
+	if !errors.Is(err, tabletest.ErrClosedAfterLanding) {
+		t.Fatalf("Expire = %v, want the failed close", err)
+	}
+	landed, named := fail.Landed()
+	if len(landed) == 0 {
+		t.Fatal("no DV file was written: the test proves nothing")
+	}
+	after := tabletest.StoreObjects(t, tbl)
+	for _, k := range landed {
+		if !named[k] {
+			t.Errorf("the intent record did not name %s when it was created", k)
+		}
+		if after[k] {
+			t.Errorf("DV file %s, landed by a put whose close failed, is left behind", k)
+		}
+	}
+	for k := range after {
+		if strings.HasPrefix(k, attempt.RecordsDir) {
+			t.Errorf("record %s is left after the attempt cleaned up", k)
+		}
+	}
+	tabletest.WantIDs(t, tbl, tabletest.IDSet(tabletest.IDRange(0, 20)))
+}
