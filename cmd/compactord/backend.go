@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
@@ -54,12 +55,12 @@ func deltaBackend(db *runner.Backend) backend {
 		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
 			return db.Plan(ctx, p, exclude)
 		},
-		Inspect: func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
+		Inspect: func(ctx context.Context, p policies.Policy) (*inspect.Report, error) {
 			t, err := db.Tables.Get(ctx, p.URL)
 			if err != nil {
 				return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 			}
-			rep, _, err := inspectTable(ctx, t, -1, -1)
+			rep, _, err := inspect.Load(ctx, t, -1, -1)
 			return rep, redact.Error(err)
 		},
 		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },

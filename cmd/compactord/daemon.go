@@ -17,7 +17,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/redact"
+	"github.com/compactord/compactord/internal/webui"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -161,7 +163,7 @@ type backend struct {
 	Retain func(ps []policies.Policy)
 	// Inspect reports on a table as `compactord inspect` does (the web
 	// view's charts). May be nil.
-	Inspect func(ctx context.Context, p policies.Policy) (*inspectReport, error)
+	Inspect func(ctx context.Context, p policies.Policy) (*inspect.Report, error)
 	// Close releases the backend. May be nil.
 	Close func() error
 	// Quarantine keeps the tables' quarantine lists across restarts
@@ -182,9 +184,8 @@ type daemon struct {
 	token string
 	// hosts are the names of --http-allowed-host, canonical (hostName).
 	hosts map[string]bool
-	// hist is the web view's in-memory history; pages its templates.
-	hist  *history
-	pages *webPages
+	// ui is the HTML view, with its in-memory history.
+	ui *webui.UI
 	// reloadMu serializes reloads (SIGHUP and POST /reload).
 	reloadMu sync.Mutex
 
@@ -230,13 +231,9 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	if err != nil {
 		return nil, err
 	}
-	pages, err := parseWebPages()
-	if err != nil {
-		return nil, err
-	}
 	be := mkBackend(dc)
 	d := &daemon{opts: o, log: log, be: be, daemon: dc, started: time.Now(), set: set, reloaded: time.Now(), token: token,
-		hosts: hosts, hist: newHistory(), pages: pages}
+		hosts: hosts}
 	spec := be.Spec
 	if spec == nil {
 		spec = func(p policies.Policy) (scheduler.Spec, error) { return runner.SpecOf(p, nil) }
@@ -256,6 +253,10 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 
 		ProgressLogInterval: o.progressInterval,
 	})
+	if d.ui, err = webui.New(webui.Source{Version: version, Replica: dc.Replica, Status: d.sched.Status,
+		Policy: d.sched.Policy, Plan: be.Plan, Inspect: be.Inspect}); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -356,7 +357,7 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	d.start()
 	sctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	go d.sampleHistory(sctx, historySamplePeriod)
+	go d.ui.Sample(sctx, webui.SamplePeriod)
 
 	for {
 		select {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
@@ -216,7 +217,7 @@ func TestAPanickingHandlerAnswers500AndTheDaemonServesOn(t *testing.T) {
 	writePolicy(t, dir, "t.hcl", "table \"t\" {\n  url = \"mem://t\"\n}\n")
 	fb := &fakeBackend{runs: map[string]int{}}
 	be := fb.backend()
-	be.Inspect = func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
+	be.Inspect = func(ctx context.Context, p policies.Policy) (*inspect.Report, error) {
 		var rows []int64
 		_ = rows[len(p.Name)] // index out of range
 		return nil, nil

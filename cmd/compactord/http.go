@@ -42,7 +42,7 @@ func (d *daemon) handler(loopback bool) http.Handler {
 func (d *daemon) routes(loopback bool) *http.ServeMux {
 	guard := newMutationGuard(loopback, d.token)
 	mux := http.NewServeMux()
-	d.webHandlers(mux)
+	d.ui.Register(mux)
 	mux.Handle("GET /metrics", metricsHandler(d.sched.Status, func() daemonCounters {
 		d.mu.Lock()
 		defer d.mu.Unlock()

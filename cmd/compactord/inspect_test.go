@@ -16,18 +16,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/units"
 )
 
 // inspectJSON runs `inspect --json` and decodes the report.
-func inspectJSON(t *testing.T, args ...string) (*inspectReport, map[string]any) {
+func inspectJSON(t *testing.T, args ...string) (*inspect.Report, map[string]any) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := runInspect(context.Background(), append(args, "--json"), &out, &errOut); err != nil {
 		t.Fatalf("inspect %v: %v (%s)", args, err, errOut.String())
 	}
-	var rep inspectReport
+	var rep inspect.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestInspectShowsTheClusteringState(t *testing.T) {
 	if c == nil {
 		t.Fatal("no clustering state in the report")
 	}
-	want := []zcubeSummary{{ID: "cube-b", Files: 1, Bytes: 3000}, {ID: "cube-a", Files: 2, Bytes: 1500}}
+	want := []inspect.ZCube{{ID: "cube-b", Files: 1, Bytes: 3000}, {ID: "cube-a", Files: 2, Bytes: 1500}}
 	if c.UnclusteredFiles != 2 || c.UnclusteredBytes != 150 || c.OtherFiles != 1 || !reflect.DeepEqual(c.ZCubes, want) {
 		t.Fatalf("clustering state %+v", c)
 	}
