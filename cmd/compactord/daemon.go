@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/inspect"
+	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/webui"
 	"github.com/compactord/compactord/policies"
@@ -194,7 +195,7 @@ type daemon struct {
 	set      *policies.Set
 	reloaded time.Time
 	loadErr  string
-	counters daemonCounters
+	counters httpapi.Counters
 }
 
 // newDaemon loads the policies once (an error here fails startup) and
@@ -223,11 +224,11 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	}
 	var token string
 	if o.HTTPTokenFile != "" {
-		if token, err = readTokenFile(o.HTTPTokenFile); err != nil {
+		if token, err = httpapi.ReadTokenFile(o.HTTPTokenFile); err != nil {
 			return nil, err
 		}
 	}
-	hosts, err := allowedHosts(o.HTTPAllowedHosts)
+	hosts, err := httpapi.AllowedHosts(o.HTTPAllowedHosts)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	}
 	httpDone := make(chan struct{})
 	if ln != nil {
-		loopback := isLoopback(ln.Addr())
+		loopback := httpapi.IsLoopback(ln.Addr())
 		srv = &http.Server{Handler: d.handler(loopback), ReadHeaderTimeout: 10 * time.Second}
 		d.log.Info("http listening", "addr", ln.Addr().String(), "loopback", loopback, "token", d.token != "")
 		if !loopback && d.token == "" {
@@ -401,4 +402,33 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	}
 	d.log.Info("stopped")
 	return nil
+}
+
+// handler is the daemon's HTTP API and HTML view; loopback tells whether
+// the listener is on loopback only.
+func (d *daemon) handler(loopback bool) http.Handler {
+	return httpapi.Handler(&httpapi.Daemon{
+		Version: version, Log: d.log, Token: d.token, Hosts: d.hosts,
+		Page: func() httpapi.StatusPage {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return httpapi.StatusPage{
+				Version: version, Started: d.started, Policies: d.opts.PolicyDir,
+				LastReload: d.reloaded, ReloadError: d.loadErr, Stopping: d.stopping.Load(),
+				Workers: d.daemon.Workers, Replica: d.daemon.Replica, PollInterval: d.daemon.Poll.String(),
+			}
+		},
+		Stopping: d.stopping.Load,
+		Counters: func() httpapi.Counters {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.counters
+		},
+		Tables:  d.sched.Status,
+		Policy:  d.sched.Policy,
+		Plan:    d.be.Plan,
+		Trigger: d.sched.Trigger,
+		Reload:  d.reload,
+		Mount:   d.ui.Register,
+	}, loopback)
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -276,21 +277,21 @@ func orphans(t *testing.T, dir string) []string {
 	return out
 }
 
-func getStatus(t *testing.T, base string) statusPage {
+func getStatus(t *testing.T, base string) httpapi.StatusPage {
 	t.Helper()
 	resp, err := http.Get(base + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var page statusPage
+	var page httpapi.StatusPage
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
 		t.Fatal(err)
 	}
 	return page
 }
 
-func tableStatus(p statusPage, name string) *scheduler.TableStatus {
+func tableStatus(p httpapi.StatusPage, name string) *scheduler.TableStatus {
 	for i := range p.Tables {
 		if p.Tables[i].Name == name {
 			return &p.Tables[i]

@@ -26,6 +26,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
@@ -391,8 +392,8 @@ compactord_run_duration_seconds_count{table="a"} 1
 		served = append(served, name)
 	}
 	sort.Strings(served)
-	if !slices.Equal(served, exportedMetricNames()) {
-		t.Errorf("served families %v, exportedMetricNames %v", served, exportedMetricNames())
+	if !slices.Equal(served, httpapi.MetricNames()) {
+		t.Errorf("served families %v, exportedMetricNames %v", served, httpapi.MetricNames())
 	}
 	if got, want := canonicalExposition(t, gotFams), canonicalExposition(t, parseExposition(t, want)); got != want {
 		t.Fatalf("metrics differ.\n got:\n%s\nwant:\n%s", got, want)
@@ -498,7 +499,7 @@ func TestSignalsReloadAndRunAndTheHTTPPagesFollow(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	var page statusPage
+	var page httpapi.StatusPage
 	if err := json.Unmarshal([]byte(body), &page); err != nil {
 		t.Fatal(err)
 	}
