@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/hashicorp/go-hclog"
 )
@@ -106,7 +107,7 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 
 // logger is the logger the flags ask for, writing to w.
 func (cf *commandFlags) logger(w io.Writer) hclog.Logger {
-	return newLogger(w, cf.logFormat, cf.logLevel)
+	return logging.New(w, cf.logFormat, cf.logLevel)
 }
 
 // stringsFlag is a repeatable string flag: each use appends its value.

@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 func TestJSONLogsWriteDurationsAsStrings(t *testing.T) {
 	var buf bytes.Buffer
-	log := newLogger(&buf, "json", "info")
+	log := New(&buf, "json", "info")
 	d := 90 * time.Second
 	log.With("poll", 30*time.Second).Named("table").Info("run done", "took", time.Minute, "settle", &d, "label", ">=1 GiB", "files", 3)
 	line := buf.String()
@@ -30,7 +30,7 @@ func TestJSONLogsWriteDurationsAsStrings(t *testing.T) {
 
 func TestTextLogsWriteDurationsAsStrings(t *testing.T) {
 	var buf bytes.Buffer
-	newLogger(&buf, "text", "info").Info("run done", "took", time.Minute)
+	New(&buf, "text", "info").Info("run done", "took", time.Minute)
 	if !strings.Contains(buf.String(), "took=1m0s") {
 		t.Errorf("got %s", buf.String())
 	}

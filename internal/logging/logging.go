@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"io"
@@ -9,14 +9,14 @@ import (
 	"github.com/compactord/compactord/internal/redact"
 )
 
-// newLogger is the logger of every command: hclog at level on w, text or
+// New is the logger of every command: hclog at level on w, text or
 // JSON. JSON lines carry durations as Go's duration strings ("1m0s"), as
 // the text lines do, not as nanosecond counts, and do not escape <, > and &.
 // Every line passes redact.Text: whatever package logs a table URL (a
 // "table" field, an error naming it), its credentials never reach w. hclog
 // writes each entry in one Write, which redact.Writer needs, and JSON
 // escaping off keeps the '&' between query parameters as it is.
-func newLogger(w io.Writer, format, level string) hclog.Logger {
+func New(w io.Writer, format, level string) hclog.Logger {
 	l := hclog.New(&hclog.LoggerOptions{
 		Name:               "compactord",
 		Output:             redact.Writer(w),
