@@ -75,6 +75,11 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := cf.Parse(args); err != nil {
+			if !errors.Is(err, flag.ErrHelp) {
+				// The usage printed above ends with the flags; the
+				// error line main prints comes after a blank line.
+				fmt.Fprintln(cf.Output())
+			}
 			return nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		args = cf.Args()
