@@ -1,7 +1,10 @@
 package logging
 
 import (
+	"fmt"
 	"io"
+	"reflect"
+	"sort"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,15 +28,19 @@ func New(w io.Writer, format, level string) hclog.Logger {
 		Level:              hclog.LevelFromString(level),
 	})
 	if format != "json" {
-		return l
+		return argsLogger{l, flattenMaps}
 	}
-	return durationStrings{l}
+	return argsLogger{l, stringDurations}
 }
 
-// durationStrings is an hclog.Logger whose key/value arguments (also those
-// of With) have every time.Duration replaced by its String(): hclog's JSON
-// format marshals a Duration as its int64 nanoseconds.
-type durationStrings struct{ hclog.Logger }
+// argsLogger is an hclog.Logger whose key/value arguments (also those of
+// With) pass fix first. In JSON, fix is stringDurations: hclog marshals a
+// Duration as its int64 nanoseconds. In text, it is flattenMaps: hclog
+// prints a map as Go's map[k:v ...].
+type argsLogger struct {
+	hclog.Logger
+	fix func([]any) []any
+}
 
 // stringDurations returns args with each time.Duration (or *time.Duration)
 // value as its String(); args is not modified.
@@ -63,29 +70,71 @@ func stringDurations(args []any) []any {
 	return out
 }
 
-func (l durationStrings) Log(level hclog.Level, msg string, args ...any) {
-	l.Logger.Log(level, msg, stringDurations(args)...)
-}
-func (l durationStrings) Trace(msg string, args ...any) {
-	l.Logger.Trace(msg, stringDurations(args)...)
-}
-func (l durationStrings) Debug(msg string, args ...any) {
-	l.Logger.Debug(msg, stringDurations(args)...)
-}
-func (l durationStrings) Info(msg string, args ...any) { l.Logger.Info(msg, stringDurations(args)...) }
-func (l durationStrings) Warn(msg string, args ...any) { l.Logger.Warn(msg, stringDurations(args)...) }
-func (l durationStrings) Error(msg string, args ...any) {
-	l.Logger.Error(msg, stringDurations(args)...)
+// flattenMaps returns args with each map value of string keys (the
+// operations' counts) replaced by one key/value pair per entry, key
+// "name.entry", in sorted order; an empty map is left out. args is not
+// modified.
+func flattenMaps(args []any) []any {
+	var out []any
+	for i := 0; i+1 < len(args); i += 2 {
+		v := reflect.ValueOf(args[i+1])
+		if v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
+			if out != nil {
+				out = append(out, args[i], args[i+1])
+			}
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), args[:i]...)
+		}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(a, b int) bool { return keys[a].String() < keys[b].String() })
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%v.%s", args[i], k.String()), v.MapIndex(k).Interface())
+		}
+	}
+	if out == nil {
+		return args
+	}
+	if len(args)%2 == 1 {
+		out = append(out, args[len(args)-1])
+	}
+	return out
 }
 
-func (l durationStrings) With(args ...any) hclog.Logger {
-	return durationStrings{l.Logger.With(stringDurations(args)...)}
-}
-func (l durationStrings) Named(name string) hclog.Logger {
-	return durationStrings{l.Logger.Named(name)}
-}
-func (l durationStrings) ResetNamed(name string) hclog.Logger {
-	return durationStrings{l.Logger.ResetNamed(name)}
+// Log logs at level with args fixed.
+func (l argsLogger) Log(level hclog.Level, msg string, args ...any) {
+	l.Logger.Log(level, msg, l.fix(args)...)
 }
 
-var _ hclog.Logger = durationStrings{}
+// Trace logs at trace level with args fixed.
+func (l argsLogger) Trace(msg string, args ...any) { l.Logger.Trace(msg, l.fix(args)...) }
+
+// Debug logs at debug level with args fixed.
+func (l argsLogger) Debug(msg string, args ...any) { l.Logger.Debug(msg, l.fix(args)...) }
+
+// Info logs at info level with args fixed.
+func (l argsLogger) Info(msg string, args ...any) { l.Logger.Info(msg, l.fix(args)...) }
+
+// Warn logs at warn level with args fixed.
+func (l argsLogger) Warn(msg string, args ...any) { l.Logger.Warn(msg, l.fix(args)...) }
+
+// Error logs at error level with args fixed.
+func (l argsLogger) Error(msg string, args ...any) { l.Logger.Error(msg, l.fix(args)...) }
+
+// With is the logger with args (fixed) on every line.
+func (l argsLogger) With(args ...any) hclog.Logger {
+	return argsLogger{l.Logger.With(l.fix(args)...), l.fix}
+}
+
+// Named is the sub-logger name, its arguments still fixed.
+func (l argsLogger) Named(name string) hclog.Logger {
+	return argsLogger{l.Logger.Named(name), l.fix}
+}
+
+// ResetNamed is the logger renamed, its arguments still fixed.
+func (l argsLogger) ResetNamed(name string) hclog.Logger {
+	return argsLogger{l.Logger.ResetNamed(name), l.fix}
+}
+
+var _ hclog.Logger = argsLogger{}
