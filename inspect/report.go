@@ -48,6 +48,10 @@ type Report struct {
 	// DeletedRowRatio is numDeletedRows / numPhysicalRecords.
 	DeletedRowRatio float64 `json:"deletedRowRatio"`
 
+	// Schema is the table's top-level columns in order (nested fields
+	// are in their column's type).
+	Schema []Column `json:"schema"`
+
 	PartitionColumns  []string    `json:"partitionColumns"`
 	NumPartitions     int         `json:"numPartitions"`
 	Partitions        []Partition `json:"partitions"`
@@ -67,6 +71,17 @@ type Report struct {
 	Rewritable bool             `json:"rewritable"`
 	Refusal    string           `json:"refusal"`
 	Refusals   []FeatureRefusal `json:"refusals"`
+}
+
+// Column is one top-level column of a table's schema.
+type Column struct {
+	Name string `json:"name"`
+	// Type is Delta's simple form: "long", "decimal(10,2)",
+	// "struct<a:int,b:string>", "array<long>", "map<string,long>".
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	// Partition is set on the table's partition columns.
+	Partition bool `json:"partition"`
 }
 
 // RowTracking is a table's row tracking state (PROTOCOL.md "Row
@@ -249,6 +264,7 @@ func Build(url string, snap *delta.Snapshot, smallThreshold int64) (*Report, err
 	if rep.Properties == nil {
 		rep.Properties = map[string]string{}
 	}
+	rep.Schema = schemaOf(snap)
 	if snap.Protocol.MinReaderVersion < 3 {
 		rep.ImpliedReaderFeatures = snap.Protocol.EffectiveReaderFeatures()
 	}
@@ -394,4 +410,20 @@ func partitionKey(cols []string, pv map[string]*string) string {
 		sb.WriteByte(0)
 	}
 	return sb.String()
+}
+
+// schemaOf lists snap's top-level columns, partition columns marked.
+func schemaOf(snap *delta.Snapshot) []Column {
+	cols := []Column{}
+	if snap.Schema == nil {
+		return cols
+	}
+	parts := map[string]bool{}
+	for _, c := range snap.Metadata.PartitionColumns {
+		parts[c] = true
+	}
+	for _, f := range snap.Schema.Fields {
+		cols = append(cols, Column{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable, Partition: parts[f.Name]})
+	}
+	return cols
 }

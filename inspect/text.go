@@ -32,6 +32,17 @@ func WriteText(w io.Writer, r *Report, maxParts int) error {
 	p("\n")
 	p("small files\t%d below %s (%s), %d to merge\n", r.SmallFiles, units.FormatBytes(r.SmallFileThreshold), units.FormatBytes(r.SmallFilesBytes), r.SmallFilesToMerge)
 	p("deletion vectors\t%d files, deleted-row ratio %.4f\n", r.FilesWithDVs, r.DeletedRowRatio)
+	p("schema\t%d columns\n", len(r.Schema))
+	for _, c := range r.Schema {
+		null := "nullable"
+		if !c.Nullable {
+			null = "not null"
+		}
+		if c.Partition {
+			null += ", partition column"
+		}
+		p("  %s\t%s\t%s\n", c.Name, c.Type, null)
+	}
 	p("file sizes\n")
 	for _, b := range r.SizeHistogram {
 		p("  %s\t%d files\t%s\n", b.Label, b.Files, units.FormatBytes(b.Bytes))

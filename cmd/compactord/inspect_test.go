@@ -287,3 +287,26 @@ func TestInspectWritesHumanSizesAndAnUnescapedOpenBucket(t *testing.T) {
 		t.Errorf("size without the space of the one format (%q):\n%s", m, text)
 	}
 }
+
+// inspect lists the schema, partition columns marked, in text and JSON:
+// what picking a retention column needs.
+func TestInspectPrintsTheSchema(t *testing.T) {
+	url := "file://" + testutil.DeltaTable(t, "part-null")
+	rep, raw := inspectJSON(t, url)
+	want := []inspect.Column{{Name: "k", Type: "string", Nullable: true, Partition: true}, {Name: "v", Type: "long", Nullable: true}}
+	if !reflect.DeepEqual(rep.Schema, want) {
+		t.Errorf("schema %+v, want %+v", rep.Schema, want)
+	}
+	if _, ok := raw["schema"]; !ok {
+		t.Error("JSON lacks \"schema\"")
+	}
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), []string{url}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`(?m)^schema\s+2 columns$`, `(?m)^  k\s+string\s+nullable, partition column$`, `(?m)^  v\s+long\s+nullable$`} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("text lacks %s:\n%s", re, out.String())
+		}
+	}
+}
