@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // A retention delete whose DV file lands and then fails (the put's Close

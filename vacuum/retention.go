@@ -38,11 +38,11 @@ func TableRetention(snap *delta.Snapshot) (time.Duration, error) {
 // forced.
 func checkRetention(retention, table time.Duration, force bool) error {
 	if retention < 0 {
-		return fmt.Errorf("vacuum retention %s is negative", retention)
+		return fmt.Errorf("vacuum retention %s is negative", units.FormatDuration(retention))
 	}
 	if retention < table && !force {
 		return fmt.Errorf("%w: asked for %s, the table keeps tombstones for %s; files that concurrent writers and readers of versions inside %s still need could be deleted (give --force-retention to vacuum anyway)",
-			ErrRetentionTooShort, retention, table, table)
+			ErrRetentionTooShort, units.FormatDuration(retention), units.FormatDuration(table), units.FormatDuration(table))
 	}
 	return nil
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
-	"github.com/compactord/compactord/internal/redact"
+	"github.com/compactord/compactord/internal/daemon"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
 )
@@ -18,7 +15,7 @@ import (
 // uses).
 // With a replica name, every run holds the table's lease.
 func newDeltaBackend(log hclog.Logger, dc policies.Daemon, sf *storeFlags) backend {
-	return deltaBackend(newRunner(log, dc, sf))
+	return daemon.RunnerBackend(newRunner(log, dc, sf))
 }
 
 // newRunner is the daemon's runner.Backend: its tables opened, and its
@@ -43,27 +40,5 @@ func newRunner(log hclog.Logger, dc policies.Daemon, sf *storeFlags) *runner.Bac
 		LeaseHolder: dc.Replica,
 		LeaseTTL:    dc.LeaseTTL,
 		Launchers:   daemonLaunchers(log, sf.workerArgs()),
-	}
-}
-
-func deltaBackend(db *runner.Backend) backend {
-	return backend{
-		Run:  db.Run,
-		Spec: db.Spec,
-		Poll: db.Poll,
-		Plan: func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
-			return db.Plan(ctx, p, exclude)
-		},
-		Inspect: func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
-			t, err := db.Tables.Get(ctx, p.URL)
-			if err != nil {
-				return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
-			}
-			rep, _, err := inspectTable(ctx, t, -1, -1)
-			return rep, redact.Error(err)
-		},
-		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
-		Close:      db.Tables.Close,
-		Quarantine: db.QuarantineStore(),
 	}
 }

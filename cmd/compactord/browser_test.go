@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -138,7 +139,7 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	}
 
 	// What `compactord inspect` says of parts, before the page is looked at.
-	var insp inspectReport
+	var insp inspect.Report
 	out, err := exec.Command(bin, "inspect", "--json", "file://"+partsDir).Output()
 	if err != nil {
 		t.Fatalf("inspect: %v", err)

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/demo"
+	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -119,7 +121,7 @@ func (w *writers) append(ctx context.Context, files int, rows int64) error {
 	w.mu.Lock()
 	first := w.nextID
 	w.mu.Unlock()
-	if _, err := appendDemo(ctx, w.t, files, rows, first, time.Now()); err != nil {
+	if _, err := demo.Append(ctx, w.t, files, rows, first, time.Now(), "compactord-demo/"+version); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -133,13 +135,13 @@ func (w *writers) append(ctx context.Context, files int, rows int64) error {
 // compaction (its file was rewritten) fails and is simply not recorded.
 func (w *writers) deleteSome(ctx context.Context, k int64) {
 	var matched []int64
-	res, err := deleteDemo(ctx, w.t, nil, func(id int64) bool {
+	res, err := demo.Delete(ctx, w.t, nil, func(id int64) bool {
 		if id%13 == k {
 			matched = append(matched, id)
 			return true
 		}
 		return false
-	})
+	}, "compactord-demo/"+version)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -179,7 +181,7 @@ func newTable(t *testing.T, dir string, commits, files int, rows int64) (*writer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tb.Close() })
-	if err := createDemoTable(ctx, tb, time.Now()); err != nil {
+	if err := demo.CreateTable(ctx, tb, time.Now(), "compactord-demo/"+version); err != nil {
 		t.Fatal(err)
 	}
 	w := &writers{t: tb, deleted: map[int64]bool{}}
@@ -276,21 +278,21 @@ func orphans(t *testing.T, dir string) []string {
 	return out
 }
 
-func getStatus(t *testing.T, base string) statusPage {
+func getStatus(t *testing.T, base string) httpapi.StatusPage {
 	t.Helper()
 	resp, err := http.Get(base + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var page statusPage
+	var page httpapi.StatusPage
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
 		t.Fatal(err)
 	}
 	return page
 }
 
-func tableStatus(p statusPage, name string) *scheduler.TableStatus {
+func tableStatus(p httpapi.StatusPage, name string) *scheduler.TableStatus {
 	for i := range p.Tables {
 		if p.Tables[i].Name == name {
 			return &p.Tables[i]
@@ -614,11 +616,11 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 		}
 	}
 	for name, w := range map[string]*writers{"events": events, "orders": orders, "big": big} {
-		_, ids, err := summarize(ctx, w.t)
+		_, ids, err := demo.Summarize(ctx, w.t)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := sameIDs(w.expected(), ids); err != nil {
+		if err := demo.SameIDs(w.expected(), ids); err != nil {
 			t.Fatalf("%s content: %v", name, err)
 		}
 	}

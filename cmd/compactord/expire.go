@@ -106,14 +106,23 @@ func expireArgsError(urls int, column, before, olderThan string) error {
 // printExpire is the text report of `compactord expire` on the table at url.
 func printExpire(stdout io.Writer, url string, res *retention.Result) {
 	if res.DryRun {
-		fmt.Fprintf(stdout, "dry run at version %d, nothing committed: would delete %d rows where %s\n", res.ReadVersion, res.RowsDeleted, res.Predicate)
-		fmt.Fprintf(stdout, "  files removed %d, files with a new deletion vector %d, files rewritten %d\n", res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded)
+		// res.FilesRemoved counts rewritten files too (Spark's
+		// numRemovedFiles); the lines below split it as the partitions do,
+		// so that they add up.
+		rewritten := 0
 		for _, p := range res.Partitions {
-			name := p.Partition
+			rewritten += p.FilesRewritten
+		}
+		fmt.Fprintf(stdout, "dry run at version %d, nothing committed: would delete %d rows where %s\n", res.ReadVersion, res.RowsDeleted, res.Predicate)
+		fmt.Fprintf(stdout, "  files removed %d (%d wholly expired, %d rewritten), files with a new deletion vector %d, files added %d\n",
+			res.FilesRemoved, res.FilesRemoved-rewritten, rewritten, res.FilesWithNewDV, res.FilesAdded)
+		for _, p := range res.Partitions {
+			name := nullPartitions(p.Partition)
 			if name == "" {
 				name = "(unpartitioned)"
 			}
-			fmt.Fprintf(stdout, "  %s: %d rows; %d files removed, %d with a new deletion vector, %d rewritten\n", name, p.Rows, p.FilesRemoved, p.FilesWithNewDV, p.FilesRewritten)
+			fmt.Fprintf(stdout, "  %s: %d rows; %d files removed (%d wholly expired, %d rewritten), %d with a new deletion vector\n",
+				name, p.Rows, p.FilesRemoved+p.FilesRewritten, p.FilesRemoved, p.FilesRewritten, p.FilesWithNewDV)
 		}
 		return
 	}

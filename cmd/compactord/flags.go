@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/hashicorp/go-hclog"
 )
@@ -74,6 +75,11 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := cf.Parse(args); err != nil {
+			if !errors.Is(err, flag.ErrHelp) {
+				// The usage printed above ends with the flags; the
+				// error line main prints comes after a blank line.
+				fmt.Fprintln(cf.Output())
+			}
 			return nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		args = cf.Args()
@@ -106,7 +112,7 @@ func (cf *commandFlags) parse(args []string) ([]string, error) {
 
 // logger is the logger the flags ask for, writing to w.
 func (cf *commandFlags) logger(w io.Writer) hclog.Logger {
-	return newLogger(w, cf.logFormat, cf.logLevel)
+	return logging.New(w, cf.logFormat, cf.logLevel)
 }
 
 // stringsFlag is a repeatable string flag: each use appends its value.

@@ -29,7 +29,7 @@ func TestThePlanOfAHaltedTableAnswers409WithTheHaltReason(t *testing.T) {
 	if code := post(t, td.base+"/tables/h/run"); code != http.StatusAccepted {
 		t.Fatalf("POST run: %d", code)
 	}
-	waitFor(t, "h halted", func() bool { return td.d.sched.Status()[0].Halted })
+	waitFor(t, "h halted", func() bool { return td.d.Scheduler().Status()[0].Halted })
 
 	code, body := get(t, td.base+"/tables/h/plan")
 	if code != http.StatusConflict {

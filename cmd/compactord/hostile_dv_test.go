@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
@@ -216,7 +216,7 @@ func TestAPanickingHandlerAnswers500AndTheDaemonServesOn(t *testing.T) {
 	writePolicy(t, dir, "t.hcl", "table \"t\" {\n  url = \"mem://t\"\n}\n")
 	fb := &fakeBackend{runs: map[string]int{}}
 	be := fb.backend()
-	be.Inspect = func(ctx context.Context, p policies.Policy) (*inspectReport, error) {
+	be.Inspect = func(ctx context.Context, p policies.Policy) (*inspect.Report, error) {
 		var rows []int64
 		_ = rows[len(p.Name)] // index out of range
 		return nil, nil
@@ -233,18 +233,6 @@ func TestAPanickingHandlerAnswers500AndTheDaemonServesOn(t *testing.T) {
 	if s := logs.String(); !strings.Contains(s, "http handler panicked") || !strings.Contains(s, `"path":"/tables/t"`) || !strings.Contains(s, "index out of range") {
 		t.Errorf("the panic is not logged with its path and reason:\n%s", s)
 	}
-}
-
-// TestRecoverPanicsLeavesErrAbortHandlerAlone checks that an aborted
-// response stays aborted (net/http's own meaning), not a 500.
-func TestRecoverPanicsLeavesErrAbortHandlerAlone(t *testing.T) {
-	h := recoverPanics(hclog.NewNullLogger(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }))
-	defer func() {
-		if p := recover(); p != http.ErrAbortHandler {
-			t.Fatalf("recovered %v, want http.ErrAbortHandler re-panicked", p)
-		}
-	}()
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 }
 
 // TestAllowExternalPrefixLetsCatReadThere allows the sentinel's directory

@@ -26,6 +26,9 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/daemon"
+	"github.com/compactord/compactord/internal/httpapi"
+	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
@@ -141,7 +144,7 @@ type testDaemon struct {
 	sigs   chan os.Signal
 	cancel context.CancelFunc
 	done   chan error
-	d      *daemon
+	d      *daemon.Daemon
 	fb     *fakeBackend
 }
 
@@ -174,7 +177,7 @@ func startTestDaemonOpts(t *testing.T, o daemonOptions, addr string, fb *fakeBac
 // startTestDaemonOptsLogged is startTestDaemonOpts logging to log.
 func startTestDaemonOptsLogged(t *testing.T, o daemonOptions, addr string, fb *fakeBackend, be backend, log hclog.Logger) *testDaemon {
 	t.Helper()
-	o.clock = stillClock{now: time.Unix(1_700_000_000, 0)}
+	o.Clock = stillClock{now: time.Unix(1_700_000_000, 0)}
 	return startTestDaemonLog(t, o, addr, log, fb, be)
 }
 
@@ -192,16 +195,14 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
-	go func() { td.done <- d.serve(ctx, td.sigs, ln) }()
+	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		<-td.done
 	})
-	d.mu.Lock()
-	want := len(d.set.Tables)
-	d.mu.Unlock()
+	want := len(d.Tables())
 	waitFor(t, "first polls", func() bool {
-		sts := d.sched.Status()
+		sts := d.Scheduler().Status()
 		if len(sts) != want { // serve registers the tables after it starts listening
 			return false
 		}
@@ -222,7 +223,7 @@ func TestMetricsExpositionAfterAKnownRun(t *testing.T) {
 	if code := post(t, td.base+"/tables/a/run"); code != http.StatusAccepted {
 		t.Fatalf("POST run: %d", code)
 	}
-	waitFor(t, "run of a", func() bool { st := td.d.sched.Status(); return st[0].LastRun != nil })
+	waitFor(t, "run of a", func() bool { st := td.d.Scheduler().Status(); return st[0].LastRun != nil })
 	code, body := get(t, td.base+"/metrics")
 	if code != 200 {
 		t.Fatalf("GET /metrics: %d", code)
@@ -391,8 +392,8 @@ compactord_run_duration_seconds_count{table="a"} 1
 		served = append(served, name)
 	}
 	sort.Strings(served)
-	if !slices.Equal(served, exportedMetricNames()) {
-		t.Errorf("served families %v, exportedMetricNames %v", served, exportedMetricNames())
+	if !slices.Equal(served, httpapi.MetricNames()) {
+		t.Errorf("served families %v, exportedMetricNames %v", served, httpapi.MetricNames())
 	}
 	if got, want := canonicalExposition(t, gotFams), canonicalExposition(t, parseExposition(t, want)); got != want {
 		t.Fatalf("metrics differ.\n got:\n%s\nwant:\n%s", got, want)
@@ -474,7 +475,7 @@ func TestSignalsReloadAndRunAndTheHTTPPagesFollow(t *testing.T) {
 	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n  strategy = \"binpack\"\n}\n")
 	td.sigs <- syscall.SIGHUP
 	waitFor(t, "reload", func() bool {
-		st := td.d.sched.Status()
+		st := td.d.Scheduler().Status()
 		return len(st) == 2 && st[0].Name == "a" && st[0].Strategy == "binpack" && st[1].Name == "c" && st[1].Backlog != nil
 	})
 	_, metrics := get(t, td.base+"/metrics")
@@ -498,7 +499,7 @@ func TestSignalsReloadAndRunAndTheHTTPPagesFollow(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	var page statusPage
+	var page httpapi.StatusPage
 	if err := json.Unmarshal([]byte(body), &page); err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +580,7 @@ func TestStatusShowsTheRunningOperationsProgressAndTheLogRepeatsIt(t *testing.T)
 		return scheduler.RunReport{}, nil
 	}
 	var logs testutil.SyncBuffer
-	td := startTestDaemonLog(t, daemonOptions{PolicyDir: dir, progressInterval: 20 * time.Millisecond}, "127.0.0.1:0", newLogger(&logs, "json", "info"), fb, be)
+	td := startTestDaemonLog(t, daemonOptions{PolicyDir: dir, ProgressInterval: 20 * time.Millisecond}, "127.0.0.1:0", logging.New(&logs, "json", "info"), fb, be)
 	t.Cleanup(func() { close(release) }) // before the daemon's cleanup stops it
 	base := td.base
 	if code := post(t, base+"/tables/a/run"); code != http.StatusAccepted {

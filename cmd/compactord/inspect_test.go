@@ -16,18 +16,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/units"
 )
 
 // inspectJSON runs `inspect --json` and decodes the report.
-func inspectJSON(t *testing.T, args ...string) (*inspectReport, map[string]any) {
+func inspectJSON(t *testing.T, args ...string) (*inspect.Report, map[string]any) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := runInspect(context.Background(), append(args, "--json"), &out, &errOut); err != nil {
 		t.Fatalf("inspect %v: %v (%s)", args, err, errOut.String())
 	}
-	var rep inspectReport
+	var rep inspect.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestInspectShowsTheClusteringState(t *testing.T) {
 	if c == nil {
 		t.Fatal("no clustering state in the report")
 	}
-	want := []zcubeSummary{{ID: "cube-b", Files: 1, Bytes: 3000}, {ID: "cube-a", Files: 2, Bytes: 1500}}
+	want := []inspect.ZCube{{ID: "cube-b", Files: 1, Bytes: 3000}, {ID: "cube-a", Files: 2, Bytes: 1500}}
 	if c.UnclusteredFiles != 2 || c.UnclusteredBytes != 150 || c.OtherFiles != 1 || !reflect.DeepEqual(c.ZCubes, want) {
 		t.Fatalf("clustering state %+v", c)
 	}
@@ -284,5 +285,28 @@ func TestInspectWritesHumanSizesAndAnUnescapedOpenBucket(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`\d(B|KiB|MiB|GiB)\b`).FindString(text); m != "" {
 		t.Errorf("size without the space of the one format (%q):\n%s", m, text)
+	}
+}
+
+// inspect lists the schema, partition columns marked, in text and JSON:
+// what picking a retention column needs.
+func TestInspectPrintsTheSchema(t *testing.T) {
+	url := "file://" + testutil.DeltaTable(t, "part-null")
+	rep, raw := inspectJSON(t, url)
+	want := []inspect.Column{{Name: "k", Type: "string", Nullable: true, Partition: true}, {Name: "v", Type: "long", Nullable: true}}
+	if !reflect.DeepEqual(rep.Schema, want) {
+		t.Errorf("schema %+v, want %+v", rep.Schema, want)
+	}
+	if _, ok := raw["schema"]; !ok {
+		t.Error("JSON lacks \"schema\"")
+	}
+	var out, errOut bytes.Buffer
+	if err := runInspect(context.Background(), []string{url}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`(?m)^schema\s+2 columns$`, `(?m)^  k\s+string\s+nullable, partition column$`, `(?m)^  v\s+long\s+nullable$`} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("text lacks %s:\n%s", re, out.String())
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/internal/httpapi"
 	"go.yaml.in/yaml/v2"
 )
 
@@ -38,7 +39,7 @@ var metricRef = regexp.MustCompile(`\b(?:compactord|process|go)_[a-zA-Z0-9_]*[a-
 func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
-	for _, n := range exportedMetricNames() {
+	for _, n := range httpapi.MetricNames() {
 		names[n] = true
 	}
 	for _, s := range []string{"_bucket", "_sum", "_count"} {

@@ -108,7 +108,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := errors.Join(writeJSONTo(f, file), f.Close()); err != nil {
 		return fmt.Errorf("write plan %s: %w", *out, err)
 	}
-	fmt.Fprintf(stdout, "planned %d jobs on %s at version %d (%s) -> %s\n", len(pl.Jobs), t.Name(), pl.ReadVersion, pl.Strategy, *out)
+	fmt.Fprintf(stdout, "planned %s on %s at version %d (%s) -> %s\n", plural(len(pl.Jobs), "job"), t.Name(), pl.ReadVersion, pl.Strategy, *out)
 	label := "held back"
 	if len(pl.Jobs) == 0 {
 		label = "why"
@@ -317,14 +317,20 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 			}
 		} else {
 			if res.CommittedVersion >= 0 {
-				fmt.Fprintf(stdout, "%s: committed version %d (read %d): %d jobs, %d files removed, %d added, %s read, %s written\n",
-					status, res.CommittedVersion, res.ReadVersion, res.JobsCommitted, res.FilesRemoved, res.FilesAdded,
+				// "committed version 5": the status is said once; a
+				// partial run says so first.
+				prefix := ""
+				if status != statusCommitted {
+					prefix = status + ": "
+				}
+				fmt.Fprintf(stdout, "%scommitted version %d (read %d): %s, %d files removed, %d added, %s read, %s written\n",
+					prefix, res.CommittedVersion, res.ReadVersion, plural(res.JobsCommitted, "job"), res.FilesRemoved, res.FilesAdded,
 					units.FormatBytes(res.BytesRead), units.FormatBytes(res.BytesWritten))
 				if res.Commits > 1 {
 					fmt.Fprintf(stdout, "  in %d commits: versions %v\n", res.Commits, res.CommittedVersions)
 				}
 			} else {
-				fmt.Fprintf(stdout, "nothing committed (read version %d, %d jobs planned)\n", res.ReadVersion, res.JobsPlanned)
+				fmt.Fprintf(stdout, "nothing committed (read version %d, %s planned)\n", res.ReadVersion, plural(res.JobsPlanned, "job"))
 			}
 			for _, r := range res.Reconciled {
 				fmt.Fprintf(stdout, "  reconciled %d rows of %s deleted by version %d\n", r.RowsRemapped, r.Source, r.WinnerVersion)
@@ -345,7 +351,7 @@ func report(stdout, stderr io.Writer, res *compaction.RunResult, err error, asJS
 		}
 	}
 	if status == statusPartial {
-		fmt.Fprintf(stderr, "compactord: partial: %d of %d jobs failed or were not committed and will be retried by the next run: %v\n", res.JobsFailed+res.JobsAbandoned, res.JobsPlanned, err)
+		fmt.Fprintf(stderr, "compactord: partial: %d of %s failed or were not committed and will be retried by the next run: %v\n", res.JobsFailed+res.JobsAbandoned, plural(res.JobsPlanned, "job"), err)
 		return nil
 	}
 	return err

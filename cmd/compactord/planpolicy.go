@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/daemon"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -102,7 +103,7 @@ func (p *planFlags) open(ctx context.Context, fs *commandFlags, args []string, l
 // tablePolicy loads dir and returns the policy of table name (or the
 // directory's only table when name is empty).
 func tablePolicy(dir, name string) (policies.Policy, error) {
-	set, err := loadPolicyDir("--policies", dir)
+	set, err := daemon.LoadPolicyDir("--policies", dir)
 	if err != nil {
 		return policies.Policy{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/policies"
@@ -47,8 +48,8 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 	}
 
 	var logs testutil.SyncBuffer
-	log := newLogger(&logs, "json", "debug")
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
+	log := logging.New(&logs, "json", "debug")
+	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
 		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, nil) })
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- d.serve(ctx, make(chan os.Signal), ln) }()
+	go func() { done <- d.Serve(ctx, make(chan os.Signal), ln) }()
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -72,7 +73,7 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 	defer stop()
 
 	waitFor(t, "every table's first poll", func() bool {
-		st := d.sched.Status()
+		st := d.Scheduler().Status()
 		if len(st) != len(tables) {
 			return false
 		}
@@ -92,7 +93,7 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 	}
 	waitFor(t, "the triggered runs", func() bool {
 		n := 0
-		for _, s := range d.sched.Status() {
+		for _, s := range d.Scheduler().Status() {
 			if s.LastRun != nil {
 				n++
 			}

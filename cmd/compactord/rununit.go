@@ -54,6 +54,6 @@ func runRunUnit(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return &exitCodeError{code: code, err: err}
 	}
-	fmt.Fprintf(stdout, "unit %d of plan %s done: %d jobs (attempt %s)\n", index, m.Plan, len(m.Jobs), m.Attempt)
+	fmt.Fprintf(stdout, "unit %d of plan %s done: %s (attempt %s)\n", index, m.Plan, plural(len(m.Jobs), "job"), m.Attempt)
 	return nil
 }

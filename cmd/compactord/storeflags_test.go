@@ -164,7 +164,7 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 		MetadataTimeout: 300 * time.Millisecond, MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
 	}}
 	log := hclog.NewNullLogger()
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
+	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
 		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, sf) })
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 	base := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- d.serve(ctx, make(chan os.Signal), ln) }()
+	go func() { done <- d.Serve(ctx, make(chan os.Signal), ln) }()
 	defer func() {
 		cancel()
 		select {
@@ -187,10 +187,10 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 	}()
 
 	waitFor(t, "the poll to fail", func() bool {
-		st := d.sched.Status()
+		st := d.Scheduler().Status()
 		return len(st) == 1 && st[0].PollError != ""
 	})
-	st := d.sched.Status()[0]
+	st := d.Scheduler().Status()[0]
 	if !strings.Contains(st.PollError, "no answer within 300ms") {
 		t.Fatalf("poll error %q, want the store deadline", st.PollError)
 	}

@@ -1,4 +1,4 @@
-package attemptsweep
+package attemptsweep_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -69,7 +70,7 @@ func TestSweep(t *testing.T) {
 			record := tabletest.KilledAttempt(t, tbl, "compaction", append(append([]string{orphan, "part-never-written.parquet"}, referenced...), logKey)...)
 			// The sweep runs tc.age after the record's last write.
 			now := func() time.Time { return time.Now().Add(tc.age) }
-			res, err := Sweep(ctx, tbl, Options{Now: now, Logger: tabletest.Logger(t), Snapshots: delta.LoadSnapshot})
+			res, err := attemptsweep.Sweep(ctx, tbl, attemptsweep.Options{Now: now, Logger: tabletest.Logger(t), Snapshots: delta.LoadSnapshot})
 			if err != nil {
 				t.Fatal(err)
 			}

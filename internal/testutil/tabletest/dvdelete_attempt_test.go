@@ -1,4 +1,4 @@
-package commit_test
+package tabletest_test
 
 import (
 	"context"
@@ -11,10 +11,9 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/internal/tabletest"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // A DELETE cleans up after a killed attempt at its start, as compaction and
@@ -87,7 +86,7 @@ func TestADVFileWhoseCloseFailsAfterItLandedIsNotLeftBehind(t *testing.T) {
 	tbl := tabletest.NewTable(t, "file://"+filepath.ToSlash(t.TempDir()), tabletest.IDRange(0, 10))
 	fail := tabletest.FailClosesAfterLanding(t, tbl, "deletion_vector_")
 	snap := tabletest.Latest(t, tbl)
-	_, err := commit.DeleteRows(ctx, tbl, snap, map[string][]int64{snap.Files[0].Path: {1, 2}}, commit.DeleteOptions{})
+	_, err := tabletest.DeleteRows(ctx, tbl, snap, map[string][]int64{snap.Files[0].Path: {1, 2}}, tabletest.DeleteOptions{})
 	if err == nil || !errors.Is(err, tabletest.ErrClosedAfterLanding) {
 		t.Fatalf("DeleteRows = %v, want the failed close", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package webui
 
 import (
 	"context"
@@ -14,8 +14,10 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/logcleanup"
+	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 	"github.com/compactord/compactord/vacuum"
 )
@@ -30,6 +32,39 @@ import (
 var webFiles embed.FS
 
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// Source is what the pages show, as the daemon knows it.
+type Source struct {
+	// Version is the daemon's version, shown in every page's header.
+	Version string
+	// Replica is the daemon's replica name ("" without leases).
+	Replica string
+	// Status is the scheduler's status of every table.
+	Status func() []scheduler.TableStatus
+	// Policy is a table's loaded policy.
+	Policy func(name string) (policies.Policy, bool)
+	// Plan is a dry run with the real planner (JSON-encoded on the page).
+	Plan func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error)
+	// Inspect reports on a table as `compactord inspect` does. May be nil.
+	Inspect func(ctx context.Context, p policies.Policy) (*inspect.Report, error)
+}
+
+// UI is the HTML view of one daemon: its parsed pages and its in-memory
+// history.
+type UI struct {
+	src   Source
+	hist  *history
+	pages *webPages
+}
+
+// New parses the embedded pages.
+func New(src Source) (*UI, error) {
+	pages, err := parseWebPages()
+	if err != nil {
+		return nil, err
+	}
+	return &UI{src: src, hist: newHistory(), pages: pages}, nil
+}
 
 // webPages holds the parsed templates.
 type webPages struct {
@@ -121,7 +156,7 @@ type tablePageData struct {
 	T           scheduler.TableStatus
 	LeaseHolder string
 	InspectErr  string
-	Inspect     *inspectReport
+	Inspect     *inspect.Report
 	Histogram   template.HTML
 	Skew        template.HTML
 	Backlog     template.HTML
@@ -144,21 +179,21 @@ func leaseHolder(replica string, t scheduler.TableStatus) string {
 	return "none held by " + replica
 }
 
-func (d *daemon) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageData {
-	pd := tablePageData{Version: version, T: t, LeaseHolder: leaseHolder(d.daemon.Replica, t)}
+func (d *UI) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageData {
+	pd := tablePageData{Version: d.src.Version, T: t, LeaseHolder: leaseHolder(d.src.Replica, t)}
 	pts, runs := d.hist.of(t.Name)
 	pd.Backlog = backlogChart("backlog-chart", pts)
 	for _, r := range runs {
 		pd.Runs = append(pd.Runs, runRowOf(r))
 	}
-	p, ok := d.sched.Policy(t.Name)
+	p, ok := d.src.Policy(t.Name)
 	switch {
 	case !ok:
 		pd.InspectErr = "no policy"
-	case d.be.Inspect == nil:
+	case d.src.Inspect == nil:
 		pd.InspectErr = "this daemon's backend does not inspect tables"
 	default:
-		rep, err := d.be.Inspect(ctx, p)
+		rep, err := d.src.Inspect(ctx, p)
 		if err != nil {
 			pd.InspectErr = err.Error()
 			break
@@ -169,7 +204,7 @@ func (d *daemon) tablePage(ctx context.Context, t scheduler.TableStatus) tablePa
 			bars = append(bars, bar{Label: b.Label, Value: float64(b.Files), Text: fmt.Sprintf("%d", b.Files)})
 		}
 		pd.Histogram = barChart("size-histogram", "data files by size", bars)
-		parts := append([]partitionSummary(nil), rep.Partitions...)
+		parts := append([]inspect.Partition(nil), rep.Partitions...)
 		sort.SliceStable(parts, func(i, j int) bool { return parts[i].Bytes > parts[j].Bytes })
 		bars = nil
 		for i, ps := range parts {
@@ -189,7 +224,7 @@ func (d *daemon) tablePage(ctx context.Context, t scheduler.TableStatus) tablePa
 		for _, q := range t.Quarantined {
 			exclude[q] = true
 		}
-		pl, err := d.be.Plan(ctx, p, exclude)
+		pl, err := d.src.Plan(ctx, p, exclude)
 		if err != nil {
 			pd.PlanErr = err.Error()
 			break
@@ -244,18 +279,18 @@ func maintenanceRows(t scheduler.TableStatus) []maintRow {
 	return rows
 }
 
-// webHandlers adds the HTML view to mux.
-func (d *daemon) webHandlers(mux *http.ServeMux) {
+// Register adds the HTML view to mux: /, /ui/ and /tables/{name}.
+func (d *UI) Register(mux *http.ServeMux) {
 	pages := d.pages
 	assets, _ := fs.Sub(webFiles, "web") // "web" is a directory of webFiles
 	static := http.StripPrefix("/ui/", http.FileServerFS(assets))
 	mux.Handle("GET /ui/", secureHeaders(static))
 	mux.Handle("GET /{$}", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		render(w, pages.fleet, map[string]string{"Version": version})
+		render(w, pages.fleet, map[string]string{"Version": d.src.Version})
 	})))
 	mux.Handle("GET /tables/{name}", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		ts := d.sched.Status()
+		ts := d.src.Status()
 		d.hist.observe(ts, time.Now())
 		for _, t := range ts {
 			if t.Name == name {
@@ -267,17 +302,17 @@ func (d *daemon) webHandlers(mux *http.ServeMux) {
 	})))
 }
 
-// historySamplePeriod is how often the web view's history samples the
+// SamplePeriod is how often the web view's history samples the
 // scheduler's status (in memory only; cheap).
-const historySamplePeriod = 2 * time.Second
+const SamplePeriod = 2 * time.Second
 
-// sampleHistory feeds d.hist from the scheduler's status every period until
+// Sample feeds the history from the scheduler's status every period until
 // ctx ends.
-func (d *daemon) sampleHistory(ctx context.Context, period time.Duration) {
+func (d *UI) Sample(ctx context.Context, period time.Duration) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
-		d.hist.observe(d.sched.Status(), time.Now())
+		d.hist.observe(d.src.Status(), time.Now())
 		select {
 		case <-ctx.Done():
 			return

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"net/http"
@@ -25,8 +25,8 @@ import (
 // series vanish the moment its policy goes away (there is nothing to forget
 // to unregister).
 
-// daemonCounters are process-wide counters not tied to a table.
-type daemonCounters struct {
+// Counters are process-wide counters not tied to a table.
+type Counters struct {
 	ReloadsOK     int64
 	ReloadsFailed int64
 	SignalRuns    int64
@@ -152,10 +152,10 @@ var (
 	descExpected    = prometheus.NewDesc("compactord_expected_run_interval_seconds", "The policy's triggers.max_time_since_last_run: a run is due at least this often while small files wait; absent when unset.", []string{"table"}, nil)
 )
 
-// exportedMetricNames lists every compactord_* family /metrics can serve
+// MetricNames lists every compactord_* family /metrics can serve
 // (histograms by their base name); the monitoring kit's check holds its
 // rules and dashboard to it.
-func exportedMetricNames() []string {
+func MetricNames() []string {
 	names := []string{"compactord_build_info", "compactord_tables", "compactord_policy_reloads_total",
 		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds",
 		"compactord_last_success_timestamp_seconds", "compactord_expected_run_interval_seconds"}
@@ -170,15 +170,16 @@ func exportedMetricNames() []string {
 // It is unchecked (Describe sends nothing): its series follow the loaded
 // policies.
 type statusCollector struct {
+	version  string
 	status   func() []scheduler.TableStatus
-	counters func() daemonCounters
+	counters func() Counters
 	// interval is a table's policy max_time_since_last_run (0: unset).
 	interval func(table string) time.Duration
 	descs    []*prometheus.Desc // parallel to perTableSeries
 }
 
-func newStatusCollector(status func() []scheduler.TableStatus, counters func() daemonCounters, interval func(string) time.Duration) *statusCollector {
-	c := &statusCollector{status: status, counters: counters, interval: interval}
+func newStatusCollector(version string, status func() []scheduler.TableStatus, counters func() Counters, interval func(string) time.Duration) *statusCollector {
+	c := &statusCollector{version: version, status: status, counters: counters, interval: interval}
 	for _, s := range perTableSeries {
 		c.descs = append(c.descs, prometheus.NewDesc(s.name, s.help, []string{"table"}, nil))
 	}
@@ -192,7 +193,7 @@ func (c *statusCollector) Describe(chan<- *prometheus.Desc) {}
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ts := c.status()
 	dc := c.counters()
-	ch <- prometheus.MustNewConstMetric(descBuildInfo, gauge, 1, version)
+	ch <- prometheus.MustNewConstMetric(descBuildInfo, gauge, 1, c.version)
 	ch <- prometheus.MustNewConstMetric(descTables, gauge, float64(len(ts)))
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsOK), "success")
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsFailed), "failure")
@@ -228,12 +229,12 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 
 // metricsHandler serves /metrics: the process and Go runtime collectors and
 // the daemon's own series.
-func metricsHandler(status func() []scheduler.TableStatus, counters func() daemonCounters, interval func(string) time.Duration) http.Handler {
+func metricsHandler(version string, status func() []scheduler.TableStatus, counters func() Counters, interval func(string) time.Duration) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
-		newStatusCollector(status, counters, interval),
+		newStatusCollector(version, status, counters, interval),
 	)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"crypto/subtle"
@@ -24,9 +24,9 @@ import (
 // non-loopback listener without a token file serves the read-only pages and
 // refuses every mutation.
 
-// readTokenFile reads the bearer token of --http-token-file (surrounding
+// ReadTokenFile reads the bearer token of --http-token-file (surrounding
 // white space trimmed; an empty token is refused).
-func readTokenFile(path string) (string, error) {
+func ReadTokenFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read --http-token-file: %w", err)
@@ -38,17 +38,17 @@ func readTokenFile(path string) (string, error) {
 	return tok, nil
 }
 
-// isLoopback tells whether a listener's address is on the loopback network
+// IsLoopback tells whether a listener's address is on the loopback network
 // only (0.0.0.0 and :: are not: they listen on every interface).
-func isLoopback(a net.Addr) bool {
+func IsLoopback(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
 }
 
-// allowedHosts checks and canonicalises the names of --http-allowed-host: a
+// AllowedHosts checks and canonicalises the names of --http-allowed-host: a
 // host name or address, no scheme (a port is ignored: every port of an
 // allowed name is allowed, as for localhost).
-func allowedHosts(names []string) (map[string]bool, error) {
+func AllowedHosts(names []string) (map[string]bool, error) {
 	hosts := map[string]bool{}
 	for _, n := range names {
 		h := hostName(n)

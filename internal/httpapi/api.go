@@ -1,6 +1,7 @@
-package main
+package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,11 +11,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
 
-// statusPage is the JSON of GET /status.
-type statusPage struct {
+// StatusPage is the JSON of GET /status.
+type StatusPage struct {
 	Version      string                  `json:"version"`
 	Started      time.Time               `json:"started"`
 	Policies     string                  `json:"policies"`
@@ -27,28 +29,58 @@ type statusPage struct {
 	Tables       []scheduler.TableStatus `json:"tables"`
 }
 
-// handler serves /metrics, /healthz, /readyz, /status, the plan preview,
-// the on-demand run and reload endpoints. loopback tells whether the
-// listener is on loopback only (see httpsec.go): then every request passes
-// the Host check.
-func (d *daemon) handler(loopback bool) http.Handler {
-	h := recoverPanics(d.log, d.routes(loopback))
+// Daemon is what the API reads and asks of the running daemon.
+type Daemon struct {
+	// Version is the daemon's version (/status, compactord_build_info).
+	Version string
+	// Log receives the API's own lines (reloads, panics).
+	Log hclog.Logger
+	// Token is the bearer token of the mutating endpoints off loopback
+	// ("" when none: they are refused there).
+	Token string
+	// Hosts are the names, besides localhost and the loopback addresses,
+	// that a loopback listener answers to (AllowedHosts).
+	Hosts map[string]bool
+	// Page is the daemon's part of /status (Tables is filled here).
+	Page func() StatusPage
+	// Stopping tells whether the daemon shuts down (/readyz).
+	Stopping func() bool
+	// Counters are the process-wide counters of /metrics.
+	Counters func() Counters
+	// Tables is the scheduler's status of every table.
+	Tables func() []scheduler.TableStatus
+	// Policy is a table's loaded policy.
+	Policy func(name string) (policies.Policy, bool)
+	// Plan is a dry run with the real planner; the result is JSON-encoded.
+	Plan func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error)
+	// Trigger runs a table now (scheduler.Trigger).
+	Trigger func(name, reason string) error
+	// Reload re-reads the policy directory.
+	Reload func() error
+	// Mount adds more routes (the HTML view). May be nil.
+	Mount func(mux *http.ServeMux)
+}
+
+// Handler serves /metrics, /healthz, /readyz, /status, the plan preview,
+// the on-demand run and reload endpoints, and what d.Mount adds. loopback
+// tells whether the listener is on loopback only (see security.go): then
+// every request passes the Host check.
+func Handler(d *Daemon, loopback bool) http.Handler {
+	h := recoverPanics(d.Log, d.routes(loopback))
 	if !loopback {
 		return h
 	}
-	return hostGuard(d.hosts, h)
+	return hostGuard(d.Hosts, h)
 }
 
-func (d *daemon) routes(loopback bool) *http.ServeMux {
-	guard := newMutationGuard(loopback, d.token)
+func (d *Daemon) routes(loopback bool) *http.ServeMux {
+	guard := newMutationGuard(loopback, d.Token)
 	mux := http.NewServeMux()
-	d.webHandlers(mux)
-	mux.Handle("GET /metrics", metricsHandler(d.sched.Status, func() daemonCounters {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.counters
-	}, func(table string) time.Duration {
-		p, ok := d.sched.Policy(table)
+	if d.Mount != nil {
+		d.Mount(mux)
+	}
+	mux.Handle("GET /metrics", metricsHandler(d.Version, d.Tables, d.Counters, func(table string) time.Duration {
+		p, ok := d.Policy(table)
 		if !ok {
 			return 0
 		}
@@ -58,32 +90,26 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if d.stopping.Load() {
+		if d.Stopping() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		d.mu.Lock()
-		page := statusPage{
-			Version: version, Started: d.started, Policies: d.opts.PolicyDir,
-			LastReload: d.reloaded, ReloadError: d.loadErr, Stopping: d.stopping.Load(),
-			Workers: d.daemon.Workers, Replica: d.daemon.Replica, PollInterval: d.daemon.Poll.String(),
-		}
-		d.mu.Unlock()
-		page.Tables = d.sched.Status()
+		page := d.Page()
+		page.Tables = d.Tables()
 		writeJSON(w, http.StatusOK, page)
 	})
 	mux.HandleFunc("GET /tables/{name}/plan", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		p, ok := d.sched.Policy(name)
+		p, ok := d.Policy(name)
 		if !ok {
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such table: " + name})
 			return
 		}
 		var exclude map[string]bool
-		for _, st := range d.sched.Status() {
+		for _, st := range d.Tables() {
 			if st.Name == name && st.Halted {
 				// Planning a halted table would meet what halted it.
 				writeJSON(w, http.StatusConflict, haltBody(st))
@@ -96,7 +122,7 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 				}
 			}
 		}
-		pl, err := d.be.Plan(r.Context(), p, exclude)
+		pl, err := d.Plan(r.Context(), p, exclude)
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
@@ -104,8 +130,8 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 		writeJSON(w, http.StatusOK, pl)
 	})
 	mux.Handle("POST /reload", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
-		d.log.Info("POST /reload: reloading policies")
-		if err := d.reload(); err != nil {
+		d.Log.Info("POST /reload: reloading policies")
+		if err := d.Reload(); err != nil {
 			writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": err.Error()})
 			return
 		}
@@ -113,7 +139,7 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 	}))
 	mux.Handle("POST /tables/{name}/run", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		err := d.sched.Trigger(name, scheduler.ReasonAPI)
+		err := d.Trigger(name, scheduler.ReasonAPI)
 		switch {
 		case err == nil:
 			writeJSON(w, http.StatusAccepted, map[string]string{"table": name, "status": "triggered"})
@@ -121,7 +147,7 @@ func (d *daemon) routes(loopback bool) *http.ServeMux {
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 		case errors.Is(err, scheduler.ErrHalted):
 			body := map[string]string{"error": err.Error()}
-			for _, st := range d.sched.Status() {
+			for _, st := range d.Tables() {
 				if st.Name == name {
 					body = haltBody(st)
 				}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -37,13 +37,16 @@ var demoWords = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"
 func demoName(id int64) string    { return fmt.Sprintf("%s-%d", demoWords[id%int64(len(demoWords))], id) }
 func demoAmount(id int64) float64 { return float64(id%1000) / 4 }
 
-// createDemoTable writes version 0 of an empty table that allows deletion
+// The functions below take the engineInfo of their commits
+// ("compactord-demo/VERSION").
+
+// CreateTable writes version 0 of an empty table that allows deletion
 // vectors (reader 3 / writer 7 with the deletionVectors feature).
-func createDemoTable(ctx context.Context, t *delta.Table, now time.Time) error {
+func CreateTable(ctx context.Context, t *delta.Table, now time.Time, engineInfo string) error {
 	created := now.UnixMilli()
 	lines := []any{
 		map[string]any{"commitInfo": map[string]any{"timestamp": created, "operation": "CREATE TABLE",
-			"operationParameters": map[string]any{}, "engineInfo": "compactord-demo/" + version, "isBlindAppend": true}},
+			"operationParameters": map[string]any{}, "engineInfo": engineInfo, "isBlindAppend": true}},
 		map[string]any{"protocol": map[string]any{"minReaderVersion": 3, "minWriterVersion": 7,
 			"readerFeatures": []string{"deletionVectors"}, "writerFeatures": []string{"deletionVectors"}}},
 		map[string]any{"metaData": map[string]any{"id": uuid.NewString(),
@@ -120,9 +123,9 @@ func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, fi
 		ModificationTime: now.UnixMilli(), DataChange: true, Stats: string(stats)}, nil
 }
 
-// appendDemo commits files new files of rowsPerFile rows each, ids from
+// Append commits files new files of rowsPerFile rows each, ids from
 // firstID, as one blind append, and returns the committed version.
-func appendDemo(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID int64, now time.Time) (int64, error) {
+func Append(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID int64, now time.Time, engineInfo string) (int64, error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return 0, err
@@ -130,7 +133,7 @@ func appendDemo(ctx context.Context, t *delta.Table, files int, rowsPerFile, fir
 	tx := &commit.Txn{Table: t, Snapshot: snap, Operation: "WRITE", IsBlindAppend: true,
 		OperationParameters: map[string]any{"mode": "Append", "partitionBy": "[]"},
 		IsolationLevel:      "Serializable",
-		Options:             commit.Options{EngineInfo: "compactord-demo/" + version}}
+		Options:             commit.Options{EngineInfo: engineInfo}}
 	var keys []string
 	for i := 0; i < files; i++ {
 		add, err := writeDemoFile(ctx, t, snap, firstID+int64(i)*rowsPerFile, rowsPerFile, now)
@@ -157,13 +160,13 @@ func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
 	return errors.Join(errs...)
 }
 
-// deleteDemo deletes, with deletion vectors, the live rows whose id
+// Delete deletes, with deletion vectors, the live rows whose id
 // satisfies match, in the files chosen by files (nil: all), through
 // commit's data-changing transaction (the path retention's deletes take):
 // a concurrent blind append does not conflict, a winner that deleted other
 // rows of the same file is merged, a compaction that moved the file is
 // followed onto its output. Nothing matched: Version is -1.
-func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool) (_ *commit.DMLOutcome, err error) {
+func Delete(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool, engineInfo string) (_ *commit.DMLOutcome, err error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return nil, err
@@ -201,7 +204,7 @@ func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool
 			Table: t, Snapshot: snap, Operation: "DELETE",
 			OperationParameters: map[string]any{"predicate": "[]"},
 			Objects:             objs,
-			Options:             commit.Options{EngineInfo: "compactord-demo/" + version},
+			Options:             commit.Options{EngineInfo: engineInfo},
 		},
 		ReadWholeTable: true,
 		Isolation:      commit.WriteSerializable,
@@ -235,8 +238,8 @@ func matchingRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *
 	}
 }
 
-// tableSummary describes a table at its latest version.
-type tableSummary struct {
+// Summary describes a table at its latest version.
+type Summary struct {
 	Version     int64
 	Files       int
 	Bytes       int64
@@ -245,21 +248,21 @@ type tableSummary struct {
 	DeletedRows int64 // rows hidden by deletion vectors
 }
 
-func (s tableSummary) avgSize() int64 {
+func (s Summary) avgSize() int64 {
 	if s.Files == 0 {
 		return 0
 	}
 	return s.Bytes / int64(s.Files)
 }
 
-// summarize reads a table's live ids by scanning every file (the real
+// Summarize reads a table's live ids by scanning every file (the real
 // content, not the stats) and summarizes it.
-func summarize(ctx context.Context, t *delta.Table) (tableSummary, []int64, error) {
+func Summarize(ctx context.Context, t *delta.Table) (Summary, []int64, error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
-		return tableSummary{}, nil, err
+		return Summary{}, nil, err
 	}
-	s := tableSummary{Version: snap.Version, Files: len(snap.Files)}
+	s := Summary{Version: snap.Version, Files: len(snap.Files)}
 	var ids []int64
 	for _, f := range snap.Files {
 		s.Bytes += f.Size

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/retention"
+)
+
+// A committed compaction says "committed" once, and counts its one job in
+// the singular.
+func TestCompactSaysCommittedOnceAndOneJob(t *testing.T) {
+	dir := testutil.CopyDeltaTable(t, "small-files-merge-update-delete")
+	var out, errOut bytes.Buffer
+	if err := runCompact(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+		t.Fatalf("compact: %v (%s)", err, errOut.String())
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if !strings.HasPrefix(first, "committed version ") || strings.Contains(first, "committed: committed") {
+		t.Errorf("first line %q, want it to start \"committed version N\"", first)
+	}
+	if !strings.Contains(first, ": 1 job, ") {
+		t.Errorf("first line %q, want \"1 job\" (the table's five small files make one job)", first)
+	}
+}
+
+func TestPluralCountsInTheSingularOnlyForOne(t *testing.T) {
+	for n, want := range map[int]string{0: "0 jobs", 1: "1 job", 2: "2 jobs"} {
+		if got := plural(n, "job"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// A bad flag prints the usage, then a blank line, then the error: the
+// error does not run into the last flag's description.
+func TestABadFlagsErrorComesAfterTheUsageAndABlankLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := mainExit(context.Background(), []string{"inspect", "--bogus"}, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	s := errOut.String()
+	if !strings.Contains(s, "\n\ncompactord inspect: usage: flag provided but not defined: -bogus\n") {
+		t.Errorf("stderr does not end with a blank line and the error:\n%s", s)
+	}
+	// Asked-for help prints the usage only.
+	out.Reset()
+	if code := mainExit(context.Background(), []string{"inspect", "-h"}, &out, &errOut); code != 0 || strings.HasSuffix(out.String(), "\n\n") {
+		t.Errorf("-h: exit %d, usage ends %q", code, out.String()[max(0, out.Len()-20):])
+	}
+}
+
+// The totals of an expire dry run add up with its per-partition lines, and
+// a null partition value is shown as null, as inspect and the table page
+// show it.
+func TestExpireDryRunTotalsAddUpAndShowNullPartitionsAsNull(t *testing.T) {
+	res := &retention.Result{DryRun: true, ReadVersion: 3, RowsDeleted: 40, Predicate: "`d` < DATE '2024-01-01'",
+		FilesRemoved: 4, FilesAdded: 3, FilesWithNewDV: 1,
+		Partitions: []retention.PartitionDeletes{
+			{Partition: "k=__HIVE_DEFAULT_PARTITION__", Rows: 10, FilesRemoved: 1},
+			{Partition: "k=a", Rows: 30, FilesRewritten: 3, FilesWithNewDV: 1},
+		}}
+	var out bytes.Buffer
+	printExpire(&out, "file:///t", res)
+	s := out.String()
+	for _, want := range []string{
+		"files removed 4 (1 wholly expired, 3 rewritten), files with a new deletion vector 1, files added 3",
+		"k=null: 10 rows; 1 files removed (1 wholly expired, 0 rewritten), 0 with a new deletion vector",
+		"k=a: 30 rows; 3 files removed (0 wholly expired, 3 rewritten), 1 with a new deletion vector",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "__HIVE_DEFAULT_PARTITION__") {
+		t.Errorf("a null partition shown as Hive's directory name:\n%s", s)
+	}
+}
