@@ -65,5 +65,6 @@ func deltaBackend(db *runner.Backend) backend {
 		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
 		Close:      db.Tables.Close,
 		Quarantine: db.QuarantineStore(),
+		Halts:      db.HaltStore(),
 	}
 }

@@ -99,7 +99,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (dae
 	var o daemonOptions
 	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
-	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run and POST /reload require when --http is not a loopback address")
+	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run, POST /tables/{name}/resume and POST /reload require when --http is not a loopback address")
 	fs.Var((*stringsFlag)(&o.HTTPAllowedHosts), "http-allowed-host", "a Host name (no port) that a loopback --http listener also answers to, besides localhost, 127.0.0.1 and [::1] (repeatable; e.g. the name of an SSH tunnel or a local proxy)")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
 	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")
@@ -167,6 +167,9 @@ type backend struct {
 	// Quarantine keeps the tables' quarantine lists across restarts
 	// (runner.Backend.QuarantineStore). May be nil: in memory only.
 	Quarantine scheduler.QuarantineStore[policies.Policy]
+	// Halts keeps the tables' halts across restarts and between replicas
+	// (runner.Backend.HaltStore). May be nil: in memory only.
+	Halts scheduler.HaltStore[policies.Policy]
 }
 
 // daemon is one running `compactord run`.
@@ -253,6 +256,7 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 		Logger:       log.Named("scheduler"),
 		Clock:        o.clock,
 		Quarantine:   be.Quarantine,
+		Halts:        be.Halts,
 
 		ProgressLogInterval: o.progressInterval,
 	})
@@ -342,7 +346,7 @@ func (d *daemon) serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 		srv = &http.Server{Handler: d.handler(loopback), ReadHeaderTimeout: 10 * time.Second}
 		d.log.Info("http listening", "addr", ln.Addr().String(), "loopback", loopback, "token", d.token != "")
 		if !loopback && d.token == "" {
-			d.log.Warn("the http listener is not loopback and there is no --http-token-file: POST /tables/{name}/run and POST /reload are refused")
+			d.log.Warn("the http listener is not loopback and there is no --http-token-file: POST /tables/{name}/run, POST /tables/{name}/resume and POST /reload are refused")
 		}
 		go func() {
 			defer close(httpDone)
