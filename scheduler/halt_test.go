@@ -74,7 +74,7 @@ func TestATableThatCannotBeReadWaitsWithBackoffAndRunsOnceItCan(t *testing.T) {
 	}
 	clock.Advance(7500 * time.Millisecond)
 	eventually(t, "second attempt", func() bool { w := statusOf(s, "t").Waiting; return w != nil && w.Attempts == 2 })
-	if w := statusOf(s, "t").Waiting; !w.NextAttempt.Equal(start.Add(7500*time.Millisecond + 15*time.Second)) || !w.Since.Equal(start) {
+	if w := statusOf(s, "t").Waiting; !w.NextAttempt.Equal(start.Add(7500*time.Millisecond+15*time.Second)) || !w.Since.Equal(start) {
 		t.Fatalf("after the second attempt: %+v, want the next in 15s", w)
 	}
 
@@ -82,7 +82,9 @@ func TestATableThatCannotBeReadWaitsWithBackoffAndRunsOnceItCan(t *testing.T) {
 	poll.setErr(nil)
 	poll.set(1, Backlog{MergeableFiles: 60})
 	clock.Advance(15 * time.Second)
-	eventually(t, "a poll-triggered run", func() bool { return statusOf(s, "t").LastRun != nil && statusOf(s, "t").LastRun.Result == ResultCommitted })
+	eventually(t, "a poll-triggered run", func() bool {
+		return statusOf(s, "t").LastRun != nil && statusOf(s, "t").LastRun.Result == ResultCommitted
+	})
 	st = statusOf(s, "t")
 	if st.Waiting != nil || st.Halted || st.State != StateIdle {
 		t.Fatalf("after the table appeared: %+v", st)
