@@ -279,6 +279,9 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	}
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
+		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
+			return scheduler.RunReport{}, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err)
+		}
 		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
 	}
 	if b.LeaseHolder != "" {
@@ -296,6 +299,8 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	if err != nil {
 		if missing := missingOf(err); len(missing) > 0 && ctx.Err() == nil {
 			rep.Missing = b.stillNamed(ctx, t, req.Table, missing)
+		} else if !rep.Committed && failure.Of(err) == failure.Retry {
+			err = logUnavailable(ctx, t, err)
 		}
 		err = fmt.Errorf("table %s: %w", req.Table, err)
 	}
@@ -411,6 +416,9 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	ctx = b.withBudget(ctx)
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
+		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
+			return scheduler.PollResult{}, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+		}
 		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
 	}
 	if lastSeen >= 0 {
@@ -442,7 +450,7 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	b.fullLoads.Add(1)
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
-		return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
+		return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, logUnavailable(ctx, t, err))
 	}
 	if err := delta.Writable(snap); err != nil {
 		return scheduler.PollResult{Version: snap.Version}, failure.With(failure.Halt,

@@ -9,6 +9,10 @@
 // It binds the operations' seam (tableop) to policies.Policy and
 // *delta.Table (Factory), and finds the compaction among them by its name
 // to give it the executor of the policy's executor block (WithExecutor).
+// It classes a table that is not there or cannot be read as
+// scheduler.Unavailable (the scheduler waits for it) rather than a halt,
+// and keeps the scheduler's per-table records under _compactord/: the
+// quarantine list (QuarantineStore) and the halt (HaltStore).
 //
 // It must not decide when a table runs (the scheduler does) nor how an
 // operation works (compaction/, retention/, statsbackfill/, checkpoint/,

@@ -1,8 +1,11 @@
 // Package scheduler decides which table runs when: per-table cron schedules,
 // a threshold poll, on-demand triggers (signals, HTTP), a global worker
 // limit with one run per table at a time, exponential backoff with jitter
-// after failures, halts and the quarantine skip list. It keeps per-table
-// state and counters for /status and /metrics.
+// after failures, halts (cleared by Resume or a reload, kept across
+// restarts and replicas through a HaltStore), tables waiting to become
+// readable (ErrUnavailable: polled again with backoff, never halted) and
+// the quarantine skip list. It keeps per-table state and counters for
+// /status and /metrics.
 //
 // The scheduler is generic over the policy type: it reads a policy only
 // through Config.Spec (name, schedule, triggers, the operations of a run)

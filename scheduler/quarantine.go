@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -139,7 +140,12 @@ func (t *table[P]) loadQuarantine() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		t.log.Warn("reading the stored quarantine list failed; trying again before the next run", "error", err)
+		if errors.Is(err, ErrUnavailable) {
+			// The table is waiting; its poll says why.
+			t.log.Debug("reading the stored quarantine list failed; trying again before the next run", "error", err)
+		} else {
+			t.log.Warn("reading the stored quarantine list failed; trying again before the next run", "error", err)
+		}
 		return
 	}
 	t.quarantineLoaded = true

@@ -63,6 +63,9 @@ type Config[P any] struct {
 	// MaxQuarantined bounds a table's quarantine list: a run that would
 	// grow it past this halts the table (default DefaultMaxQuarantined).
 	MaxQuarantined int
+	// Halts keeps each table's halt across restarts and between replicas
+	// (nil: in memory only).
+	Halts HaltStore[P]
 }
 
 // Errors returned by Trigger.
@@ -89,6 +92,7 @@ type Scheduler[P any] struct {
 	specErrs map[string]error // tables whose Spec failed (halted)
 	tables   map[string]*table[P]
 	stopped  []*table[P] // stopped by Apply, until WaitStopped sees them exit
+	applied  bool        // Apply ran once: later ones are reloads
 	wg       sync.WaitGroup
 }
 
@@ -147,7 +151,11 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 // Apply makes the scheduler's tables match ps: new tables start, removed
 // tables stop (an in-flight run of theirs is cancelled and cleans up), and
 // changed tables restart with fresh state (which clears a halt). Unchanged
-// tables keep running undisturbed.
+// tables keep running undisturbed, but a halted one is re-checked: its
+// halt is cleared (unless its policy is invalid) and it polls at once, so
+// a cause fixed since halts it no more. Every Apply but the first is a
+// reload: the tables it starts clear their stored halt (Config.Halts)
+// instead of adopting it.
 func (s *Scheduler[P]) Apply(ps []P) (added, removed, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,16 +196,19 @@ func (s *Scheduler[P]) Apply(ps []P) (added, removed, changed []string) {
 		case !s.cfg.Same(t.policy, p):
 			t.stop()
 			s.stopped = append(s.stopped, t)
-			s.tables[name] = s.startTable(p, specs[name], s.specErrs[name])
+			s.tables[name] = s.startTable(p, specs[name], s.specErrs[name], s.applied)
 			changed = append(changed, name)
+		case s.specErrs[name] == nil:
+			t.resume("reload")
 		}
 	}
 	for _, name := range order {
 		if _, ok := s.tables[name]; !ok {
-			s.tables[name] = s.startTable(want[name], specs[name], s.specErrs[name])
+			s.tables[name] = s.startTable(want[name], specs[name], s.specErrs[name], s.applied)
 			added = append(added, name)
 		}
 	}
+	s.applied = true
 	sort.Strings(added)
 	sort.Strings(removed)
 	sort.Strings(changed)
@@ -319,7 +330,9 @@ func (s *Scheduler[P]) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error) *table[P] {
+// startTable starts a table's loop; reload says a reload started it (its
+// stored halt is cleared, not adopted).
+func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *table[P] {
 	ctx, cancel := context.WithCancel(s.runCtx)
 	ops := sp.Ops
 	if len(ops) == 0 {
@@ -332,6 +345,7 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error) *table[P] {
 		ops:        ops,
 		log:        s.log.Named(sp.Name),
 		trig:       make(chan string, 1),
+		resumed:    make(chan struct{}, 1),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		runCtx:     ctx,
@@ -344,8 +358,12 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error) *table[P] {
 		sched:      sp.Schedule,
 	}
 	if specErr != nil {
-		// Validate already rejected it; halt rather than guess.
+		// Validate already rejected it; halt rather than guess. Not
+		// stored: the policy is the cause, and a reload re-checks it.
 		t.halted, t.haltReason, t.state = true, specErr.Error(), StateHalted
+		t.haltSince = s.cfg.Clock.Now().UTC()
+	} else if reload && s.cfg.Halts != nil {
+		t.haltDirty = true // the loop's first save clears a stored halt
 	}
 	if !sp.Enabled && !t.halted {
 		t.state = StateDisabled
@@ -369,6 +387,7 @@ type table[P any] struct {
 	log       hclog.Logger
 	sched     cron.Schedule
 	trig      chan string
+	resumed   chan struct{} // Resume's wake-up of a halted loop
 	quit      chan struct{}
 	done      chan struct{} // closed when loop returns
 	quitOnce  sync.Once
@@ -385,6 +404,12 @@ type table[P any] struct {
 	failures   int
 	halted     bool
 	haltReason string
+	haltSince  time.Time
+	haltDirty  bool // the halt (or its clearing) is not yet in Config.Halts
+	haltStored bool // Config.Halts holds this halt (saved or loaded)
+	// waiting is set while the table cannot be read (ErrUnavailable):
+	// why, since when and how many attempts failed so.
+	waiting *Waiting
 	// quarantine is the skip list by add path; missing counts the
 	// consecutive runs that found each file missing (Config.MissingRuns).
 	quarantine       map[string]Quarantined
@@ -443,9 +468,10 @@ func (t *table[P]) loop() {
 	if t.sched != nil {
 		t.nextCron = t.sched.Next(now)
 	}
-	halted := t.halted
 	t.mu.Unlock()
-	if !halted {
+	// A halt stored before a restart (or by another replica) holds before
+	// the first poll.
+	if !t.readStoredHalt() {
 		// Before the first poll, so that its backlog leaves the stored
 		// quarantine apart, and before the first run, which must not read
 		// a quarantined file again.
@@ -455,6 +481,7 @@ func (t *table[P]) loop() {
 		if t.stopped() {
 			return
 		}
+		t.saveHalt()
 		now = clock.Now()
 		t.mu.Lock()
 		wake := t.nextPoll
@@ -467,12 +494,12 @@ func (t *table[P]) loop() {
 		halted := t.halted
 		t.mu.Unlock()
 		if halted {
-			// A halted table does nothing until its policy changes.
-			select {
-			case <-t.quit:
-			case <-t.s.stopping:
+			// A halted table does nothing until it is resumed (Resume, a
+			// reload, a changed policy, or the store's halt cleared).
+			if !t.waitHalted() {
+				return
 			}
-			return
+			continue
 		}
 		timer := clock.NewTimer(wake.Sub(now))
 		select {
@@ -533,13 +560,26 @@ func (t *table[P]) poll() string {
 	if err != nil {
 		t.counters.PollErrors++
 		t.pollError = err.Error()
-		t.log.Warn("poll failed", "error", err)
-		if failure.Of(err) == failure.Halt {
+		switch {
+		case errors.Is(err, ErrUnavailable):
+			t.wait(err, now)
+		case failure.Of(err) == failure.Halt:
+			t.log.Warn("poll failed", "error", err)
 			t.halt(err)
+		default:
+			t.log.Warn("poll failed", "error", err)
 		}
 		return ""
 	}
 	t.pollError = ""
+	if t.waiting != nil {
+		t.log.Info("the table can be read now; it runs as its triggers say", "waited", now.Sub(t.waiting.Since).Round(time.Second), "attempts", t.waiting.Attempts)
+		t.waiting = nil
+		t.nextPoll = now.Add(t.s.cfg.PollInterval)
+		if t.state == StateWaiting {
+			t.state = StateIdle
+		}
+	}
 	if res.Changed {
 		t.lastSeen = res.Version
 		if res.Backlog != nil {
@@ -571,9 +611,35 @@ func (t *table[P]) poll() string {
 func (t *table[P]) halt(err error) {
 	t.halted = true
 	t.haltReason = err.Error()
+	t.haltSince = t.s.cfg.Clock.Now().UTC()
+	t.haltDirty = t.s.cfg.Halts != nil
+	t.waiting = nil
 	t.state = StateHalted
 	t.retryAt = time.Time{}
-	t.log.Error("table halted; fix the cause and change or reload its policy", "error", err)
+	t.log.Error("table halted; "+HaltAdvice(t.spec.Name), "error", err)
+}
+
+// wait records an attempt that found the table unavailable
+// (ErrUnavailable) and backs its next poll off; t.mu must be held. A
+// waiting table is not halted: it starts working by itself once a poll
+// can read it.
+func (t *table[P]) wait(err error, now time.Time) {
+	if t.waiting == nil {
+		t.waiting = &Waiting{Since: now.UTC()}
+	}
+	w := t.waiting
+	w.Attempts++
+	w.Reason = err.Error()
+	d := Backoff(w.Attempts, t.s.cfg.BackoffBase, t.s.cfg.BackoffMax, t.s.cfg.Rand)
+	w.NextAttempt = now.Add(d).UTC()
+	t.nextPoll = now.Add(d)
+	t.retryAt = time.Time{}
+	t.state = StateWaiting
+	if w.Attempts == 1 {
+		t.log.Warn("the table cannot be read; waiting for it (polled again with backoff)", "error", err, "next_attempt", w.NextAttempt)
+	} else {
+		t.log.Debug("the table still cannot be read", "error", err, "attempts", w.Attempts, "next_attempt", w.NextAttempt)
+	}
 }
 
 // attempt runs the table once if it may run now.
@@ -591,6 +657,9 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	}
 	t.state = StateQueued
 	t.mu.Unlock()
+	if t.readStoredHalt() {
+		return // halted elsewhere (another replica) since this table started
+	}
 	t.loadQuarantine()
 	t.saveQuarantine(false)
 
@@ -695,6 +764,7 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 		t.retryAt = time.Time{}
 		t.lastError = ""
 		t.lastSuccess = end
+		t.waiting = nil // the run read the table
 		t.state = StateIdle
 		args := []any{"result", rec.Result, "version", rep.ReadVersion}
 		if rep.Committed {
@@ -722,6 +792,12 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 		t.counters.Runs[rec.Result]++
 		t.state = StateIdle
 		t.log.Info("run cancelled by shutdown or removal", "error", err)
+		return
+	}
+	if errors.Is(err, ErrUnavailable) {
+		rec.Result = ResultRetry
+		t.counters.Runs[rec.Result]++
+		t.wait(err, end)
 		return
 	}
 	class := failure.Of(err)

@@ -8,10 +8,14 @@ import (
 
 // Table states reported by Status.
 const (
-	StateIdle     = "idle"
-	StateQueued   = "queued"
-	StateRunning  = "running"
-	StateBackoff  = "backoff"
+	StateIdle    = "idle"
+	StateQueued  = "queued"
+	StateRunning = "running"
+	StateBackoff = "backoff"
+	// StateWaiting: the table cannot be read (its path does not exist
+	// yet, no _delta_log, access refused); it is polled again with backoff
+	// (TableStatus.Waiting says why and when).
+	StateWaiting  = "waiting"
 	StateHalted   = "halted"
 	StateDisabled = "disabled"
 )
@@ -131,13 +135,19 @@ func (c *Counters) clone() Counters {
 
 // TableStatus is one table's state as /status shows it.
 type TableStatus struct {
-	Name        string     `json:"name"`
-	URL         string     `json:"url"`
-	Strategy    string     `json:"strategy"`
-	Enabled     bool       `json:"enabled"`
-	State       string     `json:"state"`
-	Halted      bool       `json:"halted"`
-	HaltReason  string     `json:"halt_reason,omitempty"`
+	Name       string `json:"name"`
+	URL        string `json:"url"`
+	Strategy   string `json:"strategy"`
+	Enabled    bool   `json:"enabled"`
+	State      string `json:"state"`
+	Halted     bool   `json:"halted"`
+	HaltReason string `json:"halt_reason,omitempty"`
+	// HaltedSince is when the table halted; HaltAdvice says what clears it.
+	HaltedSince *time.Time `json:"halted_since,omitempty"`
+	HaltAdvice  string     `json:"halt_advice,omitempty"`
+	// Waiting says why a table in StateWaiting cannot be read and when it
+	// is tried again.
+	Waiting     *Waiting   `json:"waiting,omitempty"`
 	LastVersion int64      `json:"last_seen_version"`
 	LastRun     *RunRecord `json:"last_run,omitempty"`
 	LastSuccess *time.Time `json:"last_success,omitempty"`
@@ -174,6 +184,17 @@ func (t *table[P]) status() TableStatus {
 		LastError:   t.lastError,
 		PollError:   t.pollError,
 		Counters:    t.counters.clone(),
+	}
+	if t.halted {
+		st.HaltAdvice = HaltAdvice(t.spec.Name)
+		if !t.haltSince.IsZero() {
+			hs := t.haltSince
+			st.HaltedSince = &hs
+		}
+	}
+	if t.waiting != nil {
+		w := *t.waiting
+		st.Waiting = &w
 	}
 	if t.lastRun != nil {
 		r := *t.lastRun

@@ -77,7 +77,7 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (run
 	var o runFlags
 	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
-	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run and POST /reload require when --http is not a loopback address")
+	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run, POST /tables/{name}/resume and POST /reload require when --http is not a loopback address")
 	fs.Var((*stringsFlag)(&o.HTTPAllowedHosts), "http-allowed-host", "a Host name (no port) that a loopback --http listener also answers to, besides localhost, 127.0.0.1 and [::1] (repeatable; e.g. the name of an SSH tunnel or a local proxy)")
 	fs.StringVar(&o.HTTP, "http", "", "listen address of /metrics, /status, ... (default from the daemon block, else 127.0.0.1:9464; \"off\" disables)")
 	fs.durationVar(&o.Poll, "poll", 0, "log poll interval per table, e.g. 30s, 5m, 1d (default from the daemon block, else 1m)")

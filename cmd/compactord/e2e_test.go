@@ -197,11 +197,16 @@ func policyHCL(name, url string, extra string) string {
 	return fmt.Sprintf("table %q {\n  url           = %q\n  strategy      = \"auto\"\n  settle_window = \"0s\"\n%s\n  triggers {\n    small_files = 4\n  }\n}\n", name, url, extra)
 }
 
-// treeDigest hashes every file under dir (paths and contents).
+// treeDigest hashes every file under dir (paths and contents) but
+// compactord's own records (_compactord/: the stored halt of a halted
+// table among them).
 func treeDigest(t *testing.T, dir string) string {
 	t.Helper()
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == "_compactord" {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -268,8 +273,8 @@ func orphans(t *testing.T, dir string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		// The quarantine list is compactord's record of the table, kept.
-		if !known[filepath.ToSlash(rel)] && filepath.ToSlash(rel) != runner.QuarantineKey {
+		// The quarantine list and the halt are compactord's records of the table, kept.
+		if k := filepath.ToSlash(rel); !known[k] && k != runner.QuarantineKey && k != runner.HaltKey {
 			out = append(out, rel)
 		}
 		return nil

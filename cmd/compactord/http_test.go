@@ -335,12 +335,13 @@ compactord_table_version{table="a"} 3
 # HELP compactord_table_halted 1 when the table is halted (an invariant would break; operator action needed).
 # TYPE compactord_table_halted gauge
 compactord_table_halted{table="a"} 0
-# HELP compactord_table_state 1 for the table's current state (idle, queued, running, backoff, halted, disabled).
+# HELP compactord_table_state 1 for the table's current state (idle, queued, running, backoff, waiting, halted, disabled).
 # TYPE compactord_table_state gauge
 compactord_table_state{table="a",state="idle"} 1
 compactord_table_state{table="a",state="queued"} 0
 compactord_table_state{table="a",state="running"} 0
 compactord_table_state{table="a",state="backoff"} 0
+compactord_table_state{table="a",state="waiting"} 0
 compactord_table_state{table="a",state="halted"} 0
 compactord_table_state{table="a",state="disabled"} 0
 # HELP compactord_table_enabled 1 when the table's policy is enabled.

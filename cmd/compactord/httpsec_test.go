@@ -46,6 +46,9 @@ func TestMutatingEndpointsNeedATokenOffLoopbackAndRefuseCrossSite(t *testing.T) 
 			{"POST", "/tables/a/run", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
 			{"POST", "/reload", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
 			{"POST", "/reload", nil, http.StatusOK},
+			{"POST", "/tables/a/resume", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+			{"POST", "/tables/a/resume", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+			{"POST", "/tables/a/resume", nil, http.StatusOK},
 			{"GET", "/status", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusOK},
 		}},
 		{"every interface with a token file", "0.0.0.0:0", tokenFile, []req{
@@ -57,6 +60,9 @@ func TestMutatingEndpointsNeedATokenOffLoopbackAndRefuseCrossSite(t *testing.T) 
 			{"POST", "/tables/a/run", bearer("s3cret-token", "Origin", "http://evil.example"), http.StatusForbidden},
 			{"POST", "/reload", nil, http.StatusUnauthorized},
 			{"POST", "/reload", bearer("s3cret-token"), http.StatusOK},
+			{"POST", "/tables/a/resume", nil, http.StatusUnauthorized},
+			{"POST", "/tables/a/resume", bearer("s3cret-token", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden},
+			{"POST", "/tables/a/resume", bearer("s3cret-token"), http.StatusOK},
 			{"GET", "/status", nil, http.StatusOK},
 			{"GET", "/metrics", nil, http.StatusOK},
 			{"GET", "/tables/a/plan", nil, http.StatusOK},
@@ -65,6 +71,7 @@ func TestMutatingEndpointsNeedATokenOffLoopbackAndRefuseCrossSite(t *testing.T) 
 			{"POST", "/tables/a/run", nil, http.StatusForbidden},
 			{"POST", "/tables/a/run", bearer("anything"), http.StatusForbidden},
 			{"POST", "/reload", nil, http.StatusForbidden},
+			{"POST", "/tables/a/resume", nil, http.StatusForbidden},
 			{"GET", "/status", nil, http.StatusOK},
 		}},
 	}
@@ -151,6 +158,7 @@ func TestALoopbackDaemonAnswersOnlyToALoopbackHost(t *testing.T) {
 	}{
 		{"loopback", "127.0.0.1:0", nil, false, []req{
 			{"POST", "/reload", "evil.example", "http://evil.example", http.StatusForbidden},
+			{"POST", "/tables/a/resume", "evil.example", "", http.StatusForbidden},
 			{"POST", "/tables/a/run", "evil.example", "http://evil.example", http.StatusForbidden},
 			{"POST", "/tables/a/run", "evil.example:PORT", "http://evil.example:PORT", http.StatusForbidden},
 			{"POST", "/tables/a/run", "127.0.0.1.evil.example:PORT", "", http.StatusForbidden},

@@ -32,5 +32,6 @@ func RunnerBackend(db *runner.Backend) Backend {
 		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
 		Close:      db.Tables.Close,
 		Quarantine: db.QuarantineStore(),
+		Halts:      db.HaltStore(),
 	}
 }

@@ -83,6 +83,9 @@ type Backend struct {
 	// Quarantine keeps the tables' quarantine lists across restarts
 	// (runner.Backend.QuarantineStore). May be nil: in memory only.
 	Quarantine scheduler.QuarantineStore[policies.Policy]
+	// Halts keeps the tables' halts across restarts and between replicas
+	// (runner.Backend.HaltStore). May be nil: in memory only.
+	Halts scheduler.HaltStore[policies.Policy]
 }
 
 // Daemon is one running `compactord run`.
@@ -164,6 +167,7 @@ func New(o Options, log hclog.Logger, mkBackend func(policies.Daemon) Backend) (
 		Logger:       log.Named("scheduler"),
 		Clock:        o.Clock,
 		Quarantine:   be.Quarantine,
+		Halts:        be.Halts,
 
 		ProgressLogInterval: o.ProgressInterval,
 	})
@@ -257,7 +261,7 @@ func (d *Daemon) Serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 		srv = &http.Server{Handler: d.Handler(loopback), ReadHeaderTimeout: 10 * time.Second}
 		d.log.Info("http listening", "addr", ln.Addr().String(), "loopback", loopback, "token", d.token != "")
 		if !loopback && d.token == "" {
-			d.log.Warn("the http listener is not loopback and there is no --http-token-file: POST /tables/{name}/run and POST /reload are refused")
+			d.log.Warn("the http listener is not loopback and there is no --http-token-file: POST /tables/{name}/run, POST /tables/{name}/resume and POST /reload are refused")
 		}
 		go func() {
 			defer close(httpDone)
@@ -342,6 +346,7 @@ func (d *Daemon) Handler(loopback bool) http.Handler {
 		Plan:    d.be.Plan,
 		Trigger: d.sched.Trigger,
 		Reload:  d.Reload,
+		Resume:  d.sched.Resume,
 		Mount:   d.ui.Register,
 	}, loopback)
 }

@@ -57,6 +57,8 @@ type Daemon struct {
 	Trigger func(name, reason string) error
 	// Reload re-reads the policy directory.
 	Reload func() error
+	// Resume clears a table's halt (scheduler.Resume).
+	Resume func(name string) error
 	// Mount adds more routes (the HTML view). May be nil.
 	Mount func(mux *http.ServeMux)
 }
@@ -137,6 +139,21 @@ func (d *Daemon) routes(loopback bool) *http.ServeMux {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "reloaded"})
 	}))
+	mux.Handle("POST /tables/{name}/resume", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		err := d.Resume(name)
+		switch {
+		case err == nil:
+			d.Log.Info("POST resume: halt cleared", "table", name)
+			writeJSON(w, http.StatusOK, map[string]string{"table": name, "status": "resumed"})
+		case errors.Is(err, scheduler.ErrUnknownTable):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case errors.Is(err, scheduler.ErrNotHalted):
+			writeJSON(w, http.StatusOK, map[string]string{"table": name, "status": "not halted"})
+		default: // scheduler.ErrPolicyInvalid: only a corrected policy helps
+			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error() + ": correct the policy file, then reload (SIGHUP or POST /reload)"})
+		}
+	}))
 	mux.Handle("POST /tables/{name}/run", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
 		err := d.Trigger(name, scheduler.ReasonAPI)
@@ -211,7 +228,7 @@ func panicFrames() []string {
 // haltBody is the 409 answer for a halted table: what and why.
 func haltBody(st scheduler.TableStatus) map[string]string {
 	return map[string]string{
-		"error":       fmt.Sprintf("table %s is halted: %s", st.Name, st.HaltReason),
+		"error":       fmt.Sprintf("table %s is halted: %s; %s", st.Name, st.HaltReason, scheduler.HaltAdvice(st.Name)),
 		"table":       st.Name,
 		"halt_reason": st.HaltReason,
 	}

@@ -33,7 +33,7 @@ type Counters struct {
 }
 
 var tableStates = []string{scheduler.StateIdle, scheduler.StateQueued, scheduler.StateRunning,
-	scheduler.StateBackoff, scheduler.StateHalted, scheduler.StateDisabled}
+	scheduler.StateBackoff, scheduler.StateWaiting, scheduler.StateHalted, scheduler.StateDisabled}
 
 func b2f(b bool) float64 {
 	if b {
@@ -145,7 +145,7 @@ var (
 	descReloads   = prometheus.NewDesc("compactord_policy_reloads_total", "Policy reloads by result.", []string{"result"}, nil)
 	descRuns      = prometheus.NewDesc("compactord_runs_total", "Compaction runs by result.", []string{"table", "result"}, nil)
 	descConflicts = prometheus.NewDesc("compactord_commit_conflicts_total", "Concurrent commits met while committing, by kind.", []string{"table", "kind"}, nil)
-	descState     = prometheus.NewDesc("compactord_table_state", "1 for the table's current state (idle, queued, running, backoff, halted, disabled).", []string{"table", "state"}, nil)
+	descState     = prometheus.NewDesc("compactord_table_state", "1 for the table's current state (idle, queued, running, backoff, waiting, halted, disabled).", []string{"table", "state"}, nil)
 	descDuration  = prometheus.NewDesc("compactord_run_duration_seconds", "Duration of compaction runs.", []string{"table"}, nil)
 	// The next two are served only for tables that have a value.
 	descLastSuccess = prometheus.NewDesc("compactord_last_success_timestamp_seconds", "End of the table's last successful run (Unix time); absent until one.", []string{"table"}, nil)

@@ -16,7 +16,7 @@ import (
 // rebinding) is same-origin with itself, so the Origin check below cannot
 // see it, but its requests carry the attacker's Host and are refused, GET
 // included (the pages and /status name every table). Read-only pages need
-// nothing more; the mutating endpoints (POST /tables/{name}/run, POST /reload) refuse
+// nothing more; the mutating endpoints (POST /tables/{name}/run, POST /tables/{name}/resume, POST /reload) refuse
 // cross-origin browser requests on every listener (a page of another site
 // must not be able to drive the daemon through an operator's browser, not
 // even on loopback), and on a listener that is not loopback they also need
