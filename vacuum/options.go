@@ -170,6 +170,12 @@ type Result struct {
 	// when none was written).
 	StartVersion int64 `json:"startVersion"`
 	EndVersion   int64 `json:"endVersion"`
+	// ProtectedFiles counts the data files of tombstones the retention
+	// still keeps (removed at or after Cutoff, not live again): why a
+	// vacuum soon after a compaction deletes nothing. ProtectedUntil is
+	// when the first of them leaves the window (nil when none).
+	ProtectedFiles int64      `json:"protectedFiles"`
+	ProtectedUntil *time.Time `json:"protectedUntil,omitempty"`
 	// DeleteErrors counts deletes that failed (the run then fails too).
 	DeleteErrors int64 `json:"deleteErrors"`
 	// DeletesRefused counts the candidates the deletion gate refused (see

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
@@ -69,6 +70,12 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	}
 	if r.refs, err = collectReferences(snap, r.res0, r.cutoffMs); err != nil {
 		return nil, failure.With(failure.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
+	}
+	res.ProtectedFiles = int64(len(r.refs.protected))
+	for _, ms := range r.refs.protected {
+		if until := time.UnixMilli(ms).Add(retention).UTC(); res.ProtectedUntil == nil || until.Before(*res.ProtectedUntil) {
+			res.ProtectedUntil = &until
+		}
 	}
 	r.gate = deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: localRoot(t),
 		Referenced: r.refs.isValid})

@@ -15,13 +15,18 @@ type references struct {
 	// their "u" deletion vectors (not valid): deleting one is an expiry,
 	// deleting anything else an orphan sweep.
 	expired map[string]struct{}
+	// protected maps the data files of tombstones deleted at or after the
+	// cutoff (and not live again) to their deletion time in ms: what the
+	// retention keeps and a later vacuum deletes.
+	protected map[string]int64
 }
 
 // collectReferences builds the valid and expired key sets of snap for a
 // cutoff in ms. A tombstone without deletionTimestamp counts as deleted at
 // 0, as in Spark.
 func collectReferences(snap *delta.Snapshot, res *resolver, cutoffMs int64) (*references, error) {
-	refs := &references{valid: make(map[string]struct{}, len(snap.Files)*2), expired: map[string]struct{}{}}
+	refs := &references{valid: make(map[string]struct{}, len(snap.Files)*2), expired: map[string]struct{}{}, protected: map[string]int64{}}
+	live := make(map[string]struct{}, len(snap.Files))
 	keep := func(set map[string]struct{}, path string, dv *delta.DeletionVector) error {
 		k, inside, err := res.key(path)
 		if err != nil {
@@ -43,11 +48,18 @@ func collectReferences(snap *delta.Snapshot, res *resolver, cutoffMs int64) (*re
 		if err := keep(refs.valid, a.Path, a.DeletionVector); err != nil {
 			return nil, err
 		}
+		if k, inside, _ := res.key(a.Path); inside {
+			live[k] = struct{}{}
+		}
 	}
 	for _, r := range snap.Tombstones {
 		set := refs.valid
 		if deletionTime(r) < cutoffMs {
 			set = refs.expired
+		} else if k, inside, _ := res.key(r.Path); inside {
+			if t, ok := refs.protected[k]; !ok || deletionTime(r) < t {
+				refs.protected[k] = deletionTime(r)
+			}
 		}
 		if err := keep(set, r.Path, r.DeletionVector); err != nil {
 			return nil, err
@@ -55,6 +67,9 @@ func collectReferences(snap *delta.Snapshot, res *resolver, cutoffMs int64) (*re
 	}
 	for k := range refs.valid {
 		delete(refs.expired, k)
+	}
+	for k := range live {
+		delete(refs.protected, k)
 	}
 	return refs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/retention"
 )
@@ -117,7 +118,7 @@ func printExpire(stdout io.Writer, url string, res *retention.Result) {
 		fmt.Fprintf(stdout, "  files removed %d (%d wholly expired, %d rewritten), files with a new deletion vector %d, files added %d\n",
 			res.FilesRemoved, res.FilesRemoved-rewritten, rewritten, res.FilesWithNewDV, res.FilesAdded)
 		for _, p := range res.Partitions {
-			name := nullPartitions(p.Partition)
+			name := inspect.ShowNulls(p.Partition)
 			if name == "" {
 				name = "(unpartitioned)"
 			}

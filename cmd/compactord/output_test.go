@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/retention"
@@ -77,5 +79,30 @@ func TestExpireDryRunTotalsAddUpAndShowNullPartitionsAsNull(t *testing.T) {
 	}
 	if strings.Contains(s, "__HIVE_DEFAULT_PARTITION__") {
 		t.Errorf("a null partition shown as Hive's directory name:\n%s", s)
+	}
+}
+
+// A vacuum right after a compaction deletes nothing and says why: the
+// compacted-away files are protected by the retention, until when.
+func TestAVacuumThatDeletesNothingSaysWhatIsProtectedUntilWhen(t *testing.T) {
+	dir := testutil.CopyDeltaTable(t, "small-files-merge-update-delete")
+	var out, errOut bytes.Buffer
+	if err := runCompact(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+		t.Fatalf("compact: %v (%s)", err, errOut.String())
+	}
+	for _, args := range [][]string{{"file://" + dir}, {"file://" + dir, "--dry-run"}} {
+		out.Reset()
+		before := time.Now().UTC()
+		if err := runVacuum(context.Background(), args, &out, &errOut); err != nil {
+			t.Fatalf("vacuum %v: %v (%s)", args, err, errOut.String())
+		}
+		m := regexp.MustCompile(`\n  5 removed files protected until (\S+) \(removed inside the 7d retention`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("vacuum %v does not say what it kept:\n%s", args, out.String())
+		}
+		until, err := time.Parse("2006-01-02T15:04:05Z", m[1])
+		if err != nil || until.Before(before.Add(7*24*time.Hour-time.Hour)) || until.After(before.Add(7*24*time.Hour+time.Minute)) {
+			t.Errorf("protected until %s (%v), want about 7 days from %s", m[1], err, before)
+		}
 	}
 }

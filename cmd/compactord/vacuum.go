@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/units"
@@ -83,6 +84,7 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 	if res.DryRun {
 		fmt.Fprintf(stdout, "dry run (%s): would delete %d files, %s (%d orphans, %d temp files) older than %s\n",
 			res.Mode, res.FilesToDelete, units.FormatBytes(res.BytesToDelete), res.Orphans, res.TempFiles, res.Cutoff.Format("2006-01-02T15:04:05Z"))
+		printProtected(stdout, res)
 		if res.DeletesRefused > 0 {
 			fmt.Fprintf(stdout, "  would refuse to delete %d files the log named (the log, compactord's records, outside the table, or through a symbolic link): see the warnings\n", res.DeletesRefused)
 		}
@@ -91,6 +93,7 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 	fmt.Fprintf(stdout, "vacuum (%s) of %s at version %d: deleted %d files, %s, %d empty directories (%d orphans, %d temp files); cutoff %s\n",
 		res.Mode, res.Table, res.ReadVersion, res.FilesDeleted, units.FormatBytes(res.BytesDeleted), res.DirsDeleted, res.Orphans, res.TempFiles,
 		res.Cutoff.Format("2006-01-02T15:04:05Z"))
+	printProtected(stdout, res)
 	if res.DeletesRefused > 0 {
 		fmt.Fprintf(stdout, "  refused to delete %d files the log named (the log, compactord's records, outside the table, or through a symbolic link): see the warnings\n", res.DeletesRefused)
 	}
@@ -98,4 +101,15 @@ func printVacuum(stdout io.Writer, rep vacuumReport) {
 		fmt.Fprintf(stdout, "  committed VACUUM START at version %d, VACUUM END at %d\n", res.StartVersion, res.EndVersion)
 	}
 	rep.Checkpoint.print(stdout)
+}
+
+// printProtected says which removed files the retention still keeps, and
+// until when: why a vacuum deleted fewer files than a compaction removed.
+func printProtected(stdout io.Writer, res *vacuum.Result) {
+	if res.ProtectedFiles == 0 || res.ProtectedUntil == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "  %s protected until %s (removed inside the %s retention; a later vacuum deletes them)\n",
+		plural(res.ProtectedFiles, "removed file"), res.ProtectedUntil.Format("2006-01-02T15:04:05Z"),
+		units.FormatDuration(time.Duration(res.RetentionMillis)*time.Millisecond))
 }
