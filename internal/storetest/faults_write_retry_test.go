@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,15 @@ import (
 // this method to each URL path containing substr and not containing
 // except.
 func firstNPerPath(method, substr, except string, n int) func(*http.Request) bool {
+	return firstNPer(method, substr, except, n, func(p string) string { return p })
+}
+
+// firstNPerDir is firstNPerPath counting per directory of the path.
+func firstNPerDir(method, substr, except string, n int) func(*http.Request) bool {
+	return firstNPer(method, substr, except, n, path.Dir)
+}
+
+func firstNPer(method, substr, except string, n int, key func(string) string) func(*http.Request) bool {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	return func(r *http.Request) bool {
@@ -25,8 +35,9 @@ func firstNPerPath(method, substr, except string, n int) func(*http.Request) boo
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		seen[r.URL.Path]++
-		return seen[r.URL.Path] <= n
+		k := key(r.URL.Path)
+		seen[k]++
+		return seen[k] <= n
 	}
 }
 
@@ -59,4 +70,40 @@ func TestAnOutputWhosePutsFailThreeTimesInARowIsWrittenAgain(t *testing.T) {
 		t.Fatalf("%d faults for %d outputs: the test proves nothing", faults[faultproxy.InternalError], res.FilesAdded)
 	}
 	t.Logf("%d outputs, each PUT failed 3 times first; committed v%d", res.FilesAdded, res.CommittedVersion)
+}
+
+func TestAnOutputTheStoreKeepsRefusingIsWrittenAgainByItsJob(t *testing.T) {
+	// Every partition's first 15 output PUTs land but their answers are lost
+	// (each job writes one partition's output):
+	// the SDK's three attempts times objstore's five whole-write attempts,
+	// so the write fails for good and the job fails with it. The job is run
+	// again (new keys, which go through), and the landed objects of the
+	// failed attempt are deleted with the run's cleanup: no orphan.
+	f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.LostResponse},
+		Match: firstNPerDir(http.MethodPut, ".parquet", "_delta_log", 15)})
+	direct := Open(t, f.URL("job-retry"))
+	CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
+	before, rowsBefore := LiveRows(t, direct)
+	objectsBefore := DataObjects(t, direct)
+
+	faulty := Open(t, S3URL(p.URL, Bucket, "job-retry"))
+	ctx := objstore.WithBudget(context.Background(), objstore.NewBudget(objstore.DefaultRunBudget))
+	opts := runOptions()
+	opts.Writer.MaxConcurrentJobs = 8
+	res, err := compaction.Compact(ctx, faulty, opts)
+	if err != nil {
+		t.Fatalf("compaction whose outputs' first writes all failed: %v", err)
+	}
+	after, rowsAfter := LiveRows(t, direct)
+	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
+		t.Fatalf("rows changed: lost %v, extra %v", lost, extra)
+	}
+	if o := Orphans(t, direct, before.Version, after.Version, objectsBefore); len(o) > 0 {
+		t.Fatalf("the failed attempts' landed outputs were left behind: %v", o)
+	}
+	_, faults := p.Stats()
+	if faults[faultproxy.LostResponse] < 15*res.FilesAdded || res.FilesAdded == 0 {
+		t.Fatalf("%d lost answers for %d outputs: the test proves nothing", faults[faultproxy.LostResponse], res.FilesAdded)
+	}
+	t.Logf("%d outputs written on their job's second run; committed v%d", res.FilesAdded, res.CommittedVersion)
 }
