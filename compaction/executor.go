@@ -2,12 +2,17 @@ package compaction
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
@@ -71,22 +76,85 @@ type Finished struct {
 }
 
 // Local is the default executor: the jobs run in this process,
-// writer.Options.MaxConcurrentJobs at once (writer.RewriteEach).
+// writer.Options.MaxConcurrentJobs at once (writer.RewriteEach). A job that
+// fails on a transient store failure (objstore.Transient: an output whose
+// upload the store kept refusing, a source read that ran out of attempts)
+// and names no corrupt file is run again, up to JobRetries times, each
+// retry spending one from the run's retry budget after a backoff; its
+// failed attempt's outputs stay tracked in Work.Objects and go with the
+// run's cleanup, the new attempt writes new keys.
 type Local struct{}
 
 var _ Executor = Local{}
 
+// JobRetries bounds how many times Local runs a job again after a
+// transient store failure.
+const JobRetries = 2
+
+// jobRetryBackoff is the wait before a job's first retry; it doubles with
+// each further one.
+const jobRetryBackoff = 500 * time.Millisecond
+
 // Execute implements Executor.
 func (Local) Execute(ctx context.Context, w Work, done func(Finished)) error {
-	return writer.RewriteEach(ctx, w.Table, w.Snapshot, w.Jobs, w.Objects, w.Writer, func(i int, r *writer.Result, err error) {
-		if err != nil {
-			done(Finished{Index: i, Err: err})
-			return
+	idx := make([]int, len(w.Jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	budget := objstore.BudgetFrom(ctx)
+	for round := 0; ; round++ {
+		jobs := make([]*writer.Job, len(idx))
+		for j, i := range idx {
+			jobs[j] = w.Jobs[i]
 		}
-		f := Finished{Index: i, Job: compactionJob(r), BytesRead: r.BytesRead, BytesWritten: r.BytesWritten}
-		if r.Origins != nil {
-			f.Release = func() { _ = r.Origins.Close() }
+		var again []int
+		failed := map[int]error{}
+		err := writer.RewriteEach(ctx, w.Table, w.Snapshot, jobs, w.Objects, w.Writer, func(j int, r *writer.Result, err error) {
+			i := idx[j]
+			if err != nil {
+				if round < JobRetries && retriable(ctx, err) {
+					again, failed[i] = append(again, i), err
+					return
+				}
+				done(Finished{Index: i, Err: err})
+				return
+			}
+			f := Finished{Index: i, Job: compactionJob(r), BytesRead: r.BytesRead, BytesWritten: r.BytesWritten}
+			if r.Origins != nil {
+				f.Release = func() { _ = r.Origins.Close() }
+			}
+			done(f)
+		})
+		if err != nil || len(again) == 0 {
+			return err
 		}
-		done(f)
-	})
+		sort.Ints(again)
+		idx = idx[:0]
+		for _, i := range again {
+			if !budget.Take() {
+				done(Finished{Index: i, Err: fmt.Errorf("%w; not run again: %w", failed[i], objstore.ErrBudgetExhausted)})
+				continue
+			}
+			if w.Logger != nil {
+				w.Logger.Warn("rewrite job failed on a store error; running it again", "job", w.Jobs[i].ID, "retry", round+1, "error", failed[i])
+			}
+			idx = append(idx, i)
+		}
+		if len(idx) == 0 {
+			return nil
+		}
+		if err := objstore.Sleep(ctx, jobRetryBackoff<<round); err != nil {
+			for _, i := range idx {
+				done(Finished{Index: i, Err: failed[i]})
+			}
+			return nil
+		}
+	}
+}
+
+// retriable reports whether a job's error is a transient store failure
+// worth running the job again for: not a corrupt file (quarantined
+// instead), not the run's own end.
+func retriable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && objstore.Transient(err) && len(failure.CorruptDataFiles(err)) == 0
 }

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -203,33 +204,51 @@ func (b *bucket) SignedURL(ctx context.Context, key string, opts *driver.SignedU
 // Close implements driver.Bucket.
 func (b *bucket) Close() error { return b.inner.Close() }
 
-// NewTypedWriter implements driver.Bucket. A write is not retried here (its
-// bytes stream through once; the SDK retries each request of it) but it has
-// a deadline: WriteTimeout from its start to its Close.
+// WholeWriteLimit is the size up to which a write is held in memory and
+// sent as one request at Close, so that a transient failure of it is
+// retried like any other call: with backoff, within MaxAttempts and the
+// run's budget. It is the S3 SDK's smallest part size: a write under it is
+// one PUT there too, which the SDK retries only a few times on its own, and
+// a write over it is a multipart upload whose parts the SDK retries each.
+const WholeWriteLimit = 5 << 20
+
+// NewTypedWriter implements driver.Bucket. A write has a deadline,
+// WriteTimeout from its start to its Close. One of at most WholeWriteLimit
+// bytes that is neither a conditional create (IfNotExist) nor conditioned
+// by a BeforeWrite hook is retried whole: every attempt sends the same
+// bytes to the same key, so an attempt whose answer was lost and that
+// landed is simply written again. A conditional write is never retried
+// here (whether a lost one landed is for its caller to settle), nor is a
+// larger one (its bytes stream through once; the SDK retries each part).
 func (b *bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
 	wctx, cancel := context.WithTimeout(ctx, b.opts.WriteTimeout)
 	wctx, withAnswer := captureAnswer(wctx)
-	return &writer{b: b.inner, key: key, ctx: wctx, cancel: cancel, withAnswer: withAnswer, timeout: b.opts.WriteTimeout, opts: &blob.WriterOptions{
-		BufferSize:                  opts.BufferSize,
-		MaxConcurrency:              opts.MaxConcurrency,
-		CacheControl:                opts.CacheControl,
-		ContentDisposition:          opts.ContentDisposition,
-		ContentEncoding:             opts.ContentEncoding,
-		ContentLanguage:             opts.ContentLanguage,
-		ContentType:                 contentType,
-		ContentMD5:                  opts.ContentMD5,
-		Metadata:                    opts.Metadata,
-		DisableContentTypeDetection: opts.DisableContentTypeDetection,
-		BeforeWrite:                 opts.BeforeWrite,
-		IfNotExist:                  opts.IfNotExist,
-	}}, nil
+	return &writer{bucket: b, b: b.inner, key: key, ctx: wctx, cancel: cancel, withAnswer: withAnswer, timeout: b.opts.WriteTimeout,
+		whole: !opts.IfNotExist && opts.BeforeWrite == nil,
+		opts: &blob.WriterOptions{
+			BufferSize:                  opts.BufferSize,
+			MaxConcurrency:              opts.MaxConcurrency,
+			CacheControl:                opts.CacheControl,
+			ContentDisposition:          opts.ContentDisposition,
+			ContentEncoding:             opts.ContentEncoding,
+			ContentLanguage:             opts.ContentLanguage,
+			ContentType:                 contentType,
+			ContentMD5:                  opts.ContentMD5,
+			Metadata:                    opts.Metadata,
+			DisableContentTypeDetection: opts.DisableContentTypeDetection,
+			BeforeWrite:                 opts.BeforeWrite,
+			IfNotExist:                  opts.IfNotExist,
+		}}, nil
 }
 
-// writer is a write with a deadline. It opens the inner writer on the first
-// Write; a whole-object Upload goes to the inner bucket's Upload instead
+// writer is a write with a deadline. A retriable write (whole) holds its
+// bytes until Close or until they pass WholeWriteLimit; otherwise, and
+// from then on, it streams through the inner writer, opened on the first
+// Write. A whole-object Upload goes to the inner bucket's Upload instead
 // (its drivers' single-shot path; gocloud's azureblob v0.47.0 panics in
 // Writer.Close after a failed streamed upload).
 type writer struct {
+	bucket  *bucket
 	b       *blob.Bucket
 	key     string
 	opts    *blob.WriterOptions
@@ -238,6 +257,10 @@ type writer struct {
 	timeout time.Duration
 	// withAnswer adds the store's answer to an error returned without it.
 	withAnswer func(error) error
+	// whole: the write may be retried whole; buf holds its bytes while it
+	// is under WholeWriteLimit and nothing was streamed.
+	whole bool
+	buf   []byte
 
 	w        *blob.Writer
 	uploaded bool
@@ -256,6 +279,21 @@ func (w *writer) open() error {
 }
 
 func (w *writer) Write(p []byte) (int, error) {
+	if w.w == nil && w.whole {
+		if len(w.buf)+len(p) <= WholeWriteLimit {
+			w.buf = append(w.buf, p...)
+			return len(p), nil
+		}
+		// Too large to hold: stream what was held, then the rest.
+		w.whole = false
+		if err := w.open(); err != nil {
+			return 0, err
+		}
+		if _, err := w.w.Write(w.buf); err != nil {
+			return 0, w.annotate(err)
+		}
+		w.buf = nil
+	}
 	if err := w.open(); err != nil {
 		return 0, err
 	}
@@ -263,16 +301,56 @@ func (w *writer) Write(p []byte) (int, error) {
 	return n, w.annotate(err)
 }
 
-// Upload implements driver.Uploader.
+// Upload implements driver.Uploader. A retriable write whose reader can
+// seek back is retried whole, as a held write is.
 func (w *writer) Upload(r io.Reader) error {
 	w.uploaded = true
-	return w.annotate(w.b.Upload(w.ctx, w.key, r, w.opts))
+	rs, ok := r.(io.ReadSeeker)
+	if !w.whole || !ok {
+		return w.annotate(w.b.Upload(w.ctx, w.key, r, w.opts))
+	}
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return w.annotate(w.b.Upload(w.ctx, w.key, r, w.opts))
+	}
+	return w.retried(func(ctx context.Context) error {
+		if _, err := rs.Seek(start, io.SeekStart); err != nil {
+			return err
+		}
+		return w.b.Upload(ctx, w.key, rs, w.opts)
+	})
+}
+
+// retried runs upload until it succeeds, fails for good, or the retries
+// (MaxAttempts, the run's budget) run out.
+func (w *writer) retried(upload func(ctx context.Context) error) error {
+	r := w.bucket.retrier(w.ctx)
+	for {
+		err := w.annotate(upload(w.ctx))
+		if err == nil {
+			return nil
+		}
+		if err = r.next(w.ctx, "write "+w.key, err); err != nil {
+			return err
+		}
+	}
 }
 
 func (w *writer) Close() error {
 	defer w.cancel()
 	if w.uploaded {
 		return nil
+	}
+	if w.w == nil && w.whole {
+		// An abandoned write (its context canceled) writes nothing.
+		if err := w.ctx.Err(); err != nil {
+			return w.annotate(err)
+		}
+		data := w.buf
+		w.buf = nil
+		return w.retried(func(ctx context.Context) error {
+			return w.b.Upload(ctx, w.key, bytes.NewReader(data), w.opts)
+		})
 	}
 	if err := w.open(); err != nil {
 		return err

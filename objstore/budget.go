@@ -46,6 +46,11 @@ func (b *Budget) take() bool {
 	return true
 }
 
+// Take spends one retry for a retry loop above a single call (a rewrite
+// job run again after a transient store failure); false when none is left.
+// A nil budget is unbounded.
+func (b *Budget) Take() bool { return b.take() }
+
 // Used is how many retries the run has spent.
 func (b *Budget) Used() int64 {
 	if b == nil {

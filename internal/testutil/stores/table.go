@@ -103,7 +103,7 @@ func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add
 		t.Fatalf("scan %s in %s: %v", f.Path, tbl.URL, err)
 	}
 	defer s.Close()
-	prefix := partitionText(f.PartitionValues)
+	prefix := PartitionText(f.PartitionValues)
 	var out []string
 	buf := make([]parquet.Row, 64)
 	idx := make([]int64, 64)
@@ -134,7 +134,9 @@ func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add
 	}
 }
 
-func partitionText(pv map[string]*string) string {
+// PartitionText is a file's partition values as one comparable string
+// (sorted "k=v;" pairs, NULL for a null value), the prefix of FileRows' rows.
+func PartitionText(pv map[string]*string) string {
 	keys := make([]string, 0, len(pv))
 	for k := range pv {
 		keys = append(keys, k)
