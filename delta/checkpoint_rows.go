@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -397,7 +398,7 @@ func (b *rowBuilder) typedStruct(n *wnode, m map[string]any, isNil bool, which b
 // typedLeafValue converts a value decoded from JSON stats (json.Number,
 // string) or parsed from a partition value (ParsePartitionValue's types)
 // into the parquet value of type t.
-func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
+func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 	if v == nil || t == nil {
 		return parquet.Value{}, false
 	}
@@ -456,9 +457,9 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 		}
 		return parquet.DoubleValue(f), true
 	case "decimal":
-		var d Decimal
+		var d schema.Decimal
 		switch x := v.(type) {
-		case Decimal:
+		case schema.Decimal:
 			d = x
 		case json.Number:
 			p, err := parseDecimal(string(x), t.Precision, t.Scale)
@@ -472,19 +473,19 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 		return decimalValue(d, t)
 	case "date":
 		switch x := v.(type) {
-		case Date:
+		case schema.Date:
 			return parquet.Int32Value(int32(x)), true
 		case string:
 			d, err := time.ParseInLocation("2006-01-02", x, time.UTC)
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			return parquet.Int32Value(int32(floorDiv(d.Unix(), 86400))), true
+			return parquet.Int32Value(int32(schema.FloorDiv(d.Unix(), 86400))), true
 		}
 	case "timestamp":
 		var us int64
 		switch x := v.(type) {
-		case Timestamp:
+		case schema.Timestamp:
 			us = int64(x)
 		case string:
 			ts, err := time.Parse(time.RFC3339Nano, x)
@@ -498,7 +499,7 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 		return int96Value(us), true
 	case "timestamp_ntz":
 		switch x := v.(type) {
-		case TimestampNTZ:
+		case schema.TimestampNTZ:
 			return parquet.Int64Value(int64(x)), true
 		case string:
 			ts, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", x, time.UTC)
@@ -528,7 +529,7 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 
 // decimalValue encodes d as leafNode lays decimals out (INT32, INT64 or
 // fixed-length two's complement by precision).
-func decimalValue(d Decimal, t *DataType) (parquet.Value, bool) {
+func decimalValue(d schema.Decimal, t *schema.DataType) (parquet.Value, bool) {
 	u := d.Unscaled
 	if d.Scale != t.Scale {
 		return parquet.Value{}, false
@@ -556,7 +557,7 @@ func decimalValue(d Decimal, t *DataType) (parquet.Value, bool) {
 // timestamp: nanoseconds of the day, then the Julian day.
 func int96Value(us int64) parquet.Value {
 	const julianEpoch = 2440588
-	days := floorDiv(us, 86_400_000_000)
+	days := schema.FloorDiv(us, 86_400_000_000)
 	nanos := (us - days*86_400_000_000) * 1000
 	return parquet.Int96Value(deprecated.Int96{uint32(uint64(nanos)), uint32(uint64(nanos) >> 32), uint32(days + julianEpoch)})
 }

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/objstore"
 )
@@ -430,7 +431,7 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 // partitionParser turns an add's partitionValues into the typed values of
 // partitionValues_parsed.
 type partitionParser struct {
-	fields []*StructField
+	fields []*deltaschema.StructField
 	names  []string
 	out    map[string]any
 }
@@ -446,7 +447,7 @@ func newPartitionParser(snap *Snapshot) (*partitionParser, error) {
 	}
 	p := &partitionParser{fields: fields, out: map[string]any{}}
 	for _, f := range fields {
-		p.names = append(p.names, physName(f, mode))
+		p.names = append(p.names, deltaschema.PhysName(f, mode))
 	}
 	return p, nil
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -428,7 +429,7 @@ func statsLeaves(tree *wnode, st *Stats) map[string]string {
 	return out
 }
 
-func canonicalStat(v any, dt *DataType) string {
+func canonicalStat(v any, dt *schema.DataType) string {
 	switch x := v.(type) {
 	case json.Number:
 		if r, ok := new(big.Rat).SetString(string(x)); ok {

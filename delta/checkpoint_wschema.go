@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -31,9 +32,9 @@ const (
 type wspec struct {
 	name   string
 	kind   wkind
-	leaf   parquet.Node // wLeaf: the unwrapped type node
-	dt     *DataType    // typed leaves (stats_parsed, partitionValues_parsed)
-	fields []wspec      // wStruct
+	leaf   parquet.Node     // wLeaf: the unwrapped type node
+	dt     *schema.DataType // typed leaves (stats_parsed, partitionValues_parsed)
+	fields []wspec          // wStruct
 }
 
 func leafSpec(name string, n parquet.Node) wspec { return wspec{name: name, kind: wLeaf, leaf: n} }
@@ -56,7 +57,7 @@ type wnode struct {
 	col      int
 	first    int
 	end      int
-	dt       *DataType
+	dt       *schema.DataType
 	children []*wnode
 	byName   map[string]*wnode
 }
@@ -244,7 +245,7 @@ func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
 			if err != nil {
 				return cols, fmt.Errorf("partition column %q: %w", f.Name, err)
 			}
-			pv.fields = append(pv.fields, wspec{name: physName(f, mode), kind: wLeaf, leaf: leaf, dt: f.Type})
+			pv.fields = append(pv.fields, wspec{name: schema.PhysName(f, mode), kind: wLeaf, leaf: leaf, dt: f.Type})
 		}
 		cols.pvParsed = &pv
 	}
@@ -270,10 +271,10 @@ func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
 // minMaxSpecs mirrors Spark's getMinMaxStatsSchema: skipping-eligible
 // primitive columns (numbers, date, timestamps, string) and structs that
 // contain one, by physical name.
-func minMaxSpecs(fields []*StructField, mode string) []wspec {
+func minMaxSpecs(fields []*schema.StructField, mode string) []wspec {
 	var out []wspec
 	for _, f := range fields {
-		name := physName(f, mode)
+		name := schema.PhysName(f, mode)
 		if f.Type.Struct != nil {
 			if sub := minMaxSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
 				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
@@ -294,11 +295,11 @@ func minMaxSpecs(fields []*StructField, mode string) []wspec {
 
 // nullCountSpecs mirrors Spark's getNullCountSchema: every column, structs
 // as structs, everything else (arrays, maps, binary, void...) a long.
-func nullCountSpecs(fields []*StructField, mode string) []wspec {
+func nullCountSpecs(fields []*schema.StructField, mode string) []wspec {
 	var out []wspec
-	long := &DataType{Name: "long"}
+	long := &schema.DataType{Name: "long"}
 	for _, f := range fields {
-		name := physName(f, mode)
+		name := schema.PhysName(f, mode)
 		if f.Type.Struct != nil {
 			if sub := nullCountSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
 				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
@@ -311,7 +312,7 @@ func nullCountSpecs(fields []*StructField, mode string) []wspec {
 }
 
 // checkpointLeaf is the parquet type Spark gives a typed checkpoint value.
-func checkpointLeaf(t *DataType) (parquet.Node, error) {
+func checkpointLeaf(t *schema.DataType) (parquet.Node, error) {
 	if t.Name == "timestamp" {
 		return parquet.Leaf(parquet.Int96Type), nil
 	}

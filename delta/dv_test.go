@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 	"gocloud.dev/blob"
@@ -49,7 +50,7 @@ func fixtureDVs(t *testing.T) []fixtureDV {
 	for _, lf := range logs {
 		root := filepath.Dir(filepath.Dir(lf))
 		table := filepath.Base(filepath.Dir(root))
-		eachLogLine(t, lf, func(line []byte) {
+		deltatest.EachLogLine(t, lf, func(line []byte) {
 			var a struct {
 				Add    *fileAction `json:"add"`
 				Remove *fileAction `json:"remove"`

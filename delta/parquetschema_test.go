@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -26,7 +28,7 @@ func leafSummary(s *parquet.Schema) []string {
 			return
 		}
 		for _, f := range n.Fields() {
-			walk(f, path+"/"+f.Name()+":"+repetitionOf(f), ids+"."+itoa(f.ID()))
+			walk(f, path+"/"+f.Name()+":"+deltatest.RepetitionOf(f), ids+"."+itoa(f.ID()))
 		}
 	}
 	walk(s, "", "")
@@ -40,7 +42,7 @@ func itoa(i int) string {
 	return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i))
 }
 
-func fmtInt(i int) string { return string(AppendJSON(nil, int64(i))) }
+func fmtInt(i int) string { return string(deltaschema.AppendJSON(nil, int64(i))) }
 
 // TestDataSchemaMatchesSparkFiles: the schema compactord writes has the same
 // leaf paths, nesting, optionality and field ids as the files Spark wrote
@@ -78,7 +80,7 @@ func TestDataSchemaMatchesSparkFiles(t *testing.T) {
 }
 
 func TestDataSchemaLogicalTypes(t *testing.T) {
-	st, err := ParseSchema(`{"type":"struct","fields":[
+	st, err := deltaschema.ParseSchema(`{"type":"struct","fields":[
 	 {"name":"p","type":"string","nullable":true,"metadata":{}},
 	 {"name":"b","type":"byte","nullable":false,"metadata":{}},
 	 {"name":"s","type":"short","nullable":true,"metadata":{}},
@@ -130,7 +132,7 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 			t.Errorf("%s: length %d, want %d", w.name, f.Type().Length(), w.length)
 		}
 	}
-	if _, err := DataSchemaOf(&StructType{Fields: []*StructField{{Name: "x", Type: &DataType{Name: "variant"}, Nullable: true}}}, &Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
+	if _, err := DataSchemaOf(&deltaschema.StructType{Fields: []*deltaschema.StructField{{Name: "x", Type: &deltaschema.DataType{Name: "variant"}, Nullable: true}}}, &Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
 		t.Errorf("variant column: err = %v", err)
 	}
 }

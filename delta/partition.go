@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
 // HiveDefaultPartition is the directory name (and, from some writers, the
@@ -30,7 +32,7 @@ func SamePartitionValues(a, b map[string]*string) bool {
 // __HIVE_DEFAULT_PARTITION__ are null; the literal string "null" is the
 // string "null". loc is the zone of zone-less timestamps (Spark writes
 // them in the writer's session zone; nil = UTC).
-func ParsePartitionValues(meta *Metadata, schema *StructType, values map[string]*string, loc *time.Location) (map[string]any, error) {
+func ParsePartitionValues(meta *Metadata, schema *deltaschema.StructType, values map[string]*string, loc *time.Location) (map[string]any, error) {
 	mode, err := ColumnMappingMode(meta)
 	if err != nil {
 		return nil, err
@@ -41,7 +43,7 @@ func ParsePartitionValues(meta *Metadata, schema *StructType, values map[string]
 	}
 	out := make(map[string]any, len(fields))
 	for _, f := range fields {
-		name := physName(f, mode)
+		name := deltaschema.PhysName(f, mode)
 		raw, ok := values[name]
 		if !ok {
 			// Tolerate writers that key by logical name.
@@ -57,7 +59,7 @@ func ParsePartitionValues(meta *Metadata, schema *StructType, values map[string]
 }
 
 // ParsePartitionValue parses one serialized partition value of type t.
-func ParsePartitionValue(raw *string, t *DataType, loc *time.Location) (any, error) {
+func ParsePartitionValue(raw *string, t *deltaschema.DataType, loc *time.Location) (any, error) {
 	if raw == nil || *raw == HiveDefaultPartition {
 		return nil, nil
 	}
@@ -120,19 +122,19 @@ func ParsePartitionValue(raw *string, t *DataType, loc *time.Location) (any, err
 		if err != nil {
 			return bad(err)
 		}
-		return Date(floorDiv(d.Unix(), 86400)), nil
+		return deltaschema.Date(deltaschema.FloorDiv(d.Unix(), 86400)), nil
 	case "timestamp":
 		ts, err := parsePartitionTime(s, loc, true)
 		if err != nil {
 			return bad(err)
 		}
-		return Timestamp(timeMicros(ts)), nil
+		return deltaschema.Timestamp(timeMicros(ts)), nil
 	case "timestamp_ntz":
 		ts, err := parsePartitionTime(s, time.UTC, false)
 		if err != nil {
 			return bad(err)
 		}
-		return TimestampNTZ(timeMicros(ts)), nil
+		return deltaschema.TimestampNTZ(timeMicros(ts)), nil
 	case "decimal":
 		d, err := parseDecimal(strings.TrimSpace(s), t.Precision, t.Scale)
 		if err != nil {
@@ -176,20 +178,20 @@ func parsePartitionTime(s string, loc *time.Location, zoned bool) (time.Time, er
 
 // parseDecimal parses a decimal literal into Decimal at the given scale,
 // rejecting values that need more digits than precision or lose digits.
-func parseDecimal(s string, precision, scale int) (Decimal, error) {
+func parseDecimal(s string, precision, scale int) (deltaschema.Decimal, error) {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
-		return Decimal{}, fmt.Errorf("not a decimal number")
+		return deltaschema.Decimal{}, fmt.Errorf("not a decimal number")
 	}
 	mul := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)
 	r.Mul(r, new(big.Rat).SetInt(mul))
 	if !r.IsInt() {
-		return Decimal{}, fmt.Errorf("more than %d fractional digits", scale)
+		return deltaschema.Decimal{}, fmt.Errorf("more than %d fractional digits", scale)
 	}
 	u := new(big.Int).Set(r.Num())
 	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(precision)), nil)
 	if new(big.Int).Abs(u).Cmp(limit) >= 0 {
-		return Decimal{}, fmt.Errorf("more than %d digits", precision)
+		return deltaschema.Decimal{}, fmt.Errorf("more than %d digits", precision)
 	}
-	return Decimal{Unscaled: u, Scale: scale}, nil
+	return deltaschema.Decimal{Unscaled: u, Scale: scale}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/units"
 )
 
@@ -325,7 +326,7 @@ func (p *Properties) set(key, v string) (known bool, err error) {
 	case PropRequireCheckpointProtectionBeforeVersion:
 		p.RequireCheckpointProtectionBeforeVersion, err = parseInt64(v, 0)
 	case PropColumnMappingMode:
-		p.ColumnMappingMode, err = parseColumnMappingMode(v)
+		p.ColumnMappingMode, err = schema.ParseColumnMappingMode(v)
 	case PropColumnMappingMaxColumnID:
 		p.ColumnMappingMaxColumnID, err = parseInt64(v, 0)
 	case PropUniversalFormatEnabledFormats:
@@ -357,7 +358,7 @@ func defaultProperties() *Properties {
 		IsolationLevel:                       IsolationSerializable,
 		InCommitTimestampEnablementVersion:   -1,
 		InCommitTimestampEnablementTimestamp: -1,
-		ColumnMappingMode:                    ColumnMappingNone,
+		ColumnMappingMode:                    schema.ColumnMappingNone,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // DomainRowTracking is the domain of the row id high-water mark.
@@ -82,7 +84,7 @@ func RowTrackingOf(s *Snapshot) (RowTracking, error) {
 			return rt, err
 		}
 		for _, f := range s.Schema.Fields {
-			if n := physName(f, mode); n == rt.RowIDColumn || n == rt.RowCommitVersionColumn {
+			if n := schema.PhysName(f, mode); n == rt.RowIDColumn || n == rt.RowCommitVersionColumn {
 				return rt, fmt.Errorf("version %d: materialized row tracking column %q is also a table column", s.Version, n)
 			}
 		}

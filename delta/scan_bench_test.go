@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 )
@@ -94,7 +95,7 @@ func benchScanFile(b *testing.B, snap *Snapshot) (dir, name string, size, rows i
 // file:// bucket (ranged reads), with and without a deletion vector
 // (every 10th row deleted), with caller-owned rows and with ReuseRows. Reports rows/s, MB/s of file, and GETs.
 func BenchmarkScan(b *testing.B) {
-	st, err := ParseSchema(benchScanSchema)
+	st, err := deltaschema.ParseSchema(benchScanSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func BenchmarkScan(b *testing.B) {
 	// The widened table reads k (INT32 in the file) as long: the per-value
 	// conversion path instead of the identity path.
 	widenedSchema := strings.Replace(benchScanSchema, `"k","type":"integer"`, `"k","type":"long"`, 1)
-	wst, err := ParseSchema(widenedSchema)
+	wst, err := deltaschema.ParseSchema(widenedSchema)
 	if err != nil {
 		b.Fatal(err)
 	}

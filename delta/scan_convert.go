@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -87,18 +88,10 @@ const julianEpoch = 2440588
 func int96Micros(i deprecated.Int96) int64 {
 	nanos := int64(uint64(i[1])<<32 | uint64(i[0]))
 	days := int64(i[2]) - julianEpoch
-	return days*86400_000_000 + floorDiv(nanos, 1000)
+	return days*86400_000_000 + schema.FloorDiv(nanos, 1000)
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
+func newValueConv(srcNode parquet.Node, dt *schema.DataType) (valueConv, error) {
 	si := describeSrc(srcNode)
 	mismatch := func() (valueConv, error) {
 		return nil, fmt.Errorf("cannot read file type %s as table type %s", si.typeName, dt.String())
@@ -173,7 +166,7 @@ func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
 				}, nil
 			case *format.NanoSeconds:
 				return func(v parquet.Value, _ *arena) (parquet.Value, error) {
-					return parquet.Int64Value(floorDiv(v.Int64(), 1000)), nil
+					return parquet.Int64Value(schema.FloorDiv(v.Int64(), 1000)), nil
 				}, nil
 			default:
 				return same, nil
@@ -195,7 +188,7 @@ func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
 // newDecimalConv reads decimals of any physical encoding (and integers, for
 // integer -> decimal widening) as decimal(P,S) in the physical type
 // compactord writes.
-func newDecimalConv(si srcInfo, dt *DataType) (valueConv, error) {
+func newDecimalConv(si srcInfo, dt *schema.DataType) (valueConv, error) {
 	srcScale := 0
 	switch {
 	case si.decimal != nil:
@@ -290,7 +283,7 @@ func decimalToBytes(u *big.Int, width int) []byte {
 // sameLeafType reports whether file values of srcNode are already values of
 // the target type as compactord writes it (same physical type, same
 // decimal scale and width, timestamps in microseconds).
-func sameLeafType(srcNode parquet.Node, dt *DataType) bool {
+func sameLeafType(srcNode parquet.Node, dt *schema.DataType) bool {
 	si := describeSrc(srcNode)
 	switch dt.Name {
 	case "boolean":

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/schema"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob"
 )
@@ -48,7 +50,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 	snap := &Snapshot{}
 	live := map[string]*Add{}
 	for i, p := range commits {
-		eachLogLine(t, p, func(raw []byte) {
+		deltatest.EachLogLine(t, p, func(raw []byte) {
 			var line struct {
 				MetaData *Metadata `json:"metaData"`
 				Protocol *Protocol `json:"protocol"`
@@ -90,7 +92,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 		snap.Files = append(snap.Files, a)
 	}
 	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
-	s, err := ParseSchema(snap.Metadata.SchemaString)
+	s, err := schema.ParseSchema(snap.Metadata.SchemaString)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func loadTestSnapshot(t *testing.T, root string) *Snapshot {
 		t.Fatal(err)
 	}
 	if snap.Schema == nil {
-		if snap.Schema, err = ParseSchema(snap.Metadata.SchemaString); err != nil {
+		if snap.Schema, err = schema.ParseSchema(snap.Metadata.SchemaString); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -18,14 +20,14 @@ func FuzzParseSchema(f *testing.F) {
 	if dirs, err := os.ReadDir(testutil.DeltaTestdata(f)); err == nil {
 		for _, d := range dirs {
 			if d.IsDir() {
-				for _, s := range schemaStringsInLogTB(f, filepath.Join(testutil.DeltaTestdata(f), d.Name(), "delta")) {
+				for _, s := range deltatest.SchemaStringsInLog(f, filepath.Join(testutil.DeltaTestdata(f), d.Name(), "delta")) {
 					f.Add(s)
 				}
 			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		st, err := ParseSchema(s)
+		st, err := schema.ParseSchema(s)
 		if err != nil {
 			return
 		}
@@ -33,7 +35,7 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal of a parsed schema failed: %v", err)
 		}
-		st2, err := ParseSchema(string(b))
+		st2, err := schema.ParseSchema(string(b))
 		if err != nil {
 			t.Fatalf("re-parse failed: %v\n%s", err, b)
 		}

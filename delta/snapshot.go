@@ -1,5 +1,7 @@
 package delta
 
+import "github.com/compactord/compactord/delta/schema"
+
 // Snapshot is the state of a table at one version, as LoadSnapshot
 // replays it. Treat it as read-only (copy an *Add before changing it):
 // one Snapshot is usually shared by the planner, writer and committer.
@@ -14,7 +16,7 @@ type Snapshot struct {
 	// Metadata is the latest metaData action at Version.
 	Metadata Metadata
 	// Schema is Metadata.SchemaString parsed.
-	Schema *StructType
+	Schema *schema.StructType
 	// Files are the live add actions, sorted by Path.
 	Files []*Add
 	// Tombstones are the remove actions known to this snapshot (those of

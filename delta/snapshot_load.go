@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -123,7 +124,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		Domains:  r.domains,
 		props:    ParseProperties(r.metadata.Configuration),
 	}
-	if snap.Schema, err = ParseSchema(r.metadata.SchemaString); err != nil {
+	if snap.Schema, err = schema.ParseSchema(r.metadata.SchemaString); err != nil {
 		// A feature this build does not read often brings types it does
 		// not parse (geospatial's geometry): name the feature first.
 		if ferr := Readable(snap); ferr != nil {

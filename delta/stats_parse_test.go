@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -201,7 +202,7 @@ func enginesStats(t *testing.T) [][]string {
 	}
 	var out [][]string
 	for _, path := range logs {
-		out = append(out, logStrings(t, path, "add", "stats"))
+		out = append(out, deltatest.LogStrings(t, path, "add", "stats"))
 	}
 	return out
 }

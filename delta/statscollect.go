@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -88,12 +89,12 @@ type StatsCollector struct {
 // will be observed (physical names, no partition columns), for example
 // DataSchemaOf(schema, meta). tightBounds is off until SetProtocol says
 // the table supports deletion vectors.
-func NewStatsCollector(meta *Metadata, schema *StructType, pq *parquet.Schema) (*StatsCollector, error) {
+func NewStatsCollector(meta *Metadata, schema *deltaschema.StructType, pq *parquet.Schema) (*StatsCollector, error) {
 	if meta == nil || pq == nil {
 		return nil, fmt.Errorf("stats collector: metadata and parquet schema are required")
 	}
 	if schema == nil {
-		s, err := ParseSchema(meta.SchemaString)
+		s, err := deltaschema.ParseSchema(meta.SchemaString)
 		if err != nil {
 			return nil, fmt.Errorf("stats collector: %w", err)
 		}
@@ -582,7 +583,7 @@ func (c *StatsCollector) appendMinMax(b []byte, nodes []*statsNode, max bool) []
 		if !first {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, n.name)
+		b = deltaschema.AppendJSONString(b, n.name)
 		b = append(b, ':')
 		if n.leaf < 0 {
 			b = c.appendMinMax(b, n.children, max)
@@ -635,7 +636,7 @@ func (c *StatsCollector) appendBound(b []byte, l *leafStats, max bool) ([]byte, 
 		} else {
 			s = TruncateStringMin(s, c.prefixLen)
 		}
-		return appendJSONString(b, s), true
+		return deltaschema.AppendJSONString(b, s), true
 	case catDecimal:
 		if l.decBytes {
 			return appendDecimal(b, twosComplementInt(pickB), l.scale), true
@@ -656,7 +657,7 @@ func (c *StatsCollector) appendNulls(b []byte, nodes []*statsNode) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, n.name)
+		b = deltaschema.AppendJSONString(b, n.name)
 		b = append(b, ':')
 		if n.leaf < 0 {
 			b = c.appendNulls(b, n.children)
@@ -681,8 +682,8 @@ type statsBuilder struct {
 
 // node builds the stats node of field f whose parent group in the parquet
 // schema is parent (nil: not present in the data) at definition level def.
-func (b *statsBuilder) node(f *StructField, parent parquet.Node, path []string, def int) (*statsNode, error) {
-	name := physName(f, b.mode)
+func (b *statsBuilder) node(f *deltaschema.StructField, parent parquet.Node, path []string, def int) (*statsNode, error) {
+	name := deltaschema.PhysName(f, b.mode)
 	n := &statsNode{name: name, leaf: -1}
 	path = append(path[:len(path):len(path)], name)
 	var pn parquet.Node
@@ -738,7 +739,7 @@ func (b *statsBuilder) node(f *StructField, parent parquet.Node, path []string, 
 
 // bindPhysical checks the parquet leaf against the table type and records
 // how to read it.
-func (l *leafStats) bindPhysical(pn parquet.Node, t *DataType) error {
+func (l *leafStats) bindPhysical(pn parquet.Node, t *deltaschema.DataType) error {
 	typ := pn.Type()
 	kind := typ.Kind()
 	lt := typ.LogicalType()
@@ -808,7 +809,7 @@ func (l *leafStats) bindPhysical(pn parquet.Node, t *DataType) error {
 	return nil
 }
 
-func categoryOf(t *DataType) statCat {
+func categoryOf(t *deltaschema.DataType) statCat {
 	switch {
 	case t.Struct != nil, t.ElementType != nil, t.KeyType != nil:
 		return catNone

@@ -2,12 +2,14 @@ package delta
 
 import (
 	"strings"
+
+	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
 // statsFields returns the (logical) data columns that get statistics:
 // those delta.dataSkippingStatsColumns names, else the first
 // delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
-func statsFields(meta *Metadata, schema *StructType) ([]*StructField, error) {
+func statsFields(meta *Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
 	fields := dataFields(meta, schema)
 	props := meta.Properties()
 	if err := props.Check(PropStatsColumns, PropNumIndexedCols); err != nil {
@@ -24,12 +26,12 @@ func statsFields(meta *Metadata, schema *StructType) ([]*StructField, error) {
 
 // dataFields returns the schema's top-level fields minus the partition
 // columns (matched case-insensitively, as Spark does).
-func dataFields(meta *Metadata, schema *StructType) []*StructField {
+func dataFields(meta *Metadata, schema *deltaschema.StructType) []*deltaschema.StructField {
 	part := make(map[string]bool, len(meta.PartitionColumns))
 	for _, p := range meta.PartitionColumns {
 		part[strings.ToLower(p)] = true
 	}
-	out := make([]*StructField, 0, len(schema.Fields))
+	out := make([]*deltaschema.StructField, 0, len(schema.Fields))
 	for _, f := range schema.Fields {
 		if !part[strings.ToLower(f.Name)] {
 			out = append(out, f)
@@ -42,8 +44,8 @@ func dataFields(meta *Metadata, schema *StructType) []*StructField {
 // struct leaves count one by one; arrays, maps and every other non-struct
 // type count as one leaf) and returns the kept fields and the number of
 // leaves kept.
-func truncateFields(fields []*StructField, n int) ([]*StructField, int) {
-	var out []*StructField
+func truncateFields(fields []*deltaschema.StructField, n int) ([]*deltaschema.StructField, int) {
+	var out []*deltaschema.StructField
 	count := 0
 	for i := 0; i < len(fields) && count < n; i++ {
 		f := fields[i]
@@ -51,7 +53,7 @@ func truncateFields(fields []*StructField, n int) ([]*StructField, int) {
 			sub, c := truncateFields(f.Type.Struct.Fields, n-count)
 			count += c
 			cp := *f
-			cp.Type = &DataType{Struct: &StructType{Fields: sub}}
+			cp.Type = &deltaschema.DataType{Struct: &deltaschema.StructType{Fields: sub}}
 			out = append(out, &cp)
 			continue
 		}
@@ -64,8 +66,8 @@ func truncateFields(fields []*StructField, n int) ([]*StructField, int) {
 // filterFields keeps, in schema order, the columns named by the
 // lower-cased paths: a path naming a struct keeps all its leaves, a longer
 // path descends into it. Names that match nothing are ignored.
-func filterFields(fields []*StructField, paths [][]string) []*StructField {
-	var out []*StructField
+func filterFields(fields []*deltaschema.StructField, paths [][]string) []*deltaschema.StructField {
+	var out []*deltaschema.StructField
 	for _, f := range fields {
 		lower := strings.ToLower(f.Name)
 		whole := false
@@ -88,7 +90,7 @@ func filterFields(fields []*StructField, paths [][]string) []*StructField {
 			out = append(out, f)
 		case f.Type.Struct != nil:
 			cp := *f
-			cp.Type = &DataType{Struct: &StructType{Fields: filterFields(f.Type.Struct.Fields, rest)}}
+			cp.Type = &deltaschema.DataType{Struct: &deltaschema.StructType{Fields: filterFields(f.Type.Struct.Fields, rest)}}
 			out = append(out, &cp)
 		}
 	}
@@ -98,7 +100,7 @@ func filterFields(fields []*StructField, paths [][]string) []*StructField {
 // parseStatsColumns parses delta.dataSkippingStatsColumns: a comma-separated
 // list of column paths (splitColumnList); names are lower-cased.
 func parseStatsColumns(s string) ([][]string, error) {
-	paths, err := splitColumnList(s)
+	paths, err := deltaschema.SplitColumnList(s)
 	for _, p := range paths {
 		for i := range p {
 			p[i] = strings.ToLower(p[i])

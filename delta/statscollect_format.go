@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -264,7 +265,7 @@ func MarkStatsWide(stats string) string {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, key)
+		b = schema.AppendJSONString(b, key)
 		b = append(b, ':')
 		b = append(b, raw...)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -146,7 +147,7 @@ func BenchmarkStatsCollectorObserve(b *testing.B) {
 
 func TestStatsWideDecimalFromFixedLenBytes(t *testing.T) {
 	const schemaJSON = `{"type":"struct","fields":[{"name":"d","type":"decimal(20,2)","nullable":true,"metadata":{}}]}`
-	schema, err := ParseSchema(schemaJSON)
+	schema, err := deltaschema.ParseSchema(schemaJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
  {"name":"b_ns","type":"timestamp","nullable":true,"metadata":{}},
  {"name":"c_ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},
  {"name":"d_day","type":"date","nullable":true,"metadata":{}}]}`
-	schema, err := ParseSchema(schemaJSON)
+	schema, err := deltaschema.ParseSchema(schemaJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -33,7 +35,7 @@ func readFixtureLog(t *testing.T, root string) fixtureLog {
 	sort.Strings(logs)
 	var fl fixtureLog
 	for _, lf := range logs {
-		eachLogLine(t, lf, func(line []byte) {
+		deltatest.EachLogLine(t, lf, func(line []byte) {
 			a, err := ParseAction(line)
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
@@ -315,7 +317,7 @@ func statsTestRows() []statsRow {
 // partitioned by part, with the table configuration conf.
 func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*StatsCollector, *parquet.Schema, error) {
 	tb.Helper()
-	schema, err := ParseSchema(statsTestSchema)
+	schema, err := deltaschema.ParseSchema(statsTestSchema)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -461,7 +463,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := testutil.DeltaTable(t, name)
 			fl := readFixtureLog(t, root)
-			schema, err := ParseSchema(fl.meta.SchemaString)
+			schema, err := deltaschema.ParseSchema(fl.meta.SchemaString)
 			if err != nil {
 				t.Fatal(err)
 			}

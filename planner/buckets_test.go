@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // streamSnapshot is a table clustered by (ts, key): a full Z-cube of old
@@ -16,9 +17,9 @@ func streamSnapshot(withoutStats bool) *delta.Snapshot {
 	snap := &delta.Snapshot{Version: 9, Domains: map[string]delta.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "ts", Type: &delta.DataType{Name: "long"}},
-		{Name: "key", Type: &delta.DataType{Name: "long"}},
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "ts", Type: &schema.DataType{Name: "long"}},
+		{Name: "key", Type: &schema.DataType{Name: "long"}},
 	}}
 	liquid := ClusteringProviderLiquid
 	file := func(path string, size, tsLo, tsHi int64) *delta.Add {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // fixture is the planner's small JSON description of a snapshot plus the
@@ -80,14 +81,14 @@ func loadFixture(path string) (*fixture, error) {
 	return &f, nil
 }
 
-func (f fixtureField) toDelta() *delta.StructField {
-	sf := &delta.StructField{Name: f.Name, Nullable: true, Type: &delta.DataType{Name: f.Type}}
+func (f fixtureField) toDelta() *schema.StructField {
+	sf := &schema.StructField{Name: f.Name, Nullable: true, Type: &schema.DataType{Name: f.Type}}
 	if f.Fields != nil {
-		st := &delta.StructType{}
+		st := &schema.StructType{}
 		for _, c := range f.Fields {
 			st.Fields = append(st.Fields, c.toDelta())
 		}
-		sf.Type = &delta.DataType{Struct: st}
+		sf.Type = &schema.DataType{Struct: st}
 	}
 	if f.PhysicalName != "" {
 		raw, _ := json.Marshal(f.PhysicalName)
@@ -110,7 +111,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 		Domains: map[string]delta.DomainMetadata{},
 	}
 	if f.Schema != nil {
-		snap.Schema = &delta.StructType{}
+		snap.Schema = &schema.StructType{}
 		for _, c := range f.Schema {
 			snap.Schema.Fields = append(snap.Schema.Fields, c.toDelta())
 		}

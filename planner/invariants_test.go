@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // randomSnapshot builds a table of random files: partitions (or clustering
 // columns), sizes, DVs, ages, Z-cubes and stats.
 func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 	snap := &delta.Snapshot{Version: rng.Int64N(1000), Domains: map[string]delta.DomainMetadata{}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "k", Type: &delta.DataType{Name: "long"}},
-		{Name: "s", Type: &delta.DataType{Name: "string"}},
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "k", Type: &schema.DataType{Name: "long"}},
+		{Name: "s", Type: &schema.DataType{Name: "string"}},
 	}}
 	if clustered {
 		snap.Domains["delta.clustering"] = delta.DomainMetadata{Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"],["s"]]}`}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // bigClusteredSnapshot is a clustered table of n files: a third in large
@@ -17,9 +18,9 @@ func bigClusteredSnapshot(n int) *delta.Snapshot {
 	snap := &delta.Snapshot{Version: 1, Domains: map[string]delta.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "ts", Type: &delta.DataType{Name: "timestamp"}},
-		{Name: "key", Type: &delta.DataType{Name: "long"}},
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "ts", Type: &schema.DataType{Name: "timestamp"}},
+		{Name: "key", Type: &schema.DataType{Name: "long"}},
 	}}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	liquid := ClusteringProviderLiquid

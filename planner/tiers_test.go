@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // tieredSnapshot is a table clustered by k with one file per partial cube
@@ -16,7 +17,7 @@ func tieredSnapshot(cubes []int64, uncl int64) *delta.Snapshot {
 	snap := &delta.Snapshot{Version: 3, Domains: map[string]delta.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{{Name: "k", Type: &delta.DataType{Name: "long"}}}}
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{{Name: "k", Type: &schema.DataType{Name: "long"}}}}
 	liquid := ClusteringProviderLiquid
 	for i, size := range cubes {
 		snap.Files = append(snap.Files, &delta.Add{

@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
@@ -169,7 +170,7 @@ func Expire(ctx context.Context, t *delta.Table, opts Options) (*Result, error) 
 type expireTarget struct {
 	logical   []string
 	col       predicate.Column // physical path
-	typ       *delta.DataType
+	typ       *schema.DataType
 	partition bool
 	pred      predicate.Expr
 }
@@ -178,7 +179,7 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 	if opts.Column == "" {
 		return nil, errors.New("retention: no column given")
 	}
-	logical, err := delta.ParseColumnPath(opts.Column)
+	logical, err := schema.ParseColumnPath(opts.Column)
 	if err != nil {
 		return nil, fmt.Errorf("retention column: %w", err)
 	}
@@ -286,10 +287,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
+func findField(s *schema.StructType, path []string) (*schema.StructField, error) {
 	cur := s
 	for i, name := range path {
-		var found *delta.StructField
+		var found *schema.StructField
 		for _, f := range cur.Fields {
 			if strings.EqualFold(f.Name, name) {
 				found = f
@@ -340,9 +341,9 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 	}
 	partZones := map[string]*time.Location{}
 	for _, f := range parts {
-		partKinds[delta.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
+		partKinds[schema.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
 		if f.Type.Name == "timestamp" && opts.TimeZone != nil { // timestamp_ntz values have no zone
-			partZones[delta.PhysicalName(f)] = opts.TimeZone
+			partZones[schema.PhysicalName(f)] = opts.TimeZone
 		}
 	}
 	read := predicate.Read{Data: tgt.pred}
@@ -503,7 +504,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 }
 
 // dryRunReport fills res with what changes would do, per partition.
-func dryRunReport(res *Result, snap *delta.Snapshot, parts []*delta.StructField, changes []*commit.FileChange, rewrites map[string]bool) {
+func dryRunReport(res *Result, snap *delta.Snapshot, parts []*schema.StructField, changes []*commit.FileChange, rewrites map[string]bool) {
 	byPart := map[string]*PartitionDeletes{}
 	res.RowsDeleted, res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded = 0, 0, 0, 0
 	for _, c := range changes {
@@ -546,7 +547,7 @@ func dryRunReport(res *Result, snap *delta.Snapshot, parts []*delta.StructField,
 
 // partitionKey renders f's partition values as col=value/... in the
 // table's partition order, with logical column names.
-func partitionKey(parts []*delta.StructField, f *delta.Add) string {
+func partitionKey(parts []*schema.StructField, f *delta.Add) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -554,7 +555,7 @@ func partitionKey(parts []*delta.StructField, f *delta.Add) string {
 		}
 		b.WriteString(p.Name)
 		b.WriteByte('=')
-		if v := f.PartitionValues[delta.PhysicalName(p)]; v != nil {
+		if v := f.PartitionValues[schema.PhysicalName(p)]; v != nil {
 			b.WriteString(*v)
 		} else {
 			b.WriteString("__HIVE_DEFAULT_PARTITION__")
@@ -567,7 +568,7 @@ func partitionKey(parts []*delta.StructField, f *delta.Add) string {
 // records it in commitInfo.operationParameters.predicate.
 func expirePredicateText(tgt *expireTarget, opts Options) string {
 	c := tgt.pred.(predicate.Cmp)
-	return fmt.Sprintf("(%s < %s)", delta.FormatColumnPath(tgt.logical), c.Value)
+	return fmt.Sprintf("(%s < %s)", schema.FormatColumnPath(tgt.logical), c.Value)
 }
 
 // footerRows is the row count in f's parquet footer.
@@ -591,7 +592,7 @@ func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *d
 	defer scan.Close()
 	leaf, ok := scan.Schema().Lookup(tgt.col.Path...)
 	if !ok {
-		return nil, 0, fmt.Errorf("file %s: retention column %s (physical %s) is not in the data schema", f.Path, delta.FormatColumnPath(tgt.logical), delta.FormatColumnPath(tgt.col.Path))
+		return nil, 0, fmt.Errorf("file %s: retention column %s (physical %s) is not in the data schema", f.Path, schema.FormatColumnPath(tgt.logical), schema.FormatColumnPath(tgt.col.Path))
 	}
 	out := roaring64.New()
 	rows := make([]parquet.Row, 256)
@@ -664,13 +665,13 @@ func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
 		return predicate.Float(x), true, nil
 	case string:
 		return predicate.String(x), true, nil
-	case delta.Date:
+	case schema.Date:
 		return predicate.Date(int64(x)), true, nil
-	case delta.Timestamp:
+	case schema.Timestamp:
 		return predicate.Timestamp(int64(x)), true, nil
-	case delta.TimestampNTZ:
+	case schema.TimestampNTZ:
 		return predicate.Timestamp(int64(x)), true, nil
-	case delta.Decimal:
+	case schema.Decimal:
 		v, err := predicate.Decimal(x.String())
 		return v, err == nil, err
 	}

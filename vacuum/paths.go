@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
 )
@@ -31,7 +32,7 @@ func newHiddenRule(snap *delta.Snapshot) hiddenRule {
 		add(c)
 		if snap.Schema != nil {
 			if f := snap.Schema.Field(c); f != nil {
-				add(delta.PhysicalName(f))
+				add(schema.PhysicalName(f))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -296,15 +297,15 @@ func checkDuckTypes(t *testing.T, snap *delta.Snapshot, d duckFile) {
 	}
 }
 
-func fieldName(f *delta.StructField, mode string) string {
+func fieldName(f *schema.StructField, mode string) string {
 	if mode == "none" {
 		return f.Name
 	}
-	return delta.PhysicalName(f)
+	return schema.PhysicalName(f)
 }
 
 // duckType renders the DuckDB type a Delta type reads as.
-func duckType(dt *delta.DataType, mode string) string {
+func duckType(dt *schema.DataType, mode string) string {
 	switch {
 	case dt.Struct != nil:
 		parts := make([]string, 0, len(dt.Struct.Fields))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 func strp(s string) *string { return &s }
@@ -76,7 +77,7 @@ func TestOutputKeysFollowDeltaNaming(t *testing.T) {
 			name: "column mapping uses physical names",
 			snap: &delta.Snapshot{
 				Metadata: delta.Metadata{PartitionColumns: []string{"Part"}, Configuration: map[string]string{"delta.columnMapping.mode": "name"}},
-				Schema:   &delta.StructType{Fields: []*delta.StructField{{Name: "id"}, {Name: "Part", Metadata: cm("col-1234")}}},
+				Schema:   &schema.StructType{Fields: []*schema.StructField{{Name: "id"}, {Name: "Part", Metadata: cm("col-1234")}}},
 			},
 			pv:   map[string]*string{"col-1234": strp("x/y")},
 			ext:  ".gz",

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -123,9 +124,9 @@ func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provide
 func (t *table) snapshot() *delta.Snapshot {
 	snap := &delta.Snapshot{
 		Version: t.version,
-		Schema: &delta.StructType{Fields: []*delta.StructField{
-			{Name: "ts", Type: &delta.DataType{Name: "long"}},
-			{Name: "key", Type: &delta.DataType{Name: "long"}},
+		Schema: &schema.StructType{Fields: []*schema.StructField{
+			{Name: "ts", Type: &schema.DataType{Name: "long"}},
+			{Name: "key", Type: &schema.DataType{Name: "long"}},
 		}},
 		Domains: map[string]delta.DomainMetadata{
 			"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},

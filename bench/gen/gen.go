@@ -20,6 +20,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
 // SchemaString is the Delta schema of generated tables.
@@ -54,7 +55,7 @@ func Generate(dir string, total, lo, hi int64, seed uint64, codec compress.Codec
 	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
 		return err
 	}
-	st, err := delta.ParseSchema(SchemaString)
+	st, err := deltaschema.ParseSchema(SchemaString)
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,14 @@
-package delta
+package schema
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -16,18 +16,7 @@ import (
 // commits of a test table (read independently of the log replay code).
 func schemaStringsInLog(t *testing.T, root string) []string {
 	t.Helper()
-	return schemaStringsInLogTB(t, root)
-}
-
-func schemaStringsInLogTB(t testing.TB, root string) []string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
-	sort.Strings(files)
-	var out []string
-	for _, p := range files {
-		out = append(out, logStrings(t, p, "metaData", "schemaString")...)
-	}
-	return out
+	return deltatest.SchemaStringsInLog(t, root)
 }
 
 func TestSchemaRoundTripOnEveryTestTable(t *testing.T) {

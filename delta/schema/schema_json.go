@@ -1,4 +1,4 @@
-package delta
+package schema
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ func parseDataType(raw json.RawMessage) (*DataType, error) {
 		if err := json.Unmarshal(raw, &name); err != nil {
 			return nil, err
 		}
-		return parsePrimitive(name)
+		return ParsePrimitive(name)
 	}
 	var c rawComplex
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -121,7 +121,7 @@ func parseDataType(raw json.RawMessage) (*DataType, error) {
 	}
 }
 
-func parsePrimitive(name string) (*DataType, error) {
+func ParsePrimitive(name string) (*DataType, error) {
 	if primitiveTypes[name] {
 		return &DataType{Name: name}, nil
 	}

@@ -1,4 +1,4 @@
-package delta
+package schema
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // doubled backtick inside stands for one), as in Spark SQL:
 // "a.b" is field b of struct a, "`a.b`" a top-level column named "a.b".
 func ParseColumnPath(s string) ([]string, error) {
-	paths, err := splitColumnList(s)
+	paths, err := SplitColumnList(s)
 	switch {
 	case err != nil:
 		return nil, err
@@ -27,7 +27,7 @@ func ParseColumnPath(s string) ([]string, error) {
 // elements are separated by '.', optionally quoted with backticks (a
 // doubled backtick inside is a literal one); spaces around an unquoted
 // element or a quoted one are dropped. A blank list is empty.
-func splitColumnList(s string) ([][]string, error) {
+func SplitColumnList(s string) ([][]string, error) {
 	var out [][]string
 	var path []string
 	var part strings.Builder
