@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -41,8 +42,8 @@ const (
 
 // Isolation levels of data-changing transactions.
 const (
-	Serializable      = delta.IsolationSerializable
-	WriteSerializable = delta.IsolationWriteSerializable
+	Serializable      = props.IsolationSerializable
+	WriteSerializable = props.IsolationWriteSerializable
 )
 
 // TableIsolation returns the table's isolation level for data-changing

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/objstore"
@@ -148,7 +149,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 
 	var info *CheckpointInfo
 	var lc *lastCheckpointOut
-	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2 {
+	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2 {
 		info, lc, err = w.writeV2(ctx)
 	} else {
 		info, lc, err = w.writeClassic(ctx)
@@ -180,7 +181,7 @@ type checkpointWrite struct {
 
 // selectLive applies tombstone and txn expiry and orders the non-file
 // actions deterministically.
-func (w *checkpointWrite) selectLive(now time.Time, props *Properties) {
+func (w *checkpointWrite) selectLive(now time.Time, props *deltaprops.Properties) {
 	w.info.Version = w.snap.Version
 	minDeletion := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
 	for _, r := range w.snap.Tombstones {
@@ -696,10 +697,10 @@ func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut,
 
 // checkpointProperties returns the snapshot's properties once those a
 // checkpoint depends on are known to be valid.
-func checkpointProperties(snap *Snapshot) (*Properties, error) {
+func checkpointProperties(snap *Snapshot) (*deltaprops.Properties, error) {
 	props := snap.Properties()
-	return props, props.Check(PropCheckpointPolicy, PropCheckpointWriteStatsAsJSON, PropCheckpointWriteStatsAsStruct,
-		PropDeletedFileRetentionDuration, PropSetTransactionRetentionDuration)
+	return props, props.Check(deltaprops.PropCheckpointPolicy, deltaprops.PropCheckpointWriteStatsAsJSON, deltaprops.PropCheckpointWriteStatsAsStruct,
+		deltaprops.PropDeletedFileRetentionDuration, deltaprops.PropSetTransactionRetentionDuration)
 }
 
 // unboundedStringColumns turns off the parquet min/max statistics (in page

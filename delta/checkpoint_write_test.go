@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -118,7 +119,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2
+			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2
 			if info.V2 != isV2 {
 				t.Fatalf("V2 = %v, want %v", info.V2, isV2)
 			}
@@ -229,7 +230,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 // compareCheckpointSnapshot checks that got (from our checkpoint alone) is ref (JSON
 // replay) with expired tombstones and txns dropped.
-func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *Properties, snap *Snapshot) {
+func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *deltaprops.Properties, snap *Snapshot) {
 	t.Helper()
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
@@ -568,7 +569,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			if cms != 1 {
 				t.Fatalf("%d checkpointMetadata actions in the compatibility checkpoint", cms)
 			}
-			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), &Properties{CheckpointWriteStatsAsJSON: true, DeletedFileRetention: time.Duration(1 << 62)}, want)
+			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), &deltaprops.Properties{CheckpointWriteStatsAsJSON: true, DeletedFileRetention: time.Duration(1 << 62)}, want)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 
+	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
@@ -225,7 +226,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 
 // checkpointColumns decides the add columns of a table's checkpoints from
 // its properties, schema and protocol.
-func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
+func checkpointColumns(snap *Snapshot, props *deltaprops.Properties) (cpColumns, error) {
 	cols := cpColumns{statsJSON: props.CheckpointWriteStatsAsJSON}
 	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
@@ -44,7 +45,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 			return 0, err
 		}
 		if !rt.Enabled {
-			return 0, fmt.Errorf("version %d: row ids requested but row tracking is not enabled (%s)", snap.Version, PropEnableRowTracking)
+			return 0, fmt.Errorf("version %d: row ids requested but row tracking is not enabled (%s)", snap.Version, props.PropEnableRowTracking)
 		}
 		if dec.scanShape, err = newRewriteShape(snap); err != nil {
 			return 0, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 )
 
@@ -70,10 +71,10 @@ func RowTrackingOf(s *Snapshot) (RowTracking, error) {
 		return rt, nil
 	}
 	if !rt.Supported {
-		return rt, fmt.Errorf("version %d: %s=true but the protocol lacks the rowTracking writer feature", s.Version, PropEnableRowTracking)
+		return rt, fmt.Errorf("version %d: %s=true but the protocol lacks the rowTracking writer feature", s.Version, props.PropEnableRowTracking)
 	}
 	if rt.RowIDColumn == "" || rt.RowCommitVersionColumn == "" {
-		return rt, fmt.Errorf("version %d: row tracking is enabled but %s or %s is not set", s.Version, PropMaterializedRowIDColumnName, PropMaterializedRowCommitVersionColumnName)
+		return rt, fmt.Errorf("version %d: row tracking is enabled but %s or %s is not set", s.Version, props.PropMaterializedRowIDColumnName, props.PropMaterializedRowCommitVersionColumnName)
 	}
 	if rt.RowIDColumn == rt.RowCommitVersionColumn {
 		return rt, fmt.Errorf("version %d: both materialized row tracking columns are named %q", s.Version, rt.RowIDColumn)

@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
@@ -11,7 +12,7 @@ import (
 // naming it.
 func ColumnMappingMode(meta *Metadata) (string, error) {
 	p := meta.Properties()
-	if err := p.Check(PropColumnMappingMode); err != nil {
+	if err := p.Check(props.PropColumnMappingMode); err != nil {
 		return "", err
 	}
 	return p.ColumnMappingMode, nil

@@ -1,6 +1,9 @@
 package delta
 
-import "github.com/compactord/compactord/delta/schema"
+import (
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
+)
 
 // Snapshot is the state of a table at one version, as LoadSnapshot
 // replays it. Treat it as read-only (copy an *Add before changing it):
@@ -30,7 +33,7 @@ type Snapshot struct {
 
 	// props are Metadata.Configuration parsed when the snapshot was
 	// loaded (nil in a snapshot built by hand; see Properties).
-	props *Properties
+	props *props.Properties
 	// slim is set on a snapshot Slim cut down (never committed against
 	// or checkpointed).
 	slim *slimInfo

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/failure"
 )
@@ -122,7 +123,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		Metadata: *r.metadata,
 		Txns:     r.txns,
 		Domains:  r.domains,
-		props:    ParseProperties(r.metadata.Configuration),
+		props:    props.ParseProperties(r.metadata.Configuration),
 	}
 	if snap.Schema, err = schema.ParseSchema(r.metadata.SchemaString); err != nil {
 		// A feature this build does not read often brings types it does

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -105,7 +106,7 @@ func NewStatsCollector(meta *Metadata, schema *deltaschema.StructType, pq *parqu
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
 	props := meta.Properties()
-	if err := props.Check(PropStringPrefixLength); err != nil {
+	if err := props.Check(deltaprops.PropStringPrefixLength); err != nil {
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
 	prefixLen := props.StringPrefixLength

@@ -3,6 +3,7 @@ package delta
 import (
 	"strings"
 
+	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
@@ -12,7 +13,7 @@ import (
 func statsFields(meta *Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
 	fields := dataFields(meta, schema)
 	props := meta.Properties()
-	if err := props.Check(PropStatsColumns, PropNumIndexedCols); err != nil {
+	if err := props.Check(deltaprops.PropStatsColumns, deltaprops.PropNumIndexedCols); err != nil {
 		return nil, err
 	}
 	if props.StatsColumns != nil {
@@ -95,16 +96,4 @@ func filterFields(fields []*deltaschema.StructField, paths [][]string) []*deltas
 		}
 	}
 	return out
-}
-
-// parseStatsColumns parses delta.dataSkippingStatsColumns: a comma-separated
-// list of column paths (splitColumnList); names are lower-cased.
-func parseStatsColumns(s string) ([][]string, error) {
-	paths, err := deltaschema.SplitColumnList(s)
-	for _, p := range paths {
-		for i := range p {
-			p[i] = strings.ToLower(p[i])
-		}
-	}
-	return paths, err
 }

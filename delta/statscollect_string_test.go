@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
@@ -78,7 +79,7 @@ func TestStatsStringBoundsInOutput(t *testing.T) {
 		{Name: statsPtr(strings.Repeat("m", 40))},
 		{Name: statsPtr(strings.Repeat("\U0010FFFF", 70))},
 	}
-	got, err := collectStatsRows(t, map[string]string{PropStatsColumns: "name"}, rows, nil)
+	got, err := collectStatsRows(t, map[string]string{props.PropStatsColumns: "name"}, rows, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
@@ -360,52 +361,52 @@ func TestStatsCollectorRules(t *testing.T) {
 		},
 		{
 			name: "numIndexedCols counts nested leaves",
-			conf: map[string]string{PropNumIndexedCols: "4"},
+			conf: map[string]string{props.PropNumIndexedCols: "4"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"id":-3,"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","score":-2.25,"inner":{"a":-1}},` +
 				`"maxValues":{"id":7,"name":"b","score":1.5,"inner":{"a":5}},"nullCount":{"id":1,"name":1,"score":1,"inner":{"a":1}}}`,
 		},
 		{
 			name: "numIndexedCols 0 leaves only numRecords",
-			conf: map[string]string{PropNumIndexedCols: "0"},
+			conf: map[string]string{props.PropNumIndexedCols: "0"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3}`,
 		},
 		{
 			name: "statsColumns wins over numIndexedCols, case-insensitive, schema order",
-			conf: map[string]string{PropNumIndexedCols: "1", PropStatsColumns: "TAGS, `inner`.B,id"},
+			conf: map[string]string{props.PropNumIndexedCols: "1", props.PropStatsColumns: "TAGS, `inner`.B,id"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"id":-3,"inner":{"b":"x"}},"maxValues":{"id":7,"inner":{"b":"x"}},` +
 				`"nullCount":{"id":1,"inner":{"b":2},"tags":1}}`,
 		},
 		{
 			name: "string prefix length from the table",
-			conf: map[string]string{PropStringPrefixLength: "3", PropStatsColumns: "name"},
+			conf: map[string]string{props.PropStringPrefixLength: "3", props.PropStatsColumns: "name"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"name":"aaa"},"maxValues":{"name":"b"},"nullCount":{"name":1}}`,
 		},
 		{
 			name: "NaN drops min and max of that column only",
-			conf: map[string]string{PropStatsColumns: "score,id"},
+			conf: map[string]string{props.PropStatsColumns: "score,id"},
 			rows: append(statsTestRows(), statsRow{ID: statsPtr(int64(0)), Score: statsPtr(math.NaN())}),
 			want: `{"numRecords":4,"minValues":{"id":-3},"maxValues":{"id":7},"nullCount":{"id":1,"score":1}}`,
 		},
 		{
 			name: "all-null columns keep an object without bounds",
-			conf: map[string]string{PropStatsColumns: "inner"},
+			conf: map[string]string{props.PropStatsColumns: "inner"},
 			rows: []statsRow{{}, {}},
 			want: `{"numRecords":2,"minValues":{"inner":{}},"maxValues":{"inner":{}},"nullCount":{"inner":{"a":2,"b":2}}}`,
 		},
 		{
 			name:     "tightBounds when the protocol supports deletion vectors",
-			conf:     map[string]string{PropStatsColumns: "id"},
+			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
 			protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0},"tightBounds":true}`,
 		},
 		{
 			name:     "no tightBounds without deletion vectors",
-			conf:     map[string]string{PropStatsColumns: "id"},
+			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
 			protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0}}`,
@@ -426,11 +427,11 @@ func TestStatsCollectorRules(t *testing.T) {
 
 func TestStatsCollectorRejectsBadConfig(t *testing.T) {
 	for _, conf := range []map[string]string{
-		{PropNumIndexedCols: "many"},
-		{PropNumIndexedCols: "-2"},
-		{PropStringPrefixLength: "0"},
-		{PropStatsColumns: "`unterminated"},
-		{PropStatsColumns: "a,,b"},
+		{props.PropNumIndexedCols: "many"},
+		{props.PropNumIndexedCols: "-2"},
+		{props.PropStringPrefixLength: "0"},
+		{props.PropStatsColumns: "`unterminated"},
+		{props.PropStatsColumns: "a,,b"},
 	} {
 		if _, err := collectStatsRows(t, conf, nil, nil); err == nil {
 			t.Errorf("%v accepted", conf)
@@ -439,7 +440,7 @@ func TestStatsCollectorRejectsBadConfig(t *testing.T) {
 }
 
 func TestStatsCollectorReset(t *testing.T) {
-	c, pq, err := statsTestCollector(t, "part", map[string]string{PropStatsColumns: "id,name"})
+	c, pq, err := statsTestCollector(t, "part", map[string]string{props.PropStatsColumns: "id,name"})
 	if err != nil {
 		t.Fatal(err)
 	}

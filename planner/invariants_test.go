@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 )
 
@@ -260,7 +261,7 @@ func TestTargetFileSizeComesFromTablePropertyUnlessPolicySetsIt(t *testing.T) {
 	} {
 		conf := map[string]string{}
 		if tc.prop != "" {
-			conf[delta.PropTargetFileSize] = tc.prop
+			conf[props.PropTargetFileSize] = tc.prop
 		}
 		pl, err := Plan(&delta.Snapshot{Metadata: delta.Metadata{Configuration: conf}}, Policy{TargetFileSize: tc.policy})
 		if tc.bad {

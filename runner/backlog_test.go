@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
@@ -19,7 +20,7 @@ import (
 func sizedTable(target string, now time.Time, sizes ...int64) *delta.Snapshot {
 	conf := map[string]string{}
 	if target != "" {
-		conf[delta.PropTargetFileSize] = target
+		conf[props.PropTargetFileSize] = target
 	}
 	snap := &delta.Snapshot{Version: 3, Metadata: delta.Metadata{Configuration: conf}}
 	for i, s := range sizes {
@@ -113,7 +114,7 @@ func TestAMalformedTargetFileSizeIsABacklogErrorNamingTheProperty(t *testing.T) 
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	snap := sizedTable("huge", now, 1, 2, 3)
 	_, err := ComputeBacklog(snap, testPolicy("t"), now)
-	if err == nil || !strings.Contains(err.Error(), delta.PropTargetFileSize) {
+	if err == nil || !strings.Contains(err.Error(), props.PropTargetFileSize) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/compactord/compactord/delta"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // hiveDefaultPartition names the directory of a null (or empty) partition value.
@@ -28,7 +29,7 @@ type layout struct {
 func newLayout(snap *delta.Snapshot, partitionValues map[string]*string, codecExt string) (layout, error) {
 	l := layout{codecExt: codecExt}
 	props := snap.Properties()
-	if err := props.Check(delta.PropRandomizeFilePrefixes, delta.PropRandomPrefixLength); err != nil {
+	if err := props.Check(deltaprops.PropRandomizeFilePrefixes, deltaprops.PropRandomPrefixLength); err != nil {
 		return layout{}, err
 	}
 	if props.RandomizeFilePrefixes {

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // Defaults used when an Options field is zero. See DefaultOptions.
@@ -223,7 +224,7 @@ func targetFileSize(o Options, snap *delta.Snapshot) (int64, error) {
 		return o.TargetFileSize, nil
 	}
 	props := snap.Properties()
-	if err := props.Check(delta.PropTargetFileSize); err != nil {
+	if err := props.Check(deltaprops.PropTargetFileSize); err != nil {
 		return 0, err
 	}
 	if props.TargetFileSize > 0 {

@@ -1,4 +1,4 @@
-package delta
+package props
 
 import (
 	"errors"
@@ -227,26 +227,6 @@ func containsKey(keys []string, k string) bool {
 	return false
 }
 
-// Properties returns the snapshot's typed table properties: those
-// LoadSnapshot parsed, or, for a snapshot built by hand, Metadata's parsed
-// now.
-func (s *Snapshot) Properties() *Properties {
-	if s.props != nil {
-		return s.props
-	}
-	return ParseProperties(s.Metadata.Configuration)
-}
-
-// Properties parses the metadata's configuration (see ParseProperties).
-// Snapshot.Properties is the parsed-once copy; use this where only the
-// metadata is at hand.
-func (m *Metadata) Properties() *Properties {
-	if m == nil {
-		return ParseProperties(nil)
-	}
-	return ParseProperties(m.Configuration)
-}
-
 // set parses one property into p. It returns false for a key this build
 // does not read; on an error p may be partly changed (ParseProperties
 // restores it).
@@ -410,4 +390,16 @@ func parseInt64(v string, lo int64) (int64, error) {
 		return 0, fmt.Errorf("want an integer of at least %d", lo)
 	}
 	return n, nil
+}
+
+// parseStatsColumns parses delta.dataSkippingStatsColumns: a comma-separated
+// list of column paths (splitColumnList); names are lower-cased.
+func parseStatsColumns(s string) ([][]string, error) {
+	paths, err := schema.SplitColumnList(s)
+	for _, p := range paths {
+		for i := range p {
+			p[i] = strings.ToLower(p[i])
+		}
+	}
+	return paths, err
 }
