@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -58,7 +59,7 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 	if rm.DeletionVector != nil || add.DeletionVector == nil || add.DeletionVector.Cardinality != 1 || add.ModificationTime != 77 {
 		t.Fatalf("remove DV %+v, add DV %+v", rm.DeletionVector, add.DeletionVector)
 	}
-	if st, err := delta.ParseStats(add.Stats); err != nil || st.Tight() {
+	if st, err := stats.ParseStats(add.Stats); err != nil || st.Tight() {
 		t.Fatalf("add stats %s must be wide", add.Stats)
 	}
 	if bm, err := delta.ReadDV(ctx, tbl, add.DeletionVector); err != nil || !slices.Equal(bm.ToArray(), []uint64{1}) {

@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -30,7 +31,7 @@ func rangeFile(path string, n, lo, hi int64, dv *delta.DeletionVector) *delta.Ad
 		DeletionVector: dv}
 	dec := json.NewDecoder(strings.NewReader(a.Stats))
 	dec.UseNumber()
-	var st delta.Stats
+	var st stats.Stats
 	if err := dec.Decode(&st); err != nil {
 		panic(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -194,7 +195,7 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 			case a.Remove != nil:
 				removes = append(removes, a.Remove)
 			case a.Add != nil:
-				st, err := delta.ParseStats(a.Add.Stats)
+				st, err := stats.ParseStats(a.Add.Stats)
 				if err != nil {
 					t.Fatal(err)
 				}

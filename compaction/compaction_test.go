@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/objstore"
@@ -125,7 +126,7 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 			if adds[0].DeletionVector == nil || adds[0].DeletionVector.Cardinality != tt.wantRemapped {
 				t.Fatalf("output DV %+v, want %d rows", adds[0].DeletionVector, tt.wantRemapped)
 			}
-			if st, err := delta.ParseStats(adds[0].Stats); err != nil || st.Tight() {
+			if st, err := stats.ParseStats(adds[0].Stats); err != nil || st.Tight() {
 				t.Errorf("output stats %s must have tightBounds=false", adds[0].Stats)
 			}
 			pre := tabletest.Latest(t, tbl) // after the commit: none of the sources is live

@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
@@ -70,7 +71,7 @@ func (c *snapCache) latest(ctx context.Context) (*delta.Snapshot, error) {
 				}
 				delete(c.live, a.Remove.Path)
 			case a.Add != nil:
-				st, err := delta.ParseStats(a.Add.Stats)
+				st, err := stats.ParseStats(a.Add.Stats)
 				if err != nil {
 					return nil, err
 				}

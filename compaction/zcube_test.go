@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -275,7 +276,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		if a.DeletionVector != nil {
 			withDV++
 			dvRows += a.DeletionVector.Cardinality
-			if st, err := delta.ParseStats(a.Stats); err != nil || st.Tight() {
+			if st, err := stats.ParseStats(a.Stats); err != nil || st.Tight() {
 				t.Errorf("output %s with a DV must have tightBounds=false: %s", a.Path, a.Stats)
 			}
 		}

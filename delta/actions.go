@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tablepath"
 
@@ -85,7 +86,7 @@ type Add struct {
 	// checkpoint's stats_parsed when it has no stats string, or an Add
 	// built in memory. Snapshot loading does not fill it from Stats (read
 	// statistics with NumRecords or FullStats). Not serialized.
-	ParsedStats *Stats `json:"-"`
+	ParsedStats *stats.Stats `json:"-"`
 }
 
 // Key returns the object key of the data file relative to the table root

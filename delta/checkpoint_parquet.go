@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -137,7 +138,7 @@ type rowView struct {
 	adds []Add
 	// shape is the shape of the last stats string the quick check read
 	// (checkStats); spare is where the next is recorded.
-	shape, spare statsShape
+	shape, spare stats.StatsShape
 }
 
 // checkStats is checkAddStats for a file of a checkpoint: a stats string
@@ -148,12 +149,12 @@ func (r *rowView) checkStats(a *Add) error {
 	if a.Stats == "" || a.ParsedStats != nil {
 		return checkAddStats(a)
 	}
-	if r.shape.s != "" {
-		if n, has, ok := r.shape.match(a.Stats); ok {
+	if r.shape.S != "" {
+		if n, has, ok := r.shape.Match(a.Stats); ok {
 			return checkRowCounts(a, n, has)
 		}
 	}
-	if n, has, ok := quickScanShape(a.Stats, &r.spare); ok {
+	if n, has, ok := stats.QuickScanShape(a.Stats, &r.spare); ok {
 		r.shape, r.spare = r.spare, r.shape
 		return checkRowCounts(a, n, has)
 	}
@@ -1229,8 +1230,8 @@ func partitionStrings(pp map[string]any) map[string]*string {
 // statsFromParsed converts a checkpoint's stats_parsed struct to Stats,
 // with numbers as json.Number like ParseStats. Non-finite floats are
 // dropped (they have no JSON form and carry no usable bound).
-func statsFromParsed(sp map[string]any) *Stats {
-	s := &Stats{}
+func statsFromParsed(sp map[string]any) *stats.Stats {
+	s := &stats.Stats{}
 	if n, ok := sp["numRecords"].(int64); ok {
 		s.NumRecords = &n
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/schema"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -175,7 +176,7 @@ func (b *rowBuilder) dv(n *wnode, dv *DeletionVector) {
 // addRow emits an add as checkpoints carry it: dataChange=false, stats as
 // JSON and/or typed per the schema. stats is the add's JSON stats (possibly
 // rebuilt from ParsedStats by the caller).
-func (b *rowBuilder) addRow(a *Add, stats string, st *Stats, pv map[string]any) {
+func (b *rowBuilder) addRow(a *Add, stats string, st *deltastats.Stats, pv map[string]any) {
 	n := b.s.add
 	b.only(n, func() {
 		b.str(n.child("path"), a.Path)
@@ -305,7 +306,7 @@ func (b *rowBuilder) sidecarRow(s *Sidecar) {
 }
 
 // statsStruct emits stats_parsed from parsed statistics (nil = null).
-func (b *rowBuilder) statsStruct(n *wnode, st *Stats) {
+func (b *rowBuilder) statsStruct(n *wnode, st *deltastats.Stats) {
 	if st == nil {
 		b.absent(n)
 		return

@@ -17,6 +17,7 @@ import (
 
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/objstore"
 )
@@ -539,7 +540,7 @@ func (o *parquetObject) add(a *Add, pv *partitionParser) error {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" && o.rb.s.statsParsed != nil {
 		// Unparseable stats carry no bound: stats_parsed stays null.
-		st, _ = ParseStats(a.Stats)
+		st, _ = deltastats.ParseStats(a.Stats)
 	}
 	var parts map[string]any
 	if o.rb.s.pvParsed != nil && pv != nil {

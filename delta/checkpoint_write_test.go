@@ -18,6 +18,7 @@ import (
 
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -272,7 +273,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 		case w.Stats != "" || w.ParsedStats != nil:
 			wst := w.ParsedStats
 			if wst == nil {
-				if wst, err = ParseStats(w.Stats); err != nil {
+				if wst, err = stats.ParseStats(w.Stats); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -392,7 +393,7 @@ func normDomain(v DomainMetadata) DomainMetadata { v.Extra = nil; return v }
 // statsLeaves flattens stats along the stats_parsed schema into
 // path -> canonical value (numbers as exact rationals, timestamps as
 // milliseconds), so that JSON stats and typed ones compare.
-func statsLeaves(tree *wnode, st *Stats) map[string]string {
+func statsLeaves(tree *wnode, st *stats.Stats) map[string]string {
 	out := map[string]string{}
 	if tree == nil || st == nil {
 		return out

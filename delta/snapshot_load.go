@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -221,7 +222,7 @@ func checkAddStats(a *Add) error {
 	if a.Stats == "" {
 		return nil
 	}
-	n, has, err := scanStats(a.Stats, true)
+	n, has, err := stats.ScanStats(a.Stats, true)
 	if err != nil {
 		return fmt.Errorf("file %s: %w", a.Path, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	deltastats "github.com/compactord/compactord/delta/stats"
 )
 
 // Slim returns a copy of s for a poller to hold between polls: no
@@ -78,7 +80,7 @@ func slimStats(a *Add, columns [][]string) (string, error) {
 	if err != nil || st == nil {
 		return "", err
 	}
-	cut := Stats{NumRecords: st.NumRecords}
+	cut := deltastats.Stats{NumRecords: st.NumRecords}
 	for _, c := range columns {
 		cut.MinValues = copyStat(cut.MinValues, st.MinValues, c)
 		cut.MaxValues = copyStat(cut.MaxValues, st.MaxValues, c)

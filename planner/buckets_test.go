@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // streamSnapshot is a table clustered by (ts, key): a full Z-cube of old
@@ -24,7 +25,7 @@ func streamSnapshot(withoutStats bool) *delta.Snapshot {
 	liquid := ClusteringProviderLiquid
 	file := func(path string, size, tsLo, tsHi int64) *delta.Add {
 		n := int64(100)
-		return &delta.Add{Path: path, Size: size, ParsedStats: &delta.Stats{NumRecords: &n,
+		return &delta.Add{Path: path, Size: size, ParsedStats: &stats.Stats{NumRecords: &n,
 			MinValues: map[string]any{"ts": json.Number(fmt.Sprint(tsLo)), "key": json.Number("0")},
 			MaxValues: map[string]any{"ts": json.Number(fmt.Sprint(tsHi)), "key": json.Number("999999")}}}
 	}

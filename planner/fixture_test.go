@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // fixture is the planner's small JSON description of a snapshot plus the
@@ -138,7 +139,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 			a.PartitionValues = map[string]*string{}
 		}
 		if ff.NumRecords != nil || ff.Min != nil || ff.Max != nil {
-			a.ParsedStats = &delta.Stats{NumRecords: ff.NumRecords, MinValues: ff.Min, MaxValues: ff.Max}
+			a.ParsedStats = &stats.Stats{NumRecords: ff.NumRecords, MinValues: ff.Min, MaxValues: ff.Max}
 		}
 		if ff.Deleted > 0 {
 			a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: "dv" + ff.Path, SizeInBytes: 40, Cardinality: ff.Deleted}

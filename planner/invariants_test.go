@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // randomSnapshot builds a table of random files: partitions (or clustering
@@ -47,7 +48,7 @@ func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 			}
 		}
 		if rng.IntN(6) != 0 {
-			a.ParsedStats = &delta.Stats{NumRecords: &recs,
+			a.ParsedStats = &stats.Stats{NumRecords: &recs,
 				MinValues: map[string]any{"k": json.Number(fmt.Sprint(lo)), "s": fmt.Sprintf("s%04d", rng.IntN(5000))},
 				MaxValues: map[string]any{"k": json.Number(fmt.Sprint(lo + rng.Int64N(3000))), "s": fmt.Sprintf("s%04d", 5000+rng.IntN(5000))}}
 		}

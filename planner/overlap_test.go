@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 func fileWith(min, max any) *fileInfo {
-	return &fileInfo{add: &delta.Add{Path: "f", ParsedStats: &delta.Stats{
+	return &fileInfo{add: &delta.Add{Path: "f", ParsedStats: &stats.Stats{
 		MinValues: map[string]any{"c": min}, MaxValues: map[string]any{"c": max}}}}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/units"
 )
 
@@ -323,13 +324,13 @@ type fileInfo struct {
 
 	// stats are the file's statistics parsed on first use (fullStats):
 	// only clustering reads min/max, and snapshots keep stats unparsed.
-	stats     *delta.Stats
+	stats     *deltastats.Stats
 	statsRead bool
 }
 
 // fullStats returns the file's parsed statistics, parsing them once per
 // plan; nil when it has none (or stats that do not parse: no bounds).
-func (f *fileInfo) fullStats() *delta.Stats {
+func (f *fileInfo) fullStats() *deltastats.Stats {
 	if !f.statsRead {
 		f.stats, _ = f.add.FullStats()
 		f.statsRead = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // bigClusteredSnapshot is a clustered table of n files: a third in large
@@ -30,7 +31,7 @@ func bigClusteredSnapshot(n int) *delta.Snapshot {
 		lo := rng.Int64N(1 << 40)
 		a := &delta.Add{
 			Path: fmt.Sprintf("part-%07d.parquet", i), Size: 1 << 20, ModificationTime: t0.UnixMilli(),
-			ParsedStats: &delta.Stats{NumRecords: &recs,
+			ParsedStats: &stats.Stats{NumRecords: &recs,
 				MinValues: map[string]any{"ts": t0.Format("2006-01-02T15:04:05.000Z07:00"), "key": json.Number(fmt.Sprint(lo))},
 				MaxValues: map[string]any{"ts": t0.Add(time.Minute).Format("2006-01-02T15:04:05.000Z07:00"), "key": json.Number(fmt.Sprint(lo + rng.Int64N(1<<40)))}},
 		}

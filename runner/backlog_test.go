@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
@@ -28,7 +29,7 @@ func sizedTable(target string, now time.Time, sizes ...int64) *delta.Snapshot {
 		snap.Files = append(snap.Files, &delta.Add{
 			Path: fmt.Sprintf("part-%05d.parquet", i), Size: s, DataChange: true,
 			ModificationTime: now.Add(-24 * time.Hour).UnixMilli(),
-			ParsedStats:      &delta.Stats{NumRecords: &n},
+			ParsedStats:      &stats.Stats{NumRecords: &n},
 		})
 	}
 	return snap

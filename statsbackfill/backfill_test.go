@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/storetest"
 	"github.com/compactord/compactord/internal/tabletest"
@@ -177,7 +178,7 @@ func TestBackfilledStatsSteerTheNextCompaction(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	for _, f := range tabletest.Latest(t, tbl).Files {
-		st, err := delta.ParseStats(f.Stats)
+		st, err := stats.ParseStats(f.Stats)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // Kinds of missing statistics.
@@ -33,7 +34,7 @@ func Expected(snap *delta.Snapshot) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := delta.ParseStats(s)
+	st, err := stats.ParseStats(s)
 	if err != nil {
 		return nil, fmt.Errorf("statistics of an empty file: %w", err)
 	}
@@ -60,7 +61,7 @@ func Missing(a *delta.Add, need map[string]bool) int {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" {
 		var err error
-		if st, err = delta.ParseStats(a.Stats); err != nil {
+		if st, err = stats.ParseStats(a.Stats); err != nil {
 			return MissingAll // unreadable stats are no stats
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/internal/testutil"
@@ -214,7 +215,7 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if fi.Size != a.Size {
 			t.Errorf("output %d: add.size %d, object %d bytes", i, a.Size, fi.Size)
 		}
-		var st delta.Stats
+		var st stats.Stats
 		if err := json.Unmarshal([]byte(a.Stats), &st); err != nil || st.NumRecords == nil {
 			t.Fatalf("output %d: stats %q: %v", i, a.Stats, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/internal/tabletest"
@@ -148,7 +149,7 @@ func checkSorted(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if a.ClusteringProvider == nil || *a.ClusteringProvider != "liquid" || a.Tags["ZCUBE_ID"] != "z" || a.DataChange {
 			t.Errorf("output %d: provider %v tags %v dataChange %v", o, a.ClusteringProvider, a.Tags, a.DataChange)
 		}
-		st, err := delta.ParseStats(a.Stats)
+		st, err := stats.ParseStats(a.Stats)
 		if err != nil || st.NumRecords == nil || *st.NumRecords != out.NumRecords || !st.Tight() {
 			t.Errorf("output %d: stats %s (%v)", o, a.Stats, err)
 		}

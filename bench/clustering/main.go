@@ -28,6 +28,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -112,7 +113,7 @@ func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provide
 		Size:             n * t.cfg.rowBytes,
 		ModificationTime: mtime,
 		Tags:             tags,
-		ParsedStats:      &delta.Stats{NumRecords: &n, MinValues: mins, MaxValues: maxs},
+		ParsedStats:      &stats.Stats{NumRecords: &n, MinValues: mins, MaxValues: maxs},
 	}
 	if provider != "" {
 		p := provider

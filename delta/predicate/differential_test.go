@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // The differential test: thousands of random (reads, winner file) cases,
@@ -106,7 +107,7 @@ func ParseMust(k Kind, s string) Value {
 
 // statsOf computes Delta statistics over all physical rows, as a writer
 // would have before the deletions.
-func statsOf(r *rand.Rand, phys []MapRow, wide bool) *delta.Stats {
+func statsOf(r *rand.Rand, phys []MapRow, wide bool) *stats.Stats {
 	n := int64(len(phys))
 	minV, maxV, nulls := map[string]any{}, map[string]any{}, map[string]any{}
 	put := func(m map[string]any, path []string, v any) {
@@ -151,7 +152,7 @@ func statsOf(r *rand.Rand, phys []MapRow, wide bool) *delta.Stats {
 		put(maxV, c.Path, statValue(*hi, true))
 	}
 	tight := !wide
-	return &delta.Stats{NumRecords: &n, MinValues: minV, MaxValues: maxV, NullCount: nulls, TightBounds: &tight}
+	return &stats.Stats{NumRecords: &n, MinValues: minV, MaxValues: maxV, NullCount: nulls, TightBounds: &tight}
 }
 
 func mustCmp(a, b Value) int {

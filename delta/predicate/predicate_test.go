@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	deltastats "github.com/compactord/compactord/delta/stats"
 )
 
 var (
@@ -19,11 +20,11 @@ func must(e Expr, err error) Expr {
 	return e
 }
 
-func statsJSON(t *testing.T, s string) *delta.Stats {
+func statsJSON(t *testing.T, s string) *deltastats.Stats {
 	t.Helper()
 	dec := json.NewDecoder(stringsReader(s))
 	dec.UseNumber()
-	var st delta.Stats
+	var st deltastats.Stats
 	if err := dec.Decode(&st); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // Read is one read a transaction made: a partition predicate and a data
@@ -70,7 +71,7 @@ func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
 	st := add.ParsedStats
 	if st == nil && add.Stats != "" {
 		// Winners' actions come straight from their commit files.
-		parsed, err := delta.ParseStats(add.Stats)
+		parsed, err := stats.ParseStats(add.Stats)
 		if err != nil {
 			return true, err
 		}

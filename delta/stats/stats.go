@@ -1,4 +1,4 @@
-package delta
+package stats
 
 // Stats are per-file statistics (the add.stats JSON string). Min, max and
 // null-count maps mirror the schema with physical column names; nested

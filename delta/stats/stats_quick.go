@@ -1,4 +1,4 @@
-package delta
+package stats
 
 // Loading a snapshot checks the stats string of every file it reads
 // (checkAddStats): a million files are a few hundred megabytes of JSON.
@@ -27,15 +27,15 @@ var plainKey = func() (key [256]bool) {
 // tell without the full scan: s is then checked by scanStats, which
 // either accepts it or says why not. It never accepts a string that
 // ParseStats refuses (TestScanStatsAgreesWithParseStats, FuzzScanStats).
-func quickScanStats(s string) (n int64, has, decided bool) {
-	return quickScanShape(s, nil)
+func QuickScanStats(s string) (n int64, has, decided bool) {
+	return QuickScanShape(s, nil)
 }
 
 // quickScanShape is quickScanStats that, when sh is not nil, records in
 // it the shape of s (valid only when decided).
-func quickScanShape(s string, sh *statsShape) (n int64, has, decided bool) {
+func QuickScanShape(s string, sh *StatsShape) (n int64, has, decided bool) {
 	if sh != nil {
-		sh.s, sh.cuts, sh.kinds = s, sh.cuts[:0], sh.kinds[:0]
+		sh.S, sh.cuts, sh.kinds = s, sh.cuts[:0], sh.kinds[:0]
 	}
 	i := quickWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
@@ -229,7 +229,7 @@ func quickRun(s string, j int, noHigh bool) int {
 
 // quickValue skips one JSON value at s[i], nested objects and arrays
 // included, and returns where it ends.
-func quickValue(s string, i int, sh *statsShape, kind valueKind) (int, bool) {
+func quickValue(s string, i int, sh *StatsShape, kind valueKind) (int, bool) {
 	var objects uint64 // bit d: the container at depth d+1 is an object
 	depth := 0
 	var ok bool
@@ -332,8 +332,8 @@ func quickScalar(s string, i int) (int, bool) {
 // about half the work of the quick check. Replacing scalars with scalars
 // keeps JSON valid, and the kinds keep what ParseStats requires of the
 // top-level statistics.
-type statsShape struct {
-	s     string      // the string the shape was taken from
+type StatsShape struct {
+	S     string      // the string the shape was taken from
 	cuts  []int       // s[cuts[2k]:cuts[2k+1]] is the k-th scalar
 	kinds []valueKind // what may stand for the k-th scalar
 }
@@ -349,7 +349,7 @@ const (
 )
 
 // cut records s[lo:hi] as a scalar of the kind (nothing when sh is nil).
-func (sh *statsShape) cut(lo, hi int, kind valueKind) {
+func (sh *StatsShape) cut(lo, hi int, kind valueKind) {
 	if sh != nil {
 		sh.cuts = append(sh.cuts, lo, hi)
 		sh.kinds = append(sh.kinds, kind)
@@ -358,11 +358,11 @@ func (sh *statsShape) cut(lo, hi int, kind valueKind) {
 
 // match returns what quickScanStats returns for s, and ok, when s has the
 // shape sh; ok is false otherwise (s may still parse).
-func (sh *statsShape) match(s string) (n int64, has, ok bool) {
+func (sh *StatsShape) Match(s string) (n int64, has, ok bool) {
 	i, prev := 0, 0
 	for k, kind := range sh.kinds {
 		lo, hi := sh.cuts[2*k], sh.cuts[2*k+1]
-		fixed := sh.s[prev:lo]
+		fixed := sh.S[prev:lo]
 		if len(s)-i < len(fixed) || s[i:i+len(fixed)] != fixed {
 			return 0, false, false
 		}
@@ -391,7 +391,7 @@ func (sh *statsShape) match(s string) (n int64, has, ok bool) {
 		}
 		prev = hi
 	}
-	if s[i:] != sh.s[prev:] {
+	if s[i:] != sh.S[prev:] {
 		return 0, false, false
 	}
 	return n, has, true

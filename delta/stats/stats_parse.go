@@ -1,4 +1,4 @@
-package delta
+package stats
 
 import (
 	"encoding/json"
@@ -31,69 +31,22 @@ func ParseStats(s string) (*Stats, error) {
 	return &st, nil
 }
 
-// NumRecords returns the file's physical row count from its statistics:
-// ParsedStats when set, else the stats JSON string, scanned for its
-// top-level numRecords without building the rest (snapshots keep stats
-// unparsed). ok is false when the file has no numRecords statistic; err
-// when its stats do not parse.
-func (a *Add) NumRecords() (n int64, ok bool, err error) {
-	if st := a.ParsedStats; st != nil {
-		if st.NumRecords == nil {
-			return 0, false, nil
-		}
-		return *st.NumRecords, true, nil
-	}
-	if a.Stats == "" {
-		return 0, false, nil
-	}
-	if n, ok, err = scanStats(a.Stats, false); err != nil {
-		return 0, false, fmt.Errorf("stats of %s: %w", a.Path, err)
-	}
-	return n, ok, nil
-}
-
-// FullStats returns the file's statistics parsed: ParsedStats when set
-// (stats an action carried already parsed, such as a checkpoint's
-// stats_parsed), else the stats JSON string parsed anew on every call
-// (snapshots do not keep parsed statistics: they cost several times the
-// string). nil, nil when the file has none.
-func (a *Add) FullStats() (*Stats, error) {
-	if a.ParsedStats != nil || a.Stats == "" {
-		return a.ParsedStats, nil
-	}
-	st, err := ParseStats(a.Stats)
-	if err != nil {
-		return nil, fmt.Errorf("stats of %s: %w", a.Path, err)
-	}
-	return st, nil
-}
-
-// LiveRows returns numRecords minus the DV cardinality, and false when the
-// file has no numRecords statistic (or stats that do not parse).
-func (a *Add) LiveRows() (int64, bool) {
-	n, ok, err := a.NumRecords()
-	if err != nil || !ok {
-		return 0, false
-	}
-	return n - a.NumDeleted(), true
-}
-
 // scanStats reads the top-level numRecords of a stats JSON string without
 // building any value. With validate it checks the whole string as
 // ParseStats would (same errors for the same input), else it stops at
 // numRecords.
-func scanStats(s string, validate bool) (n int64, ok bool, err error) {
+func ScanStats(s string, validate bool) (n int64, ok bool, err error) {
 	if validate {
-		if n, ok, decided := quickScanStats(s); decided {
+		if n, ok, decided := QuickScanStats(s); decided {
 			return n, ok, nil
 		}
 	}
-	return fullScanStats(s, validate)
+	return FullScanStats(s, validate)
 }
 
 // fullScanStats is scanStats without the quick check for the common
 // shapes: every input, every error.
-func fullScanStats(s string, validate bool) (n int64, ok bool, err error) {
+func FullScanStats(s string, validate bool) (n int64, ok bool, err error) {
 	if s == "" {
 		return 0, false, nil
 	}
