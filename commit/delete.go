@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/deletegate"
@@ -50,7 +51,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	if !DVsAllowed(snap) {
 		return nil, fmt.Errorf("delete on %s: table does not allow deletion vectors (need feature deletionVectors and delta.enableDeletionVectors=true)", t.URL)
 	}
-	live := make(map[string]*delta.Add, len(snap.Files))
+	live := make(map[string]*actions.Add, len(snap.Files))
 	for _, f := range snap.Files {
 		live[f.Path] = f
 	}
@@ -65,7 +66,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		return nil, fmt.Errorf("delete on %s: no rows given", t.URL)
 	}
 	var (
-		olds    []*delta.Add
+		olds    []*actions.Add
 		bitmaps []*roaring64.Bitmap
 		deleted int64
 	)
@@ -112,7 +113,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}
 	now := o.Now().UnixMilli()
-	var acts []delta.Action
+	var acts []actions.Action
 	read := map[string]bool{}
 	dvAdded, dvUpdated := 0, 0
 	for i, f := range olds {
@@ -128,14 +129,14 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		}
 		rm := removeWithTimestamp(f, now, true)
 		rm.Stats = stats
-		acts = append(acts, delta.Action{Remove: rm})
+		acts = append(acts, actions.Action{Remove: rm})
 		na := *f
 		na.PartitionValues = rm.PartitionValues
 		na.DataChange = true
 		na.Stats = stats
 		na.ParsedStats = nil
 		na.DeletionVector = dvs[i]
-		acts = append(acts, delta.Action{Add: &na})
+		acts = append(acts, actions.Action{Add: &na})
 		res.Files = append(res.Files, f.Path)
 	}
 	pred := opts.Predicate
@@ -176,7 +177,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 // for which files returns true) and deletes the rows for which match
 // returns true, via DeleteRows. match sees the row in the table's physical
 // data schema (see delta.FileScan) and its physical index.
-func DeleteWhere(ctx context.Context, t *delta.Table, snap *delta.Snapshot, files func(*delta.Add) bool, match func(f *delta.Add, physIdx int64, row parquet.Row) bool, opts DeleteOptions) (*DeleteResult, error) {
+func DeleteWhere(ctx context.Context, t *delta.Table, snap *delta.Snapshot, files func(*actions.Add) bool, match func(f *actions.Add, physIdx int64, row parquet.Row) bool, opts DeleteOptions) (*DeleteResult, error) {
 	rows := map[string][]int64{}
 	buf := make([]parquet.Row, 256)
 	idx := make([]int64, 256)

@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
@@ -29,7 +30,7 @@ func binpackOpts() RunOptions {
 // checkCompactionCommit checks the invariants of a compaction commit:
 // commitInfo first, only dataChange=false removes and adds (and the row id
 // high-water mark of row tracking tables).
-func checkCompactionCommit(t testing.TB, acts []delta.Action) (removes []*delta.Remove, adds []*delta.Add) {
+func checkCompactionCommit(t testing.TB, acts []actions.Action) (removes []*actions.Remove, adds []*actions.Add) {
 	t.Helper()
 	if len(acts) == 0 || acts[0].CommitInfo == nil || acts[0].CommitInfo.Operation() != "OPTIMIZE" {
 		t.Fatalf("commitInfo(OPTIMIZE) is not the first action")
@@ -216,7 +217,7 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 	md := snap.Metadata
 	md.Configuration = map[string]string{"delta.enableDeletionVectors": "true", "delta.appendOnly": "false"}
 	opts.Commit.BeforePut = tabletest.Once(func(v int64) {
-		b, err := delta.MarshalAction(delta.Action{Metadata: &md})
+		b, err := actions.MarshalAction(actions.Action{Metadata: &md})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
@@ -27,12 +28,12 @@ type snapCache struct {
 	mu   sync.Mutex
 	t    *delta.Table
 	snap *delta.Snapshot
-	live map[string]*delta.Add
+	live map[string]*actions.Add
 }
 
 func newSnapCache(t testing.TB, tbl *delta.Table) *snapCache {
 	snap := tabletest.Latest(t, tbl)
-	c := &snapCache{t: tbl, snap: snap, live: map[string]*delta.Add{}}
+	c := &snapCache{t: tbl, snap: snap, live: map[string]*actions.Add{}}
 	for _, f := range snap.Files {
 		c.live[f.Path] = f
 	}
@@ -83,7 +84,7 @@ func (c *snapCache) latest(ctx context.Context) (*delta.Snapshot, error) {
 		changed = true
 	}
 	if changed {
-		files := make([]*delta.Add, 0, len(c.live))
+		files := make([]*actions.Add, 0, len(c.live))
 		for _, f := range c.live {
 			files = append(files, f)
 		}
@@ -255,10 +256,10 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 							keep = append(keep, ids[i])
 						}
 					}
-					acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}}
+					acts := []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}}
 					if len(keep) > 0 {
 						sort.Slice(keep, func(i, j int) bool { return keep[i] < keep[j] })
-						acts = append(acts, delta.Action{Add: tabletest.WriteDataFile(t, tbl, keep)})
+						acts = append(acts, actions.Action{Add: tabletest.WriteDataFile(t, tbl, keep)})
 					}
 					tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 						ReadFiles: map[string]bool{f.Path: true}, Actions: acts, Options: copts}
@@ -352,7 +353,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 		}
 		ids := tr.ids(40)
 		tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
-			Actions: []delta.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
+			Actions: []actions.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
 		// The rows are live from the instant the commit lands, possibly
 		// before Commit returns: a deleter may already see them.
 		tr.add(ids)

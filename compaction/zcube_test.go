@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/tabletest"
 	"github.com/compactord/compactord/planner"
@@ -65,7 +66,7 @@ func newClusteredTable(t testing.TB, files, rowsPerFile int) (*delta.Table, map[
 	return tbl, all
 }
 
-func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *delta.Add {
+func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *actions.Add {
 	t.Helper()
 	a := tabletest.WriteParquet(t, tbl, rows)
 	lo, hi := [3]int64{1 << 62, 1 << 62, 1 << 62}, [3]int64{-1, -1, -1}
@@ -135,7 +136,7 @@ func checkXY(t testing.TB, tbl *delta.Table, want map[int64][2]int64) {
 
 // rangeFraction is the average, over files, of a file's (max - min) of a
 // stats column divided by the value span: 1 for files covering everything.
-func rangeFraction(t testing.TB, adds []*delta.Add, col string) float64 {
+func rangeFraction(t testing.TB, adds []*actions.Add, col string) float64 {
 	t.Helper()
 	var sum float64
 	for _, a := range adds {
@@ -285,7 +286,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		t.Errorf("%d outputs carry DVs with %d rows, want the %d deletions spread over several outputs", withDV, dvRows, len(racing))
 	}
 	// The removes point at the DELETE's post-images, without composition tags.
-	post := map[string]*delta.Add{}
+	post := map[string]*actions.Add{}
 	for _, f := range latestAt(t, tbl, res.CommittedVersion-1).Files {
 		post[f.Path] = f
 	}
@@ -330,7 +331,7 @@ func latestAt(t testing.TB, tbl *delta.Table, v int64) *delta.Snapshot {
 }
 
 // readZRows reads every physical row of the data file of f.
-func readZRows(t testing.TB, tbl *delta.Table, f *delta.Add) []zRow {
+func readZRows(t testing.TB, tbl *delta.Table, f *actions.Add) []zRow {
 	t.Helper()
 	key, _ := f.Key()
 	data, err := tbl.Bucket.ReadAll(context.Background(), key)
@@ -356,7 +357,7 @@ func zCowDelete(t testing.TB, tbl *delta.Table, id int64) {
 	na := writeZFile(t, tbl, keep)
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true},
-		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
+		Actions:   []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -54,10 +55,10 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 			continue // rowAction reads nothing of these
 		}
 		switch top.name {
-		case kindAdd, kindRemove:
+		case actions.KindAdd, actions.KindRemove:
 			leaves(top)
 			continue
-		case kindCommitInfo:
+		case actions.KindCommitInfo:
 		default:
 			plan.others = append(plan.others, top)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -135,7 +136,7 @@ type rowView struct {
 	// then the stats blocks are freed while the paths are kept.
 	paths, stats textArena
 	// adds is the unused tail of a block of Adds (newAdd).
-	adds []Add
+	adds []deltaactions.Add
 	// shape is the shape of the last stats string the quick check read
 	// (checkStats); spare is where the next is recorded.
 	shape, spare stats.StatsShape
@@ -145,7 +146,7 @@ type rowView struct {
 // of the shape of the last one is checked by matching it, one of
 // another shape by the quick check (which records its shape), and what
 // neither decides by the full scan, whose error names the file.
-func (r *rowView) checkStats(a *Add) error {
+func (r *rowView) checkStats(a *deltaactions.Add) error {
 	if a.Stats == "" || a.ParsedStats != nil {
 		return checkAddStats(a)
 	}
@@ -167,9 +168,9 @@ const addBlock = 256
 
 // newAdd returns a zero Add from r's current block of them: one
 // allocation per addBlock files of a checkpoint instead of one per file.
-func (r *rowView) newAdd() *Add {
+func (r *rowView) newAdd() *deltaactions.Add {
 	if len(r.adds) == 0 {
-		r.adds = make([]Add, addBlock)
+		r.adds = make([]deltaactions.Add, addBlock)
 	}
 	a := &r.adds[0]
 	r.adds = r.adds[1:]
@@ -468,11 +469,11 @@ func decimalNumber(unscaled *big.Int, scale int) json.Number {
 // actions are two pointers each, not a million Action values.
 type cpActions struct {
 	files  []fileEntry
-	others []Action
+	others []deltaactions.Action
 }
 
 // take appends a to its list.
-func (c *cpActions) take(a Action) {
+func (c *cpActions) take(a deltaactions.Action) {
 	switch {
 	case a.Add != nil:
 		c.files = append(c.files, fileEntry{add: a.Add})
@@ -485,11 +486,11 @@ func (c *cpActions) take(a Action) {
 
 // actions returns every action as an Action: the others, then the file
 // actions (a checkpoint's actions are a state, in no order).
-func (c cpActions) actions() []Action {
-	out := make([]Action, 0, len(c.others)+len(c.files))
+func (c cpActions) actions() []deltaactions.Action {
+	out := make([]deltaactions.Action, 0, len(c.others)+len(c.files))
 	out = append(out, c.others...)
 	for _, f := range c.files {
-		out = append(out, Action{Add: f.add, Remove: f.rm})
+		out = append(out, deltaactions.Action{Add: f.add, Remove: f.rm})
 	}
 	return out
 }
@@ -538,8 +539,8 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpAc
 	// A part of a multi-part checkpoint may hold a single kind of action
 	// (delta-kernel-rs writes parts of txn alone); protocol and metaData
 	// are checked on the whole checkpoint.
-	if cs.add == nil && cs.remove == nil && cs.tops[kindMetadata] == nil && cs.tops[kindProtocol] == nil &&
-		cs.tops[kindSidecar] == nil && cs.tops[kindTxn] == nil && cs.tops[kindDomainMetadata] == nil && cs.tops[kindCheckpointMetadata] == nil {
+	if cs.add == nil && cs.remove == nil && cs.tops[deltaactions.KindMetadata] == nil && cs.tops[deltaactions.KindProtocol] == nil &&
+		cs.tops[deltaactions.KindSidecar] == nil && cs.tops[deltaactions.KindTxn] == nil && cs.tops[deltaactions.KindDomainMetadata] == nil && cs.tops[deltaactions.KindCheckpointMetadata] == nil {
 		return cpActions{}, errors.New("not a checkpoint: no add, remove, metaData, protocol, txn, domainMetadata, checkpointMetadata or sidecar column")
 	}
 	type chunk struct {
@@ -784,10 +785,10 @@ func compileCheckpoint(root *pqNode) *checkpointSchema {
 	for _, c := range root.fields {
 		cs.tops[c.name] = c
 	}
-	if n := cs.tops[kindAdd]; n != nil && !n.leaf && n.repeated == nil {
+	if n := cs.tops[deltaactions.KindAdd]; n != nil && !n.leaf && n.repeated == nil {
 		cs.add = compileFileNodes(n)
 	}
-	if n := cs.tops[kindRemove]; n != nil && !n.leaf && n.repeated == nil {
+	if n := cs.tops[deltaactions.KindRemove]; n != nil && !n.leaf && n.repeated == nil {
 		cs.remove = compileFileNodes(n)
 	}
 	return cs
@@ -824,14 +825,14 @@ func compileFileNodes(n *pqNode) *fileNodes {
 }
 
 // rowAction converts the one non-null top-level action column of a row.
-func (cs *checkpointSchema) rowAction(rv *rowView) (Action, bool, error) {
-	var a Action
+func (cs *checkpointSchema) rowAction(rv *rowView) (deltaactions.Action, bool, error) {
+	var a deltaactions.Action
 	found := ""
 	for _, top := range cs.root.fields {
 		if top.leaf || top.repeated != nil || top.skip || !rv.present(top) {
 			continue
 		}
-		if top.name == kindCommitInfo {
+		if top.name == deltaactions.KindCommitInfo {
 			continue // never in checkpoints; ignore if a writer put it there
 		}
 		if found != "" {
@@ -840,9 +841,9 @@ func (cs *checkpointSchema) rowAction(rv *rowView) (Action, bool, error) {
 		found = top.name
 		var err error
 		switch top.name {
-		case kindAdd:
+		case deltaactions.KindAdd:
 			a.Add, err = cs.add.readAdd(rv)
-		case kindRemove:
+		case deltaactions.KindRemove:
 			a.Remove, err = cs.remove.readRemove(rv)
 		default:
 			var v any
@@ -851,7 +852,7 @@ func (cs *checkpointSchema) rowAction(rv *rowView) (Action, bool, error) {
 			}
 			m, _ := v.(map[string]any)
 			switch top.name {
-			case kindMetadata, kindProtocol, kindTxn, kindDomainMetadata, kindCheckpointMetadata, kindSidecar, kindCDC:
+			case deltaactions.KindMetadata, deltaactions.KindProtocol, deltaactions.KindTxn, deltaactions.KindDomainMetadata, deltaactions.KindCheckpointMetadata, deltaactions.KindSidecar, deltaactions.KindCDC:
 				a, err = actionViaJSON(top.name, m)
 			default:
 				var b []byte
@@ -861,7 +862,7 @@ func (cs *checkpointSchema) rowAction(rv *rowView) (Action, bool, error) {
 			}
 		}
 		if err != nil {
-			return Action{}, false, fmt.Errorf("%s: %w", top.name, err)
+			return deltaactions.Action{}, false, fmt.Errorf("%s: %w", top.name, err)
 		}
 	}
 	return a, found != "", nil
@@ -1048,8 +1049,8 @@ func (fn *fileNodes) common(rv *rowView) (fileFields, error) {
 }
 
 // extraFrom assembles the non-null unknown columns as JSON fields.
-func extraFrom(rv *rowView, nodes []*pqNode) (Extra, error) {
-	var extra Extra
+func extraFrom(rv *rowView, nodes []*pqNode) (deltaactions.Extra, error) {
+	var extra deltaactions.Extra
 	for _, n := range nodes {
 		v, err := rv.assemble(n)
 		if err != nil {
@@ -1063,15 +1064,15 @@ func extraFrom(rv *rowView, nodes []*pqNode) (Extra, error) {
 			return nil, fmt.Errorf("%s: %w", n.name, err)
 		}
 		if extra == nil {
-			extra = Extra{}
+			extra = deltaactions.Extra{}
 		}
 		extra[n.name] = b
 	}
 	return extra, nil
 }
 
-func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
-	var dv DeletionVector
+func (fn *fileNodes) readDV(rv *rowView) (*deltaactions.DeletionVector, error) {
+	var dv deltaactions.DeletionVector
 	var err error
 	var ok bool
 	if dv.StorageType, ok, err = rv.str(fn.dvStorage); err != nil || !ok {
@@ -1112,13 +1113,13 @@ func (fn *fileNodes) readDV(rv *rowView) (*DeletionVector, error) {
 	return &dv, nil
 }
 
-func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
+func (fn *fileNodes) readAdd(rv *rowView) (*deltaactions.Add, error) {
 	f, err := fn.common(rv)
 	if err != nil {
 		return nil, err
 	}
 	a := rv.newAdd()
-	*a = Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+	*a = deltaactions.Add{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
 		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
 	a.Size = f.size
 	if a.ModificationTime, _, err = rv.int64v(fn.modTime); err != nil {
@@ -1141,7 +1142,7 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 			a.ParsedStats = statsFromParsed(sp)
 		}
 	}
-	if err := checkFileAction(&Action{Add: a}); err != nil {
+	if err := checkFileAction(&deltaactions.Action{Add: a}); err != nil {
 		return nil, err
 	}
 	// Stats are checked here, while the string is in cache, rather than
@@ -1153,12 +1154,12 @@ func (fn *fileNodes) readAdd(rv *rowView) (*Add, error) {
 	return a, nil
 }
 
-func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
+func (fn *fileNodes) readRemove(rv *rowView) (*deltaactions.Remove, error) {
 	f, err := fn.common(rv)
 	if err != nil {
 		return nil, err
 	}
-	r := &Remove{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
+	r := &deltaactions.Remove{Path: f.path, PartitionValues: f.pv, Stats: f.stats, Tags: f.tags, DeletionVector: f.dv,
 		BaseRowID: f.baseRowID, DefaultRowCommitVersion: f.defaultRCV, Extra: f.extra}
 	if f.hasSize {
 		size := f.size
@@ -1175,7 +1176,7 @@ func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
 	if r.ExtendedFileMetadata, err = rv.bool(fn.extendedMeta); err != nil {
 		return nil, err
 	}
-	if err := checkFileAction(&Action{Remove: r}); err != nil {
+	if err := checkFileAction(&deltaactions.Action{Remove: r}); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -1183,12 +1184,12 @@ func (fn *fileNodes) readRemove(rv *rowView) (*Remove, error) {
 
 // actionViaJSON converts the rare non-file actions through their JSON
 // decoders, which keeps unknown fields in Extra.
-func actionViaJSON(kind string, m map[string]any) (Action, error) {
+func actionViaJSON(kind string, m map[string]any) (deltaactions.Action, error) {
 	b, err := json.Marshal(map[string]any{kind: m})
 	if err != nil {
-		return Action{}, err
+		return deltaactions.Action{}, err
 	}
-	return ParseAction(b)
+	return deltaactions.ParseAction(b)
 }
 
 // fileFields are the fields common to add and remove read from a row.
@@ -1199,10 +1200,10 @@ type fileFields struct {
 	hasSize    bool
 	stats      string
 	tags       map[string]string
-	dv         *DeletionVector
+	dv         *deltaactions.DeletionVector
 	baseRowID  *int64
 	defaultRCV *int64
-	extra      Extra
+	extra      deltaactions.Extra
 }
 
 // partitionStrings renders typed partitionValues_parsed values in the

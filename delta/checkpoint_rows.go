@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/parquet-go/parquet-go"
@@ -150,7 +151,7 @@ func (b *rowBuilder) only(action *wnode, fill func()) {
 	}
 }
 
-func (b *rowBuilder) dv(n *wnode, dv *DeletionVector) {
+func (b *rowBuilder) dv(n *wnode, dv *actions.DeletionVector) {
 	if dv == nil {
 		b.absent(n)
 		return
@@ -176,7 +177,7 @@ func (b *rowBuilder) dv(n *wnode, dv *DeletionVector) {
 // addRow emits an add as checkpoints carry it: dataChange=false, stats as
 // JSON and/or typed per the schema. stats is the add's JSON stats (possibly
 // rebuilt from ParsedStats by the caller).
-func (b *rowBuilder) addRow(a *Add, stats string, st *deltastats.Stats, pv map[string]any) {
+func (b *rowBuilder) addRow(a *actions.Add, stats string, st *deltastats.Stats, pv map[string]any) {
 	n := b.s.add
 	b.only(n, func() {
 		b.str(n.child("path"), a.Path)
@@ -215,7 +216,7 @@ func nonNilPV(m map[string]*string) map[string]*string {
 }
 
 // removeRow emits a tombstone: dataChange=false, no stats, no tags.
-func (b *rowBuilder) removeRow(r *Remove) {
+func (b *rowBuilder) removeRow(r *actions.Remove) {
 	n := b.s.remove
 	b.only(n, func() {
 		b.str(n.child("path"), r.Path)
@@ -234,7 +235,7 @@ func (b *rowBuilder) removeRow(r *Remove) {
 	})
 }
 
-func (b *rowBuilder) metadataRow(m *Metadata) {
+func (b *rowBuilder) metadataRow(m *actions.Metadata) {
 	n := b.s.meta
 	b.only(n, func() {
 		b.str(n.child("id"), m.ID)
@@ -258,7 +259,7 @@ func (b *rowBuilder) metadataRow(m *Metadata) {
 	})
 }
 
-func (b *rowBuilder) protocolRow(p *Protocol) {
+func (b *rowBuilder) protocolRow(p *actions.Protocol) {
 	n := b.s.protocol
 	b.only(n, func() {
 		b.put(n.child("minReaderVersion"), parquet.Int32Value(int32(p.MinReaderVersion)))
@@ -269,7 +270,7 @@ func (b *rowBuilder) protocolRow(p *Protocol) {
 	})
 }
 
-func (b *rowBuilder) txnRow(t *Txn) {
+func (b *rowBuilder) txnRow(t *actions.Txn) {
 	n := b.s.txn
 	b.only(n, func() {
 		b.str(n.child("appId"), t.AppID)
@@ -278,7 +279,7 @@ func (b *rowBuilder) txnRow(t *Txn) {
 	})
 }
 
-func (b *rowBuilder) domainRow(d *DomainMetadata) {
+func (b *rowBuilder) domainRow(d *actions.DomainMetadata) {
 	n := b.s.domain
 	b.only(n, func() {
 		b.str(n.child("domain"), d.Domain)
@@ -287,7 +288,7 @@ func (b *rowBuilder) domainRow(d *DomainMetadata) {
 	})
 }
 
-func (b *rowBuilder) checkpointMetadataRow(c *CheckpointMetadata) {
+func (b *rowBuilder) checkpointMetadataRow(c *actions.CheckpointMetadata) {
 	n := b.s.cpMeta
 	b.only(n, func() {
 		b.i64(n.child("version"), c.Version)
@@ -295,7 +296,7 @@ func (b *rowBuilder) checkpointMetadataRow(c *CheckpointMetadata) {
 	})
 }
 
-func (b *rowBuilder) sidecarRow(s *Sidecar) {
+func (b *rowBuilder) sidecarRow(s *actions.Sidecar) {
 	n := b.s.sidecar
 	b.only(n, func() {
 		b.str(n.child("path"), s.Path)
@@ -463,7 +464,7 @@ func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 		case schema.Decimal:
 			d = x
 		case json.Number:
-			p, err := parseDecimal(string(x), t.Precision, t.Scale)
+			p, err := actions.ParseDecimal(string(x), t.Precision, t.Scale)
 			if err != nil {
 				return parquet.Value{}, false
 			}
@@ -493,7 +494,7 @@ func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			us = timeMicros(ts)
+			us = actions.TimeMicros(ts)
 		default:
 			return parquet.Value{}, false
 		}
@@ -507,7 +508,7 @@ func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			return parquet.Int64Value(timeMicros(ts)), true
+			return parquet.Int64Value(actions.TimeMicros(ts)), true
 		}
 	case "string":
 		if s, ok := v.(string); ok {
@@ -565,7 +566,7 @@ func int96Value(us int64) parquet.Value {
 
 // statsJSON returns the JSON stats to write for a: its own string, or one
 // rebuilt from the parsed statistics of a struct-only checkpoint.
-func statsJSON(a *Add) string {
+func statsJSON(a *actions.Add) string {
 	if a.Stats != "" || a.ParsedStats == nil {
 		return a.Stats
 	}

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	deltastats "github.com/compactord/compactord/delta/stats"
@@ -173,9 +174,9 @@ type checkpointWrite struct {
 	opts       CheckpointOptions
 	cols       cpColumns
 	pv         *partitionParser
-	tombstones []*Remove
-	txns       []Txn
-	domains    []DomainMetadata
+	tombstones []*actions.Remove
+	txns       []actions.Txn
+	domains    []actions.DomainMetadata
 	info       CheckpointInfo
 	progress   *progress.Tracker
 }
@@ -214,14 +215,14 @@ func (w *checkpointWrite) selectLive(now time.Time, props *deltaprops.Properties
 
 // nonFileActions are the actions a V2 checkpoint keeps in its top-level
 // file (and classic checkpoints write first).
-func (w *checkpointWrite) nonFileActions() []Action {
+func (w *checkpointWrite) nonFileActions() []actions.Action {
 	p, m := w.snap.Protocol, w.snap.Metadata
-	acts := []Action{{Protocol: &p}, {Metadata: &m}}
+	acts := []actions.Action{{Protocol: &p}, {Metadata: &m}}
 	for i := range w.domains {
-		acts = append(acts, Action{DomainMetadata: &w.domains[i]})
+		acts = append(acts, actions.Action{DomainMetadata: &w.domains[i]})
 	}
 	for i := range w.txns {
-		acts = append(acts, Action{Txn: &w.txns[i]})
+		acts = append(acts, actions.Action{Txn: &w.txns[i]})
 	}
 	return acts
 }
@@ -298,7 +299,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	parts := (total + per - 1) / per
 	info := w.info
 	info.V2 = true
-	var sidecars []Sidecar
+	var sidecars []actions.Sidecar
 	var fileRows, sideBytes, adds int64
 	s := newCPSchema(layoutSidecar, w.cols)
 	for p := int64(0); p < parts; p++ {
@@ -324,23 +325,23 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		adds += n
 		fileRows += f.rows
 		sideBytes += size
-		sidecars = append(sidecars, Sidecar{Path: name, SizeInBytes: size, ModificationTime: attrs.ModTime.UnixMilli()})
+		sidecars = append(sidecars, actions.Sidecar{Path: name, SizeInBytes: size, ModificationTime: attrs.ModTime.UnixMilli()})
 		info.Sidecars = append(info.Sidecars, key)
 	}
-	cm := CheckpointMetadata{Version: v, Tags: map[string]string{
+	cm := actions.CheckpointMetadata{Version: v, Tags: map[string]string{
 		"sidecarNumActions":  strconv.FormatInt(fileRows, 10),
 		"sidecarSizeInBytes": strconv.FormatInt(sideBytes, 10),
 		"numOfAddFiles":      strconv.FormatInt(adds, 10),
 	}}
 	nonFile := w.nonFileActions()
-	top := []Action{{CheckpointMetadata: &cm}}
+	top := []actions.Action{{CheckpointMetadata: &cm}}
 	for i := range sidecars {
-		top = append(top, Action{Sidecar: &sidecars[i]})
+		top = append(top, actions.Action{Sidecar: &sidecars[i]})
 	}
 	top = append(top, nonFile...)
 	var buf bytes.Buffer
 	for _, a := range top {
-		b, err := MarshalAction(a)
+		b, err := actions.MarshalAction(a)
 		if err != nil {
 			return nil, nil, fmt.Errorf("table %s: checkpoint %d: %w", w.t.URL, v, err)
 		}
@@ -361,13 +362,13 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	info.SizeInBytes = sideBytes + int64(buf.Len())
 	info.NumAddFiles = adds
 	lv2 := &lastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
-	if inline := append(append([]Action(nil), nonFile...), Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
+	if inline := append(append([]actions.Action(nil), nonFile...), actions.Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
 		lv2.NonFileActions = &inline
 	}
 	if len(sidecars) <= lastCheckpointInlineLimit {
 		sc := slices.Clone(sidecars)
 		if sc == nil {
-			sc = []Sidecar{}
+			sc = []actions.Sidecar{}
 		}
 		lv2.SidecarFiles = &sc
 	}
@@ -439,11 +440,11 @@ type partitionParser struct {
 }
 
 func newPartitionParser(snap *Snapshot) (*partitionParser, error) {
-	mode, err := ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	fields, err := PartitionFields(&snap.Metadata, snap.Schema)
+	fields, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +464,7 @@ func (p *partitionParser) parse(values map[string]*string) map[string]any {
 		if !ok {
 			raw = values[f.Name]
 		}
-		if v, err := ParsePartitionValue(raw, f.Type, time.UTC); err == nil && v != nil {
+		if v, err := actions.ParsePartitionValue(raw, f.Type, time.UTC); err == nil && v != nil {
 			p.out[p.names[i]] = v
 		}
 	}
@@ -536,7 +537,7 @@ func (o *parquetObject) flushBatch() error {
 	return nil
 }
 
-func (o *parquetObject) add(a *Add, pv *partitionParser) error {
+func (o *parquetObject) add(a *actions.Add, pv *partitionParser) error {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" && o.rb.s.statsParsed != nil {
 		// Unparseable stats carry no bound: stats_parsed stays null.
@@ -555,7 +556,7 @@ func (o *parquetObject) add(a *Add, pv *partitionParser) error {
 }
 
 // action writes one action of any checkpoint kind.
-func (o *parquetObject) action(a Action) error {
+func (o *parquetObject) action(a actions.Action) error {
 	b := o.rb
 	switch {
 	case a.Add != nil:
@@ -647,17 +648,17 @@ type lastCheckpointOut struct {
 }
 
 type lastV2 struct {
-	Path             string     `json:"path"`
-	SizeInBytes      int64      `json:"sizeInBytes"`
-	ModificationTime int64      `json:"modificationTime"`
-	NonFileActions   *[]Action  `json:"nonFileActions,omitempty"`
-	SidecarFiles     *[]Sidecar `json:"sidecarFiles,omitempty"`
+	Path             string             `json:"path"`
+	SizeInBytes      int64              `json:"sizeInBytes"`
+	ModificationTime int64              `json:"modificationTime"`
+	NonFileActions   *[]actions.Action  `json:"nonFileActions,omitempty"`
+	SidecarFiles     *[]actions.Sidecar `json:"sidecarFiles,omitempty"`
 }
 
 // encode renders the document with its protocol checksum.
 func (lc *lastCheckpointOut) encode() ([]byte, error) {
 	lc.Checksum = ""
-	body, err := marshalJSON(lc)
+	body, err := actions.MarshalJSON(lc)
 	if err != nil {
 		return nil, err
 	}
@@ -666,7 +667,7 @@ func (lc *lastCheckpointOut) encode() ([]byte, error) {
 		return nil, err
 	}
 	lc.Checksum = sum
-	return marshalJSON(lc)
+	return actions.MarshalJSON(lc)
 }
 
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
@@ -288,7 +289,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 		}
 	}
 	minDel := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
-	var wantTomb []*Remove
+	var wantTomb []*actions.Remove
 	for _, r := range ref.Tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > minDel {
 			wantTomb = append(wantTomb, r)
@@ -297,7 +298,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 	if len(got.Tombstones) != len(wantTomb) {
 		t.Fatalf("%d tombstones, want %d of %d", len(got.Tombstones), len(wantTomb), len(ref.Tombstones))
 	}
-	gotTomb := map[string]*Remove{}
+	gotTomb := map[string]*actions.Remove{}
 	for _, g := range got.Tombstones {
 		gotTomb[g.FileKey()] = g
 	}
@@ -318,7 +319,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 			t.Errorf("tombstone %d differs:\n got %s\nwant %s", i, jsonOf(g), jsonOf(w))
 		}
 	}
-	wantTxn := map[string]Txn{}
+	wantTxn := map[string]actions.Txn{}
 	for k, v := range ref.Txns {
 		if props.SetTransactionRetention > 0 && (v.LastUpdated == nil || *v.LastUpdated <= now.UnixMilli()-props.SetTransactionRetention.Milliseconds()) {
 			continue
@@ -338,7 +339,7 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-func normProtocol(p Protocol) Protocol {
+func normProtocol(p actions.Protocol) actions.Protocol {
 	p.Extra = nil
 	if len(p.ReaderFeatures) == 0 {
 		p.ReaderFeatures = nil
@@ -349,7 +350,7 @@ func normProtocol(p Protocol) Protocol {
 	return p
 }
 
-func normMetadata(m Metadata) Metadata {
+func normMetadata(m actions.Metadata) actions.Metadata {
 	m.Extra = nil
 	if len(m.Configuration) == 0 {
 		m.Configuration = nil
@@ -386,9 +387,9 @@ func normEach[V any](m map[string]V, norm func(V) V) map[string]V {
 	return out
 }
 
-func normTxn(v Txn) Txn { v.Extra = nil; return v }
+func normTxn(v actions.Txn) actions.Txn { v.Extra = nil; return v }
 
-func normDomain(v DomainMetadata) DomainMetadata { v.Extra = nil; return v }
+func normDomain(v actions.DomainMetadata) actions.DomainMetadata { v.Extra = nil; return v }
 
 // statsLeaves flattens stats along the stats_parsed schema into
 // path -> canonical value (numbers as exact rationals, timestamps as

@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -199,21 +200,21 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 		s.tops = append(s.tops, n)
 		fields = append(fields, namedField{Node: pn, name: sp.name})
 		switch sp.name {
-		case kindAdd:
+		case actions.KindAdd:
 			s.add = n
-		case kindRemove:
+		case actions.KindRemove:
 			s.remove = n
-		case kindMetadata:
+		case actions.KindMetadata:
 			s.meta = n
-		case kindProtocol:
+		case actions.KindProtocol:
 			s.protocol = n
-		case kindTxn:
+		case actions.KindTxn:
 			s.txn = n
-		case kindDomainMetadata:
+		case actions.KindDomainMetadata:
 			s.domain = n
-		case kindCheckpointMetadata:
+		case actions.KindCheckpointMetadata:
 			s.cpMeta = n
-		case kindSidecar:
+		case actions.KindSidecar:
 			s.sidecar = n
 		}
 	}
@@ -231,11 +232,11 @@ func checkpointColumns(snap *Snapshot, props *deltaprops.Properties) (cpColumns,
 	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil
 	}
-	mode, err := ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return cols, err
 	}
-	part, err := PartitionFields(&snap.Metadata, snap.Schema)
+	part, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return cols, err
 	}

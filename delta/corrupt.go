@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -82,7 +83,7 @@ func corruptDV(where, dataFile string, err error) error {
 // rows, and checks it against its descriptor and the file: nil when the file
 // has no deleted rows. A malformed deletion vector is a
 // *failure.CorruptFileError naming add's path.
-func LoadFileDV(ctx context.Context, t *Table, add *Add, numRows int64) (*roaring64.Bitmap, error) {
+func LoadFileDV(ctx context.Context, t *Table, add *actions.Add, numRows int64) (*roaring64.Bitmap, error) {
 	if add.DeletionVector == nil {
 		return nil, nil
 	}
@@ -116,7 +117,7 @@ func LoadFileDV(ctx context.Context, t *Table, add *Add, numRows int64) (*roarin
 
 // dvObjectName names the object of a deletion vector descriptor: the DV
 // file's key (or absolute path, its userinfo redacted), or "inline".
-func dvObjectName(dv *DeletionVector) string {
+func dvObjectName(dv *actions.DeletionVector) string {
 	switch dv.StorageType {
 	case "i":
 		return "inline"

@@ -13,6 +13,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -30,7 +31,7 @@ var ErrCorruptDV = failure.New(failure.Quarantine, "corrupt deletion vector")
 // the size field against sizeInBytes, the CRC32 of the bitmap and the
 // bitmap's cardinality against the descriptor. A nil descriptor yields an
 // empty bitmap. Errors name the table and the DV file.
-func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitmap, error) {
+func ReadDV(ctx context.Context, t *Table, dv *actions.DeletionVector) (*roaring64.Bitmap, error) {
 	if dv == nil {
 		return roaring64.New(), nil
 	}
@@ -84,7 +85,7 @@ func tableName(t *Table) string { return t.Name() }
 // value read from the file: a `p` descriptor names a file and an offset of
 // the writer's choosing, and an error echoing its bytes would let a writer
 // of the table read them.
-func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, string, error) {
+func readDVFromFile(ctx context.Context, t *Table, dv *actions.DeletionVector) ([]byte, string, error) {
 	where := fmt.Sprintf("deletion vector %q", dvObjectName(dv))
 	bucket, key, closeFn, err := dvLocation(ctx, t, dv)
 	if err != nil {
@@ -206,7 +207,7 @@ func parseDVFile(b []byte) ([][]byte, error) {
 // concurrent writer can never be overwritten. prefix may contain letters,
 // digits, '-' and '_' only. Empty bitmaps are rejected: a file without
 // deleted rows carries no DV.
-func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap) ([]*DeletionVector, error) {
+func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap) ([]*actions.DeletionVector, error) {
 	return WriteTrackedDV(ctx, t, prefix, bitmaps, nil)
 }
 
@@ -214,7 +215,7 @@ func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.
 // object key before the file is created, so that an intent record can name
 // it before it exists: a writer killed during the put leaves nothing its
 // record does not name.
-func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap, track func(key string)) ([]*DeletionVector, error) {
+func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap, track func(key string)) ([]*actions.DeletionVector, error) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	for _, r := range prefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
@@ -237,7 +238,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 	}
 
 	body := []byte{dvFormatVersion}
-	dvs := make([]*DeletionVector, 0, len(bitmaps))
+	dvs := make([]*actions.DeletionVector, 0, len(bitmaps))
 	var word [4]byte
 	for i, bm := range bitmaps {
 		if bm == nil || bm.IsEmpty() {
@@ -257,7 +258,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 		binary.BigEndian.PutUint32(word[:], crc32.ChecksumIEEE(data))
 		body = append(body, word[:]...)
 		off := int32(offset)
-		dvs = append(dvs, &DeletionVector{
+		dvs = append(dvs, &actions.DeletionVector{
 			StorageType:    "u",
 			PathOrInlineDv: pathOrInline,
 			Offset:         &off,
@@ -285,7 +286,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 // InlineDV returns an inline (`i`) descriptor holding bm: the Z85 text of
 // the serialized bitmap (Spark's zero-padded tail), its unpadded size and
 // cardinality. Inline DVs live in the log, so use them for tiny bitmaps only.
-func InlineDV(bm *roaring64.Bitmap) (*DeletionVector, error) {
+func InlineDV(bm *roaring64.Bitmap) (*actions.DeletionVector, error) {
 	if bm == nil || bm.IsEmpty() {
 		return nil, errors.New("inline deletion vector: empty bitmap")
 	}
@@ -293,7 +294,7 @@ func InlineDV(bm *roaring64.Bitmap) (*DeletionVector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inline deletion vector: %w", err)
 	}
-	return &DeletionVector{
+	return &actions.DeletionVector{
 		StorageType:    "i",
 		PathOrInlineDv: Z85Encode(data),
 		SizeInBytes:    int32(len(data)),

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // secretForms are the ways an error could echo the bytes of secret: every
@@ -85,7 +87,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			off := c.offset
-			dv := &DeletionVector{StorageType: "p", PathOrInlineDv: tb.URL + "/secret.bin", Offset: &off, SizeInBytes: c.size, Cardinality: 3}
+			dv := &actions.DeletionVector{StorageType: "p", PathOrInlineDv: tb.URL + "/secret.bin", Offset: &off, SizeInBytes: c.size, Cardinality: 3}
 			_, err := ReadDV(ctx, tb, dv)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
@@ -102,7 +104,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 				}
 			}
 			// The same through a data file's add names it too.
-			add := &Add{Path: "part-0.parquet", DeletionVector: dv}
+			add := &actions.Add{Path: "part-0.parquet", DeletionVector: dv}
 			_, err = LoadFileDV(ctx, tb, add, 100)
 			if err == nil || !strings.Contains(err.Error(), add.Path) {
 				t.Fatalf("LoadFileDV: %v, want an error naming %s", err, add.Path)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
@@ -29,7 +30,7 @@ type fixtureDV struct {
 	version string // commit version (log file name prefix)
 	action  string // "add" or "remove"
 	path    string // data file path
-	dv      *DeletionVector
+	dv      *actions.DeletionVector
 }
 
 // fixtureDVs walks every _delta_log/*.json file (commits and JSON V2
@@ -43,8 +44,8 @@ func fixtureDVs(t *testing.T) []fixtureDV {
 		t.Fatal(err)
 	}
 	type fileAction struct {
-		Path           string          `json:"path"`
-		DeletionVector *DeletionVector `json:"deletionVector"`
+		Path           string                  `json:"path"`
+		DeletionVector *actions.DeletionVector `json:"deletionVector"`
 	}
 	var out []fixtureDV
 	for _, lf := range logs {
@@ -453,7 +454,7 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
 	p := *dvs[0]
 	p.StorageType = "p"
-	p.PathOrInlineDv = "file://" + EncodePath(filepath.ToSlash(filepath.Join(dir, key)))
+	p.PathOrInlineDv = "file://" + actions.EncodePath(filepath.ToSlash(filepath.Join(dir, key)))
 	got, err := ReadDV(ctx, tb, &p)
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +465,7 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	// Dot segments and escapes are resolved before the root check: a path
 	// that leaves the root and comes back is inside it.
 	back := p
-	back.PathOrInlineDv = "file://" + EncodePath(filepath.ToSlash(dir)) + "/sub/%2e%2e/../" + filepath.Base(dir) + "/" + key
+	back.PathOrInlineDv = "file://" + actions.EncodePath(filepath.ToSlash(dir)) + "/sub/%2e%2e/../" + filepath.Base(dir) + "/" + key
 	if got, err = ReadDV(ctx, tb, &back); err != nil || got.GetCardinality() != 2 {
 		t.Fatalf("inside the root through dot segments: %v %v", got, err)
 	}
@@ -593,7 +594,7 @@ func TestReadDVCorruptFiles(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    []byte
-		dv      *DeletionVector
+		dv      *actions.DeletionVector
 		wantErr string
 	}{
 		{"checksum mismatch", func() []byte { b := clone(); b[1+4+20] ^= 1; return b }(), nil, "checksum mismatch"},
@@ -601,19 +602,23 @@ func TestReadDVCorruptFiles(t *testing.T) {
 		{"truncated file", orig[:20], nil, "truncated"},
 		{"truncated second DV", orig[:len(orig)-2], dvs[1], "truncated"},
 		{"bad version byte", func() []byte { b := clone(); b[0] = 2; return b }(), nil, "bad format version byte"},
-		{"size field differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "size field does not match the descriptor's sizeInBytes"},
-		{"cardinality differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "the bitmap's cardinality does not match the descriptor's cardinality (4)"},
-		{"offset points into the middle", nil, func() *DeletionVector { d := *dvs[0]; o := int32(3); d.Offset = &o; return &d }(), ""},
+		{"size field differs from descriptor", nil, func() *actions.DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "size field does not match the descriptor's sizeInBytes"},
+		{"cardinality differs from descriptor", nil, func() *actions.DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "the bitmap's cardinality does not match the descriptor's cardinality (4)"},
+		{"offset points into the middle", nil, func() *actions.DeletionVector { d := *dvs[0]; o := int32(3); d.Offset = &o; return &d }(), ""},
 		{"bad magic under a valid crc", func() []byte {
 			b := clone()
 			b[5] ^= 0xff
 			binary.BigEndian.PutUint32(b[5+int(dvs[0].SizeInBytes):], crc32IEEE(b[5:5+int(dvs[0].SizeInBytes)]))
 			return b
 		}(), nil, "magic"},
-		{"missing file", nil, func() *DeletionVector { d := *dvs[0]; d.PathOrInlineDv = Z85Encode(make([]byte, 16)); return &d }(), "deletion_vector_00000000-0000-0000-0000-000000000000.bin"},
-		{"unknown storage type", nil, func() *DeletionVector { d := *dvs[0]; d.StorageType = "r"; return &d }(), "storage type"},
-		{"inline with bad z85", nil, func() *DeletionVector {
-			return &DeletionVector{StorageType: "i", PathOrInlineDv: "abc~~", SizeInBytes: 4, Cardinality: 1}
+		{"missing file", nil, func() *actions.DeletionVector {
+			d := *dvs[0]
+			d.PathOrInlineDv = Z85Encode(make([]byte, 16))
+			return &d
+		}(), "deletion_vector_00000000-0000-0000-0000-000000000000.bin"},
+		{"unknown storage type", nil, func() *actions.DeletionVector { d := *dvs[0]; d.StorageType = "r"; return &d }(), "storage type"},
+		{"inline with bad z85", nil, func() *actions.DeletionVector {
+			return &actions.DeletionVector{StorageType: "i", PathOrInlineDv: "abc~~", SizeInBytes: 4, Cardinality: 1}
 		}(), "invalid character"},
 	}
 	for _, tc := range tests {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
@@ -36,7 +37,7 @@ type RowDecoder struct {
 	// shape of ScanLogicalRows with RowIDs): shape plus trailing columns.
 	scanShape *dataShape
 	schema    *deltaschema.StructType
-	meta      *Metadata
+	meta      *actions.Metadata
 	loc       *time.Location
 	// cols[i] tells where column i of the table schema comes from.
 	cols []decoderCol
@@ -68,7 +69,7 @@ func NewRowDecoder(snap *Snapshot, loc *time.Location) (*RowDecoder, error) {
 	return newRowDecoder(ds, schema, &snap.Metadata, loc)
 }
 
-func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *Metadata, loc *time.Location) (*RowDecoder, error) {
+func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *actions.Metadata, loc *time.Location) (*RowDecoder, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -76,14 +77,14 @@ func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *Metadata
 	part := map[string]bool{}
 	if meta != nil {
 		for _, c := range meta.PartitionColumns {
-			part[lower(c)] = true
+			part[actions.Lower(c)] = true
 		}
 	}
 	di := 0
 	for _, f := range schema.Fields {
 		c := decoderCol{name: f.Name, dt: f.Type}
 		switch {
-		case part[lower(f.Name)]:
+		case part[actions.Lower(f.Name)]:
 			c.part = true
 			c.partName = deltaschema.PhysName(f, ds.mode)
 		case isVoid(f.Type):
@@ -102,8 +103,8 @@ func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *Metadata
 
 // PartitionValues parses a file's partition values (see
 // ParsePartitionValues) with the decoder's zone.
-func (d *RowDecoder) PartitionValues(add *Add) (map[string]any, error) {
-	return ParsePartitionValues(d.meta, d.schema, add.PartitionValues, d.loc)
+func (d *RowDecoder) PartitionValues(add *actions.Add) (map[string]any, error) {
+	return actions.ParsePartitionValues(d.meta, d.schema, add.PartitionValues, d.loc)
 }
 
 // Decode converts one data-schema row and the file's parsed partition

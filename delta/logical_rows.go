@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -31,7 +32,7 @@ type LogicalScanOptions struct {
 // row (logical column names, partition values attached), file by file in
 // snapshot order. The snapshot must be readable by this build. fn must not
 // retain the row after it returns.
-func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *Add, row *schema.LogicalStruct) error) (int64, error) {
+func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *actions.Add, row *schema.LogicalStruct) error) (int64, error) {
 	if err := Readable(snap); err != nil {
 		return 0, err
 	}
@@ -70,7 +71,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 	return total, nil
 }
 
-func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*Add, *schema.LogicalStruct) error) (int64, error) {
+func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *actions.Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*actions.Add, *schema.LogicalStruct) error) (int64, error) {
 	shape := dec.shape
 	if dec.scanShape != nil {
 		shape = dec.scanShape

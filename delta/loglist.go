@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -236,7 +237,7 @@ func ListSidecars(ctx context.Context, t *Table) ([]LogEntry, error) {
 // sidecar column is not read beyond its footer.
 func CheckpointSidecars(ctx context.Context, t *Table, key string) ([]string, error) {
 	if strings.HasSuffix(key, ".parquet") {
-		has, err := parquetHasColumn(ctx, t, key, kindSidecar)
+		has, err := parquetHasColumn(ctx, t, key, actions.KindSidecar)
 		if err != nil || !has {
 			return nil, err
 		}

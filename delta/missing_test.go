@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 )
@@ -22,7 +23,7 @@ func TestAnObjectTheLogNamesButTheStoreLacksIsAMissingFileNamingItsDataFile(t *t
 	tbl := tabletest.NewTable(t, "file://"+dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	tabletest.DeleteIDs(t, tbl, 12)
 	snap := tabletest.Latest(t, tbl)
-	var plain, withDV *delta.Add
+	var plain, withDV *actions.Add
 	for _, a := range snap.Files {
 		if a.DeletionVector != nil {
 			withDV = a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/pagebomb"
 	"github.com/compactord/compactord/internal/testutil"
@@ -27,7 +28,7 @@ func scanAll(t *testing.T, root, path string, lim PageLimits) (rows int64, err e
 	if err != nil {
 		t.Fatal(err)
 	}
-	var add *Add
+	var add *actions.Add
 	for _, a := range snap.Files {
 		if a.Path == path {
 			add = a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
@@ -37,7 +38,7 @@ func DataSchema(snap *Snapshot) (*parquet.Schema, error) {
 //     order.
 //
 // variant columns are refused.
-func DataSchemaOf(schema *deltaschema.StructType, meta *Metadata) (*parquet.Schema, error) {
+func DataSchemaOf(schema *deltaschema.StructType, meta *actions.Metadata) (*parquet.Schema, error) {
 	ds, err := buildDataShape(schema, meta)
 	if err != nil {
 		return nil, err
@@ -154,8 +155,8 @@ func newDataShape(snap *Snapshot) (*dataShape, error) {
 	return ds, nil
 }
 
-func buildDataShape(schema *deltaschema.StructType, meta *Metadata) (*dataShape, error) {
-	mode, err := ColumnMappingMode(meta)
+func buildDataShape(schema *deltaschema.StructType, meta *actions.Metadata) (*dataShape, error) {
+	mode, err := actions.ColumnMappingMode(meta)
 	if err != nil {
 		return nil, err
 	}

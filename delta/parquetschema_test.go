@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
@@ -96,7 +97,7 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := DataSchemaOf(st, &Metadata{PartitionColumns: []string{"p"}})
+	s, err := DataSchemaOf(st, &actions.Metadata{PartitionColumns: []string{"p"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 			t.Errorf("%s: length %d, want %d", w.name, f.Type().Length(), w.length)
 		}
 	}
-	if _, err := DataSchemaOf(&deltaschema.StructType{Fields: []*deltaschema.StructField{{Name: "x", Type: &deltaschema.DataType{Name: "variant"}, Nullable: true}}}, &Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
+	if _, err := DataSchemaOf(&deltaschema.StructType{Fields: []*deltaschema.StructField{{Name: "x", Type: &deltaschema.DataType{Name: "variant"}, Nullable: true}}}, &actions.Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
 		t.Errorf("variant column: err = %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, out), buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				re := &Add{Path: out, PartitionValues: a.PartitionValues, Size: int64(buf.Len())}
+				re := &actions.Add{Path: out, PartitionValues: a.PartitionValues, Size: int64(buf.Len())}
 				s2, err := OpenFileScan(context.Background(), dst, snap, re, ScanOptions{ReuseRows: true})
 				if err != nil {
 					t.Fatal(err)

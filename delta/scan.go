@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/gcerrors"
 )
@@ -94,7 +95,7 @@ type ScanOptions struct {
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
-func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts ScanOptions) (*FileScan, error) {
+func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	shape := newDataShape
 	if opts.RowTracking {
 		shape = newRewriteShape
@@ -106,7 +107,7 @@ func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts 
 	return openFileScan(ctx, t, ds, add, opts)
 }
 
-func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts ScanOptions) (*FileScan, error) {
+func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	key, err := add.Key()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -25,7 +26,7 @@ func scanLogicalRows(t *testing.T, tb *Table, snap *Snapshot, loc *time.Location
 	t.Helper()
 	var out []string
 	n, err := ScanLogicalRows(context.Background(), tb, snap, LogicalScanOptions{Location: loc, Scan: ScanOptions{ReuseRows: true}},
-		func(_ *Add, row *deltaschema.LogicalStruct) error {
+		func(_ *actions.Add, row *deltaschema.LogicalStruct) error {
 			out = append(out, string(deltaschema.AppendJSON(nil, row)))
 			return nil
 		})
@@ -47,7 +48,7 @@ func readExpectedRows(t *testing.T, dir string, schema *deltaschema.StructType) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := newRowDecoder(ds, &deltaschema.StructType{Fields: ds.fields}, &Metadata{}, nil)
+	dec, err := newRowDecoder(ds, &deltaschema.StructType{Fields: ds.fields}, &actions.Metadata{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func readExpectedRows(t *testing.T, dir string, schema *deltaschema.StructType) 
 	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	var out []string
 	for _, f := range files {
-		s, err := openFileScan(context.Background(), tb, ds, &Add{Path: filepath.Base(f)}, ScanOptions{})
+		s, err := openFileScan(context.Background(), tb, ds, &actions.Add{Path: filepath.Base(f)}, ScanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -99,7 +100,7 @@ func BenchmarkScan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: benchScanSchema}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: benchScanSchema}}
 	dir, name, size, nrows := benchScanFile(b, snap)
 	tb := openScanTable(b, dir)
 	// The widened table reads k (INT32 in the file) as long: the per-value
@@ -109,7 +110,7 @@ func BenchmarkScan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	widened := &Snapshot{Schema: wst, Metadata: Metadata{SchemaString: widenedSchema}}
+	widened := &Snapshot{Schema: wst, Metadata: actions.Metadata{SchemaString: widenedSchema}}
 	for _, c := range []struct{ withDV, reuse, widen bool }{{false, false, false}, {false, true, false}, {true, true, false}, {false, true, true}} {
 		withDV := c.withDV
 		snap := snap
@@ -126,7 +127,7 @@ func BenchmarkScan(b *testing.B) {
 				}
 				want -= int64(dv.GetCardinality())
 			}
-			add := &Add{Path: name, Size: size}
+			add := &actions.Add{Path: name, Size: size}
 			rows := make([]parquet.Row, 1024)
 			idx := make([]int64, len(rows))
 			b.ReportAllocs()

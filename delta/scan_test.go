@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
@@ -25,7 +26,7 @@ import (
 
 // copyDataFile copies one data file of a test table into dir and returns
 // its add action (same name, size of the copy).
-func copyDataFile(t *testing.T, table, dir string) (*Snapshot, *Add) {
+func copyDataFile(t *testing.T, table, dir string) (*Snapshot, *actions.Add) {
 	t.Helper()
 	root := testutil.DeltaTable(t, table)
 	snap := loadTestSnapshot(t, root)
@@ -266,9 +267,9 @@ func TestScanSchemaEvolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
 	p := "2024-02-29"
-	add := &Add{Path: "old.parquet", PartitionValues: map[string]*string{"p": &p}}
+	add := &actions.Add{Path: "old.parquet", PartitionValues: map[string]*string{"p": &p}}
 	got := scanOneFile(t, openScanTable(t, dir), snap, add)
 	want := []string{
 		`{"id":1,"s":{"a":7,"b":null,"l":null},"m":null,"p":"2024-02-29"}`,
@@ -291,7 +292,7 @@ func TestScanSchemaEvolution(t *testing.T) {
 	}
 }
 
-func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *Add) []string {
+func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *actions.Add) []string {
 	t.Helper()
 	s, err := OpenFileScan(context.Background(), tb, snap, add, ScanOptions{})
 	if err != nil {
@@ -354,7 +355,7 @@ func TestParsePartitionValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := ParsePartitionValue(tc.in, dt, tc.loc)
+		v, err := actions.ParsePartitionValue(tc.in, dt, tc.loc)
 		if tc.wantErr {
 			if err == nil {
 				t.Errorf("%s %q: no error, got %v", tc.typ, *tc.in, v)
@@ -447,8 +448,8 @@ func TestScanLegacyListEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
-	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "hive.parquet"})
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "hive.parquet"})
 	want := []string{
 		`{"id":1,"l":[1,2],"l2":[{"a":5,"b":"x"},{"a":null,"b":"y"}],"l3":[7,null]}`,
 		`{"id":2,"l":null,"l2":[],"l3":null}`,
@@ -476,7 +477,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
 	schema, err := DataSchema(snap)
 	if err != nil {
 		t.Fatal(err)
@@ -502,7 +503,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	dv.AddRange(96, 200) // a range spanning a row group boundary
 	dv.Add(n - 1)
 	for _, batch := range []int{1, 13, 97, 4096} {
-		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "f.parquet", Size: int64(len(data))}, ScanOptions{DV: dv, ReuseRows: batch == 13})
+		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &actions.Add{Path: "f.parquet", Size: int64(len(data))}, ScanOptions{DV: dv, ReuseRows: batch == 13})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -620,13 +621,13 @@ func TestScanUnannotatedRepeatedField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
-	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "pb.parquet"})
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "pb.parquet"})
 	if want := `{"id":1,"r":[4,5]}` + "\n" + `{"id":2,"r":[]}`; strings.Join(got, "\n") != want {
 		t.Fatalf("got %v, want %s", got, want)
 	}
 	st.Fields[1].Type = &deltaschema.DataType{Name: "integer"}
-	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "pb.parquet"}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "repeated in the file") {
+	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &actions.Add{Path: "pb.parquet"}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "repeated in the file") {
 		t.Fatalf("err = %v", err)
 	}
 }

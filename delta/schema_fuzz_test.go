@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
@@ -42,6 +43,6 @@ func FuzzParseSchema(f *testing.F) {
 		if !reflect.DeepEqual(st.String(), st2.String()) {
 			t.Fatalf("round trip changed the schema:\n%s\n%s", st, st2)
 		}
-		_, _ = DataSchemaOf(st, &Metadata{})
+		_, _ = DataSchemaOf(st, &actions.Metadata{})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltastats "github.com/compactord/compactord/delta/stats"
 )
 
@@ -28,7 +29,7 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	out.Tombstones = nil
 	out.slim = &slimInfo{columns: columns}
 	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
-	out.Files = make([]*Add, len(s.Files))
+	out.Files = make([]*actions.Add, len(s.Files))
 	j := 0
 	for i, a := range s.Files {
 		if reuse {
@@ -68,7 +69,7 @@ type slimInfo struct{ columns [][]string }
 
 // slimStats returns a's stats as JSON cut to numRecords and the
 // statistics of columns ("" when a has none).
-func slimStats(a *Add, columns [][]string) (string, error) {
+func slimStats(a *actions.Add, columns [][]string) (string, error) {
 	if len(columns) == 0 {
 		n, ok, err := a.NumRecords()
 		if err != nil || !ok {

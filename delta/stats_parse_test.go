@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
@@ -108,7 +109,7 @@ func checkScanAgrees(t *testing.T, s string) {
 	if ok != wantOK || (ok && n != *st.NumRecords) {
 		t.Fatalf("scanStats(%q) = %d, %v; ParseStats numRecords = %+v", s, n, ok, st)
 	}
-	if a := (&Add{Path: "f", Stats: s}); strings.Count(strings.ToLower(s), "numrecords") <= 1 {
+	if a := (&actions.Add{Path: "f", Stats: s}); strings.Count(strings.ToLower(s), "numrecords") <= 1 {
 		got, gotOK, err := a.NumRecords()
 		if err != nil || gotOK != wantOK || (gotOK && got != n) {
 			t.Fatalf("NumRecords of %q = %d, %v, %v; want %d, %v", s, got, gotOK, err, n, wantOK)

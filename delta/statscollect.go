@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -90,7 +91,7 @@ type StatsCollector struct {
 // will be observed (physical names, no partition columns), for example
 // DataSchemaOf(schema, meta). tightBounds is off until SetProtocol says
 // the table supports deletion vectors.
-func NewStatsCollector(meta *Metadata, schema *deltaschema.StructType, pq *parquet.Schema) (*StatsCollector, error) {
+func NewStatsCollector(meta *actions.Metadata, schema *deltaschema.StructType, pq *parquet.Schema) (*StatsCollector, error) {
 	if meta == nil || pq == nil {
 		return nil, fmt.Errorf("stats collector: metadata and parquet schema are required")
 	}
@@ -101,7 +102,7 @@ func NewStatsCollector(meta *Metadata, schema *deltaschema.StructType, pq *parqu
 		}
 		schema = s
 	}
-	mode, err := ColumnMappingMode(meta)
+	mode, err := actions.ColumnMappingMode(meta)
 	if err != nil {
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
@@ -132,7 +133,7 @@ func NewStatsCollector(meta *Metadata, schema *deltaschema.StructType, pq *parqu
 
 // SetProtocol enables tightBounds=true in the output when the protocol
 // supports deletion vectors, as Spark does on every file it initializes.
-func (c *StatsCollector) SetProtocol(p Protocol) {
+func (c *StatsCollector) SetProtocol(p actions.Protocol) {
 	c.tight = p.HasFeature("deletionVectors")
 }
 

@@ -3,6 +3,7 @@ package delta
 import (
 	"strings"
 
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
@@ -10,7 +11,7 @@ import (
 // statsFields returns the (logical) data columns that get statistics:
 // those delta.dataSkippingStatsColumns names, else the first
 // delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
-func statsFields(meta *Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
+func statsFields(meta *actions.Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
 	fields := dataFields(meta, schema)
 	props := meta.Properties()
 	if err := props.Check(deltaprops.PropStatsColumns, deltaprops.PropNumIndexedCols); err != nil {
@@ -27,7 +28,7 @@ func statsFields(meta *Metadata, schema *deltaschema.StructType) ([]*deltaschema
 
 // dataFields returns the schema's top-level fields minus the partition
 // columns (matched case-insensitively, as Spark does).
-func dataFields(meta *Metadata, schema *deltaschema.StructType) []*deltaschema.StructField {
+func dataFields(meta *actions.Metadata, schema *deltaschema.StructType) []*deltaschema.StructField {
 	part := make(map[string]bool, len(meta.PartitionColumns))
 	for _, p := range meta.PartitionColumns {
 		part[strings.ToLower(p)] = true

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -155,7 +156,7 @@ func TestStatsWideDecimalFromFixedLenBytes(t *testing.T) {
 	pq := parquet.NewSchema("spark_schema", parquet.Group{
 		"d": parquet.Optional(parquet.Decimal(2, 20, parquet.FixedLenByteArrayType(9))),
 	})
-	meta := &Metadata{SchemaString: schemaJSON}
+	meta := &actions.Metadata{SchemaString: schemaJSON}
 	c, err := NewStatsCollector(meta, schema, pq)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
 		"c_ntz": parquet.Optional(parquet.TimestampAdjusted(parquet.Microsecond, false)),
 		"d_day": parquet.Optional(parquet.Date()),
 	})
-	c, err := NewStatsCollector(&Metadata{SchemaString: schemaJSON}, schema, pq)
+	c, err := NewStatsCollector(&actions.Metadata{SchemaString: schemaJSON}, schema, pq)
 	if err != nil {
 		t.Fatal(err)
 	}

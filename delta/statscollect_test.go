@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
@@ -22,9 +23,9 @@ import (
 
 // fixtureLog is what the stats tests need from a fixture table's log.
 type fixtureLog struct {
-	meta     *Metadata
-	protocol *Protocol
-	adds     []*Add
+	meta     *actions.Metadata
+	protocol *actions.Protocol
+	adds     []*actions.Add
 }
 
 func readFixtureLog(t *testing.T, root string) fixtureLog {
@@ -37,7 +38,7 @@ func readFixtureLog(t *testing.T, root string) fixtureLog {
 	var fl fixtureLog
 	for _, lf := range logs {
 		deltatest.EachLogLine(t, lf, func(line []byte) {
-			a, err := ParseAction(line)
+			a, err := actions.ParseAction(line)
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
 			}
@@ -322,13 +323,13 @@ func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*St
 	if err != nil {
 		tb.Fatal(err)
 	}
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
+	meta := &actions.Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
 	pq := parquet.SchemaOf(statsRow{})
 	c, err := NewStatsCollector(meta, schema, pq)
 	return c, pq, err
 }
 
-func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *Protocol) (string, error) {
+func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *actions.Protocol) (string, error) {
 	t.Helper()
 	c, pq, err := statsTestCollector(t, "Part", conf)
 	if err != nil {
@@ -348,7 +349,7 @@ func TestStatsCollectorRules(t *testing.T) {
 		name     string
 		conf     map[string]string
 		rows     []statsRow
-		protocol *Protocol
+		protocol *actions.Protocol
 		want     string
 	}{
 		{
@@ -401,14 +402,14 @@ func TestStatsCollectorRules(t *testing.T) {
 			name:     "tightBounds when the protocol supports deletion vectors",
 			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
-			protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+			protocol: &actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0},"tightBounds":true}`,
 		},
 		{
 			name:     "no tightBounds without deletion vectors",
 			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
-			protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
+			protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0}}`,
 		},
 	}

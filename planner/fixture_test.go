@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
 )
@@ -105,11 +106,11 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 	}
 	snap := &delta.Snapshot{
 		Version: f.Version,
-		Metadata: delta.Metadata{
+		Metadata: actions.Metadata{
 			PartitionColumns: f.PartitionColumns,
 			Configuration:    f.Configuration,
 		},
-		Domains: map[string]delta.DomainMetadata{},
+		Domains: map[string]actions.DomainMetadata{},
 	}
 	if f.Schema != nil {
 		snap.Schema = &schema.StructType{}
@@ -118,7 +119,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 		}
 	}
 	for name, conf := range f.Domains {
-		snap.Domains[name] = delta.DomainMetadata{Domain: name, Configuration: conf}
+		snap.Domains[name] = actions.DomainMetadata{Domain: name, Configuration: conf}
 	}
 	for _, ff := range f.Files {
 		age := 24 * time.Hour
@@ -127,7 +128,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 				return nil, now, fmt.Errorf("file %s: age: %w", ff.Path, err)
 			}
 		}
-		a := &delta.Add{
+		a := &actions.Add{
 			Path:               ff.Path,
 			PartitionValues:    ff.Partition,
 			Size:               ff.Size,
@@ -142,7 +143,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 			a.ParsedStats = &stats.Stats{NumRecords: ff.NumRecords, MinValues: ff.Min, MaxValues: ff.Max}
 		}
 		if ff.Deleted > 0 {
-			a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: "dv" + ff.Path, SizeInBytes: 40, Cardinality: ff.Deleted}
+			a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: "dv" + ff.Path, SizeInBytes: 40, Cardinality: ff.Deleted}
 		}
 		snap.Files = append(snap.Files, a)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/units"
 )
@@ -60,7 +61,7 @@ type Job struct {
 	PartitionValues map[string]*string `json:"partitionValues"`
 	// Sources are the live add actions, in the order the writer should
 	// read them (for lightweight: the column's (min, max) order).
-	Sources []*delta.Add `json:"-"`
+	Sources []*actions.Add `json:"-"`
 	// SourcePaths are Sources' log paths (as written in the log).
 	SourcePaths []string `json:"sources"`
 	// SourceBytes is the summed size of the sources.
@@ -281,7 +282,7 @@ func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 	for _, c := range cols {
 		pl.ClusteringColumns = append(pl.ClusteringColumns, c.name())
 	}
-	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	partKeys, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
 	}
@@ -308,7 +309,7 @@ func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 
 // fileInfo is what the planner derives from one add action.
 type fileInfo struct {
-	add       *delta.Add
+	add       *actions.Add
 	partKey   string
 	records   int64 // -1 when unknown
 	deleted   int64
@@ -447,7 +448,7 @@ func partitionKey(cols []string, pv map[string]*string) string {
 }
 
 func (st *state) classify() {
-	files := make([]*delta.Add, 0, len(st.snap.Files))
+	files := make([]*actions.Add, 0, len(st.snap.Files))
 	for _, a := range st.snap.Files {
 		if a != nil {
 			files = append(files, a)
@@ -455,7 +456,7 @@ func (st *state) classify() {
 	}
 	// A loaded snapshot's files are sorted by path already: only a
 	// snapshot built otherwise is sorted here.
-	byPath := func(a, b *delta.Add) int { return strings.Compare(a.Path, b.Path) }
+	byPath := func(a, b *actions.Add) int { return strings.Compare(a.Path, b.Path) }
 	if !slices.IsSortedFunc(files, byPath) {
 		slices.SortStableFunc(files, byPath)
 	}

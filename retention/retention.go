@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/failure"
@@ -335,7 +336,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		res.Predicate = expirePredicateText(tgt, opts)
 	}
 	partKinds := map[string]predicate.Kind{}
-	parts, err := delta.PartitionFields(&snap.Metadata, snap.Schema)
+	parts, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return err
 	}
@@ -452,7 +453,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			if err != nil {
 				return err
 			}
-			var adds []*delta.Add
+			var adds []*actions.Add
 			for _, o := range out.Outputs {
 				a := *o.Add
 				a.DataChange = true
@@ -547,7 +548,7 @@ func dryRunReport(res *Result, snap *delta.Snapshot, parts []*schema.StructField
 
 // partitionKey renders f's partition values as col=value/... in the
 // table's partition order, with logical column names.
-func partitionKey(parts []*schema.StructField, f *delta.Add) string {
+func partitionKey(parts []*schema.StructField, f *actions.Add) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -572,7 +573,7 @@ func expirePredicateText(tgt *expireTarget, opts Options) string {
 }
 
 // footerRows is the row count in f's parquet footer.
-func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (int64, error) {
+func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (int64, error) {
 	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return 0, err
@@ -584,7 +585,7 @@ func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *de
 // expiredRows scans f's live rows and returns the physical indexes of those
 // matching the retention predicate, and the live row count. Only the
 // retention column's leaf is converted, not whole rows.
-func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
+func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
 	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{ReuseRows: true})
 	if err != nil {
 		return nil, 0, err
@@ -681,7 +682,7 @@ func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
 // rewriteWithout rewrites f without the deleted rows (copy-on-write): the
 // writer reads a copy of f's add whose inline DV also covers the deleted
 // rows, so the shared streaming path writes only the survivors.
-func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, deleted *roaring64.Bitmap, objs *attempt.Objects, wo writer.Options) (*writer.Result, error) {
+func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, deleted *roaring64.Bitmap, objs *attempt.Objects, wo writer.Options) (*writer.Result, error) {
 	all := deleted.Clone()
 	if f.DeletionVector != nil {
 		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
@@ -696,7 +697,7 @@ func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f
 	}
 	src := *f
 	src.DeletionVector = dv
-	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*delta.Add{&src}, PartitionValues: f.PartitionValues}
+	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*actions.Add{&src}, PartitionValues: f.PartitionValues}
 	out, err := writer.Rewrite(ctx, t, snap, job, objs, wo)
 	if err != nil {
 		return nil, fmt.Errorf("copy-on-write rewrite of %s: %w", f.Path, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/planner"
@@ -23,10 +24,10 @@ func sizedTable(target string, now time.Time, sizes ...int64) *delta.Snapshot {
 	if target != "" {
 		conf[props.PropTargetFileSize] = target
 	}
-	snap := &delta.Snapshot{Version: 3, Metadata: delta.Metadata{Configuration: conf}}
+	snap := &delta.Snapshot{Version: 3, Metadata: actions.Metadata{Configuration: conf}}
 	for i, s := range sizes {
 		n := int64(1000)
-		snap.Files = append(snap.Files, &delta.Add{
+		snap.Files = append(snap.Files, &actions.Add{
 			Path: fmt.Sprintf("part-%05d.parquet", i), Size: s, DataChange: true,
 			ModificationTime: now.Add(-24 * time.Hour).UnixMilli(),
 			ParsedStats:      &stats.Stats{NumRecords: &n},

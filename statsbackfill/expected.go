@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 )
 
@@ -57,7 +58,7 @@ func leaves(m map[string]any, prefix string, out map[string]bool) {
 
 // Missing says which statistics a live file lacks against need (from
 // Expected).
-func Missing(a *delta.Add, need map[string]bool) int {
+func Missing(a *actions.Add, need map[string]bool) int {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" {
 		var err error

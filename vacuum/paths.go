@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
@@ -119,7 +120,7 @@ func (r *resolver) key(logPath string) (key string, inside bool, err error) {
 // dvKey returns the key of a deletion vector's file when it is one vacuum
 // manages: only "u" (relative) vectors; "p" (absolute) files are never
 // deleted nor protected here, "i" has no file.
-func dvKey(dv *delta.DeletionVector) (string, bool, error) {
+func dvKey(dv *actions.DeletionVector) (string, bool, error) {
 	if dv == nil || dv.StorageType != "u" {
 		return "", false, nil
 	}

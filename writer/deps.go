@@ -6,6 +6,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // This file is the one place where the writer binds to the Delta core's
@@ -39,7 +40,7 @@ func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 	return delta.RewriteSchema(snap)
 }
 
-func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
+func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
 	s, err := openScan(ctx, t, snap, add, schema, opts)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 
 // openScan opens the Delta core's scan of a source, for reading rows or
 // columns.
-func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
+func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
 	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
 	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking, Pages: opts.sourcePages()})
 }

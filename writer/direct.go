@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // directSource reads a source whose parquet schema is exactly the table's
@@ -39,7 +40,7 @@ func sourceBufferSize(opts Options, n int, fileSize int64) int {
 
 // openDirect opens src for direct reading when its schema is the data
 // schema; it returns nil (and no error) when the source needs conversion.
-func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *parquet.Schema, opts Options) (*directSource, error) {
+func openDirect(ctx context.Context, t *delta.Table, src *actions.Add, schema *parquet.Schema, opts Options) (*directSource, error) {
 	key, err := src.Key()
 	if err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 
 // directFrom is the direct reader of a source already opened by the Delta
 // core's scan, nil when its parquet schema is not the data schema.
-func directFrom(src *delta.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
+func directFrom(src *actions.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
 	f := s.File()
 	if !parquet.EqualNodes(f.Schema(), schema) {
 		return nil

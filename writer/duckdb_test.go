@@ -17,6 +17,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
@@ -266,7 +267,7 @@ func agree(duckType string, stat any, duck string, isMax bool) error {
 // schema (data columns, physical names).
 func checkDuckTypes(t *testing.T, snap *delta.Snapshot, d duckFile) {
 	t.Helper()
-	mode, err := delta.ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
@@ -36,7 +37,7 @@ func newLayout(snap *delta.Snapshot, partitionValues map[string]*string, codecEx
 		l.randomPrefixLen = props.RandomPrefixLength
 		return l, nil
 	}
-	cols, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	cols, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return layout{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
@@ -105,7 +106,7 @@ type Options struct {
 	// SourceRead, when set, is called after each source file has been read
 	// whole (its rows copied or collected), from the job's goroutine: jobs
 	// run concurrently, so it must be safe for concurrent use.
-	SourceRead func(src *delta.Add)
+	SourceRead func(src *actions.Add)
 
 	// forceScan sends every source through the Delta core's FileScan, even
 	// those whose schema allows direct reading (tests cross-check the paths).

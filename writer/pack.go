@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // The pack path writes sources column by column. Sources whose row groups
@@ -26,7 +27,7 @@ import (
 
 // packedSource is a source waiting in the job's pack.
 type packedSource struct {
-	src  *delta.Add
+	src  *actions.Add
 	scan *delta.FileScan
 }
 
@@ -50,7 +51,7 @@ func (jw *jobWriter) packable(s *delta.FileScan) bool {
 // addToPack records src's run (its live rows follow the rows already
 // written and packed) and queues it; the pack is written when it holds
 // packBytes of sources or would fill the output.
-func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, s *delta.FileScan, physical int64) error {
+func (jw *jobWriter) addToPack(ctx context.Context, src *actions.Add, s *delta.FileScan, physical int64) error {
 	var live int64
 	for i := range s.NumRowGroups() {
 		_, n := s.RowGroupRows(i)

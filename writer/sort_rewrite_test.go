@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
@@ -23,7 +24,7 @@ import (
 )
 
 // physRows reads the live rows of add with their physical indexes.
-func physRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *delta.Add) map[int64]parquet.Row {
+func physRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *actions.Add) map[int64]parquet.Row {
 	t.Helper()
 	s, err := delta.OpenFileScan(context.Background(), tbl, snap, add, delta.ScanOptions{})
 	if err != nil {
@@ -224,7 +225,7 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
 		opts.SpillDir = t.TempDir()
 		objs := &attempt.Objects{}
-		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, objs, opts)
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*actions.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, objs, opts)
 		check(t, opts.SpillDir, objs, err, "does-not-exist")
 	})
 	t.Run("bucket counts not matching the columns", func(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/curve"
@@ -73,7 +74,7 @@ type config struct {
 
 // file is a simulated data file: its add action and its rows.
 type file struct {
-	add  *delta.Add
+	add  *actions.Add
 	rows []row
 }
 
@@ -107,7 +108,7 @@ func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provide
 		mins[name] = json.Number(strconv.FormatInt(lo, 10))
 		maxs[name] = json.Number(strconv.FormatInt(hi, 10))
 	}
-	a := &delta.Add{
+	a := &actions.Add{
 		Path:             path,
 		PartitionValues:  map[string]*string{},
 		Size:             n * t.cfg.rowBytes,
@@ -129,7 +130,7 @@ func (t *table) snapshot() *delta.Snapshot {
 			{Name: "ts", Type: &schema.DataType{Name: "long"}},
 			{Name: "key", Type: &schema.DataType{Name: "long"}},
 		}},
-		Domains: map[string]delta.DomainMetadata{
+		Domains: map[string]actions.DomainMetadata{
 			"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 		},
 	}

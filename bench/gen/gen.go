@@ -20,6 +20,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
@@ -59,7 +60,7 @@ func Generate(dir string, total, lo, hi int64, seed uint64, codec compress.Codec
 	if err != nil {
 		return err
 	}
-	meta := &delta.Metadata{SchemaString: SchemaString, Configuration: map[string]string{}}
+	meta := &actions.Metadata{SchemaString: SchemaString, Configuration: map[string]string{}}
 	schema, err := delta.DataSchemaOf(st, meta)
 	if err != nil {
 		return err

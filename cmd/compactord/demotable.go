@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // The demo (and the end-to-end test) need an ingestion job beside the
@@ -63,7 +64,7 @@ func createDemoTable(ctx context.Context, t *delta.Table, now time.Time) error {
 
 // writeDemoFile writes rows [firstID, firstID+n) as one parquet file and
 // returns its add action (dataChange=true, stats with bounds).
-func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*delta.Add, error) {
+func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*actions.Add, error) {
 	schema, err := delta.DataSchemaOf(snap.Schema, &snap.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("data schema of %s: %w", t.URL, err)
@@ -113,7 +114,7 @@ func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, fi
 	if err != nil {
 		return nil, err
 	}
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()),
+	return &actions.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()),
 		ModificationTime: now.UnixMilli(), DataChange: true, Stats: string(stats)}, nil
 }
 
@@ -135,7 +136,7 @@ func appendDemo(ctx context.Context, t *delta.Table, files int, rowsPerFile, fir
 			return 0, errors.Join(err, deleteKeys(ctx, t, keys))
 		}
 		keys = append(keys, add.Path)
-		tx.Actions = append(tx.Actions, delta.Action{Add: add})
+		tx.Actions = append(tx.Actions, actions.Action{Add: add})
 	}
 	v, err := tx.Commit(ctx)
 	if err != nil {
@@ -156,12 +157,12 @@ func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
 
 // deleteDemo deletes, with deletion vectors, the live rows whose id
 // satisfies match, in the files chosen by files (nil: all).
-func deleteDemo(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool) (*commit.DeleteResult, error) {
+func deleteDemo(ctx context.Context, t *delta.Table, files func(*actions.Add) bool, match func(id int64) bool) (*commit.DeleteResult, error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return nil, err
 	}
-	return commit.DeleteWhere(ctx, t, snap, files, func(f *delta.Add, _ int64, row parquet.Row) bool {
+	return commit.DeleteWhere(ctx, t, snap, files, func(f *actions.Add, _ int64, row parquet.Row) bool {
 		return match(row[0].Int64())
 	}, commit.DeleteOptions{Options: commit.Options{EngineInfo: "compactord-demo/" + version}})
 }
@@ -209,7 +210,7 @@ func summarize(ctx context.Context, t *delta.Table) (tableSummary, []int64, erro
 	return s, ids, nil
 }
 
-func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (ids []int64, err error) {
+func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (ids []int64, err error) {
 	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", f.Path, err)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -233,12 +234,12 @@ func orphans(t *testing.T, dir string) []string {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			a, err := delta.ParseAction([]byte(line))
+			a, err := actions.ParseAction([]byte(line))
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
 			}
 			var path string
-			var dv *delta.DeletionVector
+			var dv *actions.DeletionVector
 			switch {
 			case a.Add != nil:
 				path, dv = a.Add.Path, a.Add.DeletionVector
@@ -247,7 +248,7 @@ func orphans(t *testing.T, dir string) []string {
 			default:
 				continue
 			}
-			if k, err := delta.DecodePath(path); err == nil {
+			if k, err := actions.DecodePath(path); err == nil {
 				known[k] = true
 			}
 			if dv != nil && dv.StorageType == "u" {

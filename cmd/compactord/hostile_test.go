@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -115,7 +116,7 @@ func remove(path string) map[string]any {
 }
 
 // liveFile returns one live add of the table (path as logged) and its size.
-func (e *hostileEnv) liveFile() *delta.Add {
+func (e *hostileEnv) liveFile() *deltaactions.Add {
 	e.t.Helper()
 	snap, err := loadLocal(e.tbl)
 	must(e.t, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/statsbackfill"
@@ -197,7 +198,7 @@ func inspectTable(ctx context.Context, t *delta.Table, version, threshold int64)
 // countFooterRows adds to rep the rows of the files without numRecords,
 // read from their parquet footers.
 func countFooterRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rep *inspectReport) {
-	var files []*delta.Add
+	var files []*actions.Add
 	for _, f := range snap.Files {
 		if _, ok := f.LiveRows(); !ok {
 			files = append(files, f)
@@ -301,7 +302,7 @@ func buildInspectReport(url string, snap *delta.Snapshot, smallThreshold int64) 
 
 	// Partition values are keyed by physical name under column mapping;
 	// the report names the logical columns.
-	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	partKeys, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 )
 
@@ -32,7 +32,7 @@ var (
 
 type simFile struct {
 	rows []MapRow // live rows, partition column included
-	add  *delta.Add
+	add  *actions.Add
 }
 
 var names = []string{"a", "ab", "abc", "abcd", "abcde", "b", "ba", "bz", "c", "zz", "é", "ü"}
@@ -90,7 +90,7 @@ func genFile(r *rand.Rand) simFile {
 		}
 		live = append(live, row)
 	}
-	add := &delta.Add{Path: "x.parquet", PartitionValues: map[string]*string{"p": part}}
+	add := &actions.Add{Path: "x.parquet", PartitionValues: map[string]*string{"p": part}}
 	if r.IntN(10) != 0 { // 10% of files carry no stats at all
 		add.ParsedStats = statsOf(r, phys, deleted > 0)
 	}

@@ -1,6 +1,7 @@
 package attemptsweep
 
 import (
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/objstore"
 
 	"context"
@@ -209,7 +210,7 @@ func Referenced(tableURL string, snap *delta.Snapshot) (map[string]bool, error) 
 		return nil, err
 	}
 	refs := make(map[string]bool, 2*len(snap.Files)+len(snap.Tombstones))
-	keep := func(p string, dv *delta.DeletionVector) error {
+	keep := func(p string, dv *actions.DeletionVector) error {
 		ref, err := root.Resolve(p)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", snap.Version, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 )
@@ -49,7 +50,7 @@ func TestSweep(t *testing.T) {
 				}
 			}
 			for _, r := range snap.Tombstones {
-				k, err := delta.DecodePath(r.Path)
+				k, err := actions.DecodePath(r.Path)
 				if err != nil {
 					t.Fatal(err)
 				}

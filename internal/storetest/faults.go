@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/retention"
@@ -155,8 +156,8 @@ func Orphans(t testing.TB, tbl *delta.Table, from, to int64, objectsBefore []str
 	for _, k := range objectsBefore {
 		known[k] = true
 	}
-	note := func(path string, dv *delta.DeletionVector) {
-		if k, err := delta.DecodePath(path); err == nil {
+	note := func(path string, dv *deltaactions.DeletionVector) {
+		if k, err := deltaactions.DecodePath(path); err == nil {
 			known[k] = true
 		}
 		if dv != nil && dv.StorageType == "u" {

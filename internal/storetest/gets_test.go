@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -46,7 +47,7 @@ func TestGETsPerCompactedFile(t *testing.T) {
 			var sources []string
 			for _, a := range acts {
 				if a.Remove != nil {
-					key, err := delta.DecodePath(a.Remove.Path)
+					key, err := actions.DecodePath(a.Remove.Path)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package delta
+package actions
 
 import (
 	"bytes"
@@ -17,23 +17,23 @@ var ErrMalformedAction = failure.New(failure.Halt, "malformed action")
 
 // Action kinds as they appear as the single key of a log line.
 const (
-	kindProtocol           = "protocol"
-	kindMetadata           = "metaData"
-	kindAdd                = "add"
-	kindRemove             = "remove"
-	kindTxn                = "txn"
-	kindDomainMetadata     = "domainMetadata"
-	kindCDC                = "cdc"
-	kindCheckpointMetadata = "checkpointMetadata"
-	kindSidecar            = "sidecar"
-	kindCommitInfo         = "commitInfo"
+	KindProtocol           = "protocol"
+	KindMetadata           = "metaData"
+	KindAdd                = "add"
+	KindRemove             = "remove"
+	KindTxn                = "txn"
+	KindDomainMetadata     = "domainMetadata"
+	KindCDC                = "cdc"
+	KindCheckpointMetadata = "checkpointMetadata"
+	KindSidecar            = "sidecar"
+	KindCommitInfo         = "commitInfo"
 )
 
 // knownActionKind reports whether k is an action key this build models.
 func knownActionKind(k string) bool {
 	switch k {
-	case kindProtocol, kindMetadata, kindAdd, kindRemove, kindTxn, kindDomainMetadata, kindCDC,
-		kindCheckpointMetadata, kindSidecar, kindCommitInfo:
+	case KindProtocol, KindMetadata, KindAdd, KindRemove, KindTxn, KindDomainMetadata, KindCDC,
+		KindCheckpointMetadata, KindSidecar, KindCommitInfo:
 		return true
 	}
 	return false
@@ -80,38 +80,38 @@ func ParseAction(line []byte) (Action, error) {
 		}
 		var err error
 		switch kind {
-		case kindProtocol:
+		case KindProtocol:
 			a.Protocol = new(Protocol)
 			err = json.Unmarshal(body, a.Protocol)
-		case kindMetadata:
+		case KindMetadata:
 			a.Metadata = new(Metadata)
 			err = json.Unmarshal(body, a.Metadata)
-		case kindAdd:
+		case KindAdd:
 			a.Add = new(Add)
 			if err = json.Unmarshal(body, a.Add); err == nil && a.Add.Path == "" {
 				err = errors.New("add without path")
 			}
-		case kindRemove:
+		case KindRemove:
 			a.Remove = new(Remove)
 			if err = json.Unmarshal(body, a.Remove); err == nil && a.Remove.Path == "" {
 				err = errors.New("remove without path")
 			}
-		case kindTxn:
+		case KindTxn:
 			a.Txn = new(Txn)
 			err = json.Unmarshal(body, a.Txn)
-		case kindDomainMetadata:
+		case KindDomainMetadata:
 			a.DomainMetadata = new(DomainMetadata)
 			err = json.Unmarshal(body, a.DomainMetadata)
-		case kindCDC:
+		case KindCDC:
 			a.CDC = new(CDC)
 			err = json.Unmarshal(body, a.CDC)
-		case kindCheckpointMetadata:
+		case KindCheckpointMetadata:
 			a.CheckpointMetadata = new(CheckpointMetadata)
 			err = json.Unmarshal(body, a.CheckpointMetadata)
-		case kindSidecar:
+		case KindSidecar:
 			a.Sidecar = new(Sidecar)
 			err = json.Unmarshal(body, a.Sidecar)
-		case kindCommitInfo:
+		case KindCommitInfo:
 			err = json.Unmarshal(body, &a.CommitInfo)
 		default:
 			a.Unknown = append(json.RawMessage(nil), line...)
@@ -139,7 +139,7 @@ func (a Action) MarshalJSON() ([]byte, error) {
 		}
 		return nil, errors.New("marshal action: no action set")
 	}
-	b, err := marshalJSON(body)
+	b, err := MarshalJSON(body)
 	if err != nil {
 		return nil, fmt.Errorf("marshal %s: %w", kind, err)
 	}
@@ -161,32 +161,32 @@ func (a Action) Kind() string {
 func (a Action) kindAndBody() (string, any) {
 	switch {
 	case a.Protocol != nil:
-		return kindProtocol, a.Protocol
+		return KindProtocol, a.Protocol
 	case a.Metadata != nil:
-		return kindMetadata, a.Metadata
+		return KindMetadata, a.Metadata
 	case a.Add != nil:
-		return kindAdd, a.Add
+		return KindAdd, a.Add
 	case a.Remove != nil:
-		return kindRemove, a.Remove
+		return KindRemove, a.Remove
 	case a.Txn != nil:
-		return kindTxn, a.Txn
+		return KindTxn, a.Txn
 	case a.DomainMetadata != nil:
-		return kindDomainMetadata, a.DomainMetadata
+		return KindDomainMetadata, a.DomainMetadata
 	case a.CDC != nil:
-		return kindCDC, a.CDC
+		return KindCDC, a.CDC
 	case a.CheckpointMetadata != nil:
-		return kindCheckpointMetadata, a.CheckpointMetadata
+		return KindCheckpointMetadata, a.CheckpointMetadata
 	case a.Sidecar != nil:
-		return kindSidecar, a.Sidecar
+		return KindSidecar, a.Sidecar
 	case a.CommitInfo != nil:
-		return kindCommitInfo, a.CommitInfo
+		return KindCommitInfo, a.CommitInfo
 	}
 	return "", nil
 }
 
 // marshalJSON is json.Marshal without HTML escaping (log lines carry SQL
 // predicates such as "id < 5" that Spark writes unescaped).
-func marshalJSON(v any) ([]byte, error) {
+func MarshalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -224,7 +224,7 @@ func decodeWithExtra(data []byte, known any) (Extra, error) {
 // encodeWithExtra encodes known (an alias struct) and appends the extra
 // fields, sorted by key, to the object.
 func encodeWithExtra(known any, extra Extra) ([]byte, error) {
-	b, err := marshalJSON(known)
+	b, err := MarshalJSON(known)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (p Protocol) MarshalJSON() ([]byte, error) {
 	for k, raw := range p.Extra {
 		m[k] = raw
 	}
-	return marshalJSON(m)
+	return MarshalJSON(m)
 }
 
 // UnmarshalJSON decodes a metaData action, keeping unknown fields in Extra.

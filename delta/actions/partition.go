@@ -1,4 +1,4 @@
-package delta
+package actions
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // partition value) Spark uses for a null partition value.
 const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
 
-func lower(s string) string { return strings.ToLower(s) }
+func Lower(s string) string { return strings.ToLower(s) }
 
 // SamePartitionValues reports whether two partitionValues maps hold the
 // same values under the same keys (null and absent differ from "").
@@ -128,15 +128,15 @@ func ParsePartitionValue(raw *string, t *deltaschema.DataType, loc *time.Locatio
 		if err != nil {
 			return bad(err)
 		}
-		return deltaschema.Timestamp(timeMicros(ts)), nil
+		return deltaschema.Timestamp(TimeMicros(ts)), nil
 	case "timestamp_ntz":
 		ts, err := parsePartitionTime(s, time.UTC, false)
 		if err != nil {
 			return bad(err)
 		}
-		return deltaschema.TimestampNTZ(timeMicros(ts)), nil
+		return deltaschema.TimestampNTZ(TimeMicros(ts)), nil
 	case "decimal":
-		d, err := parseDecimal(strings.TrimSpace(s), t.Precision, t.Scale)
+		d, err := ParseDecimal(strings.TrimSpace(s), t.Precision, t.Scale)
 		if err != nil {
 			return bad(err)
 		}
@@ -145,7 +145,7 @@ func ParsePartitionValue(raw *string, t *deltaschema.DataType, loc *time.Locatio
 	return nil, fmt.Errorf("partition values of type %s are not supported", t.String())
 }
 
-func timeMicros(t time.Time) int64 {
+func TimeMicros(t time.Time) int64 {
 	return t.Unix()*1_000_000 + int64(t.Nanosecond()/1000)
 }
 
@@ -178,7 +178,7 @@ func parsePartitionTime(s string, loc *time.Location, zoned bool) (time.Time, er
 
 // parseDecimal parses a decimal literal into Decimal at the given scale,
 // rejecting values that need more digits than precision or lose digits.
-func parseDecimal(s string, precision, scale int) (deltaschema.Decimal, error) {
+func ParseDecimal(s string, precision, scale int) (deltaschema.Decimal, error) {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return deltaschema.Decimal{}, fmt.Errorf("not a decimal number")

@@ -1,4 +1,4 @@
-package delta
+package actions
 
 import "github.com/compactord/compactord/delta/props"
 
