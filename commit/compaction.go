@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -466,7 +467,7 @@ func markWide(stats string) (string, error) {
 	if err := json.Unmarshal([]byte(stats), &m); err != nil {
 		return "", fmt.Errorf("parse stats: %w", err)
 	}
-	return delta.MarkStatsWide(stats), nil
+	return statscollect.MarkStatsWide(stats), nil
 }
 
 // metrics returns DBR-style operationMetrics for the surviving jobs.

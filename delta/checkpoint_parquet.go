@@ -17,6 +17,7 @@ import (
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -434,7 +435,7 @@ func leafValue(n *pqNode, v parquet.Value) (any, error) {
 		b := v.ByteArray()
 		if lt != nil {
 			if t, ok := lt.Value.(*format.DecimalType); ok {
-				return decimalNumber(twosComplementInt(b), int(t.Scale)), nil
+				return decimalNumber(statscollect.TwosComplementInt(b), int(t.Scale)), nil
 			}
 		}
 		return string(b), nil
@@ -461,7 +462,7 @@ func formatTimestamp(i int64, unit format.TimeUnitValue, utc bool) any {
 // decimalNumber renders unscaled * 10^-scale as a JSON number (the stats
 // formatter's rendering, appendDecimal).
 func decimalNumber(unscaled *big.Int, scale int) json.Number {
-	return json.Number(appendDecimal(nil, unscaled, scale))
+	return json.Number(statscollect.AppendDecimal(nil, unscaled, scale))
 }
 
 // cpActions are the actions of a checkpoint or sidecar file: its file
@@ -921,7 +922,7 @@ func (r *rowView) int64v(n *pqNode) (int64, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	i, ok := integerValue(v)
+	i, ok := statscollect.IntegerValue(v)
 	if !ok {
 		return 0, false, fmt.Errorf("%s: want an integer column, got %v", n.name, v.Kind())
 	}

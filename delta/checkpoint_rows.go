@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	deltastats "github.com/compactord/compactord/delta/stats"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -364,9 +365,9 @@ func cutBound(v any, which bound) (any, bool) {
 		return v, true
 	}
 	if which == boundMin {
-		return TruncateStringMin(s, parsedStringPrefix), true
+		return statscollect.TruncateStringMin(s, parsedStringPrefix), true
 	}
-	return TruncateStringMax(s, parsedStringPrefix)
+	return statscollect.TruncateStringMax(s, parsedStringPrefix)
 }
 
 // typedStruct emits a struct of typed leaves from decoded JSON values

@@ -6,6 +6,7 @@ import (
 	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -251,7 +252,7 @@ func checkpointColumns(snap *Snapshot, props *deltaprops.Properties) (cpColumns,
 		}
 		cols.pvParsed = &pv
 	}
-	fields, err := statsFields(&snap.Metadata, snap.Schema)
+	fields, err := statscollect.StatsFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return cols, err
 	}
@@ -283,7 +284,7 @@ func minMaxSpecs(fields []*schema.StructField, mode string) []wspec {
 			}
 			continue
 		}
-		if categoryOf(f.Type) == catNone {
+		if statscollect.CategoryOf(f.Type) == statscollect.CatNone {
 			continue
 		}
 		leaf, err := checkpointLeaf(f.Type)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -38,7 +39,7 @@ func scanJSON(t testing.TB, s *FileScan, dec *RowDecoder, pv map[string]any, bat
 }
 
 // observeRows feeds every row of rows to c, buf at a time, and closes rows.
-func observeRows(c *StatsCollector, rows parquet.Rows, buf []parquet.Row) {
+func observeRows(c *statscollect.StatsCollector, rows parquet.Rows, buf []parquet.Row) {
 	defer rows.Close()
 	for {
 		n, err := rows.ReadRows(buf)

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/pagebomb"
 	"github.com/compactord/compactord/internal/testutil"
@@ -169,7 +170,7 @@ func TestThePageLimitsRefuseNoFileOfTheSharedTables(t *testing.T) {
 		}
 		for _, rg := range f.RowGroups() {
 			for _, cc := range rg.ColumnChunks() {
-				if err := ReadPages(cc, func(parquet.Page) error { return nil }); errors.Is(err, ErrPageLimit) {
+				if err := statscollect.ReadPages(cc, func(parquet.Page) error { return nil }); errors.Is(err, ErrPageLimit) {
 					t.Errorf("%s: %v", p, err)
 				}
 			}

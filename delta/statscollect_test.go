@@ -17,6 +17,7 @@ import (
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -68,7 +69,7 @@ func collectFileStats(t *testing.T, fl fixtureLog, path string) string {
 func collectFileStatsBoth(t *testing.T, fl fixtureLog, path string) (byRows, byColumns string) {
 	t.Helper()
 	pf := testutil.OpenParquet(t, path)
-	c, err := NewStatsCollector(fl.meta, nil, pf.Schema())
+	c, err := statscollect.NewStatsCollector(fl.meta, nil, pf.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func statsTestRows() []statsRow {
 
 // statsTestCollector is a collector for statsRow rows (statsTestSchema),
 // partitioned by part, with the table configuration conf.
-func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*StatsCollector, *parquet.Schema, error) {
+func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*statscollect.StatsCollector, *parquet.Schema, error) {
 	tb.Helper()
 	schema, err := deltaschema.ParseSchema(statsTestSchema)
 	if err != nil {
@@ -325,7 +326,7 @@ func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*St
 	}
 	meta := &actions.Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
 	pq := parquet.SchemaOf(statsRow{})
-	c, err := NewStatsCollector(meta, schema, pq)
+	c, err := statscollect.NewStatsCollector(meta, schema, pq)
 	return c, pq, err
 }
 
@@ -479,7 +480,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 				if !reflect.DeepEqual(pf.Schema().Columns(), pq.Columns()) {
 					t.Fatalf("column paths differ:\nfile  %v\nwrite %v", pf.Schema().Columns(), pq.Columns())
 				}
-				c, err := NewStatsCollector(fl.meta, schema, pq)
+				c, err := statscollect.NewStatsCollector(fl.meta, schema, pq)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -202,7 +203,7 @@ func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *delta
 	if err != nil {
 		return "", 0, err
 	}
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return "", 0, err
 	}
@@ -230,7 +231,7 @@ func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *delta
 		return "", 0, err
 	}
 	if a.DeletionVector != nil {
-		stats = delta.MarkStatsWide(stats)
+		stats = statscollect.MarkStatsWide(stats)
 	}
 	return stats, c.NumRecords(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
+	"github.com/compactord/compactord/delta/statscollect"
 )
 
 // Kinds of missing statistics.
@@ -27,7 +28,7 @@ func Expected(snap *delta.Snapshot) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return nil, err
 	}

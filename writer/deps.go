@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 )
 
 // This file is the one place where the writer binds to the Delta core's
@@ -57,7 +58,7 @@ func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *ac
 
 // statsAdapter adapts the Delta core's collector to statsSink.
 type statsAdapter struct {
-	c   *delta.StatsCollector
+	c   *statscollect.StatsCollector
 	buf []parquet.Value // scratch of ObserveRowGroup
 }
 
@@ -85,7 +86,7 @@ func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
 // and string prefix length, tightBounds when the protocol supports
 // deletion vectors (as Spark writes them).
 func newStats(snap *delta.Snapshot, schema *parquet.Schema) (statsSink, error) {
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return nil, err
 	}

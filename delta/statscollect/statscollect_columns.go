@@ -1,4 +1,4 @@
-package delta
+package statscollect
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // statsFields returns the (logical) data columns that get statistics:
 // those delta.dataSkippingStatsColumns names, else the first
 // delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
-func statsFields(meta *actions.Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
+func StatsFields(meta *actions.Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {
 	fields := dataFields(meta, schema)
 	props := meta.Properties()
 	if err := props.Check(deltaprops.PropStatsColumns, deltaprops.PropNumIndexedCols); err != nil {

@@ -1,4 +1,4 @@
-package delta
+package statscollect
 
 import (
 	"bytes"
@@ -7,17 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -25,7 +20,7 @@ import (
 type statCat uint8
 
 const (
-	catNone  statCat = iota // nullCount only: boolean, binary, array, map, void, variant
+	CatNone  statCat = iota // nullCount only: boolean, binary, array, map, void, variant
 	catInt                  // byte, short, integer, long
 	catFloat                // float, double
 	catDate
@@ -111,7 +106,7 @@ func NewStatsCollector(meta *actions.Metadata, schema *deltaschema.StructType, p
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
 	prefixLen := props.StringPrefixLength
-	fields, err := statsFields(meta, schema)
+	fields, err := StatsFields(meta, schema)
 	if err != nil {
 		return nil, fmt.Errorf("stats collector: %w", err)
 	}
@@ -401,7 +396,7 @@ func (c *StatsCollector) observeBounds(col int, p parquet.Page) bool {
 		}
 	}
 	switch l.cat {
-	case catNone:
+	case CatNone:
 	case catInt, catDate, catTimestamp, catTimestampNTZ:
 		if !signedInt {
 			return false
@@ -418,7 +413,7 @@ func (c *StatsCollector) observeBounds(col int, p parquet.Page) bool {
 		return false
 	}
 	l.nulls += p.NumNulls()
-	if lo, hi, ok := p.Bounds(); ok && l.cat != catNone {
+	if lo, hi, ok := p.Bounds(); ok && l.cat != CatNone {
 		c.observeAt(col, &lo)
 		c.observeAt(col, &hi)
 	}
@@ -449,9 +444,9 @@ func (c *StatsCollector) observeAt(col int, v *parquet.Value) {
 		return
 	}
 	switch l.cat {
-	case catNone:
+	case CatNone:
 	case catInt, catDate, catTimestamp, catTimestampNTZ:
-		x, ok := integerValue(*v)
+		x, ok := IntegerValue(*v)
 		if v.Kind() == parquet.Int96 {
 			x, ok = statsInt96Micros(v.Int96()), true
 		}
@@ -485,7 +480,7 @@ func (c *StatsCollector) observeAt(col int, v *parquet.Value) {
 			l.widenBytes(v.ByteArray(), compareTwosComplement)
 			return
 		}
-		x, ok := integerValue(*v)
+		x, ok := IntegerValue(*v)
 		if !ok {
 			return
 		}
@@ -495,7 +490,7 @@ func (c *StatsCollector) observeAt(col int, v *parquet.Value) {
 
 // integerValue returns the value of an INT32 or INT64 parquet value; ok is
 // false for any other kind.
-func integerValue(v parquet.Value) (x int64, ok bool) {
+func IntegerValue(v parquet.Value) (x int64, ok bool) {
 	switch v.Kind() {
 	case parquet.Int32:
 		return int64(v.Int32()), true
@@ -531,306 +526,4 @@ func (l *leafStats) widenBytes(b []byte, compare func(a, b []byte) int) {
 	case compare(b, l.maxB) > 0:
 		l.maxB = append(l.maxB[:0], b...)
 	}
-}
-
-// Finish returns the statistics JSON of the rows observed since the last
-// Reset, shaped as Spark writes it: numRecords, minValues, maxValues,
-// nullCount (each only when some column qualifies), then tightBounds.
-func (c *StatsCollector) Finish() (string, error) {
-	var b []byte
-	b = append(b, `{"numRecords":`...)
-	b = strconv.AppendInt(b, c.numRecords, 10)
-	hasMinMax, hasNulls := false, false
-	for _, n := range c.root {
-		hasMinMax = hasMinMax || n.minMax
-		hasNulls = hasNulls || c.hasLeaf(n)
-	}
-	if hasMinMax {
-		b = append(b, `,"minValues":`...)
-		b = c.appendMinMax(b, c.root, false)
-		b = append(b, `,"maxValues":`...)
-		b = c.appendMinMax(b, c.root, true)
-	}
-	if hasNulls {
-		b = append(b, `,"nullCount":`...)
-		b = c.appendNulls(b, c.root)
-	}
-	if c.tight {
-		b = append(b, `,"tightBounds":true`...)
-	}
-	b = append(b, '}')
-	return string(b), nil
-}
-
-func (c *StatsCollector) hasLeaf(n *statsNode) bool {
-	if n.leaf >= 0 {
-		return true
-	}
-	for _, ch := range n.children {
-		if c.hasLeaf(ch) {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *StatsCollector) appendMinMax(b []byte, nodes []*statsNode, max bool) []byte {
-	b = append(b, '{')
-	first := true
-	for _, n := range nodes {
-		if !n.minMax {
-			continue
-		}
-		mark := len(b)
-		if !first {
-			b = append(b, ',')
-		}
-		b = deltaschema.AppendJSONString(b, n.name)
-		b = append(b, ':')
-		if n.leaf < 0 {
-			b = c.appendMinMax(b, n.children, max)
-		} else {
-			var ok bool
-			b, ok = c.appendBound(b, &c.leaves[n.leaf], max)
-			if !ok {
-				b = b[:mark]
-				continue
-			}
-		}
-		first = false
-	}
-	return append(b, '}')
-}
-
-// appendBound renders a leaf's min or max; ok is false when there is none.
-func (c *StatsCollector) appendBound(b []byte, l *leafStats, max bool) ([]byte, bool) {
-	if !l.seen || l.nonFinit {
-		return b, false
-	}
-	pickI := l.minI
-	pickF := l.minF
-	pickB := l.minB
-	if max {
-		pickI, pickF, pickB = l.maxI, l.maxF, l.maxB
-	}
-	switch l.cat {
-	case catInt:
-		return strconv.AppendInt(b, pickI, 10), true
-	case catFloat:
-		return appendJSONFloat(b, pickF, l.float32), true
-	case catDate:
-		return append(append(append(b, '"'), time.Unix(pickI*86400, 0).UTC().Format("2006-01-02")...), '"'), true
-	case catTimestamp, catTimestampNTZ:
-		us := scaleTimestamp(pickI, l.tsMul, l.tsDiv)
-		layout := "2006-01-02T15:04:05.000Z07:00"
-		if l.cat == catTimestampNTZ {
-			layout = "2006-01-02T15:04:05.000"
-		}
-		return append(append(append(b, '"'), time.UnixMicro(us).UTC().Format(layout)...), '"'), true
-	case catString:
-		s := string(pickB)
-		if max {
-			t, ok := TruncateStringMax(s, c.prefixLen)
-			if !ok {
-				return b, false
-			}
-			s = t
-		} else {
-			s = TruncateStringMin(s, c.prefixLen)
-		}
-		return deltaschema.AppendJSONString(b, s), true
-	case catDecimal:
-		if l.decBytes {
-			return appendDecimal(b, twosComplementInt(pickB), l.scale), true
-		}
-		return appendDecimal(b, big.NewInt(pickI), l.scale), true
-	}
-	return b, false
-}
-
-func (c *StatsCollector) appendNulls(b []byte, nodes []*statsNode) []byte {
-	b = append(b, '{')
-	first := true
-	for _, n := range nodes {
-		if !c.hasLeaf(n) {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = deltaschema.AppendJSONString(b, n.name)
-		b = append(b, ':')
-		if n.leaf < 0 {
-			b = c.appendNulls(b, n.children)
-			continue
-		}
-		l := &c.leaves[n.leaf]
-		nulls := l.nulls
-		if l.col < 0 {
-			nulls = c.numRecords // column absent from the data: all null
-		}
-		b = strconv.AppendInt(b, nulls, 10)
-	}
-	return append(b, '}')
-}
-
-// statsBuilder maps selected schema fields onto parquet columns.
-type statsBuilder struct {
-	c    *StatsCollector
-	pq   *parquet.Schema
-	mode string
-}
-
-// node builds the stats node of field f whose parent group in the parquet
-// schema is parent (nil: not present in the data) at definition level def.
-func (b *statsBuilder) node(f *deltaschema.StructField, parent parquet.Node, path []string, def int) (*statsNode, error) {
-	name := deltaschema.PhysName(f, b.mode)
-	n := &statsNode{name: name, leaf: -1}
-	path = append(path[:len(path):len(path)], name)
-	var pn parquet.Node
-	if parent != nil {
-		pn = childNode(parent, name)
-		if pn != nil {
-			if !pn.Required() {
-				def++
-			}
-			if pn.Repeated() {
-				return nil, fmt.Errorf("column %s: repeated parquet field where the table has %s", strings.Join(path, "."), f.Type)
-			}
-		}
-	}
-	if f.Type.Struct != nil {
-		for _, ch := range f.Type.Struct.Fields {
-			cn, err := b.node(ch, pn, path, def)
-			if err != nil {
-				return nil, err
-			}
-			n.children = append(n.children, cn)
-			n.minMax = n.minMax || cn.minMax
-		}
-		return n, nil
-	}
-	l := leafStats{cat: categoryOf(f.Type), col: -1, nullDef: def, tsMul: 1, tsDiv: 1}
-	if pn != nil {
-		if f.Type.ElementType != nil || f.Type.KeyType != nil {
-			l.cat = catNone
-			l.repeated = true
-			l.col = firstLeafColumn(b.pq, path, pn)
-		} else {
-			if !pn.Leaf() {
-				return nil, fmt.Errorf("column %s: parquet group where the table has %s", strings.Join(path, "."), f.Type)
-			}
-			l.col = firstLeafColumn(b.pq, path, pn)
-			if err := l.bindPhysical(pn, f.Type); err != nil {
-				return nil, fmt.Errorf("column %s: %w", strings.Join(path, "."), err)
-			}
-		}
-	}
-	n.leaf = len(b.c.leaves)
-	n.minMax = l.cat != catNone
-	if l.col >= 0 {
-		if b.c.slots[l.col] >= 0 {
-			return nil, fmt.Errorf("column %s: parquet column %d mapped twice", strings.Join(path, "."), l.col)
-		}
-		b.c.slots[l.col] = int32(n.leaf)
-	}
-	b.c.leaves = append(b.c.leaves, l)
-	return n, nil
-}
-
-// bindPhysical checks the parquet leaf against the table type and records
-// how to read it.
-func (l *leafStats) bindPhysical(pn parquet.Node, t *deltaschema.DataType) error {
-	typ := pn.Type()
-	kind := typ.Kind()
-	lt := typ.LogicalType()
-	switch l.cat {
-	case catInt, catDate:
-		if kind != parquet.Int32 && kind != parquet.Int64 {
-			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-		}
-	case catFloat:
-		l.float32 = t.Name == "float"
-		if kind != parquet.Float && kind != parquet.Double && kind != parquet.Int32 && kind != parquet.Int64 {
-			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-		}
-	case catTimestamp, catTimestampNTZ:
-		switch kind {
-		case parquet.Int96:
-		case parquet.Int32:
-			// date widened to timestamp_ntz: days since the epoch.
-			if lt == nil || lt.Value == nil {
-				return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-			}
-			if _, ok := lt.Value.(*format.DateType); !ok {
-				return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-			}
-			l.tsMul = 86400_000_000
-		case parquet.Int64:
-			unit := time.Microsecond
-			if lt != nil {
-				if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
-					unit = ts.Unit.Value.Duration()
-				}
-			} else if ct := typ.ConvertedType(); ct != nil && *ct == deprecated.TimestampMillis {
-				unit = time.Millisecond
-			}
-			switch unit {
-			case time.Millisecond:
-				l.tsMul = 1000
-			case time.Nanosecond:
-				l.tsDiv = 1000
-			}
-		default:
-			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-		}
-	case catString:
-		if kind != parquet.ByteArray {
-			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-		}
-	case catDecimal:
-		// The physical scale interprets the stored value (a file written
-		// before a widening keeps its narrower scale, or a plain integer).
-		l.scale = 0
-		if lt != nil {
-			if d, ok := lt.Value.(*format.DecimalType); ok {
-				l.scale = int(d.Scale)
-			}
-		} else if ct := typ.ConvertedType(); ct != nil && *ct == deprecated.Decimal {
-			l.scale = t.Scale
-		}
-		switch kind {
-		case parquet.Int32, parquet.Int64:
-		case parquet.ByteArray, parquet.FixedLenByteArray:
-			l.decBytes = true
-		default:
-			return fmt.Errorf("parquet type %s cannot hold %s", typ, t)
-		}
-	}
-	return nil
-}
-
-func categoryOf(t *deltaschema.DataType) statCat {
-	switch {
-	case t.Struct != nil, t.ElementType != nil, t.KeyType != nil:
-		return catNone
-	case strings.HasPrefix(t.Name, "decimal"):
-		return catDecimal
-	}
-	switch t.Name {
-	case "byte", "short", "integer", "long":
-		return catInt
-	case "float", "double":
-		return catFloat
-	case "date":
-		return catDate
-	case "timestamp":
-		return catTimestamp
-	case "timestamp_ntz":
-		return catTimestampNTZ
-	case "string":
-		return catString
-	}
-	return catNone
 }

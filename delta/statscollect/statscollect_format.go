@@ -1,4 +1,4 @@
-package delta
+package statscollect
 
 import (
 	"encoding/json"
@@ -112,7 +112,7 @@ func compareTwosComplement(a, b []byte) int {
 }
 
 // twosComplementInt decodes a big-endian two's complement integer.
-func twosComplementInt(b []byte) *big.Int {
+func TwosComplementInt(b []byte) *big.Int {
 	v := new(big.Int).SetBytes(b)
 	if len(b) > 0 && b[0]&0x80 != 0 {
 		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
@@ -122,7 +122,7 @@ func twosComplementInt(b []byte) *big.Int {
 
 // appendDecimal renders unscaled * 10^-scale as a plain JSON number with
 // exactly scale fractional digits (as Java's BigDecimal.toPlainString).
-func appendDecimal(b []byte, unscaled *big.Int, scale int) []byte {
+func AppendDecimal(b []byte, unscaled *big.Int, scale int) []byte {
 	s := unscaled.String()
 	neg := strings.HasPrefix(s, "-")
 	if neg {
