@@ -16,10 +16,10 @@ import (
 	"unsafe"
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -514,7 +514,7 @@ func parseCheckpointChunks(data []byte, chunkRows int64) (cpActions, error) {
 // chunk row by row.
 func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpActions, err error) {
 	// parquet-go may panic on malformed input; turn it into an error.
-	defer RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if err := checkParquetFrame(data); err != nil {
 		return cpActions{}, err
 	}
@@ -580,7 +580,7 @@ func parseCheckpointChunksBy(data []byte, chunkRows int64, columns bool) (_ cpAc
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer RecoverParquet(&errs[i])
+			defer pq.RecoverParquet(&errs[i])
 			rg, sink := f.RowGroups()[c.rg], cpActions{files: all[c.at : c.at : c.at+c.end-c.start]}
 			done := false
 			if cs.columns != nil {
@@ -626,47 +626,13 @@ func checkParquetFrame(data []byte) error {
 	return nil
 }
 
-// errThriftEOF is raised (as a panic, recovered by decodeThrift) when the
-// thrift decoder reads past the end of its input: parquet-go's decoder
-// ignores EOF for some field types and would loop over a corrupt list
-// length (up to 2^31 elements) instead of failing.
-var errThriftEOF = errors.New("thrift structure runs past the end of its bytes")
-
-type eofPanicReader struct{ r *bytes.Reader }
-
-func (e eofPanicReader) Read(p []byte) (int, error) {
-	if e.r.Len() == 0 && len(p) > 0 {
-		panic(errThriftEOF)
-	}
-	return e.r.Read(p)
-}
-
-// decodeThrift decodes one compact-protocol thrift struct from the start
-// of b and returns the number of bytes it used.
-func decodeThrift(b []byte, v any) (n int64, err error) {
-	r := bytes.NewReader(b)
-	defer func() {
-		if p := recover(); p != nil {
-			if p != errThriftEOF {
-				panic(p)
-			}
-			n, err = 0, errThriftEOF
-		}
-	}()
-	proto := &thrift.CompactProtocol{}
-	if err := thrift.NewDecoder(proto.NewReader(eofPanicReader{r})).Decode(v); err != nil {
-		return 0, err
-	}
-	return int64(len(b) - r.Len()), nil
-}
-
 // checkFooter decodes the file metadata with decodeThrift before
 // parquet-go does, so that a corrupt footer fails fast.
 func checkFooter(data []byte) error {
 	n := len(data)
 	footer := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
 	var md format.FileMetaData
-	if _, err := decodeThrift(data[n-8-footer:n-8], &md); err != nil {
+	if _, err := pq.DecodeThrift(data[n-8-footer:n-8], &md); err != nil {
 		return fmt.Errorf("corrupt parquet footer: %w", err)
 	}
 	return nil
@@ -696,7 +662,7 @@ func checkPageHeaders(data []byte, md *format.FileMetaData) error {
 			}
 			for pos := start; pos < end; {
 				var h format.PageHeader
-				hdr, err := decodeThrift(data[pos:end], &h)
+				hdr, err := pq.DecodeThrift(data[pos:end], &h)
 				if err != nil {
 					return fmt.Errorf("corrupt parquet: row group %d column %d: page header at byte %d: %v", gi, ci, pos, err)
 				}

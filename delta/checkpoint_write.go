@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	deltastats "github.com/compactord/compactord/delta/stats"
@@ -478,7 +479,7 @@ type parquetObject struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *CountingWriter
+	cw     *pq.CountingWriter
 	pw     *parquet.Writer
 	rb     *rowBuilder
 	batch  []parquet.Row
@@ -502,7 +503,7 @@ func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, r
 		}
 		return nil, fmt.Errorf("table %s: create %s: %w", t.URL, key, err)
 	}
-	cw := &CountingWriter{W: bw}
+	cw := &pq.CountingWriter{W: bw}
 	opts := []parquet.WriterOption{
 		s.schema,
 		parquet.Compression(&parquet.Snappy),

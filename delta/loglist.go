@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -267,7 +268,7 @@ func parquetHasColumn(ctx context.Context, t *Table, key, name string) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("table %s: stat %s: %w", t.URL, key, err)
 	}
-	f, err := openParquet(NewObjectReaderAt(ctx, t.Bucket, key, attrs.Size), attrs.Size, 0)
+	f, err := pq.OpenParquet(pq.NewObjectReaderAt(ctx, t.Bucket, key, attrs.Size), attrs.Size, 0)
 	if err != nil {
 		return false, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, key, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 )
 
 // FooterRows returns the physical row count of a's data file from its
@@ -23,7 +24,7 @@ func FooterRows(ctx context.Context, t *delta.Table, a *actions.Add) (n int64, e
 			err = fmt.Errorf("footer of %s: corrupt parquet: %v", key, p)
 		}
 	}()
-	r := delta.NewObjectReaderAt(ctx, t.Bucket, key, a.Size)
+	r := pq.NewObjectReaderAt(ctx, t.Bucket, key, a.Size)
 	f, err := parquet.OpenFile(r, a.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
 		return 0, fmt.Errorf("footer of %s: %w", key, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/delta/statscollect"
 )
 
@@ -75,7 +76,7 @@ func (a *statsAdapter) merge(part statsSink) {
 }
 
 func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if a.buf == nil {
 		a.buf = make([]parquet.Value, 1024)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
@@ -150,9 +151,9 @@ const minSourcePageLimit = 8 << 20
 // the default budget, 64 MiB: 64 times the page size of every engine, so
 // only a value of more than 64 MiB (or a decompression bomb) makes a
 // source corrupt.
-func (o Options) sourcePages() delta.PageLimits {
+func (o Options) sourcePages() pq.PageLimits {
 	budget := cmp.Or(o.RowGroupBytes, DefaultRowGroupBytes)
-	return delta.PageLimits{MaxPageBytes: min(max(budget, minSourcePageLimit), delta.DefaultMaxPageBytes)}
+	return pq.PageLimits{MaxPageBytes: min(max(budget, minSourcePageLimit), pq.DefaultMaxPageBytes)}
 }
 
 // withDefaults returns o with zero fields replaced by defaults.

@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 )
 
 // The pack path writes sources column by column. Sources whose row groups
@@ -198,7 +199,7 @@ func (jw *jobWriter) resetPack() {
 
 // writeColumn converts column c of every unit into cw, counting its rows.
 func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *delta.ColumnScratch, obs delta.ColumnObserver, rows *int64) (err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	for _, u := range units {
 		err := u.p.scan.ReadColumn(u.rg, c, scratch, obs, func(vals []parquet.Value) error {
 			n, err := cw.WriteRowValues(vals)
@@ -217,6 +218,6 @@ func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *del
 
 // commitRowGroup appends a finished row group to its file.
 func commitRowGroup(rgw *parquet.ConcurrentRowGroupWriter) (n int64, err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	return rgw.Commit()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
@@ -461,7 +462,7 @@ type output struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *delta.CountingWriter
+	cw     *pq.CountingWriter
 	pw     *parquet.Writer
 	stats  statsSink
 	opts   Options
@@ -487,7 +488,7 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		cancel()
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	cw := &delta.CountingWriter{W: bw}
+	cw := &pq.CountingWriter{W: bw}
 	wopts := []parquet.WriterOption{
 		parquet.Compression(codec),
 		parquet.PageBufferSize(opts.PageBufferSize),

@@ -1,4 +1,4 @@
-package delta
+package pq
 
 import (
 	"errors"
@@ -222,7 +222,7 @@ func (g *PageGuard) nextHeader(c *guardedChunk, buf []byte, off int64) (done boo
 	var h format.PageHeader
 	n, derr := int64(0), errThriftEOF
 	if src != nil {
-		n, derr = decodeThrift(src, &h)
+		n, derr = DecodeThrift(src, &h)
 	}
 	if errors.Is(derr, errThriftEOF) && src != nil && c.next+int64(len(src)) == end && end < c.end && len(src) < maxHeader {
 		c.carry = slices.Clone(src)
@@ -236,7 +236,7 @@ func (g *PageGuard) nextHeader(c *guardedChunk, buf []byte, off int64) (done boo
 			return false, rerr
 		}
 		h = format.PageHeader{}
-		n, derr = decodeThrift(own[:m], &h)
+		n, derr = DecodeThrift(own[:m], &h)
 		if m < len(own) || size == c.end-c.next || size == maxHeader {
 			break
 		}

@@ -1,4 +1,4 @@
-package delta
+package pq
 
 import (
 	"bytes"
@@ -100,7 +100,7 @@ func TestOpenLargeParquetInOneGET(t *testing.T) {
 		t.Fatal(err)
 	}
 	ra := NewObjectReaderAt(ctx, b, "big.parquet", int64(buf.Len()))
-	f, err := openParquet(ra, int64(buf.Len()), 1<<20)
+	f, err := OpenParquet(ra, int64(buf.Len()), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
