@@ -8,6 +8,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -102,6 +103,7 @@ func DecodeBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
 		// The Roaring decoder is fuzzed upstream, but a malformed container
 		// must never take the daemon down.
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			bm, err = nil, fmt.Errorf("%w: the Roaring decoder failed", ErrCorruptBitmap)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -84,7 +85,8 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 // reader fails: the caller then reads the chunk row by row.
 func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, acts cpActions) (_ cpActions, done bool, err error) {
 	defer func() {
-		if recover() != nil {
+		if p := recover(); p != nil {
+			pq.CheckLibraryPanic(p) // a bug of ours is not a reason to read row by row
 			done, err = false, nil
 		}
 	}()

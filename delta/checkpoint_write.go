@@ -616,6 +616,7 @@ func (o *parquetObject) abort() {
 func closeBlobWriter(w *blob.Writer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("blob driver panicked closing a writer: %v", r)
 		}
 	}()
@@ -627,6 +628,7 @@ func closeBlobWriter(w *blob.Writer) (err error) {
 func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, contentType string, ifNotExist bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("blob driver panicked writing %s: %v", key, r)
 		}
 	}()

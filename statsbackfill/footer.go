@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/failure"
 )
 
 // FooterRows returns the physical row count of a's data file from its
@@ -19,15 +20,13 @@ func FooterRows(ctx context.Context, t *delta.Table, a *actions.Add) (n int64, e
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("footer of %s: corrupt parquet: %v", key, p)
-		}
-	}()
+	defer pq.Guard(&err, failure.DataFile, a.Path)
 	r := pq.NewObjectReaderAt(ctx, t.Bucket, key, a.Size)
 	f, err := parquet.OpenFile(r, a.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
-		return 0, fmt.Errorf("footer of %s: %w", key, err)
+		// A footer parquet-go refuses is the file's fault unless the store
+		// failed: quarantined, not retried.
+		return 0, pq.DataFileError(a.Path, r, fmt.Errorf("footer of %s: %w", key, err))
 	}
 	return f.NumRows(), nil
 }
