@@ -120,8 +120,8 @@ func DecodeBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
 	}
 }
 
-// bucket is one 32-bit bitmap of a RoaringBitmapArray, as raw bytes.
-type bucket struct {
+// roaringBucket is one 32-bit bitmap of a RoaringBitmapArray, as raw bytes.
+type roaringBucket struct {
 	key   uint32
 	data  []byte
 	empty bool
@@ -137,7 +137,7 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 	if n > uint64(len(b)/12) {
 		return nil, fmt.Errorf("%w: the bucket count is more than the bytes can hold", ErrCorruptBitmap)
 	}
-	buckets := make([]bucket, 0, n)
+	buckets := make([]roaringBucket, 0, n)
 	var prev int64 = -1
 	for i := uint64(0); i < n; i++ {
 		if len(b) < 4 {
@@ -155,13 +155,13 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: bucket %d is not a valid 32-bit Roaring bitmap", ErrCorruptBitmap, i)
 		}
-		buckets = append(buckets, bucket{key: key, data: b[4 : 4+size], empty: empty})
+		buckets = append(buckets, roaringBucket{key: key, data: b[4 : 4+size], empty: empty})
 		b = b[4+size:]
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes after the last bucket", ErrCorruptBitmap)
 	}
-	return assemble(buckets)
+	return assembleBitmap(buckets)
 }
 
 func decodeNative(b []byte) (*roaring64.Bitmap, error) {
@@ -173,7 +173,7 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 	if n < 0 || int(n) > len(b)/12 {
 		return nil, fmt.Errorf("%w: the bitmap count is negative or more than the bytes can hold", ErrCorruptBitmap)
 	}
-	buckets := make([]bucket, 0, n)
+	buckets := make([]roaringBucket, 0, n)
 	for i := int32(0); i < n; i++ {
 		if len(b) < 4 {
 			return nil, fmt.Errorf("%w: truncated length of bitmap %d", ErrCorruptBitmap, i)
@@ -189,13 +189,13 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 		if size != int(length) {
 			return nil, fmt.Errorf("%w: length of bitmap %d does not match the bitmap it holds", ErrCorruptBitmap, i)
 		}
-		buckets = append(buckets, bucket{key: uint32(i), data: b[4 : 4+length], empty: empty})
+		buckets = append(buckets, roaringBucket{key: uint32(i), data: b[4 : 4+length], empty: empty})
 		b = b[4+length:]
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes after the last bitmap", ErrCorruptBitmap)
 	}
-	return assemble(buckets)
+	return assembleBitmap(buckets)
 }
 
 // roaring32Size validates the standard 32-bit Roaring bitmap at the start
@@ -210,9 +210,9 @@ func roaring32Size(b []byte) (int, bool, bool) {
 	return int(size), rb.IsEmpty(), true
 }
 
-// assemble builds the 64-bit bitmap from validated buckets, keeping their
+// assembleBitmap builds the 64-bit bitmap from validated buckets, keeping their
 // container layout.
-func assemble(buckets []bucket) (*roaring64.Bitmap, error) {
+func assembleBitmap(buckets []roaringBucket) (*roaring64.Bitmap, error) {
 	var buf bytes.Buffer
 	var count uint64
 	for _, bk := range buckets {

@@ -291,7 +291,8 @@ func unwrapRepetition(n parquet.Node) parquet.Node {
 	return n
 }
 
-func wrap(n parquet.Node, optional bool) parquet.Node {
+// withRepetition marks n optional when optional is set, required otherwise.
+func withRepetition(n parquet.Node, optional bool) parquet.Node {
 	if optional {
 		return &repetitionWrapped{Node: parquet.Optional(n), inner: n}
 	}
@@ -322,7 +323,7 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 			return nil, nil, fmt.Errorf("column %s: struct without non-void fields", path)
 		}
 		n.endCol = b.col
-		return n, wrap(&orderedGroup{fields: fields}, nullable), nil
+		return n, withRepetition(&orderedGroup{fields: fields}, nullable), nil
 	case t.ElementType != nil:
 		n.kind = shapeList
 		n.rep = rep + 1
@@ -335,7 +336,7 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 		}
 		n.children = []*shapeNode{el}
 		n.endCol = b.col
-		return n, wrap(parquet.List(pel), nullable), nil
+		return n, withRepetition(parquet.List(pel), nullable), nil
 	case t.KeyType != nil:
 		n.kind = shapeMap
 		n.rep = rep + 1
@@ -353,7 +354,7 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 		n.children = []*shapeNode{k, v}
 		n.endCol = b.col
 		// parquet.Map wraps the key in Required itself.
-		return n, wrap(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
+		return n, withRepetition(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
 	}
 	leaf, err := leafNode(t)
 	if err != nil {
@@ -364,7 +365,7 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 	b.col++
 	n.endCol = b.col
 	b.leaves = append(b.leaves, n)
-	return n, wrap(leaf, nullable), nil
+	return n, withRepetition(leaf, nullable), nil
 }
 
 // decimalBytes is the minimal two's-complement width holding precision

@@ -57,7 +57,7 @@ type FileScan struct {
 
 	// slab and arena hold the values and bytes of returned rows.
 	slab  []parquet.Value
-	arena arena
+	arena byteArena
 	// reuse recycles slab and arena on every ReadRows call.
 	reuse bool
 	// fast is set when the file's schema is the data schema itself (same

@@ -95,7 +95,7 @@ func (s *FileScan) deletedIn(i int) []int64 {
 // other (by one goroutine). The zero value is ready to use.
 type ColumnScratch struct {
 	in, out []parquet.Value
-	arena   arena
+	arena   byteArena
 }
 
 // ReadColumn reads the live values of data-schema column col in row group
