@@ -135,7 +135,7 @@ func (r *rowView) checkStats(a *deltaactions.Add) error {
 	if a.Stats == "" || a.ParsedStats != nil {
 		return checkAddStats(a)
 	}
-	if r.shape.S != "" {
+	if r.shape.Text != "" {
 		if n, has, ok := r.shape.Match(a.Stats); ok {
 			return checkRowCounts(a, n, has)
 		}

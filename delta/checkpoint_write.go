@@ -661,7 +661,7 @@ type lastV2 struct {
 // encode renders the document with its protocol checksum.
 func (lc *lastCheckpointOut) encode() ([]byte, error) {
 	lc.Checksum = ""
-	body, err := actions.MarshalJSON(lc)
+	body, err := actions.MarshalUnescaped(lc)
 	if err != nil {
 		return nil, err
 	}
@@ -670,7 +670,7 @@ func (lc *lastCheckpointOut) encode() ([]byte, error) {
 		return nil, err
 	}
 	lc.Checksum = sum
-	return actions.MarshalJSON(lc)
+	return actions.MarshalUnescaped(lc)
 }
 
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
@@ -77,14 +78,14 @@ func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *actions.
 	part := map[string]bool{}
 	if meta != nil {
 		for _, c := range meta.PartitionColumns {
-			part[actions.Lower(c)] = true
+			part[strings.ToLower(c)] = true
 		}
 	}
 	di := 0
 	for _, f := range schema.Fields {
 		c := decoderCol{name: f.Name, dt: f.Type}
 		switch {
-		case part[actions.Lower(f.Name)]:
+		case part[strings.ToLower(f.Name)]:
 			c.part = true
 			c.partName = deltaschema.PhysName(f, ds.mode)
 		case isVoid(f.Type):

@@ -139,7 +139,7 @@ func (a Action) MarshalJSON() ([]byte, error) {
 		}
 		return nil, errors.New("marshal action: no action set")
 	}
-	b, err := MarshalJSON(body)
+	b, err := MarshalUnescaped(body)
 	if err != nil {
 		return nil, fmt.Errorf("marshal %s: %w", kind, err)
 	}
@@ -184,9 +184,9 @@ func (a Action) kindAndBody() (string, any) {
 	return "", nil
 }
 
-// marshalJSON is json.Marshal without HTML escaping (log lines carry SQL
+// MarshalUnescaped is json.Marshal without HTML escaping (log lines carry SQL
 // predicates such as "id < 5" that Spark writes unescaped).
-func MarshalJSON(v any) ([]byte, error) {
+func MarshalUnescaped(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -224,7 +224,7 @@ func decodeWithExtra(data []byte, known any) (Extra, error) {
 // encodeWithExtra encodes known (an alias struct) and appends the extra
 // fields, sorted by key, to the object.
 func encodeWithExtra(known any, extra Extra) ([]byte, error) {
-	b, err := MarshalJSON(known)
+	b, err := MarshalUnescaped(known)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (p Protocol) MarshalJSON() ([]byte, error) {
 	for k, raw := range p.Extra {
 		m[k] = raw
 	}
-	return MarshalJSON(m)
+	return MarshalUnescaped(m)
 }
 
 // UnmarshalJSON decodes a metaData action, keeping unknown fields in Extra.

@@ -16,8 +16,6 @@ import (
 // partition value) Spark uses for a null partition value.
 const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
 
-func Lower(s string) string { return strings.ToLower(s) }
-
 // SamePartitionValues reports whether two partitionValues maps hold the
 // same values under the same keys (null and absent differ from "").
 func SamePartitionValues(a, b map[string]*string) bool {
@@ -176,7 +174,7 @@ func parsePartitionTime(s string, loc *time.Location, zoned bool) (time.Time, er
 	return time.Time{}, fmt.Errorf("unrecognised timestamp format")
 }
 
-// parseDecimal parses a decimal literal into Decimal at the given scale,
+// ParseDecimal parses a decimal literal into Decimal at the given scale,
 // rejecting values that need more digits than precision or lose digits.
 func ParseDecimal(s string, precision, scale int) (deltaschema.Decimal, error) {
 	r, ok := new(big.Rat).SetString(s)

@@ -7,7 +7,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// openParquet opens the footer; parquet-go can panic on malformed input,
+// OpenParquet opens the footer; parquet-go can panic on malformed input,
 // which becomes an error here.
 func OpenParquet(r io.ReaderAt, size int64, bufSize int) (f *parquet.File, err error) {
 	defer RecoverParquet(&err)

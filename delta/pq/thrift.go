@@ -22,7 +22,7 @@ func (e eofPanicReader) Read(p []byte) (int, error) {
 	return e.r.Read(p)
 }
 
-// decodeThrift decodes one compact-protocol thrift struct from the start
+// DecodeThrift decodes one compact-protocol thrift struct from the start
 // of b and returns the number of bytes it used.
 func DecodeThrift(b []byte, v any) (n int64, err error) {
 	r := bytes.NewReader(b)

@@ -23,7 +23,7 @@ func ParseColumnPath(s string) ([]string, error) {
 	return paths[0], nil
 }
 
-// splitColumnList parses a comma-separated list of column paths whose
+// SplitColumnList parses a comma-separated list of column paths whose
 // elements are separated by '.', optionally quoted with backticks (a
 // doubled backtick inside is a literal one); spaces around an unquoted
 // element or a quoted one are dropped. A blank list is empty.

@@ -21,7 +21,7 @@ const (
 	MetaTypeChanges               = "delta.typeChanges"
 )
 
-// parseColumnMappingMode reads delta.columnMapping.mode (any case).
+// ParseColumnMappingMode reads delta.columnMapping.mode (any case).
 func ParseColumnMappingMode(v string) (string, error) {
 	switch strings.ToLower(v) {
 	case ColumnMappingNone:
@@ -61,7 +61,7 @@ func FieldID(f *StructField) (int, bool) {
 	return int(n), true
 }
 
-// physName returns the name used in data files under the given mode.
+// PhysName returns the name used in data files under the given mode.
 func PhysName(f *StructField, mode string) string {
 	if mode == ColumnMappingNone {
 		return f.Name

@@ -31,7 +31,7 @@ func ParseStats(s string) (*Stats, error) {
 	return &st, nil
 }
 
-// scanStats reads the top-level numRecords of a stats JSON string without
+// ScanStats reads the top-level numRecords of a stats JSON string without
 // building any value. With validate it checks the whole string as
 // ParseStats would (same errors for the same input), else it stops at
 // numRecords.
@@ -44,7 +44,7 @@ func ScanStats(s string, validate bool) (n int64, ok bool, err error) {
 	return FullScanStats(s, validate)
 }
 
-// fullScanStats is scanStats without the quick check for the common
+// FullScanStats is scanStats without the quick check for the common
 // shapes: every input, every error.
 func FullScanStats(s string, validate bool) (n int64, ok bool, err error) {
 	if s == "" {

@@ -2,7 +2,7 @@ package stats
 
 // Loading a snapshot checks the stats string of every file it reads
 // (checkAddStats): a million files are a few hundred megabytes of JSON.
-// quickScanStats checks the stats engines write (compact JSON, strings
+// QuickScanStats checks the stats engines write (compact JSON, strings
 // without escapes, shallow nesting, a plain integer numRecords) in one
 // flat loop, and leaves everything else, errors included, to the full
 // scan, whose errors say what is wrong and where.
@@ -22,7 +22,7 @@ var plainKey = func() (key [256]bool) {
 	return key
 }()
 
-// quickScanStats returns what scanStats(s, true) returns when s parses
+// QuickScanStats returns what scanStats(s, true) returns when s parses
 // (numRecords and whether s has one). decided is false when it cannot
 // tell without the full scan: s is then checked by scanStats, which
 // either accepts it or says why not. It never accepts a string that
@@ -31,11 +31,11 @@ func QuickScanStats(s string) (n int64, has, decided bool) {
 	return QuickScanShape(s, nil)
 }
 
-// quickScanShape is quickScanStats that, when sh is not nil, records in
+// QuickScanShape is quickScanStats that, when sh is not nil, records in
 // it the shape of s (valid only when decided).
 func QuickScanShape(s string, sh *StatsShape) (n int64, has, decided bool) {
 	if sh != nil {
-		sh.S, sh.cuts, sh.kinds = s, sh.cuts[:0], sh.kinds[:0]
+		sh.Text, sh.cuts, sh.kinds = s, sh.cuts[:0], sh.kinds[:0]
 	}
 	i := quickWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
@@ -333,7 +333,7 @@ func quickScalar(s string, i int) (int, bool) {
 // keeps JSON valid, and the kinds keep what ParseStats requires of the
 // top-level statistics.
 type StatsShape struct {
-	S     string      // the string the shape was taken from
+	Text  string      // the string the shape was taken from
 	cuts  []int       // s[cuts[2k]:cuts[2k+1]] is the k-th scalar
 	kinds []valueKind // what may stand for the k-th scalar
 }
@@ -356,13 +356,13 @@ func (sh *StatsShape) cut(lo, hi int, kind valueKind) {
 	}
 }
 
-// match returns what quickScanStats returns for s, and ok, when s has the
+// Match returns what quickScanStats returns for s, and ok, when s has the
 // shape sh; ok is false otherwise (s may still parse).
 func (sh *StatsShape) Match(s string) (n int64, has, ok bool) {
 	i, prev := 0, 0
 	for k, kind := range sh.kinds {
 		lo, hi := sh.cuts[2*k], sh.cuts[2*k+1]
-		fixed := sh.S[prev:lo]
+		fixed := sh.Text[prev:lo]
 		if len(s)-i < len(fixed) || s[i:i+len(fixed)] != fixed {
 			return 0, false, false
 		}
@@ -391,7 +391,7 @@ func (sh *StatsShape) Match(s string) (n int64, has, ok bool) {
 		}
 		prev = hi
 	}
-	if s[i:] != sh.S[prev:] {
+	if s[i:] != sh.Text[prev:] {
 		return 0, false, false
 	}
 	return n, has, true

@@ -488,7 +488,7 @@ func (c *StatsCollector) observeAt(col int, v *parquet.Value) {
 	}
 }
 
-// integerValue returns the value of an INT32 or INT64 parquet value; ok is
+// IntegerValue returns the value of an INT32 or INT64 parquet value; ok is
 // false for any other kind.
 func IntegerValue(v parquet.Value) (x int64, ok bool) {
 	switch v.Kind() {

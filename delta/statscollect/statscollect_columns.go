@@ -8,7 +8,7 @@ import (
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
-// statsFields returns the (logical) data columns that get statistics:
+// StatsFields returns the (logical) data columns that get statistics:
 // those delta.dataSkippingStatsColumns names, else the first
 // delta.dataSkippingNumIndexedCols leaves (default 32, -1 = all).
 func StatsFields(meta *actions.Metadata, schema *deltaschema.StructType) ([]*deltaschema.StructField, error) {

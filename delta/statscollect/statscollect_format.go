@@ -111,7 +111,7 @@ func compareTwosComplement(a, b []byte) int {
 	return 0
 }
 
-// twosComplementInt decodes a big-endian two's complement integer.
+// TwosComplementInt decodes a big-endian two's complement integer.
 func TwosComplementInt(b []byte) *big.Int {
 	v := new(big.Int).SetBytes(b)
 	if len(b) > 0 && b[0]&0x80 != 0 {
@@ -120,7 +120,7 @@ func TwosComplementInt(b []byte) *big.Int {
 	return v
 }
 
-// appendDecimal renders unscaled * 10^-scale as a plain JSON number with
+// AppendDecimal renders unscaled * 10^-scale as a plain JSON number with
 // exactly scale fractional digits (as Java's BigDecimal.toPlainString).
 func AppendDecimal(b []byte, unscaled *big.Int, scale int) []byte {
 	s := unscaled.String()
