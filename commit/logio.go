@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
@@ -89,5 +90,5 @@ func dvObjectKey(dv *actions.DeletionVector) (string, error) {
 	if dv.StorageType != "u" || len(dv.PathOrInlineDv) < 20 {
 		return "", fmt.Errorf("deletion vector %q is not a relative (u) file", dv.UniqueID())
 	}
-	return delta.DVFileKey(dv.PathOrInlineDv)
+	return deltadv.DVFileKey(dv.PathOrInlineDv)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -72,7 +73,7 @@ func dvObjectName(dv *actions.DeletionVector) string {
 	case "i":
 		return "inline"
 	case "u":
-		if key, err := DVFileKey(dv.PathOrInlineDv); err == nil {
+		if key, err := deltadv.DVFileKey(dv.PathOrInlineDv); err == nil {
 			return key
 		}
 	case "p":

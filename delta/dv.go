@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -43,7 +44,7 @@ func ReadDV(ctx context.Context, t *Table, dv *actions.DeletionVector) (*roaring
 	switch dv.StorageType {
 	case "i":
 		where = "inline deletion vector"
-		data, err = Z85Decode(dv.PathOrInlineDv, int(dv.SizeInBytes))
+		data, err = deltadv.Z85Decode(dv.PathOrInlineDv, int(dv.SizeInBytes))
 		if err != nil {
 			err = fmt.Errorf("%w: %w", ErrCorruptDV, err)
 		}
@@ -64,7 +65,7 @@ func ReadDV(ctx context.Context, t *Table, dv *actions.DeletionVector) (*roaring
 		}
 		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
 	}
-	bm, err := DecodeBitmap(data)
+	bm, err := deltadv.DecodeBitmap(data)
 	if err != nil {
 		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
 	}
@@ -231,8 +232,8 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 	}
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
-	pathOrInline := prefix + z85UUID(id)
-	key, err := DVFileKey(pathOrInline)
+	pathOrInline := prefix + deltadv.Z85UUID(id)
+	key, err := deltadv.DVFileKey(pathOrInline)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 		if bm == nil || bm.IsEmpty() {
 			return nil, fmt.Errorf("table %s: write deletion vectors: bitmap %d is empty", tableName(t), i)
 		}
-		data, err := EncodeBitmap(bm)
+		data, err := deltadv.EncodeBitmap(bm)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: write deletion vectors: bitmap %d: %w", tableName(t), i, err)
 		}
@@ -290,13 +291,13 @@ func InlineDV(bm *roaring64.Bitmap) (*actions.DeletionVector, error) {
 	if bm == nil || bm.IsEmpty() {
 		return nil, errors.New("inline deletion vector: empty bitmap")
 	}
-	data, err := EncodeBitmap(bm)
+	data, err := deltadv.EncodeBitmap(bm)
 	if err != nil {
 		return nil, fmt.Errorf("inline deletion vector: %w", err)
 	}
 	return &actions.DeletionVector{
 		StorageType:    "i",
-		PathOrInlineDv: Z85Encode(data),
+		PathOrInlineDv: deltadv.Z85Encode(data),
 		SizeInBytes:    int32(len(data)),
 		Cardinality:    int64(bm.GetCardinality()),
 	}, nil

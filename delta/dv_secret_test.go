@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 )
 
 // secretForms are the ways an error could echo the bytes of secret: every
@@ -65,7 +66,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 		b = append(b, body...)
 		return binary.BigEndian.AppendUint32(b, crc)
 	}
-	portable := binary.LittleEndian.AppendUint32(nil, BitmapMagicPortable)
+	portable := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicPortable)
 	for _, c := range []struct {
 		name   string
 		file   []byte
@@ -121,8 +122,8 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 // bytes: errors name the part, never its value.
 func TestDecodeBitmapErrorsNeverEchoTheBytes(t *testing.T) {
 	secret := []byte("SECRET42SECRET42SECRET42SECRET42SECRET42")
-	portable := binary.LittleEndian.AppendUint32(nil, BitmapMagicPortable)
-	native := binary.LittleEndian.AppendUint32(nil, BitmapMagicNative)
+	portable := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicPortable)
+	native := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicNative)
 	one := func(head []byte, rest ...[]byte) []byte {
 		b := append([]byte(nil), head...)
 		for _, r := range rest {
@@ -142,7 +143,7 @@ func TestDecodeBitmapErrorsNeverEchoTheBytes(t *testing.T) {
 		"native container":    one(native, le32(1), le32(uint32(len(secret))), secret),
 		"native short length": one(native, le32(1), le32(12), secret),
 	} {
-		_, err := DecodeBitmap(data)
+		_, err := deltadv.DecodeBitmap(data)
 		if err == nil {
 			t.Errorf("%s: decoded", name)
 			continue

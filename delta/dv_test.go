@@ -16,6 +16,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
@@ -94,13 +95,13 @@ func rawFixtureBitmap(t *testing.T, fd fixtureDV) []byte {
 	t.Helper()
 	switch fd.dv.StorageType {
 	case "i":
-		b, err := Z85Decode(fd.dv.PathOrInlineDv, int(fd.dv.SizeInBytes))
+		b, err := deltadv.Z85Decode(fd.dv.PathOrInlineDv, int(fd.dv.SizeInBytes))
 		if err != nil {
 			t.Fatalf("%s %s: %v", fd.table, fd.version, err)
 		}
 		return b
 	case "u":
-		key, err := DVFileKey(fd.dv.PathOrInlineDv)
+		key, err := deltadv.DVFileKey(fd.dv.PathOrInlineDv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 		for _, v := range bm.ToArray() {
 			rebuilt.Add(v)
 		}
-		enc, err := EncodeBitmap(rebuilt)
+		enc, err := deltadv.EncodeBitmap(rebuilt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 			t.Errorf("%s v%s %s: re-encoded bitmap differs\n got %x\nwant %x", fd.table, fd.version, fd.dv.UniqueID(), enc, raw)
 		}
 		if fd.dv.StorageType == "u" {
-			key, _ := DVFileKey(fd.dv.PathOrInlineDv)
+			key, _ := deltadv.DVFileKey(fd.dv.PathOrInlineDv)
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(key), "deletion_vector_"), ".bin")
 			var u [16]byte
 			hexs := strings.ReplaceAll(name, "-", "")
@@ -178,12 +179,12 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 				}
 				u[i] = b
 			}
-			if got := z85UUID(u); got != fd.dv.PathOrInlineDv {
+			if got := deltadv.Z85UUID(u); got != fd.dv.PathOrInlineDv {
 				t.Errorf("%s: uuid %s encodes to %q, log has %q", fd.table, name, got, fd.dv.PathOrInlineDv)
 			}
 		}
 		if fd.dv.StorageType == "i" && !strings.Contains(fd.dv.PathOrInlineDv, "#") {
-			if got := Z85Encode(raw); got != fd.dv.PathOrInlineDv {
+			if got := deltadv.Z85Encode(raw); got != fd.dv.PathOrInlineDv {
 				t.Errorf("%s: inline DV re-encodes to %q, log has %q", fd.table, got, fd.dv.PathOrInlineDv)
 			}
 		}
@@ -223,7 +224,7 @@ func TestKnownDVAnswers(t *testing.T) {
 
 func TestDigestPortableEncodingOfSixRows(t *testing.T) {
 	bm := roaring64.BitmapOf(3, 4, 7, 11, 18, 29)
-	enc, err := EncodeBitmap(bm)
+	enc, err := deltadv.EncodeBitmap(bm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestDigestPortableEncodingOfSixRows(t *testing.T) {
 		t.Fatalf("size %d, want 44", len(enc))
 	}
 	const want = "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L"
-	if got := Z85Encode(enc); got != want {
+	if got := deltadv.Z85Encode(enc); got != want {
 		t.Fatalf("z85 %q, want %q", got, want)
 	}
 	dv, err := InlineDV(bm)
@@ -265,17 +266,17 @@ func TestEncodeBitmapLayout(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bm := roaring64.BitmapOf(tc.rows...)
-			enc, err := EncodeBitmap(bm)
+			enc, err := deltadv.EncodeBitmap(bm)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m := binary.LittleEndian.Uint32(enc); m != BitmapMagicPortable {
+			if m := binary.LittleEndian.Uint32(enc); m != deltadv.BitmapMagicPortable {
 				t.Fatalf("magic %d", m)
 			}
 			if n := binary.LittleEndian.Uint64(enc[4:]); n != tc.buckets {
 				t.Fatalf("buckets %d, want %d", n, tc.buckets)
 			}
-			back, err := DecodeBitmap(enc)
+			back, err := deltadv.DecodeBitmap(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestEncodeBitmapLayout(t *testing.T) {
 		})
 	}
 	// A run-optimized dense range is much smaller than its array form.
-	enc, _ := EncodeBitmap(roaring64.BitmapOf(rangeRows(0, 100000)...))
+	enc, _ := deltadv.EncodeBitmap(roaring64.BitmapOf(rangeRows(0, 100000)...))
 	if len(enc) > 64 {
 		t.Fatalf("dense range encoded in %d bytes; expected run containers", len(enc))
 	}
@@ -300,10 +301,10 @@ func rangeRows(from, to uint64) []uint64 {
 }
 
 func TestEncodeBitmapRefusesAbsurdRowIndexes(t *testing.T) {
-	if _, err := EncodeBitmap(roaring64.BitmapOf(1 << 50)); err == nil {
+	if _, err := deltadv.EncodeBitmap(roaring64.BitmapOf(1 << 50)); err == nil {
 		t.Fatal("row 2^50 encoded (it would spell out 2^18 empty buckets)")
 	}
-	if _, err := EncodeBitmap(roaring64.BitmapOf(1<<48 | 5)); err != nil {
+	if _, err := deltadv.EncodeBitmap(roaring64.BitmapOf(1<<48 | 5)); err != nil {
 		t.Fatalf("row 2^48+5: %v", err)
 	}
 }
@@ -312,7 +313,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 	// Native layout: LE magic 1681511376, int32 count, then per bitmap an
 	// int32 length and a standard 32-bit Roaring bitmap; index = key.
 	want := roaring64.BitmapOf(1, 2, 1<<32|9)
-	portable, err := EncodeBitmap(want)
+	portable, err := deltadv.EncodeBitmap(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 	p := portable[12:]
 	var parts [][]byte
 	for len(p) > 0 {
-		size, _, ok := roaring32Size(p[4:])
+		size, _, ok := deltadv.Roaring32Size(p[4:])
 		if !ok {
 			t.Fatal("not a valid 32-bit Roaring bitmap")
 		}
@@ -328,13 +329,13 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 		p = p[4+size:]
 	}
 	var native []byte
-	native = binary.LittleEndian.AppendUint32(native, BitmapMagicNative)
+	native = binary.LittleEndian.AppendUint32(native, deltadv.BitmapMagicNative)
 	native = binary.LittleEndian.AppendUint32(native, uint32(len(parts)))
 	for _, part := range parts {
 		native = binary.LittleEndian.AppendUint32(native, uint32(len(part)))
 		native = append(native, part...)
 	}
-	got, err := DecodeBitmap(native)
+	got, err := deltadv.DecodeBitmap(native)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 }
 
 func TestDecodeBitmapRejectsBadInput(t *testing.T) {
-	good, _ := EncodeBitmap(roaring64.BitmapOf(3, 4, 7, 1<<32))
+	good, _ := deltadv.EncodeBitmap(roaring64.BitmapOf(3, 4, 7, 1<<32))
 	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	tests := []struct {
 		name string
@@ -352,7 +353,7 @@ func TestDecodeBitmapRejectsBadInput(t *testing.T) {
 	}{
 		{"empty input", nil},
 		{"bad magic", mut(func(b []byte) []byte { b[0] ^= 0xff; return b })},
-		{"big-endian magic", mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b, BitmapMagicPortable); return b })},
+		{"big-endian magic", mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b, deltadv.BitmapMagicPortable); return b })},
 		{"truncated count", good[:8]},
 		{"huge bucket count", mut(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[4:], 1<<60); return b })},
 		{"truncated bucket", good[:len(good)-3]},
@@ -367,9 +368,9 @@ func TestDecodeBitmapRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := DecodeBitmap(tc.data); err == nil {
+			if _, err := deltadv.DecodeBitmap(tc.data); err == nil {
 				t.Fatal("expected an error")
-			} else if !errors.Is(err, ErrCorruptBitmap) {
+			} else if !errors.Is(err, deltadv.ErrCorruptBitmap) {
 				t.Fatalf("error %v does not wrap ErrCorruptBitmap", err)
 			}
 		})
@@ -413,7 +414,7 @@ func TestWriteDVThenReadDV(t *testing.T) {
 				t.Fatalf("bitmap %d read back differently", i)
 			}
 		}
-		key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+		key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 		if prefix != "" && !strings.HasPrefix(key, prefix+"/deletion_vector_") {
 			t.Fatalf("key %q", key)
 		}
@@ -451,7 +452,7 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	p := *dvs[0]
 	p.StorageType = "p"
 	p.PathOrInlineDv = "file://" + actions.EncodePath(filepath.ToSlash(filepath.Join(dir, key)))
@@ -508,7 +509,7 @@ func TestReadDVAbsolutePathStaysInsideTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	if err := os.Rename(filepath.Join(parent, key), filepath.Join(parent, "sentinel")); err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +580,7 @@ func TestReadDVCorruptFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	path := filepath.Join(dir, key)
 	orig, _ := os.ReadFile(path)
 	withFile := func(t *testing.T, data []byte) {
@@ -613,7 +614,7 @@ func TestReadDVCorruptFiles(t *testing.T) {
 		}(), nil, "magic"},
 		{"missing file", nil, func() *actions.DeletionVector {
 			d := *dvs[0]
-			d.PathOrInlineDv = Z85Encode(make([]byte, 16))
+			d.PathOrInlineDv = deltadv.Z85Encode(make([]byte, 16))
 			return &d
 		}(), "deletion_vector_00000000-0000-0000-0000-000000000000.bin"},
 		{"unknown storage type", nil, func() *actions.DeletionVector { d := *dvs[0]; d.StorageType = "r"; return &d }(), "storage type"},

@@ -12,6 +12,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tablepath"
 )
@@ -123,7 +124,7 @@ func dvLocation(ctx context.Context, t *Table, dv *actions.DeletionVector) (*blo
 		// DVFileKey resolves the random prefix as a relative directory
 		// (tablepath): one that climbs out of the root is no prefix Spark
 		// writes.
-		key, err := DVFileKey(dv.PathOrInlineDv)
+		key, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 		if errors.Is(err, tablepath.ErrOutside) {
 			return nil, "", noop, fmt.Errorf("%w (the prefix of its relative path climbs out)", ErrDVOutsideRoot)
 		}

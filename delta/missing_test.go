@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tabletest"
 )
@@ -34,7 +35,7 @@ func TestAnObjectTheLogNamesButTheStoreLacksIsAMissingFileNamingItsDataFile(t *t
 	if plain == nil || withDV == nil {
 		t.Fatalf("want a file with a DV and one without: %+v", snap.Files)
 	}
-	dvKey, err := delta.DVFileKey(withDV.DeletionVector.PathOrInlineDv)
+	dvKey, err := dv.DVFileKey(withDV.DeletionVector.PathOrInlineDv)
 	if err != nil {
 		t.Fatal(err)
 	}

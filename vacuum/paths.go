@@ -6,6 +6,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
@@ -124,7 +125,7 @@ func dvKey(dv *actions.DeletionVector) (string, bool, error) {
 	if dv == nil || dv.StorageType != "u" {
 		return "", false, nil
 	}
-	k, err := delta.DVFileKey(dv.PathOrInlineDv)
+	k, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 	if err != nil {
 		return "", false, err
 	}

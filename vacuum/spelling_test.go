@@ -18,6 +18,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/logtest"
 )
@@ -126,8 +127,8 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			for j := range u {
 				u[j] = byte(rng.IntN(256))
 			}
-			f.dv, f.z85 = true, delta.Z85Encode(u[:])
-			k, err := delta.DVFileKey(f.z85)
+			f.dv, f.z85 = true, deltadv.Z85Encode(u[:])
+			k, err := deltadv.DVFileKey(f.z85)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
@@ -252,7 +253,7 @@ func orphans(t *testing.T, dir string) []string {
 				known[k] = true
 			}
 			if dv != nil && dv.StorageType == "u" {
-				if k, err := delta.DVFileKey(dv.PathOrInlineDv); err == nil {
+				if k, err := deltadv.DVFileKey(dv.PathOrInlineDv); err == nil {
 					known[k] = true
 				}
 			}

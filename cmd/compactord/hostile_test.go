@@ -17,6 +17,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -190,7 +191,7 @@ func (e *hostileEnv) state() map[string][32]byte {
 		}
 		hash(filepath.Join(e.tbl, filepath.FromSlash(k)))
 		if dv := a.DeletionVector; dv != nil && dv.StorageType == "u" {
-			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+			dk, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			must(e.t, err)
 			hash(filepath.Join(e.tbl, filepath.FromSlash(dk)))
 		}

@@ -2,6 +2,7 @@ package attemptsweep
 
 import (
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/objstore"
 
 	"context"
@@ -219,7 +220,7 @@ func Referenced(tableURL string, snap *delta.Snapshot) (map[string]bool, error) 
 			refs[ref.Key] = true
 		}
 		if dv != nil && dv.StorageType == "u" {
-			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+			dk, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			if err != nil {
 				return fmt.Errorf("version %d: deletion vector of %s: %w", snap.Version, p, err)
 			}

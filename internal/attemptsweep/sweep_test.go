@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tabletest"
 )
@@ -42,7 +43,7 @@ func TestSweep(t *testing.T) {
 				}
 				referenced = append(referenced, k)
 				if f.DeletionVector != nil {
-					dk, err := delta.DVFileKey(f.DeletionVector.PathOrInlineDv)
+					dk, err := dv.DVFileKey(f.DeletionVector.PathOrInlineDv)
 					if err != nil {
 						t.Fatal(err)
 					}

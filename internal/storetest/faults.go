@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/retention"
@@ -161,7 +162,7 @@ func Orphans(t testing.TB, tbl *delta.Table, from, to int64, objectsBefore []str
 			known[k] = true
 		}
 		if dv != nil && dv.StorageType == "u" {
-			if k, err := delta.DVFileKey(dv.PathOrInlineDv); err == nil {
+			if k, err := deltadv.DVFileKey(dv.PathOrInlineDv); err == nil {
 				known[k] = true
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/faultproxy"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -70,7 +71,7 @@ func TestALostResponseToAConditionalCreateIsSettledByReadingBack(t *testing.T) {
 				if err != nil || !got.Equals(bm) {
 					t.Fatalf("read back %v, %v; want %v", got, err, bm)
 				}
-				key, err := delta.DVFileKey(dvs[0].PathOrInlineDv)
+				key, err := dv.DVFileKey(dvs[0].PathOrInlineDv)
 				if err != nil {
 					t.Fatal(err)
 				}

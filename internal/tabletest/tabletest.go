@@ -22,6 +22,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
@@ -539,7 +540,7 @@ func LogReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
 	ref := map[string]bool{}
 	addDV := func(dv *actions.DeletionVector) {
 		if dv != nil && dv.StorageType == "u" {
-			k, err := delta.DVFileKey(dv.PathOrInlineDv)
+			k, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			if err != nil {
 				t.Fatal(err)
 			}

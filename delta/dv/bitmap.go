@@ -1,4 +1,4 @@
-package delta
+package dv
 
 import (
 	"bytes"
@@ -151,7 +151,7 @@ func decodePortable(b []byte) (*roaring64.Bitmap, error) {
 			return nil, fmt.Errorf("%w: key of bucket %d not above the previous one", ErrCorruptBitmap, i)
 		}
 		prev = int64(key)
-		size, empty, ok := roaring32Size(b[4:])
+		size, empty, ok := Roaring32Size(b[4:])
 		if !ok {
 			return nil, fmt.Errorf("%w: bucket %d is not a valid 32-bit Roaring bitmap", ErrCorruptBitmap, i)
 		}
@@ -182,7 +182,7 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 		if length < 0 || int(length) > len(b)-4 {
 			return nil, fmt.Errorf("%w: length of bitmap %d out of range", ErrCorruptBitmap, i)
 		}
-		size, empty, ok := roaring32Size(b[4 : 4+length])
+		size, empty, ok := Roaring32Size(b[4 : 4+length])
 		if !ok {
 			return nil, fmt.Errorf("%w: bitmap %d is not a valid 32-bit Roaring bitmap", ErrCorruptBitmap, i)
 		}
@@ -198,10 +198,10 @@ func decodeNative(b []byte) (*roaring64.Bitmap, error) {
 	return assembleBitmap(buckets)
 }
 
-// roaring32Size validates the standard 32-bit Roaring bitmap at the start
+// Roaring32Size validates the standard 32-bit Roaring bitmap at the start
 // of b and returns its serialized length, whether it is empty, and false
 // when it is not valid (the decoder's reason is dropped: DecodeBitmap).
-func roaring32Size(b []byte) (int, bool, bool) {
+func Roaring32Size(b []byte) (int, bool, bool) {
 	var rb roaring.Bitmap
 	size, err := rb.FromBuffer(b)
 	if err != nil || size <= 0 || int(size) > len(b) || rb.Validate() != nil {

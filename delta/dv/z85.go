@@ -1,4 +1,4 @@
-package delta
+package dv
 
 import (
 	"github.com/compactord/compactord/internal/tablepath"
@@ -101,9 +101,9 @@ func Z85Decode(s string, size int) ([]byte, error) {
 	return out[:size], nil
 }
 
-// z85UUID encodes the 16 bytes of a UUID (big-endian most then least
+// Z85UUID encodes the 16 bytes of a UUID (big-endian most then least
 // significant half, as Spark does) into its 20-character Z85 form.
-func z85UUID(u [16]byte) string { return Z85Encode(u[:]) }
+func Z85UUID(u [16]byte) string { return Z85Encode(u[:]) }
 
 // parseZ85UUID decodes the 20-character Z85 form of a UUID.
 func parseZ85UUID(s string) ([16]byte, error) {
