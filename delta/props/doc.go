@@ -2,6 +2,6 @@
 // metaData configuration map (ParseProperties), the delta.* property names
 // and their defaults, and the PropertyError a bad value gives.
 //
-// It must not know about actions, snapshots or the log; it imports only
-// delta/schema (column mapping modes, column lists).
+// It must not know about actions, snapshots or the log; it imports
+// delta/schema (column mapping modes, column lists) and internal/units.
 package props
