@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // Options steer the checkpoint operation. The zero value is usable.
@@ -173,7 +174,7 @@ func catchUp(ctx context.Context, t *delta.Table, l *delta.LogListing, latest *d
 // intervalOf is snap's delta.checkpointInterval, refused when malformed.
 func intervalOf(t *delta.Table, snap *delta.Snapshot) (int64, error) {
 	props := snap.Properties()
-	if err := props.Check(delta.PropCheckpointInterval); err != nil {
+	if err := props.Check(deltaprops.PropCheckpointInterval); err != nil {
 		return 0, fmt.Errorf("table %s: %w", t.URL, err)
 	}
 	return int64(props.CheckpointInterval), nil

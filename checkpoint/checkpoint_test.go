@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -98,7 +99,7 @@ func TestWriteSkipsACheckpointedVersionAndRefusesUnknownFeatures(t *testing.T) {
 	if err != nil || res.Checkpoint != nil {
 		t.Fatalf("rewrite: %v %+v", err, res)
 	}
-	bad, _ := grown(t, logtest.Spec{Protocol: &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"someFutureFeature"}}}, 2)
+	bad, _ := grown(t, logtest.Spec{Protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"someFutureFeature"}}}, 2)
 	if _, err := Write(ctx, bad, -1, Options{}); err == nil || !strings.Contains(err.Error(), "someFutureFeature") {
 		t.Fatalf("unknown writer feature: %v", err)
 	}
@@ -115,7 +116,7 @@ func TestMaintainCheckpointsOurCommitsOnMultiplesAndRetriesMissedOnes(t *testing
 		if v%5 == 0 {
 			engine = "compactord/0.1.0"
 		}
-		logtest.CommitAs(t, tbl, v, engine, delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+		logtest.CommitAs(t, tbl, v, engine, actions.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
 	}
 	res, err := Maintain(ctx, tbl, MaintainOptions{Engine: "compactord", NoCatchUp: true})
 	if err != nil || len(res.Failed) != 0 {
@@ -134,7 +135,7 @@ func TestMaintainCheckpointsOurCommitsOnMultiplesAndRetriesMissedOnes(t *testing
 	// Someone else's commit on 20; nothing of ours above 15: catch-up
 	// only once the threshold is passed.
 	for v := int64(18); v <= 21; v++ {
-		logtest.CommitAs(t, tbl, v, "spark/3.5", delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+		logtest.CommitAs(t, tbl, v, "spark/3.5", actions.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
 	}
 	res, err = Maintain(ctx, tbl, MaintainOptions{Engine: "compactord"})
 	if err != nil || len(res.Written) != 1 || res.Written[0].Version != 20 {
@@ -149,11 +150,11 @@ func TestOpCountsAFailedCheckpointAndDoesNotFail(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tbl := logtest.Create(t, dir, logtest.Spec{
-		Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"},
+		Protocol: &actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"},
 			WriterFeatures: []string{"v2Checkpoint", "appendOnly", "invariants"}},
 		Configuration: map[string]string{"delta.checkpointInterval": "2", "delta.checkpointPolicy": "v2"}})
-	logtest.CommitAs(t, tbl, 1, "compactord", delta.Action{Add: logtest.AddFile("a.parquet", "", 1)})
-	logtest.CommitAs(t, tbl, 2, "compactord", delta.Action{Add: logtest.AddFile("b.parquet", "", 2)})
+	logtest.CommitAs(t, tbl, 1, "compactord", actions.Action{Add: logtest.AddFile("a.parquet", "", 1)})
+	logtest.CommitAs(t, tbl, 2, "compactord", actions.Action{Add: logtest.AddFile("b.parquet", "", 2)})
 	// A file where the sidecar directory goes makes the write fail.
 	side := filepath.Join(dir, "_delta_log", "_sidecars")
 	if err := os.WriteFile(side, []byte("in the way"), 0o644); err != nil {
@@ -187,7 +188,7 @@ func TestOpRepairsALastCheckpointLeftBehindItsCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	tbl := logtest.Create(t, dir, logtest.Spec{Configuration: map[string]string{"delta.checkpointInterval": "2"}})
 	for v := int64(1); v <= 4; v++ {
-		logtest.CommitAs(t, tbl, v, "compactord/0.1.0", delta.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
+		logtest.CommitAs(t, tbl, v, "compactord/0.1.0", actions.Action{Add: logtest.AddFile(fmt.Sprintf("f%d.parquet", v), "", v)})
 		if v == 2 {
 			if _, err := Write(ctx, tbl, 2, Options{}); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/redact"
 )
 
@@ -149,7 +150,7 @@ func (r *MaintainResult) add(res *Result, err error) {
 }
 
 // ours reports whether a commit's commitInfo.engineInfo names engine.
-func ours(acts []delta.Action, engine string) bool {
+func ours(acts []actions.Action, engine string) bool {
 	for _, a := range acts {
 		if a.CommitInfo != nil {
 			e := a.CommitInfo.EngineInfo()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -59,20 +61,20 @@ type DroppedJob struct {
 // dvIO reads and writes deletion vectors; the real one goes to the table,
 // the test one keeps bitmaps in memory.
 type dvIO interface {
-	readDV(ctx context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error)
-	writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, error)
+	readDV(ctx context.Context, dv *deltaactions.DeletionVector) (*roaring64.Bitmap, error)
+	writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*deltaactions.DeletionVector, error)
 }
 
 // sourceState follows one source of a job through the winners.
 type sourceState struct {
 	job  *jobState
-	idx  int              // index in Job.Sources (the origin map's source id)
-	read *delta.Add       // as the writer read it (read-time DV)
-	run  *composition.Run // the source's run (unsorted jobs); nil otherwise
-	out  int              // output index holding the run
+	idx  int               // index in Job.Sources (the origin map's source id)
+	read *deltaactions.Add // as the writer read it (read-time DV)
+	run  *composition.Run  // the source's run (unsorted jobs); nil otherwise
+	out  int               // output index holding the run
 	// current is the file's live post-image as of the last checked winner:
 	// read, or the add of the latest winner that rewrote its DV in place.
-	current *delta.Add
+	current *deltaactions.Add
 	readDV  *roaring64.Bitmap // lazily loaded
 	lastDV  *roaring64.Bitmap // DV of current (loaded when reconciled)
 	// remap holds, per output index, the output rows deleted by winners.
@@ -126,7 +128,7 @@ func newCompaction(snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, delete
 		deleteTime: deleteTime,
 		conflicts:  map[string]int{},
 	}
-	live := make(map[string]*delta.Add, len(snap.Files))
+	live := make(map[string]*deltaactions.Add, len(snap.Files))
 	for _, f := range snap.Files {
 		live[f.Path] = f
 	}
@@ -213,10 +215,10 @@ func (c *compaction) active() int {
 
 // observe applies one winning commit. It returns ErrMetadataChanged (wrapped)
 // when the attempt must be abandoned; other outcomes are recorded on the jobs.
-func (c *compaction) observe(ctx context.Context, version int64, actions []delta.Action) error {
-	removes := map[string]*delta.Remove{}
-	adds := map[string]*delta.Add{}
-	var info delta.CommitInfo
+func (c *compaction) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
+	removes := map[string]*deltaactions.Remove{}
+	adds := map[string]*deltaactions.Add{}
+	var info deltaactions.CommitInfo
 	for _, a := range actions {
 		switch {
 		case a.CommitInfo != nil:
@@ -269,7 +271,7 @@ func (c *compaction) observe(ctx context.Context, version int64, actions []delta
 // job's source, when it was a compaction of the same files, and when it
 // was compactord's, that two of them run on the table without taking turns.
 // Nothing from the log is echoed: its values are only compared.
-func compactedBy(info delta.CommitInfo, version int64) string {
+func compactedBy(info deltaactions.CommitInfo, version int64) string {
 	op, engine := info.Operation(), info.EngineInfo()
 	switch {
 	case strings.HasPrefix(engine, "compactord"):
@@ -283,7 +285,7 @@ func compactedBy(info delta.CommitInfo, version int64) string {
 
 // reconcile remaps a winner's in-place DV update of ss onto our output. It
 // returns a non-empty reason when the job must be dropped instead.
-func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *delta.Add, version int64) string {
+func (c *compaction) reconcile(ctx context.Context, ss *sourceState, add *deltaactions.Add, version int64) string {
 	switch {
 	case !c.dvAllowed:
 		return fmt.Sprintf("winner rewrote the DV of %s but the table does not allow deletion vectors", ss.read.Path)
@@ -340,7 +342,7 @@ func cardinality(m map[int]*roaring64.Bitmap) uint64 {
 // attemptActions builds the remove and add actions of the surviving jobs.
 // DV files for reconciled outputs are written here (tracked in the
 // attempt's objects by the dvIO).
-func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remove, adds []*delta.Add, err error) {
+func (c *compaction) attemptActions(ctx context.Context) (removes []*deltaactions.Remove, adds []*deltaactions.Add, err error) {
 	type outRef struct {
 		j   *jobState
 		idx int
@@ -373,7 +375,7 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*delta.Remov
 			}
 		}
 	}
-	descs := map[outRef]*delta.DeletionVector{}
+	descs := map[outRef]*deltaactions.DeletionVector{}
 	if len(bitmaps) > 0 {
 		ds, err := c.dvs.writeDVs(ctx, bitmaps)
 		if err != nil {
@@ -427,7 +429,7 @@ func physicalRecords(ss *sourceState) int64 {
 // does: dataChange=false, extendedFileMetadata, partitionValues, size, the
 // source's DV and tags, reduced stats {"numRecords":N}, and (when the run is
 // known and still describes the removed file) compactedInto/compactionInfo.
-func compactionRemove(src *delta.Add, numRecords int64, run *composition.Run, deleteTime int64) (*delta.Remove, error) {
+func compactionRemove(src *deltaactions.Add, numRecords int64, run *composition.Run, deleteTime int64) (*deltaactions.Remove, error) {
 	rm := removeWithTimestamp(src, deleteTime, false)
 	rm.Stats, rm.Tags = "", nil // reduced stats and our own tags, below
 	if numRecords >= 0 {
@@ -455,7 +457,7 @@ func compactionRemove(src *delta.Add, numRecords int64, run *composition.Run, de
 }
 
 // markWide rewrites a stats JSON string with tightBounds=false, keeping
-// every other field and the key order (delta.MarkStatsWide); stats that do
+// every other field and the key order (statscollect.MarkStatsWide); stats that do
 // not parse are an error rather than silently left tight.
 func markWide(stats string) (string, error) {
 	if stats == "" {
@@ -465,11 +467,11 @@ func markWide(stats string) (string, error) {
 	if err := json.Unmarshal([]byte(stats), &m); err != nil {
 		return "", fmt.Errorf("parse stats: %w", err)
 	}
-	return delta.MarkStatsWide(stats), nil
+	return statscollect.MarkStatsWide(stats), nil
 }
 
 // metrics returns DBR-style operationMetrics for the surviving jobs.
-func (c *compaction) metrics(removes []*delta.Remove, adds []*delta.Add) map[string]string {
+func (c *compaction) metrics(removes []*deltaactions.Remove, adds []*deltaactions.Add) map[string]string {
 	var removedBytes, addedBytes int64
 	dvRemoved := 0
 	for _, r := range removes {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // memDVs keeps deletion vectors in memory: a descriptor's PathOrInlineDv
@@ -23,14 +24,14 @@ type memDVs struct {
 
 func newMemDVs() *memDVs { return &memDVs{m: map[string]*roaring64.Bitmap{}} }
 
-func (d *memDVs) put(b *roaring64.Bitmap) *delta.DeletionVector {
+func (d *memDVs) put(b *roaring64.Bitmap) *actions.DeletionVector {
 	d.next++
 	id := fmt.Sprintf("dv%04d", d.next)
 	d.m[id] = b.Clone()
-	return &delta.DeletionVector{StorageType: "i", PathOrInlineDv: id, SizeInBytes: 1, Cardinality: int64(b.GetCardinality())}
+	return &actions.DeletionVector{StorageType: "i", PathOrInlineDv: id, SizeInBytes: 1, Cardinality: int64(b.GetCardinality())}
 }
 
-func (d *memDVs) readDV(_ context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error) {
+func (d *memDVs) readDV(_ context.Context, dv *actions.DeletionVector) (*roaring64.Bitmap, error) {
 	if dv == nil {
 		return roaring64.New(), nil
 	}
@@ -41,30 +42,30 @@ func (d *memDVs) readDV(_ context.Context, dv *delta.DeletionVector) (*roaring64
 	return b.Clone(), nil
 }
 
-func (d *memDVs) writeDVs(_ context.Context, bms []*roaring64.Bitmap) ([]*delta.DeletionVector, error) {
-	var out []*delta.DeletionVector
+func (d *memDVs) writeDVs(_ context.Context, bms []*roaring64.Bitmap) ([]*actions.DeletionVector, error) {
+	var out []*actions.DeletionVector
 	for _, b := range bms {
 		out = append(out, d.put(b))
 	}
 	return out, nil
 }
 
-func dvSnap(files ...*delta.Add) *delta.Snapshot {
+func dvSnap(files ...*actions.Add) *delta.Snapshot {
 	return &delta.Snapshot{
 		Version:  5,
-		Protocol: delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
-		Metadata: delta.Metadata{Configuration: map[string]string{"delta.enableDeletionVectors": "true"}},
+		Protocol: actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+		Metadata: actions.Metadata{Configuration: map[string]string{"delta.enableDeletionVectors": "true"}},
 		Files:    files,
 	}
 }
 
-func file(path string, n int64, dv *delta.DeletionVector) *delta.Add {
-	return &delta.Add{Path: path, PartitionValues: map[string]*string{}, Size: 100 + n, Stats: fmt.Sprintf(`{"numRecords":%d,"tightBounds":true}`, n),
+func file(path string, n int64, dv *actions.DeletionVector) *actions.Add {
+	return &actions.Add{Path: path, PartitionValues: map[string]*string{}, Size: 100 + n, Stats: fmt.Sprintf(`{"numRecords":%d,"tightBounds":true}`, n),
 		Tags: map[string]string{"INSERTION_TIME": "1"}, DeletionVector: dv}
 }
 
 // binpack builds a writer result concatenating sources' live rows into one output.
-func binpack(id string, out string, srcs ...*delta.Add) *CompactionJob {
+func binpack(id string, out string, srcs ...*actions.Add) *CompactionJob {
 	res := &CompactionJob{ID: id, Sources: srcs}
 	var off int64
 	for _, s := range srcs {
@@ -74,19 +75,19 @@ func binpack(id string, out string, srcs ...*delta.Add) *CompactionJob {
 		res.Runs = append(res.Runs, composition.Run{Source: s.Path, Target: out, Output: 0, RowOffsetInTarget: off, SourceNumPhysicalRecords: phys, LiveRows: live})
 		off += live
 	}
-	res.Outputs = []JobOutput{{Add: &delta.Add{Path: out, PartitionValues: map[string]*string{}, Size: 999, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"tightBounds":true}`, off)}, Rows: off}}
+	res.Outputs = []JobOutput{{Add: &actions.Add{Path: out, PartitionValues: map[string]*string{}, Size: 999, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"tightBounds":true}`, off)}, Rows: off}}
 	return res
 }
 
 // dvUpdate is a winner's in-place DV rewrite of f: remove(f, old) + add(f, new).
-func dvUpdate(d *memDVs, f *delta.Add, rows ...uint64) (delta.Action, delta.Action, *delta.Add) {
+func dvUpdate(d *memDVs, f *actions.Add, rows ...uint64) (actions.Action, actions.Action, *actions.Add) {
 	old, _ := d.readDV(context.Background(), f.DeletionVector)
 	w := old.Clone()
 	w.AddMany(rows)
 	na := *f
 	na.DeletionVector = d.put(w)
 	na.DataChange = true
-	return delta.Action{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, delta.Action{Add: &na}, &na
+	return actions.Action{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, actions.Action{Add: &na}, &na
 }
 
 func TestCompactionConflicts(t *testing.T) {
@@ -95,7 +96,7 @@ func TestCompactionConflicts(t *testing.T) {
 		d     *memDVs
 		snap  *delta.Snapshot
 		res   []*CompactionJob
-		files map[string]*delta.Add
+		files map[string]*actions.Add
 	}
 	mk := func(dvEnabled bool) setup {
 		d := newMemDVs()
@@ -109,13 +110,13 @@ func TestCompactionConflicts(t *testing.T) {
 		}
 		return setup{d: d, snap: snap,
 			res:   []*CompactionJob{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", c, e)},
-			files: map[string]*delta.Add{"a": a, "b": b, "c": c, "e": e}}
+			files: map[string]*actions.Add{"a": a, "b": b, "c": c, "e": e}}
 	}
 	tests := []struct {
 		name string
 		dv   bool
 		// winners returns the winning commits in order.
-		winners       func(s setup) [][]delta.Action
+		winners       func(s setup) [][]actions.Action
 		wantErr       error
 		wantDropped   []string
 		wantOutDV     map[string][]uint64 // output path -> deleted rows
@@ -123,81 +124,81 @@ func TestCompactionConflicts(t *testing.T) {
 		wantKinds     map[string]int
 	}{
 		{name: "an append does not conflict", dv: true,
-			winners: func(s setup) [][]delta.Action {
-				return [][]delta.Action{{{Add: file("new.parquet", 3, nil)}}}
+			winners: func(s setup) [][]actions.Action {
+				return [][]actions.Action{{{Add: file("new.parquet", 3, nil)}}}
 			},
 			wantOutDV: map[string][]uint64{}, wantKinds: map[string]int{KindNoConflict: 1}},
 		{name: "a DV delete on a source without read-time DV is remapped one to one", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r, a, _ := dvUpdate(s.d, s.files["a"], 0, 99)
-				return [][]delta.Action{{r, a}}
+				return [][]actions.Action{{r, a}}
 			},
 			wantOutDV:     map[string][]uint64{"out1.parquet": {0, 99}},
 			wantRemoveDVs: map[string]uint64{"a.parquet": 2, "b.parquet": 2},
 			wantKinds:     map[string]int{KindReconciled: 1}},
 		{name: "a DV delete on a source with a read-time DV remaps only new rows, shifted", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r, a, _ := dvUpdate(s.d, s.files["b"], 5, 50)
-				return [][]delta.Action{{r, a}}
+				return [][]actions.Action{{r, a}}
 			},
 			// b starts at 100; row 5 has 1 read-time deletion below (0) -> 104; row 50 has 2 (0,10) -> 148.
 			wantOutDV:     map[string][]uint64{"out1.parquet": {104, 148}},
 			wantRemoveDVs: map[string]uint64{"b.parquet": 4},
 			wantKinds:     map[string]int{KindReconciled: 1}},
 		{name: "deletes in several sources of one output union into one DV", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r1, a1, _ := dvUpdate(s.d, s.files["a"], 7)
 				r2, a2, _ := dvUpdate(s.d, s.files["b"], 99)
-				return [][]delta.Action{{r1, a1, r2, a2}}
+				return [][]actions.Action{{r1, a1, r2, a2}}
 			},
 			wantOutDV: map[string][]uint64{"out1.parquet": {7, 197}},
 			wantKinds: map[string]int{KindReconciled: 2}},
 		{name: "two stacked winners on one source both land", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r1, a1, post := dvUpdate(s.d, s.files["c"], 1)
 				r2, a2, _ := dvUpdate(s.d, post, 2)
-				return [][]delta.Action{{r1, a1}, {r2, a2}}
+				return [][]actions.Action{{r1, a1}, {r2, a2}}
 			},
 			wantOutDV:     map[string][]uint64{"out2.parquet": {1, 2}},
 			wantRemoveDVs: map[string]uint64{"c.parquet": 2},
 			wantKinds:     map[string]int{KindReconciled: 2}},
 		{name: "a copy-on-write winner drops only the job that read its file", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r1, a1, _ := dvUpdate(s.d, s.files["a"], 3)
-				return [][]delta.Action{{r1, a1}, {{Remove: &delta.Remove{Path: "e.parquet", DataChange: true}}, {Add: file("e2.parquet", 49, nil)}}}
+				return [][]actions.Action{{r1, a1}, {{Remove: &actions.Remove{Path: "e.parquet", DataChange: true}}, {Add: file("e2.parquet", 49, nil)}}}
 			},
 			wantDropped: []string{"j2"},
 			wantOutDV:   map[string][]uint64{"out1.parquet": {3}},
 			wantKinds:   map[string]int{KindReconciled: 1, KindCopyOnWrite: 1}},
 		{name: "a metadata change abandons the attempt", dv: true,
-			winners: func(s setup) [][]delta.Action {
-				return [][]delta.Action{{{Metadata: &delta.Metadata{ID: "x"}}}}
+			winners: func(s setup) [][]actions.Action {
+				return [][]actions.Action{{{Metadata: &actions.Metadata{ID: "x"}}}}
 			},
 			wantErr: ErrMetadataChanged},
 		{name: "a protocol change abandons the attempt", dv: true,
-			winners: func(s setup) [][]delta.Action {
-				return [][]delta.Action{{{Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7}}}}
+			winners: func(s setup) [][]actions.Action {
+				return [][]actions.Action{{{Protocol: &actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7}}}}
 			},
 			wantErr: ErrMetadataChanged},
 		{name: "without delta.enableDeletionVectors a DV winner drops the job", dv: false,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r, a, _ := dvUpdate(s.d, s.files["c"], 1)
-				return [][]delta.Action{{r, a}}
+				return [][]actions.Action{{r, a}}
 			},
 			wantDropped: []string{"j2"}, wantOutDV: map[string][]uint64{},
 			wantKinds: map[string]int{KindDVUpdateDropped: 1}},
 		{name: "a winner that resurrects read-time deletions drops the job", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				na := *s.files["b"]
 				na.DeletionVector = s.d.put(roaring64.BitmapOf(0, 3))
-				return [][]delta.Action{{{Remove: &delta.Remove{Path: "b.parquet", DeletionVector: s.files["b"].DeletionVector}}, {Add: &na}}}
+				return [][]actions.Action{{{Remove: &actions.Remove{Path: "b.parquet", DeletionVector: s.files["b"].DeletionVector}}, {Add: &na}}}
 			},
 			wantDropped: []string{"j1"}, wantOutDV: map[string][]uint64{},
 			wantKinds: map[string]int{KindDVUpdateDropped: 1}},
 		{name: "a DV naming a row past the source's rows drops the job", dv: true,
-			winners: func(s setup) [][]delta.Action {
+			winners: func(s setup) [][]actions.Action {
 				r, a, _ := dvUpdate(s.d, s.files["c"], 50)
-				return [][]delta.Action{{r, a}}
+				return [][]actions.Action{{r, a}}
 			},
 			wantDropped: []string{"j2"}, wantOutDV: map[string][]uint64{},
 			wantKinds: map[string]int{KindDVUpdateDropped: 1}},
@@ -326,15 +327,15 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 	b := file("b.parquet", 10, d.put(roaring64.BitmapOf(0)))
 	c := file("c.parquet", 10, nil)
 	// a and b land in output 0 (rows 0..18), c in output 1 (rows 0..9).
-	res := &CompactionJob{ID: "j", Sources: []*delta.Add{a, b, c},
+	res := &CompactionJob{ID: "j", Sources: []*actions.Add{a, b, c},
 		Runs: []composition.Run{
 			{Source: a.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
 			{Source: b.Path, Target: "o0.parquet", Output: 0, RowOffsetInTarget: 10, SourceNumPhysicalRecords: 10, LiveRows: 9},
 			{Source: c.Path, Target: "o1.parquet", Output: 1, RowOffsetInTarget: 0, SourceNumPhysicalRecords: 10, LiveRows: 10},
 		},
 		Outputs: []JobOutput{
-			{Add: &delta.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, Rows: 19},
-			{Add: &delta.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, Rows: 10},
+			{Add: &actions.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, Rows: 19},
+			{Add: &actions.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, Rows: 10},
 		}}
 	comp, err := newCompaction(dvSnap(a, b, c), []*CompactionJob{res}, d, 1)
 	if err != nil {
@@ -342,7 +343,7 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 	}
 	rb, ab, _ := dvUpdate(d, b, 9)
 	rc, ac, _ := dvUpdate(d, c, 0)
-	if err := comp.observe(ctx, 6, []delta.Action{rb, ab, rc, ac}); err != nil {
+	if err := comp.observe(ctx, 6, []actions.Action{rb, ab, rc, ac}); err != nil {
 		t.Fatal(err)
 	}
 	_, adds, err := comp.attemptActions(ctx)
@@ -364,7 +365,7 @@ func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
 	bad := binpack("bad", "o.parquet", a, b)
 	bad.Runs[1].RowOffsetInTarget = 9 // overlaps a's run
 	good := binpack("good", "o2.parquet", file("c.parquet", 5, nil), file("e.parquet", 5, nil))
-	snap := dvSnap(append(append([]*delta.Add{}, bad.Sources...), good.Sources...)...)
+	snap := dvSnap(append(append([]*actions.Add{}, bad.Sources...), good.Sources...)...)
 	comp, err := newCompaction(snap, []*CompactionJob{bad, good}, newMemDVs(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -383,12 +384,12 @@ func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
 // makes two daemons take turns.
 func TestAJobDroppedForAnotherCompactionSaysWhoAndWhatToSet(t *testing.T) {
 	ctx := context.Background()
-	info := func(op, engine string) delta.Action {
-		return delta.Action{CommitInfo: delta.CommitInfo{"operation": json.RawMessage(`"` + op + `"`), "engineInfo": json.RawMessage(`"` + engine + `"`)}}
+	info := func(op, engine string) actions.Action {
+		return actions.Action{CommitInfo: actions.CommitInfo{"operation": json.RawMessage(`"` + op + `"`), "engineInfo": json.RawMessage(`"` + engine + `"`)}}
 	}
 	for _, c := range []struct {
 		name   string
-		winner delta.Action
+		winner actions.Action
 		want   string
 	}{
 		{"another compactord", info("OPTIMIZE", "compactord/0.1.0"),
@@ -404,7 +405,7 @@ func TestAJobDroppedForAnotherCompactionSaysWhoAndWhatToSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		winner := []delta.Action{c.winner, {Remove: &delta.Remove{Path: "c.parquet", DataChange: false}}, {Remove: &delta.Remove{Path: "e.parquet", DataChange: false}}, {Add: file("ce.parquet", 100, nil)}}
+		winner := []actions.Action{c.winner, {Remove: &actions.Remove{Path: "c.parquet", DataChange: false}}, {Remove: &actions.Remove{Path: "e.parquet", DataChange: false}}, {Add: file("ce.parquet", 100, nil)}}
 		if err := comp.observe(ctx, 6, winner); err != nil {
 			t.Fatal(err)
 		}

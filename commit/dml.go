@@ -11,7 +11,9 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -41,8 +43,8 @@ const (
 
 // Isolation levels of data-changing transactions.
 const (
-	Serializable      = delta.IsolationSerializable
-	WriteSerializable = delta.IsolationWriteSerializable
+	Serializable      = props.IsolationSerializable
+	WriteSerializable = props.IsolationWriteSerializable
 )
 
 // TableIsolation returns the table's isolation level for data-changing
@@ -54,7 +56,7 @@ func TableIsolation(snap *delta.Snapshot) string {
 // FileChange is one file a data-changing transaction deletes rows from.
 type FileChange struct {
 	// Read is the file as the transaction read it (path, read-time DV).
-	Read *delta.Add
+	Read *deltaactions.Add
 	// Deleted are the physical row indexes this transaction deletes, not
 	// counting rows already in Read's DV. Whole removes every live row;
 	// Deleted may then still list them, to count them when Read has no
@@ -65,7 +67,7 @@ type FileChange struct {
 	// Rewritten, when non-nil, makes this a copy-on-write change: the file
 	// is removed and these adds (its surviving rows) are added. Such a
 	// change cannot be reconciled with a winner that touched the file.
-	Rewritten []*delta.Add
+	Rewritten []*deltaactions.Add
 }
 
 // DML is a data-changing transaction (a retention delete) with Delta's full
@@ -110,11 +112,11 @@ type DMLOutcome struct {
 // dmlTarget is one file this transaction will change, followed through the
 // winners: the original file, or after a reverse remap, a compaction output.
 type dmlTarget struct {
-	base   *delta.Add        // live post-image as of the last checked winner
-	baseDV *roaring64.Bitmap // base's DV (nil until loaded; empty = none)
-	ours   *roaring64.Bitmap // rows of base this transaction deletes (disjoint from baseDV)
-	whole  bool              // remove the file entirely
-	cow    []*delta.Add      // copy-on-write replacement files
+	base   *deltaactions.Add   // live post-image as of the last checked winner
+	baseDV *roaring64.Bitmap   // base's DV (nil until loaded; empty = none)
+	ours   *roaring64.Bitmap   // rows of base this transaction deletes (disjoint from baseDV)
+	whole  bool                // remove the file entirely
+	cow    []*deltaactions.Add // copy-on-write replacement files
 }
 
 // Commit commits the transaction, reconciling with concurrent winners where
@@ -186,10 +188,10 @@ func (d *DML) conflict(kind, format string, args ...any) error {
 // observe checks one winning commit in Delta's order: protocol, metadata,
 // domain metadata, txn appIds, deleted files (reconciling where possible),
 // then added files the reads should have seen.
-func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action) error {
-	removes := map[string]*delta.Remove{}
-	adds := map[string]*delta.Add{}
-	var addOrder []*delta.Add
+func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
+	removes := map[string]*deltaactions.Remove{}
+	adds := map[string]*deltaactions.Add{}
+	var addOrder []*deltaactions.Add
 	blind := false
 	for _, a := range actions {
 		switch {
@@ -276,7 +278,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []delta.Action
 // resolveRemoved handles a winner's remove of a file this transaction
 // changes: same-file DV merge, reverse remap onto a compaction output, or a
 // conflict.
-func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, rm *delta.Remove, adds map[string]*delta.Add, handled map[string]bool) error {
+func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, rm *deltaactions.Remove, adds map[string]*deltaactions.Add, handled map[string]bool) error {
 	p := rm.Path
 	if rm.FileKey() != t.base.FileKey() {
 		return d.conflict(KindConcurrentDelete, "winning commit %d removed %s with DV %q, not the version %q this transaction read",
@@ -319,7 +321,7 @@ func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, r
 // reverseRemap moves this transaction's deletions on t onto the output of a
 // winning compaction that removed t.base (seed Case 4b), using the
 // compactedInto/compactionInfo tags on the winner's remove.
-func (d *DML) reverseRemap(ctx context.Context, version int64, t *dmlTarget, rm *delta.Remove, adds map[string]*delta.Add, handled map[string]bool) error {
+func (d *DML) reverseRemap(ctx context.Context, version int64, t *dmlTarget, rm *deltaactions.Remove, adds map[string]*deltaactions.Add, handled map[string]bool) error {
 	p := rm.Path
 	comp, err := composition.Parse(p, rm.Tags)
 	if err != nil || len(comp) != 1 {
@@ -374,7 +376,7 @@ func (d *DML) loadBase(ctx context.Context, t *dmlTarget) error {
 }
 
 // liveRows returns every physical row of a file not in its DV.
-func liveRows(a *delta.Add, dv *roaring64.Bitmap) *roaring64.Bitmap {
+func liveRows(a *deltaactions.Add, dv *roaring64.Bitmap) *roaring64.Bitmap {
 	n := numRecords(a)
 	all := roaring64.New()
 	if n > 0 {
@@ -387,7 +389,7 @@ func liveRows(a *delta.Add, dv *roaring64.Bitmap) *roaring64.Bitmap {
 }
 
 // numRecords returns a file's physical row count from its stats, or -1.
-func numRecords(a *delta.Add) int64 {
+func numRecords(a *deltaactions.Add) int64 {
 	if n, ok, err := a.NumRecords(); err == nil && ok {
 		return n
 	}
@@ -395,7 +397,7 @@ func numRecords(a *delta.Add) int64 {
 }
 
 // build writes the new DVs and returns the attempt's actions.
-func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
+func (d *DML) build(ctx context.Context) ([]deltaactions.Action, map[string]string, error) {
 	o := d.Txn.Options.withDefaults()
 	now := o.Now().UnixMilli()
 	paths := make([]string, 0, len(d.targets))
@@ -404,7 +406,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, err
 	}
 	sort.Strings(paths)
 	var (
-		acts      []delta.Action
+		acts      []deltaactions.Action
 		dvTargets []*dmlTarget
 		bitmaps   []*roaring64.Bitmap
 		removed   int
@@ -425,9 +427,9 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, err
 		}
 		switch {
 		case t.cow != nil:
-			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)})
+			acts = append(acts, deltaactions.Action{Remove: removeWithTimestamp(t.base, now, true)})
 			for _, a := range t.cow {
-				acts = append(acts, delta.Action{Add: a})
+				acts = append(acts, deltaactions.Action{Add: a})
 			}
 			removed++
 			for _, a := range t.cow {
@@ -435,7 +437,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, err
 			}
 			d.deleted += int64(t.ours.GetCardinality())
 		case full:
-			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)})
+			acts = append(acts, deltaactions.Action{Remove: removeWithTimestamp(t.base, now, true)})
 			removed++
 			if n >= 0 {
 				d.deleted += n - int64(t.baseDV.GetCardinality())
@@ -471,7 +473,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, err
 				return nil, nil, fmt.Errorf("file %s: %w", add.Path, err)
 			}
 			add.Stats, add.ParsedStats = wide, nil
-			acts = append(acts, delta.Action{Remove: removeWithTimestamp(t.base, now, true)}, delta.Action{Add: &add})
+			acts = append(acts, deltaactions.Action{Remove: removeWithTimestamp(t.base, now, true)}, deltaactions.Action{Add: &add})
 			dvAdded++
 			if t.base.DeletionVector != nil {
 				dvRemoved++
@@ -493,7 +495,7 @@ func (d *DML) build(ctx context.Context) ([]delta.Action, map[string]string, err
 	return acts, metrics, nil
 }
 
-func countAdds(acts []delta.Action) int {
+func countAdds(acts []deltaactions.Action) int {
 	n := 0
 	for _, a := range acts {
 		if a.Add != nil {
@@ -506,14 +508,14 @@ func countAdds(acts []delta.Action) int {
 // removeWithTimestamp is Spark's AddFile.removeWithTimestamp: a tombstone
 // for a live file that copies its path, partition values (never nil), size,
 // stats, tags, DV and row-tracking fields, with extendedFileMetadata set.
-func removeWithTimestamp(a *delta.Add, now int64, dataChange bool) *delta.Remove {
+func removeWithTimestamp(a *deltaactions.Add, now int64, dataChange bool) *deltaactions.Remove {
 	ext := true
 	size := a.Size
 	pv := a.PartitionValues
 	if pv == nil {
 		pv = map[string]*string{}
 	}
-	return &delta.Remove{
+	return &deltaactions.Remove{
 		Path:                    a.Path,
 		DeletionTimestamp:       &now,
 		DataChange:              dataChange,
@@ -530,8 +532,8 @@ func removeWithTimestamp(a *delta.Add, now int64, dataChange bool) *delta.Remove
 
 // CommitInfoFields builds a commitInfo from plain values (tests and
 // in-process writers).
-func CommitInfoFields(fields map[string]any) delta.CommitInfo {
-	ci := delta.CommitInfo{}
+func CommitInfoFields(fields map[string]any) deltaactions.CommitInfo {
+	ci := deltaactions.CommitInfo{}
 	for k, v := range fields {
 		raw, err := json.Marshal(v)
 		if err != nil {

@@ -17,20 +17,22 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 var idCol = predicate.Column{Path: []string{"id"}, Kind: predicate.KindInt}
 
-func rangeFile(path string, n, lo, hi int64, dv *delta.DeletionVector) *delta.Add {
-	a := &delta.Add{Path: path, PartitionValues: map[string]*string{}, Size: 100 + n, DataChange: true,
+func rangeFile(path string, n, lo, hi int64, dv *actions.DeletionVector) *actions.Add {
+	a := &actions.Add{Path: path, PartitionValues: map[string]*string{}, Size: 100 + n, DataChange: true,
 		Stats:          fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d},"maxValues":{"id":%d},"nullCount":{"id":0},"tightBounds":true}`, n, lo, hi),
 		DeletionVector: dv}
 	dec := json.NewDecoder(strings.NewReader(a.Stats))
 	dec.UseNumber()
-	var st delta.Stats
+	var st stats.Stats
 	if err := dec.Decode(&st); err != nil {
 		panic(err)
 	}
@@ -45,7 +47,7 @@ func newDML(t *testing.T, d *memDVs, isolation string, changes ...*FileChange) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	var files []*delta.Add
+	var files []*actions.Add
 	for _, c := range changes {
 		files = append(files, c.Read)
 	}
@@ -65,8 +67,8 @@ func newDML(t *testing.T, d *memDVs, isolation string, changes ...*FileChange) *
 func rows(b *roaring64.Bitmap) []uint64 { return b.ToArray() }
 
 // actionsByKind splits built actions into removes and adds keyed by path.
-func actionsByKind(acts []delta.Action) (map[string]*delta.Remove, map[string]*delta.Add) {
-	rm, ad := map[string]*delta.Remove{}, map[string]*delta.Add{}
+func actionsByKind(acts []actions.Action) (map[string]*actions.Remove, map[string]*actions.Add) {
+	rm, ad := map[string]*actions.Remove{}, map[string]*actions.Add{}
 	for _, a := range acts {
 		if a.Remove != nil {
 			rm[a.Remove.Path] = a.Remove
@@ -102,7 +104,7 @@ func TestDMLSameFileDVMerge(t *testing.T) {
 			f := rangeFile("p.parquet", 10, 0, 9, d.put(roaring64.BitmapOf(3)))
 			m := newDML(t, d, Serializable, &FileChange{Read: f, Deleted: roaring64.BitmapOf(tc.ours...), Whole: tc.whole})
 			r, a, post := dvUpdate(d, f, tc.winner...)
-			err := m.observe(ctx, 6, []delta.Action{r, a})
+			err := m.observe(ctx, 6, []actions.Action{r, a})
 			if tc.wantErr != (err != nil) {
 				t.Fatalf("observe error = %v, want error %v", err, tc.wantErr)
 			}
@@ -138,20 +140,20 @@ func TestDMLSameFileDVMerge(t *testing.T) {
 
 // compactionWinner removes srcs (dataChange=false, with composition tags as
 // compactord and DBR write them) and adds one output holding their live rows.
-func compactionWinner(t *testing.T, d *memDVs, out string, srcs ...*delta.Add) []delta.Action {
+func compactionWinner(t *testing.T, d *memDVs, out string, srcs ...*actions.Add) []actions.Action {
 	t.Helper()
 	res := binpack("w", out, srcs...)
-	var acts []delta.Action
+	var acts []actions.Action
 	for i, s := range srcs {
 		run := res.Runs[i]
 		rm, err := compactionRemove(s, run.SourceNumPhysicalRecords, &run, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		acts = append(acts, delta.Action{Remove: rm})
+		acts = append(acts, actions.Action{Remove: rm})
 	}
 	o := *res.Outputs[0].Add
-	acts = append(acts, delta.Action{Add: &o})
+	acts = append(acts, actions.Action{Add: &o})
 	return acts
 }
 
@@ -208,24 +210,24 @@ func TestDMLReverseRemapNeedsTags(t *testing.T) {
 
 func TestDMLAddedFilesCheck(t *testing.T) {
 	ctx := context.Background()
-	blindAppend := func(lo, hi int64) []delta.Action {
-		return []delta.Action{
+	blindAppend := func(lo, hi int64) []actions.Action {
+		return []actions.Action{
 			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": true})},
 			{Add: rangeFile(fmt.Sprintf("new-%d.parquet", lo), 100, lo, hi, nil)},
 		}
 	}
-	upsert := func(lo, hi int64) []delta.Action {
-		return []delta.Action{
+	upsert := func(lo, hi int64) []actions.Action {
+		return []actions.Action{
 			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": false})},
 			{Add: rangeFile(fmt.Sprintf("merge-%d.parquet", lo), 100, lo, hi, nil)},
 		}
 	}
-	noStats := []delta.Action{{Add: &delta.Add{Path: "nostats.parquet", DataChange: true}}}
+	noStats := []actions.Action{{Add: &actions.Add{Path: "nostats.parquet", DataChange: true}}}
 	tests := []struct {
 		name      string
 		isolation string
 		skipStats bool
-		winner    []delta.Action
+		winner    []actions.Action
 		wantErr   bool
 		wantKind  string
 	}{
@@ -267,8 +269,8 @@ func TestDMLReadOnlyFiles(t *testing.T) {
 	}
 	// A copy-on-write rewrite of it whose new rows stay outside our reads
 	// is harmless, even claimed as a blind append under WriteSerializable.
-	rewrite := func(lo int64) []delta.Action {
-		return []delta.Action{
+	rewrite := func(lo int64) []actions.Action {
+		return []actions.Action{
 			{CommitInfo: CommitInfoFields(map[string]any{"isBlindAppend": true})},
 			{Remove: removeWithTimestamp(ro, 1, true)}, {Add: rangeFile("ro2.parquet", 9, lo, 60, nil)}}
 	}
@@ -289,7 +291,7 @@ func TestDMLMetadataChangeAbandons(t *testing.T) {
 	d := newMemDVs()
 	a := rangeFile("a.parquet", 10, 0, 9, nil)
 	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
-	err := m.observe(context.Background(), 6, []delta.Action{{Metadata: &delta.Metadata{ID: "x"}}})
+	err := m.observe(context.Background(), 6, []actions.Action{{Metadata: &actions.Metadata{ID: "x"}}})
 	if !errors.Is(err, ErrMetadataChanged) || failure.Of(err) != failure.Retry {
 		t.Fatalf("got %v (class %v), want ErrMetadataChanged, retry", err, failure.Of(err))
 	}
@@ -306,7 +308,7 @@ func keys[V any](m map[string]V) []string {
 
 // idsByPhysicalRow scans a file's live rows and returns the id column by
 // physical row index.
-func idsByPhysicalRow(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, a *delta.Add) map[int64]any {
+func idsByPhysicalRow(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, a *actions.Add) map[int64]any {
 	t.Helper()
 	ctx := context.Background()
 	dec, err := delta.NewRowDecoder(snap, time.UTC)
@@ -367,7 +369,7 @@ func TestDMLReverseRemapOntoDatabricksOptimize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live16 := map[string]*delta.Add{}
+	live16 := map[string]*actions.Add{}
 	for _, f := range snap16.Files {
 		live16[f.Path] = f
 	}
@@ -384,7 +386,7 @@ func TestDMLReverseRemapOntoDatabricksOptimize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var target *delta.Add
+		var target *actions.Add
 		for _, f := range snap17.Files {
 			if f.Path == comp[0].Target {
 				target = f
@@ -426,8 +428,8 @@ func TestDMLSkippingFallbackCounted(t *testing.T) {
 	d := newMemDVs()
 	a := rangeFile("a.parquet", 10, 0, 9, nil)
 	m := newDML(t, d, Serializable, &FileChange{Read: a, Deleted: roaring64.BitmapOf(2)})
-	bad := &delta.Add{Path: "bad.parquet", DataChange: true, Stats: `{"numRecords":3,"minValues":{"id":"x"},"maxValues":{"id":"y"}}`}
-	err := m.observe(context.Background(), 6, []delta.Action{{Add: bad}})
+	bad := &actions.Add{Path: "bad.parquet", DataChange: true, Stats: `{"numRecords":3,"minValues":{"id":"x"},"maxValues":{"id":"y"}}`}
+	err := m.observe(context.Background(), 6, []actions.Action{{Add: bad}})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("got %v, want the conservative conflict", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -24,7 +25,7 @@ func TestErrorClasses(t *testing.T) {
 		{"cancellation is retried", fmt.Errorf("x: %w", context.Canceled), failure.Retry},
 		{"a store without put-if-absent halts the table", fmt.Errorf("x: %w", delta.ErrNoPutIfAbsent), failure.Halt},
 		{"an inconsistent log halts", fmt.Errorf("x: %w", ErrInconsistentLog), failure.Halt},
-		{"a malformed commit halts", fmt.Errorf("x: %w", delta.ErrMalformedAction), failure.Halt},
+		{"a malformed commit halts", fmt.Errorf("x: %w", actions.ErrMalformedAction), failure.Halt},
 		{"a corrupt DV quarantines", fmt.Errorf("x: %w", delta.ErrCorruptDV), failure.Quarantine},
 		{"an unsupported table feature halts", fmt.Errorf("load: %w", errors.Join(&delta.UnsupportedFeatureError{Feature: "geospatial", Kind: delta.KindReader})), failure.Halt},
 		{"an explicit class wins", failure.With(failure.Halt, ErrConflict), failure.Halt},

@@ -2,7 +2,7 @@ package commit
 
 import (
 	"github.com/compactord/compactord/composition"
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // CompactionJob is one rewritten job handed to CommitCompaction: the
@@ -14,7 +14,7 @@ type CompactionJob struct {
 	ID string
 	// Sources are the add actions the job read, as read (read-time DVs), in
 	// write order; index k is source k of Origins.
-	Sources []*delta.Add
+	Sources []*actions.Add
 	// Outputs are the written files, in write order.
 	Outputs []JobOutput
 	// Runs lists one run per source for jobs that kept the sources' row
@@ -31,7 +31,7 @@ type CompactionJob struct {
 // JobOutput is one file a job wrote.
 type JobOutput struct {
 	// Add is the add action to commit (dataChange=false, stats, tags).
-	Add *delta.Add
+	Add *actions.Add
 	// Rows is the number of rows written.
 	Rows int64
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // LogCache keeps the actions of the versions the transactions of one run
@@ -16,11 +17,11 @@ import (
 // transaction must not modify the actions it observes.
 type LogCache struct {
 	mu       sync.Mutex
-	versions map[int64][]delta.Action
+	versions map[int64][]actions.Action
 }
 
 // get returns the cached actions of version v; a nil cache has none.
-func (c *LogCache) get(v int64) ([]delta.Action, bool) {
+func (c *LogCache) get(v int64) ([]actions.Action, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -31,21 +32,21 @@ func (c *LogCache) get(v int64) ([]delta.Action, bool) {
 }
 
 // put caches the actions of published version v (a nil cache drops them).
-func (c *LogCache) put(v int64, acts []delta.Action) {
+func (c *LogCache) put(v int64, acts []actions.Action) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.versions == nil {
-		c.versions = map[int64][]delta.Action{}
+		c.versions = map[int64][]actions.Action{}
 	}
 	c.versions[v] = acts
 }
 
 // readCached is readCommit through c: a cached version is not read again,
 // and a version read is cached.
-func (c *LogCache) readCached(ctx context.Context, t *delta.Table, v int64) ([]delta.Action, bool, error) {
+func (c *LogCache) readCached(ctx context.Context, t *delta.Table, v int64) ([]actions.Action, bool, error) {
 	if acts, ok := c.get(v); ok {
 		return acts, true, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
@@ -17,13 +19,13 @@ func commitKey(v int64) string { return delta.CommitKey(v) }
 
 // readCommit reads and parses version v's commit. found is false when no
 // commit exists at v yet.
-func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []delta.Action, found bool, err error) {
+func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []actions.Action, found bool, err error) {
 	acts, err = delta.ReadCommit(ctx, t, v)
 	if err != nil {
 		if errors.Is(err, delta.ErrVersionNotFound) {
 			return nil, false, nil
 		}
-		if errors.Is(err, delta.ErrMalformedAction) {
+		if errors.Is(err, actions.ErrMalformedAction) {
 			return nil, false, failure.With(failure.Halt, err)
 		}
 		return nil, false, err
@@ -32,7 +34,7 @@ func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []delta.Acti
 }
 
 // encodeAction renders one action as its log line (without newline).
-func encodeAction(a delta.Action) ([]byte, error) { return delta.MarshalAction(a) }
+func encodeAction(a actions.Action) ([]byte, error) { return actions.MarshalAction(a) }
 
 // tableDVs is the dvIO of a real table: DVs are read with delta.ReadDV and
 // written as one new DV file per attempt (inline when tiny), tracked in the
@@ -45,12 +47,12 @@ type tableDVs struct {
 	objs *attempt.Objects
 }
 
-func (d tableDVs) readDV(ctx context.Context, dv *delta.DeletionVector) (*roaring64.Bitmap, error) {
+func (d tableDVs) readDV(ctx context.Context, dv *actions.DeletionVector) (*roaring64.Bitmap, error) {
 	return delta.ReadDV(ctx, d.t, dv)
 }
 
-func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*delta.DeletionVector, error) {
-	out := make([]*delta.DeletionVector, len(bitmaps))
+func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]*actions.DeletionVector, error) {
+	out := make([]*actions.DeletionVector, len(bitmaps))
 	var fileIdx []int
 	var fileBMs []*roaring64.Bitmap
 	for i, b := range bitmaps {
@@ -84,9 +86,9 @@ func (d tableDVs) writeDVs(ctx context.Context, bitmaps []*roaring64.Bitmap) ([]
 }
 
 // dvObjectKey returns the object key of a `u` descriptor's file.
-func dvObjectKey(dv *delta.DeletionVector) (string, error) {
+func dvObjectKey(dv *actions.DeletionVector) (string, error) {
 	if dv.StorageType != "u" || len(dv.PathOrInlineDv) < 20 {
 		return "", fmt.Errorf("deletion vector %q is not a relative (u) file", dv.UniqueID())
 	}
-	return delta.DVFileKey(dv.PathOrInlineDv)
+	return deltadv.DVFileKey(dv.PathOrInlineDv)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
@@ -145,7 +146,7 @@ type compactionParticipant struct {
 	logged map[*jobState]bool
 }
 
-func (p *compactionParticipant) observe(ctx context.Context, version int64, actions []delta.Action) error {
+func (p *compactionParticipant) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
 	if err := p.c.observe(ctx, version, actions); err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func (p *compactionParticipant) logDropped() {
 	}
 }
 
-func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
+func (p *compactionParticipant) build(ctx context.Context) ([]deltaactions.Action, map[string]string, error) {
 	if p.c.active() == 0 {
 		return nil, nil, nil
 	}
@@ -172,12 +173,12 @@ func (p *compactionParticipant) build(ctx context.Context) ([]delta.Action, map[
 	if err != nil {
 		return nil, nil, err
 	}
-	acts := make([]delta.Action, 0, len(removes)+len(adds))
+	acts := make([]deltaactions.Action, 0, len(removes)+len(adds))
 	for _, r := range removes {
-		acts = append(acts, delta.Action{Remove: r})
+		acts = append(acts, deltaactions.Action{Remove: r})
 	}
 	for _, a := range adds {
-		acts = append(acts, delta.Action{Add: a})
+		acts = append(acts, deltaactions.Action{Add: a})
 	}
 	return acts, p.c.metrics(removes, adds), nil
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/composition"
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -148,7 +149,7 @@ func TestCompactionCommitMatchesDatabricksShape(t *testing.T) {
 			if err := json.Unmarshal([]byte(wt[composition.TagCompactedInto]), &wi); err != nil || len(wi) != 1 {
 				t.Fatalf("DBR compactedInto %s", wt[composition.TagCompactedInto])
 			}
-			var dv delta.DeletionVector
+			var dv actions.DeletionVector
 			if _, has := want["deletionVector"]; has {
 				if err := json.Unmarshal(got["deletionVector"], &dv); err != nil || dv.Cardinality != 1 {
 					t.Errorf("remove %d DV %s", i, got["deletionVector"])
@@ -180,11 +181,11 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var removes []*delta.Remove
+		var removes []*actions.Remove
 		var outRows int64
 		optimize := false
 		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-			a, err := delta.ParseAction(line)
+			a, err := actions.ParseAction(line)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +195,7 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 			case a.Remove != nil:
 				removes = append(removes, a.Remove)
 			case a.Add != nil:
-				st, err := delta.ParseStats(a.Add.Stats)
+				st, err := stats.ParseStats(a.Add.Stats)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,7 +208,7 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 		n++
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			type src struct {
-				rm   *delta.Remove
+				rm   *actions.Remove
 				off  int64
 				phys int64
 			}
@@ -224,9 +225,9 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 			}
 			sort.Slice(srcs, func(i, j int) bool { return srcs[i].off < srcs[j].off })
 			d := newMemDVs()
-			var adds []*delta.Add
+			var adds []*actions.Add
 			for _, s := range srcs {
-				var dv *delta.DeletionVector
+				var dv *actions.DeletionVector
 				if s.rm.DeletionVector != nil {
 					bm := roaring64.New()
 					bm.AddRange(0, uint64(s.rm.DeletionVector.Cardinality))

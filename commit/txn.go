@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
@@ -110,7 +111,7 @@ type Txn struct {
 	// compaction resolves its own conflicts.
 	ReadFiles map[string]bool
 	// Actions are the actions to commit (no commitInfo: Commit writes it).
-	Actions []delta.Action
+	Actions []deltaactions.Action
 	// Objects is the attempt's object set, owned by the operation that
 	// started the attempt: objects the transaction writes (deletion
 	// vectors) are tracked in it, and those its committed version
@@ -127,10 +128,10 @@ type Txn struct {
 // participant is what the commit loop needs from a transaction kind.
 type participant interface {
 	// observe checks one winning commit; an error abandons the transaction.
-	observe(ctx context.Context, version int64, actions []delta.Action) error
+	observe(ctx context.Context, version int64, actions []deltaactions.Action) error
 	// build returns the actions (after commitInfo) for the next attempt;
 	// nil means there is nothing left to commit.
-	build(ctx context.Context) (actions []delta.Action, metrics map[string]string, err error)
+	build(ctx context.Context) (actions []deltaactions.Action, metrics map[string]string, err error)
 }
 
 // TxnID returns the transaction's id (commitInfo.txnId), fixed for its life.
@@ -150,7 +151,7 @@ func (tx *Txn) Commit(ctx context.Context) (int64, error) {
 
 type plainTxn struct{ tx *Txn }
 
-func (p *plainTxn) observe(ctx context.Context, version int64, actions []delta.Action) error {
+func (p *plainTxn) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
 	for _, a := range actions {
 		switch {
 		case a.Protocol != nil, a.Metadata != nil:
@@ -162,7 +163,7 @@ func (p *plainTxn) observe(ctx context.Context, version int64, actions []delta.A
 	return nil
 }
 
-func (p *plainTxn) build(ctx context.Context) ([]delta.Action, map[string]string, error) {
+func (p *plainTxn) build(ctx context.Context) ([]deltaactions.Action, map[string]string, error) {
 	return p.tx.Actions, p.tx.OperationMetrics, nil
 }
 
@@ -311,7 +312,7 @@ func (tx *Txn) keep(refs []string) {
 // reference: each data file and its deletion-vector file (`u` DVs). They
 // are what a committed version makes live, so they must never be cleaned;
 // a path that does not decode fails the attempt before the put.
-func referencedKeys(actions []delta.Action) ([]string, error) {
+func referencedKeys(actions []deltaactions.Action) ([]string, error) {
 	var keys []string
 	for _, a := range actions {
 		if a.Add == nil {
@@ -348,7 +349,7 @@ type commitInfoJSON struct {
 	TxnID               string            `json:"txnId"`
 }
 
-func (tx *Txn) encode(now int64, ict *int64, metrics map[string]string, actions []delta.Action, engine string) ([]byte, error) {
+func (tx *Txn) encode(now int64, ict *int64, metrics map[string]string, actions []deltaactions.Action, engine string) ([]byte, error) {
 	ts := now
 	if ict != nil {
 		ts = *ict
@@ -388,7 +389,7 @@ func (tx *Txn) encode(now int64, ict *int64, metrics map[string]string, actions 
 }
 
 // ours reports whether a commit's commitInfo carries txnID.
-func ours(actions []delta.Action, txnID string) bool {
+func ours(actions []deltaactions.Action, txnID string) bool {
 	for _, a := range actions {
 		if a.CommitInfo == nil {
 			continue
@@ -402,7 +403,7 @@ func ours(actions []delta.Action, txnID string) bool {
 }
 
 // commitICT returns a commit's in-commit timestamp, or 0.
-func commitICT(actions []delta.Action) int64 {
+func commitICT(actions []deltaactions.Action) int64 {
 	for _, a := range actions {
 		if a.CommitInfo == nil {
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
@@ -50,10 +51,10 @@ type recorder struct {
 	seen    []int64
 	builds  int
 	failOn  int64
-	actions []delta.Action
+	actions []deltaactions.Action
 }
 
-func (r *recorder) observe(_ context.Context, v int64, _ []delta.Action) error {
+func (r *recorder) observe(_ context.Context, v int64, _ []deltaactions.Action) error {
 	r.seen = append(r.seen, v)
 	if v == r.failOn {
 		return fmt.Errorf("winner %d: %w", v, ErrConflict)
@@ -61,7 +62,7 @@ func (r *recorder) observe(_ context.Context, v int64, _ []delta.Action) error {
 	return nil
 }
 
-func (r *recorder) build(context.Context) ([]delta.Action, map[string]string, error) {
+func (r *recorder) build(context.Context) ([]deltaactions.Action, map[string]string, error) {
 	r.builds++
 	return r.actions, nil, nil
 }
@@ -74,11 +75,11 @@ func (f *fakeSleep) sleep(_ context.Context, d time.Duration) error {
 }
 
 func testTxn(tbl *delta.Table, readVersion int64, o Options) *Txn {
-	return &Txn{Table: tbl, Snapshot: &delta.Snapshot{Version: readVersion, Metadata: delta.Metadata{Configuration: map[string]string{}}},
+	return &Txn{Table: tbl, Snapshot: &delta.Snapshot{Version: readVersion, Metadata: deltaactions.Metadata{Configuration: map[string]string{}}},
 		Operation: "TEST", IsolationLevel: "SnapshotIsolation", Options: o}
 }
 
-func readCI(t *testing.T, tbl *delta.Table, v int64) delta.CommitInfo {
+func readCI(t *testing.T, tbl *delta.Table, v int64) deltaactions.CommitInfo {
 	t.Helper()
 	acts, err := delta.ReadCommit(context.Background(), tbl, v)
 	if err != nil {
@@ -105,7 +106,7 @@ func TestCommitLoopChecksEachWinnerOnceAndCommitsAfterThem(t *testing.T) {
 	}}
 	// Read at 3: versions 4 and 5 already landed, then 6 and 7 are lost.
 	tx := testTxn(tbl, 3, o)
-	r := &recorder{actions: []delta.Action{}}
+	r := &recorder{actions: []deltaactions.Action{}}
 	v, err := tx.run(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestCommitLoopGivesUpAfterMaxAttemptsWithGrowingBackoff(t *testing.T) {
 			putRaw(t, tbl, v, `{"commitInfo":{"operation":"WRITE","txnId":"rival"}}`)
 			return nil
 		}}
-	_, err := testTxn(tbl, 0, o).run(ctx, &recorder{actions: []delta.Action{}})
+	_, err := testTxn(tbl, 0, o).run(ctx, &recorder{actions: []deltaactions.Action{}})
 	if !errors.Is(err, ErrTooManyAttempts) || failure.Of(err) != failure.Retry {
 		t.Fatalf("err %v, want ErrTooManyAttempts of class retry", err)
 	}
@@ -162,19 +163,19 @@ func TestPlainTxnConflictsWhenAWinnerRemovesAFileItRead(t *testing.T) {
 	putRaw(t, tbl, 2, `{"commitInfo":{"operation":"DELETE","txnId":"w"}}`, `{"remove":{"path":"a.parquet","dataChange":true}}`)
 	tx := testTxn(tbl, 1, Options{})
 	tx.ReadFiles = map[string]bool{"a.parquet": true}
-	tx.Actions = []delta.Action{}
+	tx.Actions = []deltaactions.Action{}
 	if _, err := tx.Commit(ctx); !errors.Is(err, ErrConflict) {
 		t.Fatalf("err %v, want ErrConflict", err)
 	}
 	tx = testTxn(tbl, 1, Options{})
 	tx.ReadFiles = map[string]bool{"b.parquet": true}
-	tx.Actions = []delta.Action{}
+	tx.Actions = []deltaactions.Action{}
 	if v, err := tx.Commit(ctx); err != nil || v != 3 {
 		t.Fatalf("unrelated winner: v=%d err=%v", v, err)
 	}
 	putRaw(t, tbl, 4, `{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{}","partitionColumns":[],"configuration":{}}}`)
 	tx = testTxn(tbl, 3, Options{})
-	tx.Actions = []delta.Action{}
+	tx.Actions = []deltaactions.Action{}
 	if _, err := tx.Commit(ctx); !errors.Is(err, ErrMetadataChanged) {
 		t.Fatalf("err %v, want ErrMetadataChanged", err)
 	}
@@ -212,7 +213,7 @@ func TestAmbiguousPutIsResolvedByTxnID(t *testing.T) {
 			al := &ambiguousLog{inner: tbl.Log, land: land}
 			tbl.Log = al
 			tx := testTxn(tbl, 2, Options{Sleep: (&fakeSleep{}).sleep})
-			r := &recorder{actions: []delta.Action{}}
+			r := &recorder{actions: []deltaactions.Action{}}
 			v, err := tx.run(ctx, r)
 			if err != nil || v != 3 {
 				t.Fatalf("v=%d err=%v, want version 3", v, err)
@@ -253,7 +254,7 @@ func TestInCommitTimestampsAreMonotonicAndRecomputedOnRetry(t *testing.T) {
 	tx := testTxn(tbl, 0, o)
 	tx.Snapshot.Timestamp = 2_000_000 // previous commit's ICT, also ahead of now
 	tx.Snapshot.Metadata.Configuration["delta.enableInCommitTimestamps"] = "true"
-	v, err := tx.run(ctx, &recorder{actions: []delta.Action{}})
+	v, err := tx.run(ctx, &recorder{actions: []deltaactions.Action{}})
 	if err != nil || v != 2 {
 		t.Fatalf("v=%d err=%v", v, err)
 	}
@@ -266,7 +267,7 @@ func TestInCommitTimestampsAreMonotonicAndRecomputedOnRetry(t *testing.T) {
 func TestCommitRefusesATableWithoutALogStore(t *testing.T) {
 	tbl := memTable(t, 0)
 	tbl.Log = nil
-	_, err := testTxn(tbl, 0, Options{}).run(context.Background(), &recorder{actions: []delta.Action{}})
+	_, err := testTxn(tbl, 0, Options{}).run(context.Background(), &recorder{actions: []deltaactions.Action{}})
 	if !errors.Is(err, delta.ErrNoPutIfAbsent) || failure.Of(err) != failure.Halt {
 		t.Fatalf("err %v, want delta.ErrNoPutIfAbsent (halt)", err)
 	}

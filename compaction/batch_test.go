@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
@@ -224,7 +225,7 @@ func TestRaceBatchAgainstDVDeleteAfterTheFirstBatch(t *testing.T) {
 		}
 		// Batch 1 is committed: the sources still live are batch 2's.
 		for _, f := range tabletest.Latest(t, tbl).Files {
-			if slices.ContainsFunc(start.Files, func(s *delta.Add) bool { return s.Path == f.Path }) {
+			if slices.ContainsFunc(start.Files, func(s *actions.Add) bool { return s.Path == f.Path }) {
 				deleted = tabletest.FileIDs(t, tbl, f)[3]
 				tabletest.DeleteIDs(t, tbl, deleted)
 				return nil
@@ -253,7 +254,7 @@ func TestRaceBatchAgainstDVDeleteAfterTheFirstBatch(t *testing.T) {
 	tabletest.WantIDs(t, tbl, all)
 	// Batch 2's commit carries the remapped DV on its output.
 	_, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, 3))
-	if dvs := len(slices.DeleteFunc(adds, func(a *delta.Add) bool { return a.DeletionVector == nil })); dvs != 1 {
+	if dvs := len(slices.DeleteFunc(adds, func(a *actions.Add) bool { return a.DeletionVector == nil })); dvs != 1 {
 		t.Errorf("batch 2 adds %d outputs with a DV, want 1", dvs)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -44,7 +45,7 @@ func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
 		wantCommit  bool
 		wantCleaned bool // the run wrote objects it did not commit
 	}
-	find := func(t *testing.T, tbl *delta.Table, path string) *delta.Add {
+	find := func(t *testing.T, tbl *delta.Table, path string) *actions.Add {
 		for _, f := range tabletest.Latest(t, tbl).Files {
 			if f.Path == path {
 				return f

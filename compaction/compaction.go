@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/planner"
@@ -200,7 +201,7 @@ func RunPlan(ctx context.Context, t *delta.Table, pl *planner.CompactionPlan, op
 
 // writerJobs resolves a plan's jobs against the snapshot.
 func writerJobs(snap *delta.Snapshot, pl *planner.CompactionPlan) ([]*writer.Job, error) {
-	live := make(map[string]*delta.Add, len(snap.Files))
+	live := make(map[string]*actions.Add, len(snap.Files))
 	for _, f := range snap.Files {
 		live[f.Path] = f
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/objstore"
@@ -28,7 +30,7 @@ func binpackOpts() RunOptions {
 // checkCompactionCommit checks the invariants of a compaction commit:
 // commitInfo first, only dataChange=false removes and adds (and the row id
 // high-water mark of row tracking tables).
-func checkCompactionCommit(t testing.TB, acts []delta.Action) (removes []*delta.Remove, adds []*delta.Add) {
+func checkCompactionCommit(t testing.TB, acts []actions.Action) (removes []*actions.Remove, adds []*actions.Add) {
 	t.Helper()
 	if len(acts) == 0 || acts[0].CommitInfo == nil || acts[0].CommitInfo.Operation() != "OPTIMIZE" {
 		t.Fatalf("commitInfo(OPTIMIZE) is not the first action")
@@ -125,7 +127,7 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 			if adds[0].DeletionVector == nil || adds[0].DeletionVector.Cardinality != tt.wantRemapped {
 				t.Fatalf("output DV %+v, want %d rows", adds[0].DeletionVector, tt.wantRemapped)
 			}
-			if st, err := delta.ParseStats(adds[0].Stats); err != nil || st.Tight() {
+			if st, err := stats.ParseStats(adds[0].Stats); err != nil || st.Tight() {
 				t.Errorf("output stats %s must have tightBounds=false", adds[0].Stats)
 			}
 			pre := tabletest.Latest(t, tbl) // after the commit: none of the sources is live
@@ -181,7 +183,7 @@ func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 		t.Fatalf("result %+v: want job %s dropped (copy-on-write) and the other committed", res, pl.Jobs[0].ID)
 	}
 	if res.CommittedVersion != snap.Version+3 || len(res.Reconciled) != 1 {
-		t.Fatalf("tabletest.Committed %d, reconciled %+v", res.CommittedVersion, res.Reconciled)
+		t.Fatalf("committed %d, reconciled %+v", res.CommittedVersion, res.Reconciled)
 	}
 	all := tabletest.IDSet(files...)
 	delete(all, victimID)
@@ -215,7 +217,7 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 	md := snap.Metadata
 	md.Configuration = map[string]string{"delta.enableDeletionVectors": "true", "delta.appendOnly": "false"}
 	opts.Commit.BeforePut = tabletest.Once(func(v int64) {
-		b, err := delta.MarshalAction(delta.Action{Metadata: &md})
+		b, err := actions.MarshalAction(actions.Action{Metadata: &md})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,7 +492,7 @@ func TestLosingTwiceRewritesTheOutputDVAndDeletesTheFirst(t *testing.T) {
 			}
 		}
 	}
-	if n != 3 { // two DELETEs and the tabletest.Committed output DV
+	if n != 3 { // two DELETEs and the committed output DV
 		t.Errorf("%d DV files, want 3", n)
 	}
 }

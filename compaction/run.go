@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/deletegate"
@@ -80,7 +81,7 @@ func runOnSnapshot(ctx context.Context, t *delta.Table, snap *delta.Snapshot, pl
 		}
 		tr := progress.Start(opts.Progress, "compaction", "rewrite", files, bytes, opts.Now())
 		prev := w.Writer.SourceRead
-		w.Writer.SourceRead = func(src *delta.Add) {
+		w.Writer.SourceRead = func(src *actions.Add) {
 			if prev != nil {
 				prev(src)
 			}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
@@ -26,12 +28,12 @@ type snapCache struct {
 	mu   sync.Mutex
 	t    *delta.Table
 	snap *delta.Snapshot
-	live map[string]*delta.Add
+	live map[string]*actions.Add
 }
 
 func newSnapCache(t testing.TB, tbl *delta.Table) *snapCache {
 	snap := tabletest.Latest(t, tbl)
-	c := &snapCache{t: tbl, snap: snap, live: map[string]*delta.Add{}}
+	c := &snapCache{t: tbl, snap: snap, live: map[string]*actions.Add{}}
 	for _, f := range snap.Files {
 		c.live[f.Path] = f
 	}
@@ -70,7 +72,7 @@ func (c *snapCache) latest(ctx context.Context) (*delta.Snapshot, error) {
 				}
 				delete(c.live, a.Remove.Path)
 			case a.Add != nil:
-				st, err := delta.ParseStats(a.Add.Stats)
+				st, err := stats.ParseStats(a.Add.Stats)
 				if err != nil {
 					return nil, err
 				}
@@ -82,7 +84,7 @@ func (c *snapCache) latest(ctx context.Context) (*delta.Snapshot, error) {
 		changed = true
 	}
 	if changed {
-		files := make([]*delta.Add, 0, len(c.live))
+		files := make([]*actions.Add, 0, len(c.live))
 		for _, f := range c.live {
 			files = append(files, f)
 		}
@@ -254,10 +256,10 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 							keep = append(keep, ids[i])
 						}
 					}
-					acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}}
+					acts := []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}}
 					if len(keep) > 0 {
 						sort.Slice(keep, func(i, j int) bool { return keep[i] < keep[j] })
-						acts = append(acts, delta.Action{Add: tabletest.WriteDataFile(t, tbl, keep)})
+						acts = append(acts, actions.Action{Add: tabletest.WriteDataFile(t, tbl, keep)})
 					}
 					tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 						ReadFiles: map[string]bool{f.Path: true}, Actions: acts, Options: copts}
@@ -351,7 +353,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 		}
 		ids := tr.ids(40)
 		tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "Serializable", IsBlindAppend: true,
-			Actions: []delta.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
+			Actions: []actions.Action{{Add: tabletest.WriteDataFile(t, tbl, ids)}}, Options: commit.Options{MaxAttempts: 50, BaseBackoff: time.Millisecond}}
 		// The rows are live from the instant the commit lands, possibly
 		// before Commit returns: a deleter may already see them.
 		tr.add(ids)
@@ -439,7 +441,7 @@ func stress(t *testing.T, strategy planner.Strategy, deletesPerDeleter, cowEvery
 			t.Fatalf("deleted id %d resurrected", id)
 		}
 	}
-	t.Logf("stress %s: %d versions; DV deletes %d (reverse-remapped onto a winning compaction %d, DV-merged %d), copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs tabletest.Committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
+	t.Logf("stress %s: %d versions; DV deletes %d (reverse-remapped onto a winning compaction %d, DV-merged %d), copy-on-write deletes %d, appends %d, DML conflicts %d; compaction runs %d (empty %d), commits %d, jobs committed %d, reconciliations %d (%d rows remapped), drops %v, gave up %d; final %d live rows in %d files; 0 resurrected, 0 lost",
 		strategy, snap.Version, cnt.dvDeletes, cnt.dmlReverse, cnt.dmlMerged, cnt.cowDeletes, cnt.appends, cnt.conflicts, cnt.compactions, cnt.emptyRuns, cnt.commits, cnt.jobsCommitted,
 		cnt.reconciled, cnt.rowsRemapped, cnt.drops, cnt.gaveUp, len(tr.live), len(snap.Files))
 	if strategy == planner.StrategyZCube {

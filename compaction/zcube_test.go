@@ -17,6 +17,8 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -64,7 +66,7 @@ func newClusteredTable(t testing.TB, files, rowsPerFile int) (*delta.Table, map[
 	return tbl, all
 }
 
-func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *delta.Add {
+func writeZFile(t testing.TB, tbl *delta.Table, rows []zRow) *actions.Add {
 	t.Helper()
 	a := tabletest.WriteParquet(t, tbl, rows)
 	lo, hi := [3]int64{1 << 62, 1 << 62, 1 << 62}, [3]int64{-1, -1, -1}
@@ -134,7 +136,7 @@ func checkXY(t testing.TB, tbl *delta.Table, want map[int64][2]int64) {
 
 // rangeFraction is the average, over files, of a file's (max - min) of a
 // stats column divided by the value span: 1 for files covering everything.
-func rangeFraction(t testing.TB, adds []*delta.Add, col string) float64 {
+func rangeFraction(t testing.TB, adds []*actions.Add, col string) float64 {
 	t.Helper()
 	var sum float64
 	for _, a := range adds {
@@ -183,7 +185,7 @@ func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.CommittedVersion != 1 || res.JobsCommitted != 1 || res.JobsDropped != 0 || res.FilesRemoved != 40 {
-		t.Fatalf("result %+v, want one zcube job over the 40 files tabletest.Committed at version 1", res)
+		t.Fatalf("result %+v, want one zcube job over the 40 files committed at version 1", res)
 	}
 	checkXY(t, tbl, rows)
 	removes, adds := checkCompactionCommit(t, tabletest.Committed(t, tbl, res.CommittedVersion))
@@ -226,7 +228,7 @@ func TestZCubeClustersAClusteredTableWithoutChangingContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.JobsPlanned != 0 || again.CommittedVersion != -1 {
-		t.Errorf("second zcube run planned %d jobs (tabletest.Committed %d), want none", again.JobsPlanned, again.CommittedVersion)
+		t.Errorf("second zcube run planned %d jobs (committed %d), want none", again.JobsPlanned, again.CommittedVersion)
 	}
 }
 
@@ -255,7 +257,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.CommittedVersion != snap.Version+2 || res.JobsCommitted != 1 || res.JobsDropped != 0 {
-		t.Fatalf("result %+v (dropped %+v), want the job tabletest.Committed after the DELETE", res, res.Dropped)
+		t.Fatalf("result %+v (dropped %+v), want the job committed after the DELETE", res, res.Dropped)
 	}
 	var remapped int64
 	for _, r := range res.Reconciled {
@@ -275,7 +277,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		if a.DeletionVector != nil {
 			withDV++
 			dvRows += a.DeletionVector.Cardinality
-			if st, err := delta.ParseStats(a.Stats); err != nil || st.Tight() {
+			if st, err := stats.ParseStats(a.Stats); err != nil || st.Tight() {
 				t.Errorf("output %s with a DV must have tightBounds=false: %s", a.Path, a.Stats)
 			}
 		}
@@ -284,7 +286,7 @@ func TestZCubeReconcilesAConcurrentDVDelete(t *testing.T) {
 		t.Errorf("%d outputs carry DVs with %d rows, want the %d deletions spread over several outputs", withDV, dvRows, len(racing))
 	}
 	// The removes point at the DELETE's post-images, without composition tags.
-	post := map[string]*delta.Add{}
+	post := map[string]*actions.Add{}
 	for _, f := range latestAt(t, tbl, res.CommittedVersion-1).Files {
 		post[f.Path] = f
 	}
@@ -307,7 +309,7 @@ func TestZCubeDropsTheJobWhenAWinnerRewritesASource(t *testing.T) {
 	opts.Commit.BeforePut = tabletest.Once(func(int64) { zCowDelete(t, tbl, 5) })
 	res, err := Compact(ctx, tbl, opts)
 	if err == nil && res.JobsCommitted != 0 {
-		t.Fatalf("result %+v: the job was tabletest.Committed over a rewritten source", res)
+		t.Fatalf("result %+v: the job was committed over a rewritten source", res)
 	}
 	if res == nil || res.JobsDropped != 1 {
 		t.Fatalf("result %+v, err %v: want the job dropped", res, err)
@@ -329,7 +331,7 @@ func latestAt(t testing.TB, tbl *delta.Table, v int64) *delta.Snapshot {
 }
 
 // readZRows reads every physical row of the data file of f.
-func readZRows(t testing.TB, tbl *delta.Table, f *delta.Add) []zRow {
+func readZRows(t testing.TB, tbl *delta.Table, f *actions.Add) []zRow {
 	t.Helper()
 	key, _ := f.Key()
 	data, err := tbl.Bucket.ReadAll(context.Background(), key)
@@ -355,7 +357,7 @@ func zCowDelete(t testing.TB, tbl *delta.Table, id int64) {
 	na := writeZFile(t, tbl, keep)
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true},
-		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
+		Actions:   []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

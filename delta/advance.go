@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	deltaactions "github.com/compactord/compactord/delta/actions"
 )
 
 // Advance returns snap moved forward by the commits after its version, read
@@ -30,7 +32,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		r.domains[k] = v
 	}
 	version, ts := snap.Version, snap.Timestamp
-	var commits [][]Action // from snap.Version+1 on, to name a bad file's commit
+	var commits [][]deltaactions.Action // from snap.Version+1 on, to name a bad file's commit
 	for v := snap.Version + 1; ; v++ {
 		if v > snap.Version+int64(maxCommits) {
 			return nil, false, nil
@@ -89,7 +91,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 
 // sortedByKey returns xs if they are sorted by key (as a loaded
 // snapshot's files and tombstones are), else a sorted copy.
-func sortedByKey[T any](xs []T, key func(T) (string, *DeletionVector)) []T {
+func sortedByKey[T any](xs []T, key func(T) (string, *deltaactions.DeletionVector)) []T {
 	byKey := func(a, b T) int {
 		pa, dva := key(a)
 		pb, dvb := key(b)

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -226,7 +227,7 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) (cpActions, er
 	if err := g.Wait(); err != nil {
 		return cpActions{}, err
 	}
-	var sidecars []*Sidecar
+	var sidecars []*actions.Sidecar
 	for _, r := range results {
 		for _, a := range r.others {
 			if a.Sidecar != nil {
@@ -284,7 +285,7 @@ func sidecarKey(p string) (string, error) {
 	if strings.Contains(p, "://") {
 		return "", fmt.Errorf("sidecar path %q: absolute sidecar URIs are not supported", p)
 	}
-	name, err := DecodePath(p)
+	name, err := actions.DecodePath(p)
 	if err != nil {
 		return "", err
 	}
@@ -303,7 +304,7 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) (cpActions, e
 	}
 	var acts cpActions
 	if strings.HasSuffix(key, ".json") {
-		var lines []Action
+		var lines []actions.Action
 		if lines, err = parseActionLines(data, t.limits().LogLine); err == nil {
 			for _, a := range lines {
 				acts.take(a)

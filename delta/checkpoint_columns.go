@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -54,10 +56,10 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 			continue // rowAction reads nothing of these
 		}
 		switch top.name {
-		case kindAdd, kindRemove:
+		case actions.KindAdd, actions.KindRemove:
 			leaves(top)
 			continue
-		case kindCommitInfo:
+		case actions.KindCommitInfo:
 		default:
 			plan.others = append(plan.others, top)
 		}
@@ -83,7 +85,8 @@ func (cs *checkpointSchema) planColumns(schema *parquet.Schema) *columnPlan {
 // reader fails: the caller then reads the chunk row by row.
 func readColumnRange(rg parquet.RowGroup, start, end int64, cs *checkpointSchema, acts cpActions) (_ cpActions, done bool, err error) {
 	defer func() {
-		if recover() != nil {
+		if p := recover(); p != nil {
+			pq.CheckLibraryPanic(p) // a bug of ours is not a reason to read row by row
 			done, err = false, nil
 		}
 	}()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // LastCheckpointRepair says what RepairLastCheckpoint rewrote.
@@ -80,7 +82,7 @@ func hintVersion(ctx context.Context, t *Table) (int64, error) {
 func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckpointOut, error) {
 	lc := &lastCheckpointOut{Version: cp.version}
 	var top cpActions
-	var sidecars []Sidecar
+	var sidecars []actions.Sidecar
 	for _, f := range cp.files {
 		acts, err := readCheckpointFile(ctx, t, f.key)
 		if err != nil {
@@ -117,8 +119,8 @@ func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckp
 		lv2 := &lastV2{Path: strings.TrimPrefix(f.key, LogDir), SizeInBytes: f.size, ModificationTime: f.modTime.UnixMilli()}
 		// As the writer inlines them: the non-file actions, then
 		// checkpointMetadata.
-		var nonFile []Action
-		var cm *CheckpointMetadata
+		var nonFile []actions.Action
+		var cm *actions.CheckpointMetadata
 		for _, a := range top.others {
 			switch {
 			case a.Sidecar != nil:
@@ -129,13 +131,13 @@ func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckp
 			}
 		}
 		if cm != nil {
-			nonFile = append(nonFile, Action{CheckpointMetadata: cm})
+			nonFile = append(nonFile, actions.Action{CheckpointMetadata: cm})
 		}
 		if len(nonFile) <= lastCheckpointInlineLimit {
 			lv2.NonFileActions = &nonFile
 		}
 		if len(sidecars) <= lastCheckpointInlineLimit {
-			sc := append([]Sidecar{}, sidecars...)
+			sc := append([]actions.Sidecar{}, sidecars...)
 			lv2.SidecarFiles = &sc
 		}
 		lc.V2Checkpoint = lv2

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -68,7 +69,7 @@ func TestLongStatsStringsAreNotCopiedIntoTheCheckpointStatistics(t *testing.T) {
 		if path != "add.stats_parsed.minValues.s" && path != "add.stats_parsed.maxValues.s" {
 			continue
 		}
-		if err := ReadPages(f.RowGroups()[0].ColumnChunks()[i], func(p parquet.Page) error {
+		if err := statscollect.ReadPages(f.RowGroups()[0].ColumnChunks()[i], func(p parquet.Page) error {
 			vals := make([]parquet.Value, p.NumValues())
 			if _, err := p.Values().ReadValues(vals); err != nil && err.Error() != "EOF" {
 				return err

@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
+	deltastats "github.com/compactord/compactord/delta/stats"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -148,7 +152,7 @@ func (b *rowBuilder) only(action *wnode, fill func()) {
 	}
 }
 
-func (b *rowBuilder) dv(n *wnode, dv *DeletionVector) {
+func (b *rowBuilder) dv(n *wnode, dv *actions.DeletionVector) {
 	if dv == nil {
 		b.absent(n)
 		return
@@ -174,7 +178,7 @@ func (b *rowBuilder) dv(n *wnode, dv *DeletionVector) {
 // addRow emits an add as checkpoints carry it: dataChange=false, stats as
 // JSON and/or typed per the schema. stats is the add's JSON stats (possibly
 // rebuilt from ParsedStats by the caller).
-func (b *rowBuilder) addRow(a *Add, stats string, st *Stats, pv map[string]any) {
+func (b *rowBuilder) addRow(a *actions.Add, stats string, st *deltastats.Stats, pv map[string]any) {
 	n := b.s.add
 	b.only(n, func() {
 		b.str(n.child("path"), a.Path)
@@ -213,7 +217,7 @@ func nonNilPV(m map[string]*string) map[string]*string {
 }
 
 // removeRow emits a tombstone: dataChange=false, no stats, no tags.
-func (b *rowBuilder) removeRow(r *Remove) {
+func (b *rowBuilder) removeRow(r *actions.Remove) {
 	n := b.s.remove
 	b.only(n, func() {
 		b.str(n.child("path"), r.Path)
@@ -232,7 +236,7 @@ func (b *rowBuilder) removeRow(r *Remove) {
 	})
 }
 
-func (b *rowBuilder) metadataRow(m *Metadata) {
+func (b *rowBuilder) metadataRow(m *actions.Metadata) {
 	n := b.s.meta
 	b.only(n, func() {
 		b.str(n.child("id"), m.ID)
@@ -256,7 +260,7 @@ func (b *rowBuilder) metadataRow(m *Metadata) {
 	})
 }
 
-func (b *rowBuilder) protocolRow(p *Protocol) {
+func (b *rowBuilder) protocolRow(p *actions.Protocol) {
 	n := b.s.protocol
 	b.only(n, func() {
 		b.put(n.child("minReaderVersion"), parquet.Int32Value(int32(p.MinReaderVersion)))
@@ -267,7 +271,7 @@ func (b *rowBuilder) protocolRow(p *Protocol) {
 	})
 }
 
-func (b *rowBuilder) txnRow(t *Txn) {
+func (b *rowBuilder) txnRow(t *actions.Txn) {
 	n := b.s.txn
 	b.only(n, func() {
 		b.str(n.child("appId"), t.AppID)
@@ -276,7 +280,7 @@ func (b *rowBuilder) txnRow(t *Txn) {
 	})
 }
 
-func (b *rowBuilder) domainRow(d *DomainMetadata) {
+func (b *rowBuilder) domainRow(d *actions.DomainMetadata) {
 	n := b.s.domain
 	b.only(n, func() {
 		b.str(n.child("domain"), d.Domain)
@@ -285,7 +289,7 @@ func (b *rowBuilder) domainRow(d *DomainMetadata) {
 	})
 }
 
-func (b *rowBuilder) checkpointMetadataRow(c *CheckpointMetadata) {
+func (b *rowBuilder) checkpointMetadataRow(c *actions.CheckpointMetadata) {
 	n := b.s.cpMeta
 	b.only(n, func() {
 		b.i64(n.child("version"), c.Version)
@@ -293,7 +297,7 @@ func (b *rowBuilder) checkpointMetadataRow(c *CheckpointMetadata) {
 	})
 }
 
-func (b *rowBuilder) sidecarRow(s *Sidecar) {
+func (b *rowBuilder) sidecarRow(s *actions.Sidecar) {
 	n := b.s.sidecar
 	b.only(n, func() {
 		b.str(n.child("path"), s.Path)
@@ -304,7 +308,7 @@ func (b *rowBuilder) sidecarRow(s *Sidecar) {
 }
 
 // statsStruct emits stats_parsed from parsed statistics (nil = null).
-func (b *rowBuilder) statsStruct(n *wnode, st *Stats) {
+func (b *rowBuilder) statsStruct(n *wnode, st *deltastats.Stats) {
 	if st == nil {
 		b.absent(n)
 		return
@@ -361,9 +365,9 @@ func cutBound(v any, which bound) (any, bool) {
 		return v, true
 	}
 	if which == boundMin {
-		return TruncateStringMin(s, parsedStringPrefix), true
+		return statscollect.TruncateStringMin(s, parsedStringPrefix), true
 	}
-	return TruncateStringMax(s, parsedStringPrefix)
+	return statscollect.TruncateStringMax(s, parsedStringPrefix)
 }
 
 // typedStruct emits a struct of typed leaves from decoded JSON values
@@ -397,7 +401,7 @@ func (b *rowBuilder) typedStruct(n *wnode, m map[string]any, isNil bool, which b
 // typedLeafValue converts a value decoded from JSON stats (json.Number,
 // string) or parsed from a partition value (ParsePartitionValue's types)
 // into the parquet value of type t.
-func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
+func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 	if v == nil || t == nil {
 		return parquet.Value{}, false
 	}
@@ -456,12 +460,12 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 		}
 		return parquet.DoubleValue(f), true
 	case "decimal":
-		var d Decimal
+		var d schema.Decimal
 		switch x := v.(type) {
-		case Decimal:
+		case schema.Decimal:
 			d = x
 		case json.Number:
-			p, err := parseDecimal(string(x), t.Precision, t.Scale)
+			p, err := actions.ParseDecimal(string(x), t.Precision, t.Scale)
 			if err != nil {
 				return parquet.Value{}, false
 			}
@@ -472,40 +476,40 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 		return decimalValue(d, t)
 	case "date":
 		switch x := v.(type) {
-		case Date:
+		case schema.Date:
 			return parquet.Int32Value(int32(x)), true
 		case string:
 			d, err := time.ParseInLocation("2006-01-02", x, time.UTC)
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			return parquet.Int32Value(int32(floorDiv(d.Unix(), 86400))), true
+			return parquet.Int32Value(int32(schema.FloorDiv(d.Unix(), 86400))), true
 		}
 	case "timestamp":
 		var us int64
 		switch x := v.(type) {
-		case Timestamp:
+		case schema.Timestamp:
 			us = int64(x)
 		case string:
 			ts, err := time.Parse(time.RFC3339Nano, x)
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			us = timeMicros(ts)
+			us = actions.TimeMicros(ts)
 		default:
 			return parquet.Value{}, false
 		}
 		return int96Value(us), true
 	case "timestamp_ntz":
 		switch x := v.(type) {
-		case TimestampNTZ:
+		case schema.TimestampNTZ:
 			return parquet.Int64Value(int64(x)), true
 		case string:
 			ts, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", x, time.UTC)
 			if err != nil {
 				return parquet.Value{}, false
 			}
-			return parquet.Int64Value(timeMicros(ts)), true
+			return parquet.Int64Value(actions.TimeMicros(ts)), true
 		}
 	case "string":
 		if s, ok := v.(string); ok {
@@ -528,7 +532,7 @@ func typedLeafValue(v any, t *DataType) (parquet.Value, bool) {
 
 // decimalValue encodes d as leafNode lays decimals out (INT32, INT64 or
 // fixed-length two's complement by precision).
-func decimalValue(d Decimal, t *DataType) (parquet.Value, bool) {
+func decimalValue(d schema.Decimal, t *schema.DataType) (parquet.Value, bool) {
 	u := d.Unscaled
 	if d.Scale != t.Scale {
 		return parquet.Value{}, false
@@ -556,14 +560,14 @@ func decimalValue(d Decimal, t *DataType) (parquet.Value, bool) {
 // timestamp: nanoseconds of the day, then the Julian day.
 func int96Value(us int64) parquet.Value {
 	const julianEpoch = 2440588
-	days := floorDiv(us, 86_400_000_000)
+	days := schema.FloorDiv(us, 86_400_000_000)
 	nanos := (us - days*86_400_000_000) * 1000
 	return parquet.Int96Value(deprecated.Int96{uint32(uint64(nanos)), uint32(uint64(nanos) >> 32), uint32(days + julianEpoch)})
 }
 
 // statsJSON returns the JSON stats to write for a: its own string, or one
 // rebuilt from the parsed statistics of a struct-only checkpoint.
-func statsJSON(a *Add) string {
+func statsJSON(a *actions.Add) string {
 	if a.Stats != "" || a.ParsedStats == nil {
 		return a.Stats
 	}

@@ -15,6 +15,11 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
+	deltaprops "github.com/compactord/compactord/delta/props"
+	deltaschema "github.com/compactord/compactord/delta/schema"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/progress"
 	"github.com/compactord/compactord/objstore"
 )
@@ -147,7 +152,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 
 	var info *CheckpointInfo
 	var lc *lastCheckpointOut
-	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2 {
+	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2 {
 		info, lc, err = w.writeV2(ctx)
 	} else {
 		info, lc, err = w.writeClassic(ctx)
@@ -170,16 +175,16 @@ type checkpointWrite struct {
 	opts       CheckpointOptions
 	cols       cpColumns
 	pv         *partitionParser
-	tombstones []*Remove
-	txns       []Txn
-	domains    []DomainMetadata
+	tombstones []*actions.Remove
+	txns       []actions.Txn
+	domains    []actions.DomainMetadata
 	info       CheckpointInfo
 	progress   *progress.Tracker
 }
 
 // selectLive applies tombstone and txn expiry and orders the non-file
 // actions deterministically.
-func (w *checkpointWrite) selectLive(now time.Time, props *Properties) {
+func (w *checkpointWrite) selectLive(now time.Time, props *deltaprops.Properties) {
 	w.info.Version = w.snap.Version
 	minDeletion := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
 	for _, r := range w.snap.Tombstones {
@@ -211,14 +216,14 @@ func (w *checkpointWrite) selectLive(now time.Time, props *Properties) {
 
 // nonFileActions are the actions a V2 checkpoint keeps in its top-level
 // file (and classic checkpoints write first).
-func (w *checkpointWrite) nonFileActions() []Action {
+func (w *checkpointWrite) nonFileActions() []actions.Action {
 	p, m := w.snap.Protocol, w.snap.Metadata
-	acts := []Action{{Protocol: &p}, {Metadata: &m}}
+	acts := []actions.Action{{Protocol: &p}, {Metadata: &m}}
 	for i := range w.domains {
-		acts = append(acts, Action{DomainMetadata: &w.domains[i]})
+		acts = append(acts, actions.Action{DomainMetadata: &w.domains[i]})
 	}
 	for i := range w.txns {
-		acts = append(acts, Action{Txn: &w.txns[i]})
+		acts = append(acts, actions.Action{Txn: &w.txns[i]})
 	}
 	return acts
 }
@@ -295,7 +300,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	parts := (total + per - 1) / per
 	info := w.info
 	info.V2 = true
-	var sidecars []Sidecar
+	var sidecars []actions.Sidecar
 	var fileRows, sideBytes, adds int64
 	s := newCPSchema(layoutSidecar, w.cols)
 	for p := int64(0); p < parts; p++ {
@@ -321,23 +326,23 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		adds += n
 		fileRows += f.rows
 		sideBytes += size
-		sidecars = append(sidecars, Sidecar{Path: name, SizeInBytes: size, ModificationTime: attrs.ModTime.UnixMilli()})
+		sidecars = append(sidecars, actions.Sidecar{Path: name, SizeInBytes: size, ModificationTime: attrs.ModTime.UnixMilli()})
 		info.Sidecars = append(info.Sidecars, key)
 	}
-	cm := CheckpointMetadata{Version: v, Tags: map[string]string{
+	cm := actions.CheckpointMetadata{Version: v, Tags: map[string]string{
 		"sidecarNumActions":  strconv.FormatInt(fileRows, 10),
 		"sidecarSizeInBytes": strconv.FormatInt(sideBytes, 10),
 		"numOfAddFiles":      strconv.FormatInt(adds, 10),
 	}}
 	nonFile := w.nonFileActions()
-	top := []Action{{CheckpointMetadata: &cm}}
+	top := []actions.Action{{CheckpointMetadata: &cm}}
 	for i := range sidecars {
-		top = append(top, Action{Sidecar: &sidecars[i]})
+		top = append(top, actions.Action{Sidecar: &sidecars[i]})
 	}
 	top = append(top, nonFile...)
 	var buf bytes.Buffer
 	for _, a := range top {
-		b, err := MarshalAction(a)
+		b, err := actions.MarshalAction(a)
 		if err != nil {
 			return nil, nil, fmt.Errorf("table %s: checkpoint %d: %w", w.t.URL, v, err)
 		}
@@ -358,13 +363,13 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	info.SizeInBytes = sideBytes + int64(buf.Len())
 	info.NumAddFiles = adds
 	lv2 := &lastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
-	if inline := append(append([]Action(nil), nonFile...), Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
+	if inline := append(append([]actions.Action(nil), nonFile...), actions.Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
 		lv2.NonFileActions = &inline
 	}
 	if len(sidecars) <= lastCheckpointInlineLimit {
 		sc := slices.Clone(sidecars)
 		if sc == nil {
-			sc = []Sidecar{}
+			sc = []actions.Sidecar{}
 		}
 		lv2.SidecarFiles = &sc
 	}
@@ -430,23 +435,23 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 // partitionParser turns an add's partitionValues into the typed values of
 // partitionValues_parsed.
 type partitionParser struct {
-	fields []*StructField
+	fields []*deltaschema.StructField
 	names  []string
 	out    map[string]any
 }
 
 func newPartitionParser(snap *Snapshot) (*partitionParser, error) {
-	mode, err := ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	fields, err := PartitionFields(&snap.Metadata, snap.Schema)
+	fields, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, err
 	}
 	p := &partitionParser{fields: fields, out: map[string]any{}}
 	for _, f := range fields {
-		p.names = append(p.names, physName(f, mode))
+		p.names = append(p.names, deltaschema.PhysName(f, mode))
 	}
 	return p, nil
 }
@@ -460,7 +465,7 @@ func (p *partitionParser) parse(values map[string]*string) map[string]any {
 		if !ok {
 			raw = values[f.Name]
 		}
-		if v, err := ParsePartitionValue(raw, f.Type, time.UTC); err == nil && v != nil {
+		if v, err := actions.ParsePartitionValue(raw, f.Type, time.UTC); err == nil && v != nil {
 			p.out[p.names[i]] = v
 		}
 	}
@@ -474,7 +479,7 @@ type parquetObject struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *CountingWriter
+	cw     *pq.CountingWriter
 	pw     *parquet.Writer
 	rb     *rowBuilder
 	batch  []parquet.Row
@@ -498,7 +503,7 @@ func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, r
 		}
 		return nil, fmt.Errorf("table %s: create %s: %w", t.URL, key, err)
 	}
-	cw := &CountingWriter{W: bw}
+	cw := &pq.CountingWriter{W: bw}
 	opts := []parquet.WriterOption{
 		s.schema,
 		parquet.Compression(&parquet.Snappy),
@@ -533,11 +538,11 @@ func (o *parquetObject) flushBatch() error {
 	return nil
 }
 
-func (o *parquetObject) add(a *Add, pv *partitionParser) error {
+func (o *parquetObject) add(a *actions.Add, pv *partitionParser) error {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" && o.rb.s.statsParsed != nil {
 		// Unparseable stats carry no bound: stats_parsed stays null.
-		st, _ = ParseStats(a.Stats)
+		st, _ = deltastats.ParseStats(a.Stats)
 	}
 	var parts map[string]any
 	if o.rb.s.pvParsed != nil && pv != nil {
@@ -552,7 +557,7 @@ func (o *parquetObject) add(a *Add, pv *partitionParser) error {
 }
 
 // action writes one action of any checkpoint kind.
-func (o *parquetObject) action(a Action) error {
+func (o *parquetObject) action(a actions.Action) error {
 	b := o.rb
 	switch {
 	case a.Add != nil:
@@ -611,6 +616,7 @@ func (o *parquetObject) abort() {
 func closeBlobWriter(w *blob.Writer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("blob driver panicked closing a writer: %v", r)
 		}
 	}()
@@ -622,6 +628,7 @@ func closeBlobWriter(w *blob.Writer) (err error) {
 func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, contentType string, ifNotExist bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("blob driver panicked writing %s: %v", key, r)
 		}
 	}()
@@ -644,17 +651,17 @@ type lastCheckpointOut struct {
 }
 
 type lastV2 struct {
-	Path             string     `json:"path"`
-	SizeInBytes      int64      `json:"sizeInBytes"`
-	ModificationTime int64      `json:"modificationTime"`
-	NonFileActions   *[]Action  `json:"nonFileActions,omitempty"`
-	SidecarFiles     *[]Sidecar `json:"sidecarFiles,omitempty"`
+	Path             string             `json:"path"`
+	SizeInBytes      int64              `json:"sizeInBytes"`
+	ModificationTime int64              `json:"modificationTime"`
+	NonFileActions   *[]actions.Action  `json:"nonFileActions,omitempty"`
+	SidecarFiles     *[]actions.Sidecar `json:"sidecarFiles,omitempty"`
 }
 
 // encode renders the document with its protocol checksum.
 func (lc *lastCheckpointOut) encode() ([]byte, error) {
 	lc.Checksum = ""
-	body, err := marshalJSON(lc)
+	body, err := actions.MarshalUnescaped(lc)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +670,7 @@ func (lc *lastCheckpointOut) encode() ([]byte, error) {
 		return nil, err
 	}
 	lc.Checksum = sum
-	return marshalJSON(lc)
+	return actions.MarshalUnescaped(lc)
 }
 
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a
@@ -695,10 +702,10 @@ func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut,
 
 // checkpointProperties returns the snapshot's properties once those a
 // checkpoint depends on are known to be valid.
-func checkpointProperties(snap *Snapshot) (*Properties, error) {
+func checkpointProperties(snap *Snapshot) (*deltaprops.Properties, error) {
 	props := snap.Properties()
-	return props, props.Check(PropCheckpointPolicy, PropCheckpointWriteStatsAsJSON, PropCheckpointWriteStatsAsStruct,
-		PropDeletedFileRetentionDuration, PropSetTransactionRetentionDuration)
+	return props, props.Check(deltaprops.PropCheckpointPolicy, deltaprops.PropCheckpointWriteStatsAsJSON, deltaprops.PropCheckpointWriteStatsAsStruct,
+		deltaprops.PropDeletedFileRetentionDuration, deltaprops.PropSetTransactionRetentionDuration)
 }
 
 // unboundedStringColumns turns off the parquet min/max statistics (in page

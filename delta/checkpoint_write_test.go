@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltaprops "github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -117,7 +121,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == CheckpointPolicyV2
+			isV2 := snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2
 			if info.V2 != isV2 {
 				t.Fatalf("V2 = %v, want %v", info.V2, isV2)
 			}
@@ -228,7 +232,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 // compareCheckpointSnapshot checks that got (from our checkpoint alone) is ref (JSON
 // replay) with expired tombstones and txns dropped.
-func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *Properties, snap *Snapshot) {
+func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *deltaprops.Properties, snap *Snapshot) {
 	t.Helper()
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
@@ -270,7 +274,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 		case w.Stats != "" || w.ParsedStats != nil:
 			wst := w.ParsedStats
 			if wst == nil {
-				if wst, err = ParseStats(w.Stats); err != nil {
+				if wst, err = stats.ParseStats(w.Stats); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -285,7 +289,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 		}
 	}
 	minDel := now.UnixMilli() - props.DeletedFileRetention.Milliseconds()
-	var wantTomb []*Remove
+	var wantTomb []*actions.Remove
 	for _, r := range ref.Tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > minDel {
 			wantTomb = append(wantTomb, r)
@@ -294,7 +298,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 	if len(got.Tombstones) != len(wantTomb) {
 		t.Fatalf("%d tombstones, want %d of %d", len(got.Tombstones), len(wantTomb), len(ref.Tombstones))
 	}
-	gotTomb := map[string]*Remove{}
+	gotTomb := map[string]*actions.Remove{}
 	for _, g := range got.Tombstones {
 		gotTomb[g.FileKey()] = g
 	}
@@ -315,7 +319,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, 
 			t.Errorf("tombstone %d differs:\n got %s\nwant %s", i, jsonOf(g), jsonOf(w))
 		}
 	}
-	wantTxn := map[string]Txn{}
+	wantTxn := map[string]actions.Txn{}
 	for k, v := range ref.Txns {
 		if props.SetTransactionRetention > 0 && (v.LastUpdated == nil || *v.LastUpdated <= now.UnixMilli()-props.SetTransactionRetention.Milliseconds()) {
 			continue
@@ -335,7 +339,7 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-func normProtocol(p Protocol) Protocol {
+func normProtocol(p actions.Protocol) actions.Protocol {
 	p.Extra = nil
 	if len(p.ReaderFeatures) == 0 {
 		p.ReaderFeatures = nil
@@ -346,7 +350,7 @@ func normProtocol(p Protocol) Protocol {
 	return p
 }
 
-func normMetadata(m Metadata) Metadata {
+func normMetadata(m actions.Metadata) actions.Metadata {
 	m.Extra = nil
 	if len(m.Configuration) == 0 {
 		m.Configuration = nil
@@ -383,14 +387,14 @@ func normEach[V any](m map[string]V, norm func(V) V) map[string]V {
 	return out
 }
 
-func normTxn(v Txn) Txn { v.Extra = nil; return v }
+func normTxn(v actions.Txn) actions.Txn { v.Extra = nil; return v }
 
-func normDomain(v DomainMetadata) DomainMetadata { v.Extra = nil; return v }
+func normDomain(v actions.DomainMetadata) actions.DomainMetadata { v.Extra = nil; return v }
 
 // statsLeaves flattens stats along the stats_parsed schema into
 // path -> canonical value (numbers as exact rationals, timestamps as
 // milliseconds), so that JSON stats and typed ones compare.
-func statsLeaves(tree *wnode, st *Stats) map[string]string {
+func statsLeaves(tree *wnode, st *stats.Stats) map[string]string {
 	out := map[string]string{}
 	if tree == nil || st == nil {
 		return out
@@ -428,7 +432,7 @@ func statsLeaves(tree *wnode, st *Stats) map[string]string {
 	return out
 }
 
-func canonicalStat(v any, dt *DataType) string {
+func canonicalStat(v any, dt *schema.DataType) string {
 	switch x := v.(type) {
 	case json.Number:
 		if r, ok := new(big.Rat).SetString(string(x)); ok {
@@ -567,7 +571,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			if cms != 1 {
 				t.Fatalf("%d checkpointMetadata actions in the compatibility checkpoint", cms)
 			}
-			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), &Properties{CheckpointWriteStatsAsJSON: true, DeletedFileRetention: time.Duration(1 << 62)}, want)
+			compareCheckpointSnapshot(t, want, got, time.UnixMilli(0), &deltaprops.Properties{CheckpointWriteStatsAsJSON: true, DeletedFileRetention: time.Duration(1 << 62)}, want)
 		})
 	}
 }

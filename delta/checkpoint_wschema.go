@@ -3,6 +3,10 @@ package delta
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltaprops "github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -31,9 +35,9 @@ const (
 type wspec struct {
 	name   string
 	kind   wkind
-	leaf   parquet.Node // wLeaf: the unwrapped type node
-	dt     *DataType    // typed leaves (stats_parsed, partitionValues_parsed)
-	fields []wspec      // wStruct
+	leaf   parquet.Node     // wLeaf: the unwrapped type node
+	dt     *schema.DataType // typed leaves (stats_parsed, partitionValues_parsed)
+	fields []wspec          // wStruct
 }
 
 func leafSpec(name string, n parquet.Node) wspec { return wspec{name: name, kind: wLeaf, leaf: n} }
@@ -56,7 +60,7 @@ type wnode struct {
 	col      int
 	first    int
 	end      int
-	dt       *DataType
+	dt       *schema.DataType
 	children []*wnode
 	byName   map[string]*wnode
 }
@@ -197,21 +201,21 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 		s.tops = append(s.tops, n)
 		fields = append(fields, namedField{Node: pn, name: sp.name})
 		switch sp.name {
-		case kindAdd:
+		case actions.KindAdd:
 			s.add = n
-		case kindRemove:
+		case actions.KindRemove:
 			s.remove = n
-		case kindMetadata:
+		case actions.KindMetadata:
 			s.meta = n
-		case kindProtocol:
+		case actions.KindProtocol:
 			s.protocol = n
-		case kindTxn:
+		case actions.KindTxn:
 			s.txn = n
-		case kindDomainMetadata:
+		case actions.KindDomainMetadata:
 			s.domain = n
-		case kindCheckpointMetadata:
+		case actions.KindCheckpointMetadata:
 			s.cpMeta = n
-		case kindSidecar:
+		case actions.KindSidecar:
 			s.sidecar = n
 		}
 	}
@@ -224,16 +228,16 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 
 // checkpointColumns decides the add columns of a table's checkpoints from
 // its properties, schema and protocol.
-func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
+func checkpointColumns(snap *Snapshot, props *deltaprops.Properties) (cpColumns, error) {
 	cols := cpColumns{statsJSON: props.CheckpointWriteStatsAsJSON}
 	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil
 	}
-	mode, err := ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return cols, err
 	}
-	part, err := PartitionFields(&snap.Metadata, snap.Schema)
+	part, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return cols, err
 	}
@@ -244,11 +248,11 @@ func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
 			if err != nil {
 				return cols, fmt.Errorf("partition column %q: %w", f.Name, err)
 			}
-			pv.fields = append(pv.fields, wspec{name: physName(f, mode), kind: wLeaf, leaf: leaf, dt: f.Type})
+			pv.fields = append(pv.fields, wspec{name: schema.PhysName(f, mode), kind: wLeaf, leaf: leaf, dt: f.Type})
 		}
 		cols.pvParsed = &pv
 	}
-	fields, err := statsFields(&snap.Metadata, snap.Schema)
+	fields, err := statscollect.StatsFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return cols, err
 	}
@@ -270,17 +274,17 @@ func checkpointColumns(snap *Snapshot, props *Properties) (cpColumns, error) {
 // minMaxSpecs mirrors Spark's getMinMaxStatsSchema: skipping-eligible
 // primitive columns (numbers, date, timestamps, string) and structs that
 // contain one, by physical name.
-func minMaxSpecs(fields []*StructField, mode string) []wspec {
+func minMaxSpecs(fields []*schema.StructField, mode string) []wspec {
 	var out []wspec
 	for _, f := range fields {
-		name := physName(f, mode)
+		name := schema.PhysName(f, mode)
 		if f.Type.Struct != nil {
 			if sub := minMaxSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
 				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
 			}
 			continue
 		}
-		if categoryOf(f.Type) == catNone {
+		if statscollect.CategoryOf(f.Type) == statscollect.CatNone {
 			continue
 		}
 		leaf, err := checkpointLeaf(f.Type)
@@ -294,11 +298,11 @@ func minMaxSpecs(fields []*StructField, mode string) []wspec {
 
 // nullCountSpecs mirrors Spark's getNullCountSchema: every column, structs
 // as structs, everything else (arrays, maps, binary, void...) a long.
-func nullCountSpecs(fields []*StructField, mode string) []wspec {
+func nullCountSpecs(fields []*schema.StructField, mode string) []wspec {
 	var out []wspec
-	long := &DataType{Name: "long"}
+	long := &schema.DataType{Name: "long"}
 	for _, f := range fields {
-		name := physName(f, mode)
+		name := schema.PhysName(f, mode)
 		if f.Type.Struct != nil {
 			if sub := nullCountSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
 				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
@@ -311,7 +315,7 @@ func nullCountSpecs(fields []*StructField, mode string) []wspec {
 }
 
 // checkpointLeaf is the parquet type Spark gives a typed checkpoint value.
-func checkpointLeaf(t *DataType) (parquet.Node, error) {
+func checkpointLeaf(t *schema.DataType) (parquet.Node, error) {
 	if t.Name == "timestamp" {
 		return parquet.Leaf(parquet.Int96Type), nil
 	}

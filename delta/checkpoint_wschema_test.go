@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -16,7 +17,7 @@ import (
 // when a writer set only that), for leaves also the physical type; children
 // in file order.
 func describeColumn(b *strings.Builder, n parquet.Node, name string, depth int) {
-	fmt.Fprintf(b, "%s%s %s", strings.Repeat("  ", depth), repetitionOf(n), name)
+	fmt.Fprintf(b, "%s%s %s", strings.Repeat("  ", depth), deltatest.RepetitionOf(n), name)
 	logical := ""
 	if lt := n.Type().LogicalType(); lt != nil {
 		logical = lt.String()

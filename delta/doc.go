@@ -1,12 +1,18 @@
-// Package delta owns the Delta Lake table format as compactord sees it: log
-// actions, log replay (JSON commits, classic, multi-part and V2 checkpoints,
-// sidecars, _last_checkpoint, log compaction files), the Snapshot, schema and
-// column mapping, statistics parsing and computing rules, the deletion-vector
-// codec, scanning the live rows of a data file, the log store (put-if-absent
-// per URL scheme, or Delta's DynamoDB commit protocol for s3:// tables shared
-// with S3DynamoDBLogStore writers), the table-feature gate, and checkpoint writing (classic
-// single-file parquet with Spark's schema, UUID-named V2 with sidecars, the
-// V2 compatibility checkpoint, _last_checkpoint).
+// Package delta owns the Delta Lake table as compactord reads it: opening a
+// table (URL schemes, drivers, read limits), listing and replaying the log
+// (JSON commits, classic, multi-part and V2 checkpoints read from parquet,
+// sidecars, _last_checkpoint, log compaction files), the Snapshot, the
+// table-feature gate, row tracking, deletion-vector reading and writing,
+// and scanning the live rows of a data file; for now also the log stores
+// (put-if-absent per URL scheme, Delta's DynamoDB commit protocol) and
+// checkpoint writing.
+//
+// The format pieces below it live in subpackages: delta/schema (types,
+// schema JSON, column paths, physical names, logical values), delta/props
+// (typed table properties), delta/stats (the Stats of an add and its
+// parsing), delta/actions (actions and their JSON codec, partition values,
+// protocol feature methods), delta/statscollect (computing statistics) and
+// delta/pq (parquet open, object reader, page guard, the panic guard).
 //
 // It must not know about policies or scheduling.
 package delta

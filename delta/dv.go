@@ -13,6 +13,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -30,7 +32,7 @@ var ErrCorruptDV = failure.New(failure.Quarantine, "corrupt deletion vector")
 // the size field against sizeInBytes, the CRC32 of the bitmap and the
 // bitmap's cardinality against the descriptor. A nil descriptor yields an
 // empty bitmap. Errors name the table and the DV file.
-func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitmap, error) {
+func ReadDV(ctx context.Context, t *Table, dv *actions.DeletionVector) (*roaring64.Bitmap, error) {
 	if dv == nil {
 		return roaring64.New(), nil
 	}
@@ -42,7 +44,7 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 	switch dv.StorageType {
 	case "i":
 		where = "inline deletion vector"
-		data, err = Z85Decode(dv.PathOrInlineDv, int(dv.SizeInBytes))
+		data, err = deltadv.Z85Decode(dv.PathOrInlineDv, int(dv.SizeInBytes))
 		if err != nil {
 			err = fmt.Errorf("%w: %w", ErrCorruptDV, err)
 		}
@@ -63,7 +65,7 @@ func ReadDV(ctx context.Context, t *Table, dv *DeletionVector) (*roaring64.Bitma
 		}
 		return nil, fmt.Errorf("table %s: %s: %w", tableName(t), where, err)
 	}
-	bm, err := DecodeBitmap(data)
+	bm, err := deltadv.DecodeBitmap(data)
 	if err != nil {
 		return nil, corruptDV(dvObjectName(dv), "", fmt.Errorf("table %s: %s: %w", tableName(t), where, err))
 	}
@@ -84,7 +86,7 @@ func tableName(t *Table) string { return t.Name() }
 // value read from the file: a `p` descriptor names a file and an offset of
 // the writer's choosing, and an error echoing its bytes would let a writer
 // of the table read them.
-func readDVFromFile(ctx context.Context, t *Table, dv *DeletionVector) ([]byte, string, error) {
+func readDVFromFile(ctx context.Context, t *Table, dv *actions.DeletionVector) ([]byte, string, error) {
 	where := fmt.Sprintf("deletion vector %q", dvObjectName(dv))
 	bucket, key, closeFn, err := dvLocation(ctx, t, dv)
 	if err != nil {
@@ -206,7 +208,7 @@ func parseDVFile(b []byte) ([][]byte, error) {
 // concurrent writer can never be overwritten. prefix may contain letters,
 // digits, '-' and '_' only. Empty bitmaps are rejected: a file without
 // deleted rows carries no DV.
-func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap) ([]*DeletionVector, error) {
+func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap) ([]*actions.DeletionVector, error) {
 	return WriteTrackedDV(ctx, t, prefix, bitmaps, nil)
 }
 
@@ -214,7 +216,7 @@ func WriteDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.
 // object key before the file is created, so that an intent record can name
 // it before it exists: a writer killed during the put leaves nothing its
 // record does not name.
-func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap, track func(key string)) ([]*DeletionVector, error) {
+func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roaring64.Bitmap, track func(key string)) ([]*actions.DeletionVector, error) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	for _, r := range prefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
@@ -230,20 +232,20 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 	}
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
-	pathOrInline := prefix + z85UUID(id)
-	key, err := DVFileKey(pathOrInline)
+	pathOrInline := prefix + deltadv.Z85UUID(id)
+	key, err := deltadv.DVFileKey(pathOrInline)
 	if err != nil {
 		return nil, err
 	}
 
 	body := []byte{dvFormatVersion}
-	dvs := make([]*DeletionVector, 0, len(bitmaps))
+	dvs := make([]*actions.DeletionVector, 0, len(bitmaps))
 	var word [4]byte
 	for i, bm := range bitmaps {
 		if bm == nil || bm.IsEmpty() {
 			return nil, fmt.Errorf("table %s: write deletion vectors: bitmap %d is empty", tableName(t), i)
 		}
-		data, err := EncodeBitmap(bm)
+		data, err := deltadv.EncodeBitmap(bm)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: write deletion vectors: bitmap %d: %w", tableName(t), i, err)
 		}
@@ -257,7 +259,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 		binary.BigEndian.PutUint32(word[:], crc32.ChecksumIEEE(data))
 		body = append(body, word[:]...)
 		off := int32(offset)
-		dvs = append(dvs, &DeletionVector{
+		dvs = append(dvs, &actions.DeletionVector{
 			StorageType:    "u",
 			PathOrInlineDv: pathOrInline,
 			Offset:         &off,
@@ -285,17 +287,17 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 // InlineDV returns an inline (`i`) descriptor holding bm: the Z85 text of
 // the serialized bitmap (Spark's zero-padded tail), its unpadded size and
 // cardinality. Inline DVs live in the log, so use them for tiny bitmaps only.
-func InlineDV(bm *roaring64.Bitmap) (*DeletionVector, error) {
+func InlineDV(bm *roaring64.Bitmap) (*actions.DeletionVector, error) {
 	if bm == nil || bm.IsEmpty() {
 		return nil, errors.New("inline deletion vector: empty bitmap")
 	}
-	data, err := EncodeBitmap(bm)
+	data, err := deltadv.EncodeBitmap(bm)
 	if err != nil {
 		return nil, fmt.Errorf("inline deletion vector: %w", err)
 	}
-	return &DeletionVector{
+	return &actions.DeletionVector{
 		StorageType:    "i",
-		PathOrInlineDv: Z85Encode(data),
+		PathOrInlineDv: deltadv.Z85Encode(data),
 		SizeInBytes:    int32(len(data)),
 		Cardinality:    int64(bm.GetCardinality()),
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -20,14 +21,14 @@ func FuzzZ85Decode(f *testing.F) {
 	f.Add("#####", 0)
 	f.Add("%%%%%", 4)
 	f.Fuzz(func(t *testing.T, s string, size int) {
-		b, err := Z85Decode(s, size)
+		b, err := dv.Z85Decode(s, size)
 		if err != nil {
 			return
 		}
 		if len(b) != size {
 			t.Fatalf("decoded %d bytes, asked for %d", len(b), size)
 		}
-		again, err := Z85Decode(Z85Encode(b), size)
+		again, err := dv.Z85Decode(dv.Z85Encode(b), size)
 		if err != nil || !bytes.Equal(again, b) {
 			t.Fatalf("re-encode round trip: %x vs %x (%v)", again, b, err)
 		}
@@ -39,7 +40,7 @@ func FuzzZ85Decode(f *testing.F) {
 // decoded bitmap must survive an encode/decode round trip.
 func FuzzDecodeDV(f *testing.F) {
 	for _, rows := range [][]uint64{{0, 9}, {3}, {3, 4, 7, 11, 18, 29}, {1, 1<<32 | 5}} {
-		b, err := EncodeBitmap(roaring64.BitmapOf(rows...))
+		b, err := dv.EncodeBitmap(roaring64.BitmapOf(rows...))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func FuzzDecodeDV(f *testing.F) {
 	f.Add([]byte{1})
 	f.Add([]byte{1, 0, 0, 0, 4, 0xd1, 0xd3, 0x39, 0x64, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if bm, err := DecodeBitmap(data); err == nil {
+		if bm, err := dv.DecodeBitmap(data); err == nil {
 			roundTrip(t, bm)
 		}
 		frames, err := parseDVFile(data)
@@ -65,7 +66,7 @@ func FuzzDecodeDV(f *testing.F) {
 			return
 		}
 		for _, fr := range frames {
-			if bm, err := DecodeBitmap(fr); err == nil {
+			if bm, err := dv.DecodeBitmap(fr); err == nil {
 				roundTrip(t, bm)
 			}
 		}
@@ -74,11 +75,11 @@ func FuzzDecodeDV(f *testing.F) {
 
 func roundTrip(t *testing.T, bm *roaring64.Bitmap) {
 	t.Helper()
-	enc, err := EncodeBitmap(bm)
+	enc, err := dv.EncodeBitmap(bm)
 	if err != nil {
 		return // e.g. keys the portable format cannot hold
 	}
-	back, err := DecodeBitmap(enc)
+	back, err := dv.DecodeBitmap(enc)
 	if err != nil {
 		t.Fatalf("re-decode of our own encoding: %v", err)
 	}

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 )
 
 // secretForms are the ways an error could echo the bytes of secret: every
@@ -63,7 +66,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 		b = append(b, body...)
 		return binary.BigEndian.AppendUint32(b, crc)
 	}
-	portable := binary.LittleEndian.AppendUint32(nil, BitmapMagicPortable)
+	portable := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicPortable)
 	for _, c := range []struct {
 		name   string
 		file   []byte
@@ -85,7 +88,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			off := c.offset
-			dv := &DeletionVector{StorageType: "p", PathOrInlineDv: tb.URL + "/secret.bin", Offset: &off, SizeInBytes: c.size, Cardinality: 3}
+			dv := &actions.DeletionVector{StorageType: "p", PathOrInlineDv: tb.URL + "/secret.bin", Offset: &off, SizeInBytes: c.size, Cardinality: 3}
 			_, err := ReadDV(ctx, tb, dv)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
@@ -102,7 +105,7 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 				}
 			}
 			// The same through a data file's add names it too.
-			add := &Add{Path: "part-0.parquet", DeletionVector: dv}
+			add := &actions.Add{Path: "part-0.parquet", DeletionVector: dv}
 			_, err = LoadFileDV(ctx, tb, add, 100)
 			if err == nil || !strings.Contains(err.Error(), add.Path) {
 				t.Fatalf("LoadFileDV: %v, want an error naming %s", err, add.Path)
@@ -119,8 +122,8 @@ func TestReadDVErrorsNeverEchoTheBytesRead(t *testing.T) {
 // bytes: errors name the part, never its value.
 func TestDecodeBitmapErrorsNeverEchoTheBytes(t *testing.T) {
 	secret := []byte("SECRET42SECRET42SECRET42SECRET42SECRET42")
-	portable := binary.LittleEndian.AppendUint32(nil, BitmapMagicPortable)
-	native := binary.LittleEndian.AppendUint32(nil, BitmapMagicNative)
+	portable := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicPortable)
+	native := binary.LittleEndian.AppendUint32(nil, deltadv.BitmapMagicNative)
 	one := func(head []byte, rest ...[]byte) []byte {
 		b := append([]byte(nil), head...)
 		for _, r := range rest {
@@ -140,7 +143,7 @@ func TestDecodeBitmapErrorsNeverEchoTheBytes(t *testing.T) {
 		"native container":    one(native, le32(1), le32(uint32(len(secret))), secret),
 		"native short length": one(native, le32(1), le32(12), secret),
 	} {
-		_, err := DecodeBitmap(data)
+		_, err := deltadv.DecodeBitmap(data)
 		if err == nil {
 			t.Errorf("%s: decoded", name)
 			continue

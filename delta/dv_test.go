@@ -15,6 +15,9 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 	"gocloud.dev/blob"
@@ -28,7 +31,7 @@ type fixtureDV struct {
 	version string // commit version (log file name prefix)
 	action  string // "add" or "remove"
 	path    string // data file path
-	dv      *DeletionVector
+	dv      *actions.DeletionVector
 }
 
 // fixtureDVs walks every _delta_log/*.json file (commits and JSON V2
@@ -42,14 +45,14 @@ func fixtureDVs(t *testing.T) []fixtureDV {
 		t.Fatal(err)
 	}
 	type fileAction struct {
-		Path           string          `json:"path"`
-		DeletionVector *DeletionVector `json:"deletionVector"`
+		Path           string                  `json:"path"`
+		DeletionVector *actions.DeletionVector `json:"deletionVector"`
 	}
 	var out []fixtureDV
 	for _, lf := range logs {
 		root := filepath.Dir(filepath.Dir(lf))
 		table := filepath.Base(filepath.Dir(root))
-		eachLogLine(t, lf, func(line []byte) {
+		deltatest.EachLogLine(t, lf, func(line []byte) {
 			var a struct {
 				Add    *fileAction `json:"add"`
 				Remove *fileAction `json:"remove"`
@@ -92,13 +95,13 @@ func rawFixtureBitmap(t *testing.T, fd fixtureDV) []byte {
 	t.Helper()
 	switch fd.dv.StorageType {
 	case "i":
-		b, err := Z85Decode(fd.dv.PathOrInlineDv, int(fd.dv.SizeInBytes))
+		b, err := deltadv.Z85Decode(fd.dv.PathOrInlineDv, int(fd.dv.SizeInBytes))
 		if err != nil {
 			t.Fatalf("%s %s: %v", fd.table, fd.version, err)
 		}
 		return b
 	case "u":
-		key, err := DVFileKey(fd.dv.PathOrInlineDv)
+		key, err := deltadv.DVFileKey(fd.dv.PathOrInlineDv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +155,7 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 		for _, v := range bm.ToArray() {
 			rebuilt.Add(v)
 		}
-		enc, err := EncodeBitmap(rebuilt)
+		enc, err := deltadv.EncodeBitmap(rebuilt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +163,7 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 			t.Errorf("%s v%s %s: re-encoded bitmap differs\n got %x\nwant %x", fd.table, fd.version, fd.dv.UniqueID(), enc, raw)
 		}
 		if fd.dv.StorageType == "u" {
-			key, _ := DVFileKey(fd.dv.PathOrInlineDv)
+			key, _ := deltadv.DVFileKey(fd.dv.PathOrInlineDv)
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(key), "deletion_vector_"), ".bin")
 			var u [16]byte
 			hexs := strings.ReplaceAll(name, "-", "")
@@ -176,12 +179,12 @@ func TestEveryFixtureDVDecodesAndReencodesByteForByte(t *testing.T) {
 				}
 				u[i] = b
 			}
-			if got := z85UUID(u); got != fd.dv.PathOrInlineDv {
+			if got := deltadv.Z85UUID(u); got != fd.dv.PathOrInlineDv {
 				t.Errorf("%s: uuid %s encodes to %q, log has %q", fd.table, name, got, fd.dv.PathOrInlineDv)
 			}
 		}
 		if fd.dv.StorageType == "i" && !strings.Contains(fd.dv.PathOrInlineDv, "#") {
-			if got := Z85Encode(raw); got != fd.dv.PathOrInlineDv {
+			if got := deltadv.Z85Encode(raw); got != fd.dv.PathOrInlineDv {
 				t.Errorf("%s: inline DV re-encodes to %q, log has %q", fd.table, got, fd.dv.PathOrInlineDv)
 			}
 		}
@@ -221,7 +224,7 @@ func TestKnownDVAnswers(t *testing.T) {
 
 func TestDigestPortableEncodingOfSixRows(t *testing.T) {
 	bm := roaring64.BitmapOf(3, 4, 7, 11, 18, 29)
-	enc, err := EncodeBitmap(bm)
+	enc, err := deltadv.EncodeBitmap(bm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +232,7 @@ func TestDigestPortableEncodingOfSixRows(t *testing.T) {
 		t.Fatalf("size %d, want 44", len(enc))
 	}
 	const want = "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L"
-	if got := Z85Encode(enc); got != want {
+	if got := deltadv.Z85Encode(enc); got != want {
 		t.Fatalf("z85 %q, want %q", got, want)
 	}
 	dv, err := InlineDV(bm)
@@ -263,17 +266,17 @@ func TestEncodeBitmapLayout(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bm := roaring64.BitmapOf(tc.rows...)
-			enc, err := EncodeBitmap(bm)
+			enc, err := deltadv.EncodeBitmap(bm)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m := binary.LittleEndian.Uint32(enc); m != BitmapMagicPortable {
+			if m := binary.LittleEndian.Uint32(enc); m != deltadv.BitmapMagicPortable {
 				t.Fatalf("magic %d", m)
 			}
 			if n := binary.LittleEndian.Uint64(enc[4:]); n != tc.buckets {
 				t.Fatalf("buckets %d, want %d", n, tc.buckets)
 			}
-			back, err := DecodeBitmap(enc)
+			back, err := deltadv.DecodeBitmap(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +286,7 @@ func TestEncodeBitmapLayout(t *testing.T) {
 		})
 	}
 	// A run-optimized dense range is much smaller than its array form.
-	enc, _ := EncodeBitmap(roaring64.BitmapOf(rangeRows(0, 100000)...))
+	enc, _ := deltadv.EncodeBitmap(roaring64.BitmapOf(rangeRows(0, 100000)...))
 	if len(enc) > 64 {
 		t.Fatalf("dense range encoded in %d bytes; expected run containers", len(enc))
 	}
@@ -298,10 +301,10 @@ func rangeRows(from, to uint64) []uint64 {
 }
 
 func TestEncodeBitmapRefusesAbsurdRowIndexes(t *testing.T) {
-	if _, err := EncodeBitmap(roaring64.BitmapOf(1 << 50)); err == nil {
+	if _, err := deltadv.EncodeBitmap(roaring64.BitmapOf(1 << 50)); err == nil {
 		t.Fatal("row 2^50 encoded (it would spell out 2^18 empty buckets)")
 	}
-	if _, err := EncodeBitmap(roaring64.BitmapOf(1<<48 | 5)); err != nil {
+	if _, err := deltadv.EncodeBitmap(roaring64.BitmapOf(1<<48 | 5)); err != nil {
 		t.Fatalf("row 2^48+5: %v", err)
 	}
 }
@@ -310,7 +313,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 	// Native layout: LE magic 1681511376, int32 count, then per bitmap an
 	// int32 length and a standard 32-bit Roaring bitmap; index = key.
 	want := roaring64.BitmapOf(1, 2, 1<<32|9)
-	portable, err := EncodeBitmap(want)
+	portable, err := deltadv.EncodeBitmap(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +321,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 	p := portable[12:]
 	var parts [][]byte
 	for len(p) > 0 {
-		size, _, ok := roaring32Size(p[4:])
+		size, _, ok := deltadv.Roaring32Size(p[4:])
 		if !ok {
 			t.Fatal("not a valid 32-bit Roaring bitmap")
 		}
@@ -326,13 +329,13 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 		p = p[4+size:]
 	}
 	var native []byte
-	native = binary.LittleEndian.AppendUint32(native, BitmapMagicNative)
+	native = binary.LittleEndian.AppendUint32(native, deltadv.BitmapMagicNative)
 	native = binary.LittleEndian.AppendUint32(native, uint32(len(parts)))
 	for _, part := range parts {
 		native = binary.LittleEndian.AppendUint32(native, uint32(len(part)))
 		native = append(native, part...)
 	}
-	got, err := DecodeBitmap(native)
+	got, err := deltadv.DecodeBitmap(native)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +345,7 @@ func TestDecodeLegacyNativeLayout(t *testing.T) {
 }
 
 func TestDecodeBitmapRejectsBadInput(t *testing.T) {
-	good, _ := EncodeBitmap(roaring64.BitmapOf(3, 4, 7, 1<<32))
+	good, _ := deltadv.EncodeBitmap(roaring64.BitmapOf(3, 4, 7, 1<<32))
 	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	tests := []struct {
 		name string
@@ -350,7 +353,7 @@ func TestDecodeBitmapRejectsBadInput(t *testing.T) {
 	}{
 		{"empty input", nil},
 		{"bad magic", mut(func(b []byte) []byte { b[0] ^= 0xff; return b })},
-		{"big-endian magic", mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b, BitmapMagicPortable); return b })},
+		{"big-endian magic", mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b, deltadv.BitmapMagicPortable); return b })},
 		{"truncated count", good[:8]},
 		{"huge bucket count", mut(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[4:], 1<<60); return b })},
 		{"truncated bucket", good[:len(good)-3]},
@@ -365,9 +368,9 @@ func TestDecodeBitmapRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := DecodeBitmap(tc.data); err == nil {
+			if _, err := deltadv.DecodeBitmap(tc.data); err == nil {
 				t.Fatal("expected an error")
-			} else if !errors.Is(err, ErrCorruptBitmap) {
+			} else if !errors.Is(err, deltadv.ErrCorruptBitmap) {
 				t.Fatalf("error %v does not wrap ErrCorruptBitmap", err)
 			}
 		})
@@ -411,7 +414,7 @@ func TestWriteDVThenReadDV(t *testing.T) {
 				t.Fatalf("bitmap %d read back differently", i)
 			}
 		}
-		key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+		key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 		if prefix != "" && !strings.HasPrefix(key, prefix+"/deletion_vector_") {
 			t.Fatalf("key %q", key)
 		}
@@ -449,10 +452,10 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	p := *dvs[0]
 	p.StorageType = "p"
-	p.PathOrInlineDv = "file://" + EncodePath(filepath.ToSlash(filepath.Join(dir, key)))
+	p.PathOrInlineDv = "file://" + actions.EncodePath(filepath.ToSlash(filepath.Join(dir, key)))
 	got, err := ReadDV(ctx, tb, &p)
 	if err != nil {
 		t.Fatal(err)
@@ -463,7 +466,7 @@ func TestReadDVAbsolutePathDescriptor(t *testing.T) {
 	// Dot segments and escapes are resolved before the root check: a path
 	// that leaves the root and comes back is inside it.
 	back := p
-	back.PathOrInlineDv = "file://" + EncodePath(filepath.ToSlash(dir)) + "/sub/%2e%2e/../" + filepath.Base(dir) + "/" + key
+	back.PathOrInlineDv = "file://" + actions.EncodePath(filepath.ToSlash(dir)) + "/sub/%2e%2e/../" + filepath.Base(dir) + "/" + key
 	if got, err = ReadDV(ctx, tb, &back); err != nil || got.GetCardinality() != 2 {
 		t.Fatalf("inside the root through dot segments: %v %v", got, err)
 	}
@@ -506,7 +509,7 @@ func TestReadDVAbsolutePathStaysInsideTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	if err := os.Rename(filepath.Join(parent, key), filepath.Join(parent, "sentinel")); err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +580,7 @@ func TestReadDVCorruptFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := DVFileKey(dvs[0].PathOrInlineDv)
+	key, _ := deltadv.DVFileKey(dvs[0].PathOrInlineDv)
 	path := filepath.Join(dir, key)
 	orig, _ := os.ReadFile(path)
 	withFile := func(t *testing.T, data []byte) {
@@ -592,7 +595,7 @@ func TestReadDVCorruptFiles(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    []byte
-		dv      *DeletionVector
+		dv      *actions.DeletionVector
 		wantErr string
 	}{
 		{"checksum mismatch", func() []byte { b := clone(); b[1+4+20] ^= 1; return b }(), nil, "checksum mismatch"},
@@ -600,19 +603,23 @@ func TestReadDVCorruptFiles(t *testing.T) {
 		{"truncated file", orig[:20], nil, "truncated"},
 		{"truncated second DV", orig[:len(orig)-2], dvs[1], "truncated"},
 		{"bad version byte", func() []byte { b := clone(); b[0] = 2; return b }(), nil, "bad format version byte"},
-		{"size field differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "size field does not match the descriptor's sizeInBytes"},
-		{"cardinality differs from descriptor", nil, func() *DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "the bitmap's cardinality does not match the descriptor's cardinality (4)"},
-		{"offset points into the middle", nil, func() *DeletionVector { d := *dvs[0]; o := int32(3); d.Offset = &o; return &d }(), ""},
+		{"size field differs from descriptor", nil, func() *actions.DeletionVector { d := *dvs[0]; d.SizeInBytes += 2; return &d }(), "size field does not match the descriptor's sizeInBytes"},
+		{"cardinality differs from descriptor", nil, func() *actions.DeletionVector { d := *dvs[0]; d.Cardinality = 4; return &d }(), "the bitmap's cardinality does not match the descriptor's cardinality (4)"},
+		{"offset points into the middle", nil, func() *actions.DeletionVector { d := *dvs[0]; o := int32(3); d.Offset = &o; return &d }(), ""},
 		{"bad magic under a valid crc", func() []byte {
 			b := clone()
 			b[5] ^= 0xff
 			binary.BigEndian.PutUint32(b[5+int(dvs[0].SizeInBytes):], crc32IEEE(b[5:5+int(dvs[0].SizeInBytes)]))
 			return b
 		}(), nil, "magic"},
-		{"missing file", nil, func() *DeletionVector { d := *dvs[0]; d.PathOrInlineDv = Z85Encode(make([]byte, 16)); return &d }(), "deletion_vector_00000000-0000-0000-0000-000000000000.bin"},
-		{"unknown storage type", nil, func() *DeletionVector { d := *dvs[0]; d.StorageType = "r"; return &d }(), "storage type"},
-		{"inline with bad z85", nil, func() *DeletionVector {
-			return &DeletionVector{StorageType: "i", PathOrInlineDv: "abc~~", SizeInBytes: 4, Cardinality: 1}
+		{"missing file", nil, func() *actions.DeletionVector {
+			d := *dvs[0]
+			d.PathOrInlineDv = deltadv.Z85Encode(make([]byte, 16))
+			return &d
+		}(), "deletion_vector_00000000-0000-0000-0000-000000000000.bin"},
+		{"unknown storage type", nil, func() *actions.DeletionVector { d := *dvs[0]; d.StorageType = "r"; return &d }(), "storage type"},
+		{"inline with bad z85", nil, func() *actions.DeletionVector {
+			return &actions.DeletionVector{StorageType: "i", PathOrInlineDv: "abc~~", SizeInBytes: 4, Cardinality: 1}
 		}(), "invalid character"},
 	}
 	for _, tc := range tests {

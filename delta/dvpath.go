@@ -11,6 +11,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/tablepath"
 )
@@ -116,13 +118,13 @@ func parseAllowedPrefixes(prefixes []string) ([]location, error) {
 // table's bucket; a `p` one under an allowed prefix from a bucket rooted
 // at that prefix (closeFn releases it); any other `p` one is refused with
 // ErrDVOutsideRoot, before anything is opened.
-func dvLocation(ctx context.Context, t *Table, dv *DeletionVector) (*blob.Bucket, string, func(), error) {
+func dvLocation(ctx context.Context, t *Table, dv *actions.DeletionVector) (*blob.Bucket, string, func(), error) {
 	noop := func() {}
 	if dv.StorageType == "u" {
 		// DVFileKey resolves the random prefix as a relative directory
 		// (tablepath): one that climbs out of the root is no prefix Spark
 		// writes.
-		key, err := DVFileKey(dv.PathOrInlineDv)
+		key, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 		if errors.Is(err, tablepath.ErrOutside) {
 			return nil, "", noop, fmt.Errorf("%w (the prefix of its relative path climbs out)", ErrDVOutsideRoot)
 		}

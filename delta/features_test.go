@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -52,20 +53,20 @@ func TestWritableOnTestTables(t *testing.T) {
 func TestWritableNamesEachFeature(t *testing.T) {
 	tests := []struct {
 		name     string
-		proto    Protocol
+		proto    actions.Protocol
 		features []string // names the error must contain; none = writable
 		kind     string   // Kind of the first error
 	}{
-		{"legacy 1/2", Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, ""},
-		{"legacy 2/6 implies column mapping and identity", Protocol{MinReaderVersion: 2, MinWriterVersion: 6}, nil, ""},
-		{"reader version 4", Protocol{MinReaderVersion: 4, MinWriterVersion: 7}, []string{"minReaderVersion=4"}, KindReader},
-		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, []string{"minWriterVersion=8"}, KindWriter},
-		{"unknown reader feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "blahabl"}, WriterFeatures: []string{"deletionVectors", "blahabl"}},
+		{"legacy 1/2", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, ""},
+		{"legacy 2/6 implies column mapping and identity", actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 6}, nil, ""},
+		{"reader version 4", actions.Protocol{MinReaderVersion: 4, MinWriterVersion: 7}, []string{"minReaderVersion=4"}, KindReader},
+		{"writer version 8", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, []string{"minWriterVersion=8"}, KindWriter},
+		{"unknown reader feature", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "blahabl"}, WriterFeatures: []string{"deletionVectors", "blahabl"}},
 			[]string{`"blahabl"`}, KindReader},
-		{"iceberg compatibility", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"columnMapping", "icebergCompatV2"}}, []string{"icebergCompatV2"}, KindWriter},
-		{"several", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"variantType"}, WriterFeatures: []string{"variantType", "icebergCompatV1", "coordinatedCommits-preview"}},
+		{"iceberg compatibility", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"columnMapping", "icebergCompatV2"}}, []string{"icebergCompatV2"}, KindWriter},
+		{"several", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"variantType"}, WriterFeatures: []string{"variantType", "icebergCompatV1", "coordinatedCommits-preview"}},
 			[]string{"variantType", "icebergCompatV1", "coordinatedCommits-preview"}, KindReader},
-		{"all implemented", Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		{"all implemented", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 			ReaderFeatures: []string{"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "typeWidening"},
 			WriterFeatures: SupportedWriterFeatures()}, nil, ""},
 	}
@@ -97,10 +98,10 @@ func TestClusteringColumnsShapes(t *testing.T) {
 		snap Snapshot
 		want string
 	}{
-		{"spark paths", Snapshot{Domains: map[string]DomainMetadata{"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["a"],["s","b"]],"domainName":"delta.clustering"}`}}}, "[[a] [s b]]"},
-		{"legacy liquid", Snapshot{Domains: map[string]DomainMetadata{"delta.liquid": {Configuration: `{"clusteringColumns":[{"physicalName":["id"]}]}`}}}, "[[id]]"},
-		{"flat list", Snapshot{Domains: map[string]DomainMetadata{"delta.clustering": {Configuration: `{"clusteringColumns":["x","y"]}`}}}, "[[x] [y]]"},
-		{"property", Snapshot{Metadata: Metadata{Configuration: map[string]string{"clusteringColumns": `[["p"]]`}}}, "[[p]]"},
+		{"spark paths", Snapshot{Domains: map[string]actions.DomainMetadata{"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["a"],["s","b"]],"domainName":"delta.clustering"}`}}}, "[[a] [s b]]"},
+		{"legacy liquid", Snapshot{Domains: map[string]actions.DomainMetadata{"delta.liquid": {Configuration: `{"clusteringColumns":[{"physicalName":["id"]}]}`}}}, "[[id]]"},
+		{"flat list", Snapshot{Domains: map[string]actions.DomainMetadata{"delta.clustering": {Configuration: `{"clusteringColumns":["x","y"]}`}}}, "[[x] [y]]"},
+		{"property", Snapshot{Metadata: actions.Metadata{Configuration: map[string]string{"clusteringColumns": `[["p"]]`}}}, "[[p]]"},
 		{"none", Snapshot{}, "[]"},
 	}
 	for _, tt := range tests {
@@ -114,7 +115,7 @@ func TestClusteringColumnsShapes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ClusteringColumns(&Snapshot{Domains: map[string]DomainMetadata{"delta.clustering": {Configuration: `{"clusteringColumns":[7]}`}}}); err == nil {
+	if _, err := ClusteringColumns(&Snapshot{Domains: map[string]actions.DomainMetadata{"delta.clustering": {Configuration: `{"clusteringColumns":[7]}`}}}); err == nil {
 		t.Fatal("a number as clustering column was accepted")
 	}
 	// Real tables: the DBR checkpoint and the legacy liquid table.

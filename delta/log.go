@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -182,14 +183,14 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 // ReadCommit reads and parses the commit file of version v. When the file
 // does not exist the error wraps ErrVersionNotFound. Parse errors name the
 // file and line.
-func ReadCommit(ctx context.Context, t *Table, version int64) ([]Action, error) {
+func ReadCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Action, error) {
 	actions, _, err := readCommit(ctx, t, version)
 	return actions, err
 }
 
 // readCommit is ReadCommit that also returns the commit file's modification
 // time (from the same read).
-func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Time, error) {
+func readCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Action, time.Time, error) {
 	key := CommitKey(version)
 	notFound := func() error {
 		return fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, ErrVersionNotFound)
@@ -215,13 +216,15 @@ func readCommit(ctx context.Context, t *Table, version int64) ([]Action, time.Ti
 // ParseCommit parses the content of a commit file (N.json) as ReadCommit
 // does with the default limits: newline-delimited JSON actions, blank lines
 // skipped.
-func ParseCommit(data []byte) ([]Action, error) { return parseActionLines(data, DefaultMaxLogLine) }
+func ParseCommit(data []byte) ([]deltaactions.Action, error) {
+	return parseActionLines(data, DefaultMaxLogLine)
+}
 
 // parseActionLines parses newline-delimited JSON actions (lines end in \n
 // or \r\n); blank lines are skipped. Errors carry the 1-based line number;
 // a line longer than maxLine bytes is a *TooLargeError.
-func parseActionLines(data []byte, maxLine int64) ([]Action, error) {
-	actions := make([]Action, 0, bytes.Count(data, []byte{'\n'})+1)
+func parseActionLines(data []byte, maxLine int64) ([]deltaactions.Action, error) {
+	actions := make([]deltaactions.Action, 0, bytes.Count(data, []byte{'\n'})+1)
 	for n := 1; len(data) > 0; n++ {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -236,7 +239,7 @@ func parseActionLines(data []byte, maxLine int64) ([]Action, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		a, err := ParseAction(line)
+		a, err := deltaactions.ParseAction(line)
 		if err == nil {
 			err = checkFileAction(&a)
 		}

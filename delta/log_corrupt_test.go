@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -313,7 +314,7 @@ func compareSnapshots(t *testing.T, got, want *Snapshot) {
 		if g.DeletionVector != nil && (g.DeletionVector.Cardinality != w.DeletionVector.Cardinality || g.DeletionVector.SizeInBytes != w.DeletionVector.SizeInBytes) {
 			t.Errorf("%s: DV %+v vs %+v", g.Path, g.DeletionVector, w.DeletionVector)
 		}
-		if !SamePartitionValues(g.PartitionValues, w.PartitionValues) {
+		if !actions.SamePartitionValues(g.PartitionValues, w.PartitionValues) {
 			t.Errorf("%s: partition values %v vs %v", g.Path, g.PartitionValues, w.PartitionValues)
 		}
 		gn, gok := g.LiveRows()

@@ -1,14 +1,12 @@
 package delta
 
 import (
-	"encoding/base64"
 	"fmt"
-	"math"
-	"math/big"
-	"strconv"
+	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -30,209 +28,6 @@ import (
 //	array                   []any
 //	map                     *LogicalMap
 
-// Date is a date as days since 1970-01-01.
-type Date int32
-
-// String formats the date as yyyy-MM-dd.
-func (d Date) String() string {
-	return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
-}
-
-// Timestamp is an instant in microseconds since the epoch (UTC).
-type Timestamp int64
-
-// String formats the instant as RFC 3339 with microseconds, in UTC.
-func (t Timestamp) String() string {
-	return microsTime(int64(t)).Format("2006-01-02T15:04:05.000000Z")
-}
-
-// TimestampNTZ is a wall-clock date-time without zone, in microseconds
-// since 1970-01-01T00:00:00.
-type TimestampNTZ int64
-
-// String formats the date-time as yyyy-MM-ddTHH:mm:ss.ffffff.
-func (t TimestampNTZ) String() string {
-	return microsTime(int64(t)).Format("2006-01-02T15:04:05.000000")
-}
-
-func microsTime(us int64) time.Time {
-	return time.Unix(floorDiv(us, 1_000_000), (us-floorDiv(us, 1_000_000)*1_000_000)*1000).UTC()
-}
-
-// Decimal is an exact decimal: Unscaled * 10^-Scale.
-type Decimal struct {
-	Unscaled *big.Int
-	Scale    int
-}
-
-// String renders the decimal with exactly Scale fractional digits.
-func (d Decimal) String() string {
-	s := new(big.Int).Abs(d.Unscaled).String()
-	neg := d.Unscaled.Sign() < 0
-	if d.Scale > 0 {
-		for len(s) <= d.Scale {
-			s = "0" + s
-		}
-		s = s[:len(s)-d.Scale] + "." + s[len(s)-d.Scale:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
-// LogicalStruct is a struct value with its logical field names, in schema
-// order.
-type LogicalStruct struct {
-	Names  []string
-	Values []any
-}
-
-// Get returns the value of the named field and whether it exists.
-func (s *LogicalStruct) Get(name string) (any, bool) {
-	for i, n := range s.Names {
-		if n == name {
-			return s.Values[i], true
-		}
-	}
-	return nil, false
-}
-
-// LogicalMap is a map value, entries in file order.
-type LogicalMap struct {
-	Keys   []any
-	Values []any
-}
-
-// AppendJSON appends the JSON form of a logical value: dates "yyyy-MM-dd",
-// timestamps RFC 3339 with microseconds in UTC, timestamp_ntz without zone,
-// decimals as exact JSON numbers, binary as base64, NaN and infinities as
-// the strings "NaN", "Infinity", "-Infinity", structs as objects in schema
-// order, maps with string keys as objects, other maps as
-// [{"key":k,"value":v},...].
-func AppendJSON(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		return strconv.AppendBool(b, x)
-	case int64:
-		return strconv.AppendInt(b, x, 10)
-	case float32:
-		return appendFloat(b, float64(x), 32)
-	case float64:
-		return appendFloat(b, x, 64)
-	case string:
-		return appendJSONString(b, x)
-	case []byte:
-		return appendJSONString(b, base64.StdEncoding.EncodeToString(x))
-	case Date, Timestamp, TimestampNTZ:
-		return appendJSONString(b, x.(fmt.Stringer).String())
-	case Decimal:
-		return append(b, x.String()...)
-	case *LogicalStruct:
-		b = append(b, '{')
-		for i, n := range x.Names {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, n)
-			b = append(b, ':')
-			b = AppendJSON(b, x.Values[i])
-		}
-		return append(b, '}')
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendJSON(b, e)
-		}
-		return append(b, ']')
-	case *LogicalMap:
-		stringKeys := true
-		for _, k := range x.Keys {
-			if _, ok := k.(string); !ok {
-				stringKeys = false
-				break
-			}
-		}
-		if stringKeys {
-			b = append(b, '{')
-			for i, k := range x.Keys {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONString(b, k.(string))
-				b = append(b, ':')
-				b = AppendJSON(b, x.Values[i])
-			}
-			return append(b, '}')
-		}
-		b = append(b, '[')
-		for i, k := range x.Keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"key":`...)
-			b = AppendJSON(b, k)
-			b = append(b, `,"value":`...)
-			b = AppendJSON(b, x.Values[i])
-			b = append(b, '}')
-		}
-		return append(b, ']')
-	}
-	return appendJSONString(b, fmt.Sprintf("%v", v))
-}
-
-func appendFloat(b []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(b, `"-Infinity"`...)
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
 // RowDecoder turns rows of a table's data schema (as FileScan returns them)
 // plus a file's partition values into logical rows: logical column names,
 // all columns of the table schema in order (partition columns and void
@@ -242,8 +37,8 @@ type RowDecoder struct {
 	// scanShape, when set, is the shape files are scanned in (the rewrite
 	// shape of ScanLogicalRows with RowIDs): shape plus trailing columns.
 	scanShape *dataShape
-	schema    *StructType
-	meta      *Metadata
+	schema    *deltaschema.StructType
+	meta      *actions.Metadata
 	loc       *time.Location
 	// cols[i] tells where column i of the table schema comes from.
 	cols []decoderCol
@@ -256,7 +51,7 @@ type decoderCol struct {
 	partName  string // physical name in partitionValues
 	void      bool
 	dataIndex int // index among shape.root.children
-	dt        *DataType
+	dt        *deltaschema.DataType
 }
 
 // NewRowDecoder builds a decoder for the snapshot's schema. loc is the zone
@@ -268,14 +63,14 @@ func NewRowDecoder(snap *Snapshot, loc *time.Location) (*RowDecoder, error) {
 	}
 	schema := snap.Schema
 	if schema == nil {
-		if schema, err = ParseSchema(snap.Metadata.SchemaString); err != nil {
+		if schema, err = deltaschema.ParseSchema(snap.Metadata.SchemaString); err != nil {
 			return nil, err
 		}
 	}
 	return newRowDecoder(ds, schema, &snap.Metadata, loc)
 }
 
-func newRowDecoder(ds *dataShape, schema *StructType, meta *Metadata, loc *time.Location) (*RowDecoder, error) {
+func newRowDecoder(ds *dataShape, schema *deltaschema.StructType, meta *actions.Metadata, loc *time.Location) (*RowDecoder, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -283,16 +78,16 @@ func newRowDecoder(ds *dataShape, schema *StructType, meta *Metadata, loc *time.
 	part := map[string]bool{}
 	if meta != nil {
 		for _, c := range meta.PartitionColumns {
-			part[lower(c)] = true
+			part[strings.ToLower(c)] = true
 		}
 	}
 	di := 0
 	for _, f := range schema.Fields {
 		c := decoderCol{name: f.Name, dt: f.Type}
 		switch {
-		case part[lower(f.Name)]:
+		case part[strings.ToLower(f.Name)]:
 			c.part = true
-			c.partName = physName(f, ds.mode)
+			c.partName = deltaschema.PhysName(f, ds.mode)
 		case isVoid(f.Type):
 			c.void = true
 		default:
@@ -309,18 +104,18 @@ func newRowDecoder(ds *dataShape, schema *StructType, meta *Metadata, loc *time.
 
 // PartitionValues parses a file's partition values (see
 // ParsePartitionValues) with the decoder's zone.
-func (d *RowDecoder) PartitionValues(add *Add) (map[string]any, error) {
-	return ParsePartitionValues(d.meta, d.schema, add.PartitionValues, d.loc)
+func (d *RowDecoder) PartitionValues(add *actions.Add) (map[string]any, error) {
+	return actions.ParsePartitionValues(d.meta, d.schema, add.PartitionValues, d.loc)
 }
 
 // Decode converts one data-schema row and the file's parsed partition
 // values (keyed by physical name) into a logical row.
-func (d *RowDecoder) Decode(row parquet.Row, part map[string]any) (*LogicalStruct, error) {
+func (d *RowDecoder) Decode(row parquet.Row, part map[string]any) (*deltaschema.LogicalStruct, error) {
 	data, err := d.shape.decodeData(row, d.cur)
 	if err != nil {
 		return nil, err
 	}
-	out := &LogicalStruct{Names: make([]string, len(d.cols)), Values: make([]any, len(d.cols))}
+	out := &deltaschema.LogicalStruct{Names: make([]string, len(d.cols)), Values: make([]any, len(d.cols))}
 	for i, c := range d.cols {
 		out.Names[i] = c.name
 		switch {
@@ -402,7 +197,7 @@ func (a *assembler) decode(n *shapeNode) (any, error) {
 		a.cur[n.col]++
 		return leafLogical(v, n.dt)
 	case shapeStruct:
-		s := &LogicalStruct{Names: make([]string, len(n.children)), Values: make([]any, len(n.children))}
+		s := &deltaschema.LogicalStruct{Names: make([]string, len(n.children)), Values: make([]any, len(n.children))}
 		for i, c := range n.children {
 			s.Names[i] = c.field.Name
 			x, err := a.decode(c)
@@ -414,7 +209,7 @@ func (a *assembler) decode(n *shapeNode) (any, error) {
 		return s, nil
 	case shapeList, shapeMap:
 		var list []any
-		m := &LogicalMap{}
+		m := &deltaschema.LogicalMap{}
 		if v.DefinitionLevel() < n.def+1 {
 			a.skip(n)
 		} else {
@@ -460,9 +255,9 @@ func (a *assembler) decode(n *shapeNode) (any, error) {
 // returns it) of a primitive column of type dt into its logical Go value
 // (see the table above). Callers that need a single column use it instead
 // of decoding whole rows.
-func LeafValue(v parquet.Value, dt *DataType) (any, error) { return leafLogical(v, dt) }
+func LeafValue(v parquet.Value, dt *deltaschema.DataType) (any, error) { return leafLogical(v, dt) }
 
-func leafLogical(v parquet.Value, dt *DataType) (any, error) {
+func leafLogical(v parquet.Value, dt *deltaschema.DataType) (any, error) {
 	switch dt.Name {
 	case "boolean":
 		return v.Boolean(), nil
@@ -479,13 +274,13 @@ func leafLogical(v parquet.Value, dt *DataType) (any, error) {
 	case "binary":
 		return append([]byte{}, v.ByteArray()...), nil
 	case "date":
-		return Date(v.Int32()), nil
+		return deltaschema.Date(v.Int32()), nil
 	case "timestamp":
-		return Timestamp(v.Int64()), nil
+		return deltaschema.Timestamp(v.Int64()), nil
 	case "timestamp_ntz":
-		return TimestampNTZ(v.Int64()), nil
+		return deltaschema.TimestampNTZ(v.Int64()), nil
 	case "decimal":
-		return Decimal{Unscaled: decimalUnscaled(v), Scale: dt.Scale}, nil
+		return deltaschema.Decimal{Unscaled: decimalUnscaled(v), Scale: dt.Scale}, nil
 	}
 	return nil, fmt.Errorf("no logical value for type %s", dt.String())
 }

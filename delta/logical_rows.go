@@ -7,6 +7,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -29,7 +32,7 @@ type LogicalScanOptions struct {
 // row (logical column names, partition values attached), file by file in
 // snapshot order. The snapshot must be readable by this build. fn must not
 // retain the row after it returns.
-func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *Add, row *LogicalStruct) error) (int64, error) {
+func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *actions.Add, row *schema.LogicalStruct) error) (int64, error) {
 	if err := Readable(snap); err != nil {
 		return 0, err
 	}
@@ -43,7 +46,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 			return 0, err
 		}
 		if !rt.Enabled {
-			return 0, fmt.Errorf("version %d: row ids requested but row tracking is not enabled (%s)", snap.Version, PropEnableRowTracking)
+			return 0, fmt.Errorf("version %d: row ids requested but row tracking is not enabled (%s)", snap.Version, props.PropEnableRowTracking)
 		}
 		if dec.scanShape, err = newRewriteShape(snap); err != nil {
 			return 0, err
@@ -68,7 +71,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 	return total, nil
 }
 
-func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*Add, *LogicalStruct) error) (int64, error) {
+func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *actions.Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*actions.Add, *schema.LogicalStruct) error) (int64, error) {
 	shape := dec.shape
 	if dec.scanShape != nil {
 		shape = dec.scanShape

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -236,7 +238,7 @@ func ListSidecars(ctx context.Context, t *Table) ([]LogEntry, error) {
 // sidecar column is not read beyond its footer.
 func CheckpointSidecars(ctx context.Context, t *Table, key string) ([]string, error) {
 	if strings.HasSuffix(key, ".parquet") {
-		has, err := parquetHasColumn(ctx, t, key, kindSidecar)
+		has, err := parquetHasColumn(ctx, t, key, actions.KindSidecar)
 		if err != nil || !has {
 			return nil, err
 		}
@@ -266,7 +268,7 @@ func parquetHasColumn(ctx context.Context, t *Table, key, name string) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("table %s: stat %s: %w", t.URL, key, err)
 	}
-	f, err := openParquet(NewObjectReaderAt(ctx, t.Bucket, key, attrs.Size), attrs.Size, 0)
+	f, err := pq.OpenParquet(pq.NewObjectReaderAt(ctx, t.Bucket, key, attrs.Size), attrs.Size, 0)
 	if err != nil {
 		return false, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, key, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -204,6 +205,7 @@ func sameObject(ctx context.Context, b *blob.Bucket, key string, data []byte) (l
 func uploadIfAbsent(ctx context.Context, b *blob.Bucket, key string, data []byte, contentType string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("blob driver panicked writing %s: %v", key, r)
 		}
 	}()

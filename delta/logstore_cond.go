@@ -16,6 +16,7 @@ import (
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/objstore"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -105,6 +106,7 @@ func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []by
 func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			pq.CheckLibraryPanic(r)
 			err = fmt.Errorf("replace %s on %s: %w: blob driver panicked: %v", key, s.store, objstore.ErrAmbiguous, r)
 		}
 	}()

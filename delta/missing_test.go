@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -22,7 +24,7 @@ func TestAnObjectTheLogNamesButTheStoreLacksIsAMissingFileNamingItsDataFile(t *t
 	tbl := tabletest.NewTable(t, "file://"+dir, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	tabletest.DeleteIDs(t, tbl, 12)
 	snap := tabletest.Latest(t, tbl)
-	var plain, withDV *delta.Add
+	var plain, withDV *actions.Add
 	for _, a := range snap.Files {
 		if a.DeletionVector != nil {
 			withDV = a
@@ -33,7 +35,7 @@ func TestAnObjectTheLogNamesButTheStoreLacksIsAMissingFileNamingItsDataFile(t *t
 	if plain == nil || withDV == nil {
 		t.Fatalf("want a file with a DV and one without: %+v", snap.Files)
 	}
-	dvKey, err := delta.DVFileKey(withDV.DeletionVector.PathOrInlineDv)
+	dvKey, err := dv.DVFileKey(withDV.DeletionVector.PathOrInlineDv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,16 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/pagebomb"
 )
 
 // scanAll reads every live row of the file at path of the table at root.
-func scanAll(t *testing.T, root, path string, lim PageLimits) (rows int64, err error) {
+func scanAll(t *testing.T, root, path string, lim pq.PageLimits) (rows int64, err error) {
 	t.Helper()
 	ctx := context.Background()
 	tbl := openDir(t, root)
@@ -27,7 +30,7 @@ func scanAll(t *testing.T, root, path string, lim PageLimits) (rows int64, err e
 	if err != nil {
 		t.Fatal(err)
 	}
-	var add *Add
+	var add *actions.Add
 	for _, a := range snap.Files {
 		if a.Path == path {
 			add = a
@@ -58,7 +61,7 @@ func TestPageBombsAreCorruptFilesNamedWithTheirColumnAndPage(t *testing.T) {
 	tests := []struct {
 		name string
 		bomb pagebomb.File
-		lim  PageLimits
+		lim  pq.PageLimits
 		want []string
 		// decodes is set when the file is refused only after RatioFloor
 		// bytes of its pages were decoded (and their allocations are not
@@ -70,7 +73,7 @@ func TestPageBombsAreCorruptFilesNamedWithTheirColumnAndPage(t *testing.T) {
 			// the footer hides it.
 			name: "one page claiming more than the page limit",
 			bomb: pagebomb.File{Name: "big-page.parquet", Pages: 1, PageBytes: 512 << 20, HideTotals: true},
-			lim:  PageLimits{MaxPageBytes: 64 << 20},
+			lim:  pq.PageLimits{MaxPageBytes: 64 << 20},
 			want: []string{"row group 0, column x, page 0:", "512 MiB", "64 MiB", "MaxPageBytes"},
 		},
 		{
@@ -78,7 +81,7 @@ func TestPageBombsAreCorruptFilesNamedWithTheirColumnAndPage(t *testing.T) {
 			// read.
 			name: "a footer claiming an absurd ratio",
 			bomb: pagebomb.File{Name: "big-page.parquet", Pages: 1, PageBytes: 512 << 20},
-			lim:  PageLimits{MaxPageBytes: 64 << 20},
+			lim:  pq.PageLimits{MaxPageBytes: 64 << 20},
 			want: []string{"row group 0, column x: ", "the footer claims 512.0 MiB", "MaxRatio"},
 		},
 		{
@@ -115,7 +118,7 @@ func TestPageBombsAreCorruptFilesNamedWithTheirColumnAndPage(t *testing.T) {
 			if !errors.As(err, &cf) || cf.DataFile != tt.bomb.Name || cf.Kind != failure.DataFile {
 				t.Fatalf("scan = %v, want a *failure.CorruptFileError of data file %s", err, tt.bomb.Name)
 			}
-			if !errors.Is(err, ErrPageLimit) {
+			if !errors.Is(err, pq.ErrPageLimit) {
 				t.Errorf("error %v does not wrap ErrPageLimit", err)
 			}
 			for _, w := range tt.want {
@@ -157,7 +160,7 @@ func TestThePageLimitsRefuseNoFileOfTheSharedTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := NewPageGuard(bytes.NewReader(data), p, PageLimits{})
+		g := pq.NewPageGuard(bytes.NewReader(data), p, pq.PageLimits{})
 		f, err := parquet.OpenFile(g, int64(len(data)))
 		if err != nil {
 			continue // not a parquet file parquet-go reads
@@ -168,7 +171,7 @@ func TestThePageLimitsRefuseNoFileOfTheSharedTables(t *testing.T) {
 		}
 		for _, rg := range f.RowGroups() {
 			for _, cc := range rg.ColumnChunks() {
-				if err := ReadPages(cc, func(parquet.Page) error { return nil }); errors.Is(err, ErrPageLimit) {
+				if err := statscollect.ReadPages(cc, func(parquet.Page) error { return nil }); errors.Is(err, pq.ErrPageLimit) {
 					t.Errorf("%s: %v", p, err)
 				}
 			}

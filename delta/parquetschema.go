@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -36,7 +38,7 @@ func DataSchema(snap *Snapshot) (*parquet.Schema, error) {
 //     order.
 //
 // variant columns are refused.
-func DataSchemaOf(schema *StructType, meta *Metadata) (*parquet.Schema, error) {
+func DataSchemaOf(schema *deltaschema.StructType, meta *actions.Metadata) (*parquet.Schema, error) {
 	ds, err := buildDataShape(schema, meta)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,7 @@ type dataShape struct {
 	schema *parquet.Schema
 	mode   string
 	// fields are the data (non-partition, non-void) fields in schema order.
-	fields []*StructField
+	fields []*deltaschema.StructField
 	// root describes the top-level struct; its children follow fields.
 	root *shapeNode
 	// leaves are the parquet leaf columns in column order.
@@ -76,9 +78,9 @@ const (
 // are [element] and [key, value].
 type shapeNode struct {
 	kind  shapeKind
-	dt    *DataType
-	field *StructField // nil for list elements, map keys and values, the root
-	name  string       // physical parquet name of the node
+	dt    *deltaschema.DataType
+	field *deltaschema.StructField // nil for list elements, map keys and values, the root
+	name  string                   // physical parquet name of the node
 	// optional reports whether the node's value may be null (its parquet
 	// node is optional).
 	optional bool
@@ -122,8 +124,8 @@ func newRewriteShape(snap *Snapshot) (*dataShape, error) {
 	if err != nil {
 		return nil, err
 	}
-	long := func(name string) *StructField {
-		return &StructField{Name: name, Type: &DataType{Name: "long"}, Nullable: true}
+	long := func(name string) *deltaschema.StructField {
+		return &deltaschema.StructField{Name: name, Type: &deltaschema.DataType{Name: "long"}, Nullable: true}
 	}
 	fields := append(slices.Clip(base.fields), long(rt.RowIDColumn), long(rt.RowCommitVersionColumn))
 	ds, err := buildShape(fields, base.mode, true)
@@ -140,7 +142,7 @@ func newDataShape(snap *Snapshot) (*dataShape, error) {
 	}
 	schema := snap.Schema
 	if schema == nil {
-		s, err := ParseSchema(snap.Metadata.SchemaString)
+		s, err := deltaschema.ParseSchema(snap.Metadata.SchemaString)
 		if err != nil {
 			return nil, fmt.Errorf("data schema of version %d: %w", snap.Version, err)
 		}
@@ -153,8 +155,8 @@ func newDataShape(snap *Snapshot) (*dataShape, error) {
 	return ds, nil
 }
 
-func buildDataShape(schema *StructType, meta *Metadata) (*dataShape, error) {
-	mode, err := ColumnMappingMode(meta)
+func buildDataShape(schema *deltaschema.StructType, meta *actions.Metadata) (*dataShape, error) {
+	mode, err := actions.ColumnMappingMode(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func buildDataShape(schema *StructType, meta *Metadata) (*dataShape, error) {
 			part[strings.ToLower(c)] = true
 		}
 	}
-	var fields []*StructField
+	var fields []*deltaschema.StructField
 	for _, f := range schema.Fields {
 		if part[strings.ToLower(f.Name)] {
 			continue
@@ -177,10 +179,10 @@ func buildDataShape(schema *StructType, meta *Metadata) (*dataShape, error) {
 // buildShape builds the shape of a struct of top-level fields. physical
 // selects physical names and field ids (per mode); false yields logical
 // names without ids (used to read expected/ files in tests).
-func buildShape(fields []*StructField, mode string, physical bool) (*dataShape, error) {
+func buildShape(fields []*deltaschema.StructField, mode string, physical bool) (*dataShape, error) {
 	b := &shapeBuilder{mode: mode, physical: physical}
-	root := &shapeNode{kind: shapeStruct, dt: &DataType{Struct: &StructType{Fields: fields}}}
-	var kept []*StructField
+	root := &shapeNode{kind: shapeStruct, dt: &deltaschema.DataType{Struct: &deltaschema.StructType{Fields: fields}}}
+	var kept []*deltaschema.StructField
 	var nodes []parquet.Field
 	seen := map[string]bool{}
 	for _, f := range fields {
@@ -202,7 +204,7 @@ func buildShape(fields []*StructField, mode string, physical bool) (*dataShape, 
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("table has no data columns")
 	}
-	root.dt = &DataType{Struct: &StructType{Fields: kept}}
+	root.dt = &deltaschema.DataType{Struct: &deltaschema.StructType{Fields: kept}}
 	root.endCol = b.col
 	sch := parquet.NewSchema("spark_schema", &orderedGroup{fields: nodes})
 	ds := &dataShape{schema: sch, mode: mode, fields: kept, root: root, leaves: b.leaves}
@@ -215,7 +217,7 @@ func buildShape(fields []*StructField, mode string, physical bool) (*dataShape, 
 // isVoid reports whether a type is void (no parquet column). A struct whose
 // fields are all void would be an empty group, which parquet cannot hold; it
 // is treated as void too.
-func isVoid(t *DataType) bool {
+func isVoid(t *deltaschema.DataType) bool {
 	if t.Name == "void" {
 		return true
 	}
@@ -237,18 +239,18 @@ type shapeBuilder struct {
 	leaves   []*shapeNode
 }
 
-func (b *shapeBuilder) field(f *StructField, def, rep int, parent string) (*shapeNode, parquet.Node, error) {
+func (b *shapeBuilder) field(f *deltaschema.StructField, def, rep int, parent string) (*shapeNode, parquet.Node, error) {
 	name := f.Name
 	if b.physical {
-		name = physName(f, b.mode)
+		name = deltaschema.PhysName(f, b.mode)
 	}
 	n, pn, err := b.node(f.Type, name, f.Nullable, def, rep, joinPath(parent, name))
 	if err != nil {
 		return nil, nil, err
 	}
 	n.field = f
-	if b.physical && b.mode != ColumnMappingNone {
-		if id, ok := FieldID(f); ok {
+	if b.physical && b.mode != deltaschema.ColumnMappingNone {
+		if id, ok := deltaschema.FieldID(f); ok {
 			pn = withID(pn, id)
 		}
 	}
@@ -289,14 +291,15 @@ func unwrapRepetition(n parquet.Node) parquet.Node {
 	return n
 }
 
-func wrap(n parquet.Node, optional bool) parquet.Node {
+// withRepetition marks n optional when optional is set, required otherwise.
+func withRepetition(n parquet.Node, optional bool) parquet.Node {
 	if optional {
 		return &repetitionWrapped{Node: parquet.Optional(n), inner: n}
 	}
 	return &repetitionWrapped{Node: parquet.Required(n), inner: n}
 }
 
-func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep int, path string) (*shapeNode, parquet.Node, error) {
+func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool, def, rep int, path string) (*shapeNode, parquet.Node, error) {
 	if nullable {
 		def++
 	}
@@ -320,7 +323,7 @@ func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep in
 			return nil, nil, fmt.Errorf("column %s: struct without non-void fields", path)
 		}
 		n.endCol = b.col
-		return n, wrap(&orderedGroup{fields: fields}, nullable), nil
+		return n, withRepetition(&orderedGroup{fields: fields}, nullable), nil
 	case t.ElementType != nil:
 		n.kind = shapeList
 		n.rep = rep + 1
@@ -333,7 +336,7 @@ func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep in
 		}
 		n.children = []*shapeNode{el}
 		n.endCol = b.col
-		return n, wrap(parquet.List(pel), nullable), nil
+		return n, withRepetition(parquet.List(pel), nullable), nil
 	case t.KeyType != nil:
 		n.kind = shapeMap
 		n.rep = rep + 1
@@ -351,7 +354,7 @@ func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep in
 		n.children = []*shapeNode{k, v}
 		n.endCol = b.col
 		// parquet.Map wraps the key in Required itself.
-		return n, wrap(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
+		return n, withRepetition(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
 	}
 	leaf, err := leafNode(t)
 	if err != nil {
@@ -362,7 +365,7 @@ func (b *shapeBuilder) node(t *DataType, name string, nullable bool, def, rep in
 	b.col++
 	n.endCol = b.col
 	b.leaves = append(b.leaves, n)
-	return n, wrap(leaf, nullable), nil
+	return n, withRepetition(leaf, nullable), nil
 }
 
 // decimalBytes is the minimal two's-complement width holding precision
@@ -378,7 +381,7 @@ func decimalBytes(precision int) int {
 	}
 }
 
-func leafNode(t *DataType) (parquet.Node, error) {
+func leafNode(t *deltaschema.DataType) (parquet.Node, error) {
 	switch t.Name {
 	case "boolean":
 		return parquet.Leaf(parquet.BooleanType), nil

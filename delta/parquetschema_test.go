@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -26,7 +29,7 @@ func leafSummary(s *parquet.Schema) []string {
 			return
 		}
 		for _, f := range n.Fields() {
-			walk(f, path+"/"+f.Name()+":"+repetitionOf(f), ids+"."+itoa(f.ID()))
+			walk(f, path+"/"+f.Name()+":"+deltatest.RepetitionOf(f), ids+"."+itoa(f.ID()))
 		}
 	}
 	walk(s, "", "")
@@ -40,7 +43,7 @@ func itoa(i int) string {
 	return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i))
 }
 
-func fmtInt(i int) string { return string(AppendJSON(nil, int64(i))) }
+func fmtInt(i int) string { return string(deltaschema.AppendJSON(nil, int64(i))) }
 
 // TestDataSchemaMatchesSparkFiles: the schema compactord writes has the same
 // leaf paths, nesting, optionality and field ids as the files Spark wrote
@@ -78,7 +81,7 @@ func TestDataSchemaMatchesSparkFiles(t *testing.T) {
 }
 
 func TestDataSchemaLogicalTypes(t *testing.T) {
-	st, err := ParseSchema(`{"type":"struct","fields":[
+	st, err := deltaschema.ParseSchema(`{"type":"struct","fields":[
 	 {"name":"p","type":"string","nullable":true,"metadata":{}},
 	 {"name":"b","type":"byte","nullable":false,"metadata":{}},
 	 {"name":"s","type":"short","nullable":true,"metadata":{}},
@@ -94,7 +97,7 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := DataSchemaOf(st, &Metadata{PartitionColumns: []string{"p"}})
+	s, err := DataSchemaOf(st, &actions.Metadata{PartitionColumns: []string{"p"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +133,7 @@ func TestDataSchemaLogicalTypes(t *testing.T) {
 			t.Errorf("%s: length %d, want %d", w.name, f.Type().Length(), w.length)
 		}
 	}
-	if _, err := DataSchemaOf(&StructType{Fields: []*StructField{{Name: "x", Type: &DataType{Name: "variant"}, Nullable: true}}}, &Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
+	if _, err := DataSchemaOf(&deltaschema.StructType{Fields: []*deltaschema.StructField{{Name: "x", Type: &deltaschema.DataType{Name: "variant"}, Nullable: true}}}, &actions.Metadata{}); err == nil || !strings.Contains(err.Error(), "variant") {
 		t.Errorf("variant column: err = %v", err)
 	}
 }
@@ -184,7 +187,7 @@ func TestScanRewriteRoundTrip(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, out), buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				re := &Add{Path: out, PartitionValues: a.PartitionValues, Size: int64(buf.Len())}
+				re := &actions.Add{Path: out, PartitionValues: a.PartitionValues, Size: int64(buf.Len())}
 				s2, err := OpenFileScan(context.Background(), dst, snap, re, ScanOptions{ReuseRows: true})
 				if err != nil {
 					t.Fatal(err)

@@ -11,16 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/units"
 )
 
 func TestUnsetPropertiesTakeDeltasDefaults(t *testing.T) {
-	p := ParseProperties(nil)
+	p := props.ParseProperties(nil)
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
 	}
-	want := Properties{
+	want := props.Properties{
 		CheckpointInterval: 10, CheckpointPolicy: "classic",
 		CheckpointWriteStatsAsJSON: true, CheckpointWriteStatsAsStruct: true,
 		CheckpointRetention: 2 * units.Day, DeletedFileRetention: units.Week, LogRetention: 30 * units.Day,
@@ -34,43 +35,43 @@ func TestUnsetPropertiesTakeDeltasDefaults(t *testing.T) {
 }
 
 func TestEveryPropertyIsParsedIntoItsField(t *testing.T) {
-	p := ParseProperties(map[string]string{
-		PropTargetFileSize:                           "1g",
-		PropCheckpointInterval:                       "3",
-		PropCheckpointPolicy:                         "v2",
-		PropCheckpointWriteStatsAsJSON:               "false",
-		PropCheckpointWriteStatsAsStruct:             "FALSE",
-		PropCheckpointRetentionDuration:              "interval 36 hours",
-		PropDeletedFileRetentionDuration:             "interval 2 weeks",
-		PropLogRetentionDuration:                     "90 days",
-		PropEnableExpiredLogCleanup:                  "false",
-		PropSetTransactionRetentionDuration:          "interval 1 day",
-		PropNumIndexedCols:                           "-1",
-		PropStatsColumns:                             "a, B.c",
-		PropStringPrefixLength:                       "8",
-		PropEnableDeletionVectors:                    "true",
-		PropRandomizeFilePrefixes:                    "True",
-		PropRandomPrefixLength:                       " 5 ",
-		PropIsolationLevel:                           "writeserializable",
-		PropAppendOnly:                               "true",
-		PropEnableChangeDataFeed:                     "true",
-		PropEnableInCommitTimestamps:                 "true",
-		PropInCommitTimestampEnablementVersion:       "4",
-		PropInCommitTimestampEnablementTimestamp:     "1700000000000",
-		PropEnableRowTracking:                        "true",
-		PropRowTrackingSuspended:                     "false",
-		PropMaterializedRowIDColumnName:              "_row-id-col-x",
-		PropMaterializedRowCommitVersionColumnName:   "_row-commit-version-col-y",
-		PropRequireCheckpointProtectionBeforeVersion: "7",
-		PropColumnMappingMode:                        "Name",
-		PropColumnMappingMaxColumnID:                 "12",
-		PropUniversalFormatEnabledFormats:            "iceberg, hudi",
-		"delta.someFutureProperty":                   "whatever",
+	p := props.ParseProperties(map[string]string{
+		props.PropTargetFileSize:                           "1g",
+		props.PropCheckpointInterval:                       "3",
+		props.PropCheckpointPolicy:                         "v2",
+		props.PropCheckpointWriteStatsAsJSON:               "false",
+		props.PropCheckpointWriteStatsAsStruct:             "FALSE",
+		props.PropCheckpointRetentionDuration:              "interval 36 hours",
+		props.PropDeletedFileRetentionDuration:             "interval 2 weeks",
+		props.PropLogRetentionDuration:                     "90 days",
+		props.PropEnableExpiredLogCleanup:                  "false",
+		props.PropSetTransactionRetentionDuration:          "interval 1 day",
+		props.PropNumIndexedCols:                           "-1",
+		props.PropStatsColumns:                             "a, B.c",
+		props.PropStringPrefixLength:                       "8",
+		props.PropEnableDeletionVectors:                    "true",
+		props.PropRandomizeFilePrefixes:                    "True",
+		props.PropRandomPrefixLength:                       " 5 ",
+		props.PropIsolationLevel:                           "writeserializable",
+		props.PropAppendOnly:                               "true",
+		props.PropEnableChangeDataFeed:                     "true",
+		props.PropEnableInCommitTimestamps:                 "true",
+		props.PropInCommitTimestampEnablementVersion:       "4",
+		props.PropInCommitTimestampEnablementTimestamp:     "1700000000000",
+		props.PropEnableRowTracking:                        "true",
+		props.PropRowTrackingSuspended:                     "false",
+		props.PropMaterializedRowIDColumnName:              "_row-id-col-x",
+		props.PropMaterializedRowCommitVersionColumnName:   "_row-commit-version-col-y",
+		props.PropRequireCheckpointProtectionBeforeVersion: "7",
+		props.PropColumnMappingMode:                        "Name",
+		props.PropColumnMappingMaxColumnID:                 "12",
+		props.PropUniversalFormatEnabledFormats:            "iceberg, hudi",
+		"delta.someFutureProperty":                         "whatever",
 	})
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
 	}
-	want := Properties{
+	want := props.Properties{
 		TargetFileSize: 1 << 30, CheckpointInterval: 3, CheckpointPolicy: "v2",
 		CheckpointRetention: 36 * time.Hour, DeletedFileRetention: 2 * units.Week, LogRetention: 90 * units.Day,
 		SetTransactionRetention: units.Day, NumIndexedCols: -1, StatsColumns: [][]string{{"a"}, {"b", "c"}},
@@ -89,33 +90,33 @@ func TestEveryPropertyIsParsedIntoItsField(t *testing.T) {
 func TestAMalformedPropertyKeepsItsDefaultAndIsReportedByName(t *testing.T) {
 	for _, c := range []struct {
 		key, value string
-		field      func(*Properties) any
+		field      func(*props.Properties) any
 		def        any
 	}{
-		{PropTargetFileSize, "huge", func(p *Properties) any { return p.TargetFileSize }, int64(0)},
-		{PropTargetFileSize, "0", func(p *Properties) any { return p.TargetFileSize }, int64(0)},
-		{PropCheckpointInterval, "0", func(p *Properties) any { return p.CheckpointInterval }, 10},
-		{PropCheckpointPolicy, "V2", func(p *Properties) any { return p.CheckpointPolicy }, "classic"},
-		{PropLogRetentionDuration, "interval 1 month", func(p *Properties) any { return p.LogRetention }, 30 * units.Day},
-		{PropDeletedFileRetentionDuration, "7d", func(p *Properties) any { return p.DeletedFileRetention }, units.Week},
-		{PropDeletedFileRetentionDuration, "interval -1 day", func(p *Properties) any { return p.DeletedFileRetention }, units.Week},
-		{PropEnableDeletionVectors, "yes", func(p *Properties) any { return p.DeletionVectors }, false},
-		{PropRandomPrefixLength, "33", func(p *Properties) any { return p.RandomPrefixLength }, 2},
-		{PropIsolationLevel, "SnapshotIsolation", func(p *Properties) any { return p.IsolationLevel }, "Serializable"},
-		{PropNumIndexedCols, "-2", func(p *Properties) any { return p.NumIndexedCols }, 32},
-		{PropColumnMappingMode, "path", func(p *Properties) any { return p.ColumnMappingMode }, "none"},
-		{PropStatsColumns, "a,,b", func(p *Properties) any { return p.StatsColumns == nil }, true},
+		{props.PropTargetFileSize, "huge", func(p *props.Properties) any { return p.TargetFileSize }, int64(0)},
+		{props.PropTargetFileSize, "0", func(p *props.Properties) any { return p.TargetFileSize }, int64(0)},
+		{props.PropCheckpointInterval, "0", func(p *props.Properties) any { return p.CheckpointInterval }, 10},
+		{props.PropCheckpointPolicy, "V2", func(p *props.Properties) any { return p.CheckpointPolicy }, "classic"},
+		{props.PropLogRetentionDuration, "interval 1 month", func(p *props.Properties) any { return p.LogRetention }, 30 * units.Day},
+		{props.PropDeletedFileRetentionDuration, "7d", func(p *props.Properties) any { return p.DeletedFileRetention }, units.Week},
+		{props.PropDeletedFileRetentionDuration, "interval -1 day", func(p *props.Properties) any { return p.DeletedFileRetention }, units.Week},
+		{props.PropEnableDeletionVectors, "yes", func(p *props.Properties) any { return p.DeletionVectors }, false},
+		{props.PropRandomPrefixLength, "33", func(p *props.Properties) any { return p.RandomPrefixLength }, 2},
+		{props.PropIsolationLevel, "SnapshotIsolation", func(p *props.Properties) any { return p.IsolationLevel }, "Serializable"},
+		{props.PropNumIndexedCols, "-2", func(p *props.Properties) any { return p.NumIndexedCols }, 32},
+		{props.PropColumnMappingMode, "path", func(p *props.Properties) any { return p.ColumnMappingMode }, "none"},
+		{props.PropStatsColumns, "a,,b", func(p *props.Properties) any { return p.StatsColumns == nil }, true},
 	} {
-		p := ParseProperties(map[string]string{c.key: c.value, PropCheckpointInterval + "x": "1", PropAppendOnly: "true"})
+		p := props.ParseProperties(map[string]string{c.key: c.value, props.PropCheckpointInterval + "x": "1", props.PropAppendOnly: "true"})
 		if got := c.field(p); got != c.def {
 			t.Errorf("%s=%q: field %v, want the default %v", c.key, c.value, got, c.def)
 		}
 		err := p.Check(c.key)
-		var pe *PropertyError
+		var pe *props.PropertyError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Value != c.value || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%s=%q: Check = %v", c.key, c.value, err)
 		}
-		if err := p.Check(PropAppendOnly); err != nil || !p.AppendOnly {
+		if err := p.Check(props.PropAppendOnly); err != nil || !p.AppendOnly {
 			t.Errorf("%s=%q: an unrelated valid property: %v, %v", c.key, c.value, err, p.AppendOnly)
 		}
 		if p.Check() == nil {
@@ -148,10 +149,10 @@ func TestThePropertiesOfEveryTestTableParse(t *testing.T) {
 		if err := p.Check(); err != nil {
 			t.Errorf("%s: %v", e.Name(), err)
 		}
-		if !reflect.DeepEqual(p, ParseProperties(snap.Metadata.Configuration)) {
+		if !reflect.DeepEqual(p, props.ParseProperties(snap.Metadata.Configuration)) {
 			t.Errorf("%s: the loaded properties differ from the metadata's", e.Name())
 		}
-		if v := snap.Metadata.Configuration[PropCheckpointInterval]; v != "" && v != strconv.Itoa(p.CheckpointInterval) {
+		if v := snap.Metadata.Configuration[props.PropCheckpointInterval]; v != "" && v != strconv.Itoa(p.CheckpointInterval) {
 			t.Errorf("%s: checkpointInterval %q parsed as %d", e.Name(), v, p.CheckpointInterval)
 		}
 	}

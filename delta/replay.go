@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	deltaactions "github.com/compactord/compactord/delta/actions"
 )
 
 // Log replay without a map of every file: the file actions of a
@@ -17,18 +19,18 @@ import (
 
 // replay accumulates log actions in version order.
 type replay struct {
-	protocol *Protocol
-	metadata *Metadata
+	protocol *deltaactions.Protocol
+	metadata *deltaactions.Metadata
 	// files are the file actions applied, in order.
 	files   []fileEntry
-	txns    map[string]Txn
-	domains map[string]DomainMetadata
+	txns    map[string]deltaactions.Txn
+	domains map[string]deltaactions.DomainMetadata
 }
 
 // fileEntry is one add or remove action (exactly one is set).
 type fileEntry struct {
-	add *Add
-	rm  *Remove
+	add *deltaactions.Add
+	rm  *deltaactions.Remove
 }
 
 func (e fileEntry) path() string {
@@ -38,7 +40,7 @@ func (e fileEntry) path() string {
 	return e.rm.Path
 }
 
-func (e fileEntry) dv() *DeletionVector {
+func (e fileEntry) dv() *deltaactions.DeletionVector {
 	if e.add != nil {
 		return e.add.DeletionVector
 	}
@@ -48,15 +50,15 @@ func (e fileEntry) dv() *DeletionVector {
 func newReplay(sizeHint int) *replay {
 	return &replay{
 		files:   make([]fileEntry, 0, sizeHint),
-		txns:    map[string]Txn{},
-		domains: map[string]DomainMetadata{},
+		txns:    map[string]deltaactions.Txn{},
+		domains: map[string]deltaactions.DomainMetadata{},
 	}
 }
 
 // apply applies one commit (or a checkpoint: fromCheckpoint) in order.
 // Within a commit the protocol allows remove(path, oldDV) with
 // add(path, newDV); keys differ, so order does not matter.
-func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
+func (r *replay) apply(actions []deltaactions.Action, fromCheckpoint bool) error {
 	for i := range actions {
 		a := &actions[i]
 		switch {
@@ -87,7 +89,7 @@ func (r *replay) apply(actions []Action, fromCheckpoint bool) error {
 
 // cmpFileKey orders logical file keys: by path, then DV unique id (built
 // only when the paths are equal).
-func cmpFileKey(p1 string, dv1 *DeletionVector, p2 string, dv2 *DeletionVector) int {
+func cmpFileKey(p1 string, dv1 *deltaactions.DeletionVector, p2 string, dv2 *deltaactions.DeletionVector) int {
 	if c := strings.Compare(p1, p2); c != 0 {
 		return c
 	}
@@ -107,12 +109,12 @@ func boolInt(b bool) int {
 
 // reconcile returns the live adds and the tombstones of entries (in log
 // order: the last action of a key wins), each sorted by key.
-func reconcile(entries []fileEntry) ([]*Add, []*Remove) {
+func reconcile(entries []fileEntry) ([]*deltaactions.Add, []*deltaactions.Remove) {
 	same := sortByPath(entries, fileEntry.path, func(a, b fileEntry) int {
 		return cmpFileKey("", a.dv(), "", b.dv())
 	})
-	adds := make([]*Add, 0, len(entries))
-	var rms []*Remove
+	adds := make([]*deltaactions.Add, 0, len(entries))
+	var rms []*deltaactions.Remove
 	for i, e := range entries {
 		// A later action of the same key wins: entries[i+1] has the key
 		// of entries[i] when their paths are the same and so are their DVs.
@@ -135,18 +137,22 @@ func reconcile(entries []fileEntry) ([]*Add, []*Remove) {
 // key, keys unique) after the reconciled actions of later commits (adds
 // and rms, as reconcile returns them): a key the commits act on takes the
 // commits' action, whatever base held for it.
-func overlayFiles(baseAdds []*Add, baseRms []*Remove, adds []*Add, rms []*Remove) ([]*Add, []*Remove) {
+func overlayFiles(baseAdds []*deltaactions.Add, baseRms []*deltaactions.Remove, adds []*deltaactions.Add, rms []*deltaactions.Remove) ([]*deltaactions.Add, []*deltaactions.Remove) {
 	return overlay(baseAdds, adds, adds, rms, addKey), overlay(baseRms, rms, adds, rms, removeKey)
 }
 
-func addKey(a *Add) (string, *DeletionVector)       { return a.Path, a.DeletionVector }
-func removeKey(r *Remove) (string, *DeletionVector) { return r.Path, r.DeletionVector }
+func addKey(a *deltaactions.Add) (string, *deltaactions.DeletionVector) {
+	return a.Path, a.DeletionVector
+}
+func removeKey(r *deltaactions.Remove) (string, *deltaactions.DeletionVector) {
+	return r.Path, r.DeletionVector
+}
 
 // overlay merges base without the keys of adds and rms with over (all
 // sorted by key). The few keys of the commits are looked up in base, which
 // is copied in runs between them: base's files are not read.
-func overlay[T any](base, over []T, adds []*Add, rms []*Remove, key func(T) (string, *DeletionVector)) []T {
-	find := func(p string, dv *DeletionVector) (int, bool) {
+func overlay[T any](base, over []T, adds []*deltaactions.Add, rms []*deltaactions.Remove, key func(T) (string, *deltaactions.DeletionVector)) []T {
+	find := func(p string, dv *deltaactions.DeletionVector) (int, bool) {
 		return slices.BinarySearchFunc(base, 0, func(b T, _ int) int {
 			bp, bdv := key(b)
 			return cmpFileKey(bp, bdv, p, dv)

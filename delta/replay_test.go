@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	deltaactions "github.com/compactord/compactord/delta/actions"
 )
 
 // Reconciling a checkpoint's actions and then overlaying the commits'
@@ -15,7 +17,7 @@ import (
 // keys within the checkpoint, and paths longer than several sort keys.
 func TestReplayMatchesSequentialApply(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	dvs := []*DeletionVector{nil,
+	dvs := []*deltaactions.DeletionVector{nil,
 		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", SizeInBytes: 34, Cardinality: 1},
 		{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*", Offset: ptrTo(int32(9)), SizeInBytes: 34, Cardinality: 2},
 		{StorageType: "i", PathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@fTlm1", SizeInBytes: 40, Cardinality: 3}}
@@ -24,17 +26,17 @@ func TestReplayMatchesSequentialApply(t *testing.T) {
 		for i := 0; i < 1+r.IntN(12); i++ {
 			paths = append(paths, fmt.Sprintf("day=2024-01-%02d/part-%05d-6f1c0e2a-%s-c000.snappy.parquet", r.IntN(3), r.IntN(4), strings.Repeat("x", r.IntN(40))))
 		}
-		var actions []Action
+		var actions []deltaactions.Action
 		for i := r.IntN(60); i > 0; i-- {
 			p, dv := paths[r.IntN(len(paths))], dvs[r.IntN(len(dvs))]
 			if r.IntN(3) == 0 {
-				actions = append(actions, Action{Remove: &Remove{Path: p, DeletionVector: dv}})
+				actions = append(actions, deltaactions.Action{Remove: &deltaactions.Remove{Path: p, DeletionVector: dv}})
 			} else {
-				actions = append(actions, Action{Add: &Add{Path: p, DeletionVector: dv}})
+				actions = append(actions, deltaactions.Action{Add: &deltaactions.Add{Path: p, DeletionVector: dv}})
 			}
 		}
 		// The model: apply in order to maps by key.
-		adds, rms := map[string]*Add{}, map[string]*Remove{}
+		adds, rms := map[string]*deltaactions.Add{}, map[string]*deltaactions.Remove{}
 		for _, a := range actions {
 			if a.Add != nil {
 				adds[a.Add.FileKey()] = a.Add
@@ -58,7 +60,7 @@ func TestReplayMatchesSequentialApply(t *testing.T) {
 	}
 }
 
-func entriesOf(actions []Action) []fileEntry {
+func entriesOf(actions []deltaactions.Action) []fileEntry {
 	r := newReplay(len(actions))
 	if err := r.apply(actions, false); err != nil {
 		panic(err)
@@ -68,7 +70,7 @@ func entriesOf(actions []Action) []fileEntry {
 
 // checkReplayed checks that got holds exactly the actions of want (by
 // identity), sorted by key.
-func checkReplayed[T comparable](t *testing.T, round int, got []T, want map[string]T, key func(T) (string, *DeletionVector)) {
+func checkReplayed[T comparable](t *testing.T, round int, got []T, want map[string]T, key func(T) (string, *deltaactions.DeletionVector)) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("round %d: %d entries, want %d", round, len(got), len(want))
@@ -118,7 +120,7 @@ func BenchmarkSortByPath(b *testing.B) {
 	const n = 1_000_000
 	entries := make([]fileEntry, n)
 	for i := range entries {
-		entries[i] = fileEntry{add: &Add{Path: benchPath(i)}}
+		entries[i] = fileEntry{add: &deltaactions.Add{Path: benchPath(i)}}
 	}
 	work := make([]fileEntry, n)
 	b.ReportAllocs()

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // DomainRowTracking is the domain of the row id high-water mark.
@@ -68,21 +72,21 @@ func RowTrackingOf(s *Snapshot) (RowTracking, error) {
 		return rt, nil
 	}
 	if !rt.Supported {
-		return rt, fmt.Errorf("version %d: %s=true but the protocol lacks the rowTracking writer feature", s.Version, PropEnableRowTracking)
+		return rt, fmt.Errorf("version %d: %s=true but the protocol lacks the rowTracking writer feature", s.Version, props.PropEnableRowTracking)
 	}
 	if rt.RowIDColumn == "" || rt.RowCommitVersionColumn == "" {
-		return rt, fmt.Errorf("version %d: row tracking is enabled but %s or %s is not set", s.Version, PropMaterializedRowIDColumnName, PropMaterializedRowCommitVersionColumnName)
+		return rt, fmt.Errorf("version %d: row tracking is enabled but %s or %s is not set", s.Version, props.PropMaterializedRowIDColumnName, props.PropMaterializedRowCommitVersionColumnName)
 	}
 	if rt.RowIDColumn == rt.RowCommitVersionColumn {
 		return rt, fmt.Errorf("version %d: both materialized row tracking columns are named %q", s.Version, rt.RowIDColumn)
 	}
 	if s.Schema != nil {
-		mode, err := ColumnMappingMode(&s.Metadata)
+		mode, err := deltaactions.ColumnMappingMode(&s.Metadata)
 		if err != nil {
 			return rt, err
 		}
 		for _, f := range s.Schema.Fields {
-			if n := physName(f, mode); n == rt.RowIDColumn || n == rt.RowCommitVersionColumn {
+			if n := schema.PhysName(f, mode); n == rt.RowIDColumn || n == rt.RowCommitVersionColumn {
 				return rt, fmt.Errorf("version %d: materialized row tracking column %q is also a table column", s.Version, n)
 			}
 		}
@@ -120,13 +124,13 @@ func ParseRowIDHighWaterMark(config string) (int64, error) {
 
 // RowTrackingDomain returns the domainMetadata action recording hwm as the
 // row id high-water mark (a single key, as PROTOCOL.md asks).
-func RowTrackingDomain(hwm int64) *DomainMetadata {
-	return &DomainMetadata{Domain: DomainRowTracking, Configuration: `{"rowIdHighWaterMark":` + strconv.FormatInt(hwm, 10) + `}`}
+func RowTrackingDomain(hwm int64) *deltaactions.DomainMetadata {
+	return &deltaactions.DomainMetadata{Domain: DomainRowTracking, Configuration: `{"rowIdHighWaterMark":` + strconv.FormatInt(hwm, 10) + `}`}
 }
 
 // RowTrackingHighWaterMark returns the rowIdHighWaterMark a commit's
 // actions set and whether one of them sets it.
-func RowTrackingHighWaterMark(actions []Action) (int64, bool, error) {
+func RowTrackingHighWaterMark(actions []deltaactions.Action) (int64, bool, error) {
 	for _, a := range actions {
 		if d := a.DomainMetadata; d != nil && d.Domain == DomainRowTracking && !d.Removed {
 			v, err := ParseRowIDHighWaterMark(d.Configuration)
@@ -149,11 +153,11 @@ func RowTrackingHighWaterMark(actions []Action) (int64, bool, error) {
 // modified, so a caller may assign again on a later attempt from the same
 // actions. Without row tracking support, or while it is suspended, actions
 // are returned unchanged.
-func AssignRowIDs(rt RowTracking, actions []Action, version, hwm int64) ([]Action, error) {
+func AssignRowIDs(rt RowTracking, actions []deltaactions.Action, version, hwm int64) ([]deltaactions.Action, error) {
 	if !rt.Assigns() {
 		return actions, nil
 	}
-	out := make([]Action, 0, len(actions)+1)
+	out := make([]deltaactions.Action, 0, len(actions)+1)
 	next := hwm
 	for _, a := range actions {
 		if a.DomainMetadata != nil && a.DomainMetadata.Domain == DomainRowTracking {
@@ -180,10 +184,10 @@ func AssignRowIDs(rt RowTracking, actions []Action, version, hwm int64) ([]Actio
 			v := version
 			cp.DefaultRowCommitVersion = &v
 		}
-		out = append(out, Action{Add: &cp})
+		out = append(out, deltaactions.Action{Add: &cp})
 	}
 	if next != hwm {
-		out = append([]Action{{DomainMetadata: RowTrackingDomain(next)}}, out...)
+		out = append([]deltaactions.Action{{DomainMetadata: RowTrackingDomain(next)}}, out...)
 	}
 	return out, nil
 }

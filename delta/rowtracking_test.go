@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // hwmCase is one domain configuration and what ParseRowIDHighWaterMark
@@ -41,15 +43,15 @@ func i64(v int64) *int64 { return &v }
 
 func TestAssignRowIDs(t *testing.T) {
 	supported := RowTracking{Supported: true}
-	newAdd := func(path string, n int) Action {
-		return Action{Add: &Add{Path: path, Stats: fmt.Sprintf(`{"numRecords":%d}`, n)}}
+	newAdd := func(path string, n int) actions.Action {
+		return actions.Action{Add: &actions.Add{Path: path, Stats: fmt.Sprintf(`{"numRecords":%d}`, n)}}
 	}
-	recommitted := Action{Add: &Add{Path: "old", Stats: `{"numRecords":5}`, BaseRowID: i64(3), DefaultRowCommitVersion: i64(2)}}
-	remove := Action{Remove: &Remove{Path: "gone", BaseRowID: i64(0), DefaultRowCommitVersion: i64(0)}}
+	recommitted := actions.Action{Add: &actions.Add{Path: "old", Stats: `{"numRecords":5}`, BaseRowID: i64(3), DefaultRowCommitVersion: i64(2)}}
+	remove := actions.Action{Remove: &actions.Remove{Path: "gone", BaseRowID: i64(0), DefaultRowCommitVersion: i64(0)}}
 	for _, tc := range []struct {
 		name    string
 		rt      RowTracking
-		actions []Action
+		actions []actions.Action
 		hwm     int64
 		// want is path -> [baseRowId, defaultRowCommitVersion] of each add.
 		want    map[string][2]int64
@@ -57,23 +59,23 @@ func TestAssignRowIDs(t *testing.T) {
 		wantErr string
 	}{
 		{name: "first ids of a table start at 0", rt: supported, hwm: -1,
-			actions: []Action{newAdd("a", 3), newAdd("b", 4)},
+			actions: []actions.Action{newAdd("a", 3), newAdd("b", 4)},
 			want:    map[string][2]int64{"a": {0, 7}, "b": {3, 7}}, wantHWM: 6},
 		{name: "ranges follow the high-water mark, sized by numRecords", rt: supported, hwm: 435,
-			actions: []Action{remove, newAdd("a", 10), recommitted, newAdd("b", 1)},
+			actions: []actions.Action{remove, newAdd("a", 10), recommitted, newAdd("b", 1)},
 			want:    map[string][2]int64{"a": {436, 7}, "old": {3, 2}, "b": {446, 7}}, wantHWM: 446},
 		{name: "re-committed adds keep theirs and need no domain", rt: supported, hwm: 20,
-			actions: []Action{recommitted}, want: map[string][2]int64{"old": {3, 2}}, wantHWM: -2},
+			actions: []actions.Action{recommitted}, want: map[string][2]int64{"old": {3, 2}}, wantHWM: -2},
 		{name: "an empty file takes no ids", rt: supported, hwm: 20,
-			actions: []Action{newAdd("e", 0)}, want: map[string][2]int64{"e": {21, 7}}, wantHWM: -2},
+			actions: []actions.Action{newAdd("e", 0)}, want: map[string][2]int64{"e": {21, 7}}, wantHWM: -2},
 		{name: "suspended assigns nothing", rt: RowTracking{Supported: true, Suspended: true}, hwm: 20,
-			actions: []Action{newAdd("a", 3)}, want: map[string][2]int64{"a": {-1, -1}}, wantHWM: -2},
+			actions: []actions.Action{newAdd("a", 3)}, want: map[string][2]int64{"a": {-1, -1}}, wantHWM: -2},
 		{name: "unsupported assigns nothing", rt: RowTracking{}, hwm: -1,
-			actions: []Action{newAdd("a", 3)}, want: map[string][2]int64{"a": {-1, -1}}, wantHWM: -2},
+			actions: []actions.Action{newAdd("a", 3)}, want: map[string][2]int64{"a": {-1, -1}}, wantHWM: -2},
 		{name: "no numRecords is refused", rt: supported, hwm: 1,
-			actions: []Action{{Add: &Add{Path: "x"}}}, wantErr: "without numRecords"},
+			actions: []actions.Action{{Add: &actions.Add{Path: "x"}}}, wantErr: "without numRecords"},
 		{name: "a domain set by the caller is refused", rt: supported, hwm: 1,
-			actions: []Action{{DomainMetadata: RowTrackingDomain(5)}}, wantErr: "sets domain"},
+			actions: []actions.Action{{DomainMetadata: RowTrackingDomain(5)}}, wantErr: "sets domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := AssignRowIDs(tc.rt, tc.actions, 7, tc.hwm)

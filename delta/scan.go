@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/gcerrors"
 )
@@ -51,11 +53,11 @@ type FileScan struct {
 	srcBuf   []parquet.Row
 	colStart []int
 	done     bool
-	ra       *ObjectReaderAt
+	ra       *pq.ObjectReaderAt
 
 	// slab and arena hold the values and bytes of returned rows.
 	slab  []parquet.Value
-	arena arena
+	arena byteArena
 	// reuse recycles slab and arena on every ReadRows call.
 	reuse bool
 	// fast is set when the file's schema is the data schema itself (same
@@ -90,11 +92,11 @@ type ScanOptions struct {
 	// Pages bound what the file's pages may claim (PageLimits; zero
 	// fields take the defaults): a page or column chunk over them makes
 	// the file corrupt before parquet-go allocates for it.
-	Pages PageLimits
+	Pages pq.PageLimits
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
-func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts ScanOptions) (*FileScan, error) {
+func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	shape := newDataShape
 	if opts.RowTracking {
 		shape = newRewriteShape
@@ -106,7 +108,7 @@ func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *Add, opts 
 	return openFileScan(ctx, t, ds, add, opts)
 }
 
-func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts ScanOptions) (*FileScan, error) {
+func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	key, err := add.Key()
 	if err != nil {
 		return nil, err
@@ -119,7 +121,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	if size <= 0 {
 		attrs, err := t.Bucket.Attributes(ctx, key)
 		if err != nil {
-			return nil, MissingOr(add.Path, dataFileError(name, err))
+			return nil, pq.MissingOr(add.Path, dataFileError(name, err))
 		}
 		size = attrs.Size
 	}
@@ -127,11 +129,11 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 	if bufSize <= 0 {
 		bufSize = ColumnBufferSize(DefaultReadBufferSize, len(ds.leaves), size)
 	}
-	ra := NewObjectReaderAt(ctx, t.Bucket, key, size)
-	guard := NewPageGuard(ra, add.Path, opts.Pages)
-	f, err := openParquet(guard, size, bufSize)
+	ra := pq.NewObjectReaderAt(ctx, t.Bucket, key, size)
+	guard := pq.NewPageGuard(ra, add.Path, opts.Pages)
+	f, err := pq.OpenParquet(guard, size, bufSize)
 	if err != nil {
-		return nil, DataFileError(add.Path, ra, dataFileError(name, err))
+		return nil, pq.DataFileError(add.Path, ra, dataFileError(name, err))
 	}
 	if err := guard.Watch(f); err != nil {
 		return nil, err
@@ -162,7 +164,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *Add, opts S
 		total += rg.NumRows()
 	}
 	if total != s.numRows {
-		return nil, DataFileError(add.Path, ra, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows))
+		return nil, pq.DataFileError(add.Path, ra, fmt.Errorf("data file %s: row groups hold %d rows but the footer says %d", name, total, s.numRows))
 	}
 	if err := s.indexColumns(); err != nil {
 		return nil, err
@@ -216,7 +218,7 @@ func ColumnBufferSize(perColumn, n int, fileSize int64) int {
 	if size <= 0 {
 		size = DefaultReadBufferSize
 	}
-	if fileSize > 0 && fileSize <= WholeObjectMax {
+	if fileSize > 0 && fileSize <= pq.WholeObjectMax {
 		size = 64 << 10
 	}
 	if n > 0 {
@@ -239,25 +241,6 @@ func dataFileError(name string, err error) error {
 		return fmt.Errorf("data file %s does not exist: %w", name, err)
 	}
 	return fmt.Errorf("data file %s: %w", name, err)
-}
-
-// openParquet opens the footer; parquet-go can panic on malformed input,
-// which becomes an error here.
-func openParquet(r io.ReaderAt, size int64, bufSize int) (f *parquet.File, err error) {
-	defer RecoverParquet(&err)
-	f, err = parquet.OpenFile(r, size,
-		parquet.ReadBufferSize(bufSize),
-		parquet.SkipPageIndex(true),
-		parquet.SkipBloomFilters(true),
-		parquet.OptimisticRead(true),
-		// The leading magic costs a GET of 4 bytes; the footer's
-		// trailing magic is still checked.
-		parquet.SkipMagicBytes(true),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("open parquet: %w", err)
-	}
-	return f, nil
 }
 
 // Schema is the parquet schema of the rows ReadRows returns.
@@ -285,13 +268,13 @@ func (s *FileScan) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err err
 	}
 	n, err = s.readRows(rows, physIdx)
 	if err != nil && err != io.EOF {
-		err = DataFileError(s.path, s.ra, err)
+		err = pq.DataFileError(s.path, s.ra, err)
 	}
 	return n, err
 }
 
 func (s *FileScan) readRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
-	defer RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if len(rows) == 0 {
 		return 0, nil
 	}

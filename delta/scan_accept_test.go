@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -24,8 +26,8 @@ func scanLogicalRows(t *testing.T, tb *Table, snap *Snapshot, loc *time.Location
 	t.Helper()
 	var out []string
 	n, err := ScanLogicalRows(context.Background(), tb, snap, LogicalScanOptions{Location: loc, Scan: ScanOptions{ReuseRows: true}},
-		func(_ *Add, row *LogicalStruct) error {
-			out = append(out, string(AppendJSON(nil, row)))
+		func(_ *actions.Add, row *deltaschema.LogicalStruct) error {
+			out = append(out, string(deltaschema.AppendJSON(nil, row)))
 			return nil
 		})
 	if err != nil {
@@ -40,13 +42,13 @@ func scanLogicalRows(t *testing.T, tb *Table, snap *Snapshot, loc *time.Location
 // readExpectedRows reads the expected/ parquet files of a test table (logical
 // names, partition columns included) as canonical JSON lines, through the
 // same type conversion but with no column mapping, no partitions, no DVs.
-func readExpectedRows(t *testing.T, dir string, schema *StructType) []string {
+func readExpectedRows(t *testing.T, dir string, schema *deltaschema.StructType) []string {
 	t.Helper()
-	ds, err := buildShape(schema.Fields, ColumnMappingNone, false)
+	ds, err := buildShape(schema.Fields, deltaschema.ColumnMappingNone, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := newRowDecoder(ds, &StructType{Fields: ds.fields}, &Metadata{}, nil)
+	dec, err := newRowDecoder(ds, &deltaschema.StructType{Fields: ds.fields}, &actions.Metadata{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func readExpectedRows(t *testing.T, dir string, schema *StructType) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	var out []string
 	for _, f := range files {
-		s, err := openFileScan(context.Background(), tb, ds, &Add{Path: filepath.Base(f)}, ScanOptions{})
+		s, err := openFileScan(context.Background(), tb, ds, &actions.Add{Path: filepath.Base(f)}, ScanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 )
@@ -94,21 +96,21 @@ func benchScanFile(b *testing.B, snap *Snapshot) (dir, name string, size, rows i
 // file:// bucket (ranged reads), with and without a deletion vector
 // (every 10th row deleted), with caller-owned rows and with ReuseRows. Reports rows/s, MB/s of file, and GETs.
 func BenchmarkScan(b *testing.B) {
-	st, err := ParseSchema(benchScanSchema)
+	st, err := deltaschema.ParseSchema(benchScanSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: benchScanSchema}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: benchScanSchema}}
 	dir, name, size, nrows := benchScanFile(b, snap)
 	tb := openScanTable(b, dir)
 	// The widened table reads k (INT32 in the file) as long: the per-value
 	// conversion path instead of the identity path.
 	widenedSchema := strings.Replace(benchScanSchema, `"k","type":"integer"`, `"k","type":"long"`, 1)
-	wst, err := ParseSchema(widenedSchema)
+	wst, err := deltaschema.ParseSchema(widenedSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	widened := &Snapshot{Schema: wst, Metadata: Metadata{SchemaString: widenedSchema}}
+	widened := &Snapshot{Schema: wst, Metadata: actions.Metadata{SchemaString: widenedSchema}}
 	for _, c := range []struct{ withDV, reuse, widen bool }{{false, false, false}, {false, true, false}, {true, true, false}, {false, true, true}} {
 		withDV := c.withDV
 		snap := snap
@@ -125,7 +127,7 @@ func BenchmarkScan(b *testing.B) {
 				}
 				want -= int64(dv.GetCardinality())
 			}
-			add := &Add{Path: name, Size: size}
+			add := &actions.Add{Path: name, Size: size}
 			rows := make([]parquet.Row, 1024)
 			idx := make([]int64, len(rows))
 			b.ReportAllocs()

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -56,7 +57,7 @@ func (s *FileScan) File() *parquet.File { return s.file }
 
 // ObjectReader is the reader of the data file (it classifies read errors,
 // see DataFileError).
-func (s *FileScan) ObjectReader() *ObjectReaderAt { return s.ra }
+func (s *FileScan) ObjectReader() *pq.ObjectReaderAt { return s.ra }
 
 // SourceColumn is the file column that data-schema column col is read
 // from, -1 when the file does not have it.
@@ -94,7 +95,7 @@ func (s *FileScan) deletedIn(i int) []int64 {
 // other (by one goroutine). The zero value is ready to use.
 type ColumnScratch struct {
 	in, out []parquet.Value
-	arena   arena
+	arena   byteArena
 }
 
 // ReadColumn reads the live values of data-schema column col in row group
@@ -109,7 +110,7 @@ func (s *FileScan) ReadColumn(rg, col int, scratch *ColumnScratch, obs ColumnObs
 	if rg < 0 || rg >= len(s.rowGroups) || col < 0 || col >= len(s.byCol) {
 		return fmt.Errorf("data file %s: no column %d in row group %d", s.key, col, rg)
 	}
-	defer RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if scratch == nil {
 		scratch = &ColumnScratch{}
 	}
@@ -130,7 +131,7 @@ func (s *FileScan) ReadColumn(rg, col int, scratch *ColumnScratch, obs ColumnObs
 		}
 	}
 	if err := r.read(s.rowGroups[rg]); err != nil {
-		return DataFileError(s.path, s.ra, fmt.Errorf("data file %s: row group %d: column %s: %w", s.key, rg, r.lp.tgt.path, err))
+		return pq.DataFileError(s.path, s.ra, fmt.Errorf("data file %s: row group %d: column %s: %w", s.key, rg, r.lp.tgt.path, err))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -12,19 +13,19 @@ import (
 // valueConv converts a non-null file value into the target type. Byte
 // slices of the result must not alias the file's buffers: conversions copy
 // them into the arena.
-type valueConv func(v parquet.Value, a *arena) (parquet.Value, error)
+type valueConv func(v parquet.Value, a *byteArena) (parquet.Value, error)
 
-// arena hands out byte slices carved from large chunks, so that the rows a
+// byteArena hands out byte slices carved from large chunks, so that the rows a
 // FileScan returns own their bytes without one allocation per value. Old
 // chunks are never written again, so returned slices stay valid.
-type arena struct{ buf []byte }
+type byteArena struct{ buf []byte }
 
 const arenaChunk = 256 << 10
 
 // reset recycles the current chunk (only when no returned row still uses it).
-func (a *arena) reset() { a.buf = a.buf[:0] }
+func (a *byteArena) reset() { a.buf = a.buf[:0] }
 
-func (a *arena) copy(b []byte) []byte {
+func (a *byteArena) copy(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte{}
 	}
@@ -70,14 +71,15 @@ func describeSrc(n parquet.Node) srcInfo {
 	return si
 }
 
-func copyBytes(v parquet.Value, a *arena) (parquet.Value, error) {
+func copyBytes(v parquet.Value, a *byteArena) (parquet.Value, error) {
 	if v.Kind() == parquet.FixedLenByteArray {
 		return parquet.FixedLenByteArrayValue(a.copy(v.ByteArray())), nil
 	}
 	return parquet.ByteArrayValue(a.copy(v.ByteArray())), nil
 }
 
-func same(v parquet.Value, _ *arena) (parquet.Value, error) { return v, nil }
+// unchangedValue is the conversion of a column whose values need none.
+func unchangedValue(v parquet.Value, _ *byteArena) (parquet.Value, error) { return v, nil }
 
 // julianEpoch is the Julian day number of 1970-01-01 (INT96 timestamps).
 const julianEpoch = 2440588
@@ -87,18 +89,10 @@ const julianEpoch = 2440588
 func int96Micros(i deprecated.Int96) int64 {
 	nanos := int64(uint64(i[1])<<32 | uint64(i[0]))
 	days := int64(i[2]) - julianEpoch
-	return days*86400_000_000 + floorDiv(nanos, 1000)
+	return days*86400_000_000 + schema.FloorDiv(nanos, 1000)
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
+func newValueConv(srcNode parquet.Node, dt *schema.DataType) (valueConv, error) {
 	si := describeSrc(srcNode)
 	mismatch := func() (valueConv, error) {
 		return nil, fmt.Errorf("cannot read file type %s as table type %s", si.typeName, dt.String())
@@ -107,82 +101,82 @@ func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
 	switch dt.Name {
 	case "boolean":
 		if si.kind == parquet.Boolean {
-			return same, nil
+			return unchangedValue, nil
 		}
 	case "byte", "short", "integer":
 		if si.kind == parquet.Int32 && si.decimal == nil && !si.isDate {
-			return same, nil
+			return unchangedValue, nil
 		}
 	case "long":
 		switch {
 		case si.decimal != nil || si.isDate || si.ts != nil:
 		case si.kind == parquet.Int64:
-			return same, nil
+			return unchangedValue, nil
 		case si.kind == parquet.Int32 && unsigned:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.Int64Value(int64(uint32(v.Int32()))), nil
 			}, nil
 		case si.kind == parquet.Int32:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.Int64Value(int64(v.Int32())), nil
 			}, nil
 		}
 	case "float":
 		if si.kind == parquet.Float {
-			return same, nil
+			return unchangedValue, nil
 		}
 	case "double":
 		switch {
 		case si.decimal != nil || si.isDate || si.ts != nil:
 		case si.kind == parquet.Double:
-			return same, nil
+			return unchangedValue, nil
 		case si.kind == parquet.Float:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.DoubleValue(float64(v.Float())), nil
 			}, nil
 		case si.kind == parquet.Int32:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.DoubleValue(float64(v.Int32())), nil
 			}, nil
 		case si.kind == parquet.Int64:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.DoubleValue(float64(v.Int64())), nil
 			}, nil
 		}
 	case "string", "binary":
 		if si.kind == parquet.ByteArray || si.kind == parquet.FixedLenByteArray {
-			return func(v parquet.Value, a *arena) (parquet.Value, error) {
+			return func(v parquet.Value, a *byteArena) (parquet.Value, error) {
 				return parquet.ByteArrayValue(a.copy(v.ByteArray())), nil
 			}, nil
 		}
 	case "date":
 		if si.kind == parquet.Int32 && (si.isDate || si.logical == nil) {
-			return same, nil
+			return unchangedValue, nil
 		}
 	case "timestamp", "timestamp_ntz":
 		switch {
 		case si.kind == parquet.Int96:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.Int64Value(int96Micros(v.Int96())), nil
 			}, nil
 		case si.kind == parquet.Int64 && si.ts != nil:
 			switch si.ts.Unit.Value.(type) {
 			case *format.MilliSeconds:
-				return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+				return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 					return parquet.Int64Value(v.Int64() * 1000), nil
 				}, nil
 			case *format.NanoSeconds:
-				return func(v parquet.Value, _ *arena) (parquet.Value, error) {
-					return parquet.Int64Value(floorDiv(v.Int64(), 1000)), nil
+				return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
+					return parquet.Int64Value(schema.FloorDiv(v.Int64(), 1000)), nil
 				}, nil
 			default:
-				return same, nil
+				return unchangedValue, nil
 			}
 		case si.kind == parquet.Int64 && si.logical == nil:
-			return same, nil
+			return unchangedValue, nil
 		case si.kind == parquet.Int32 && si.isDate && dt.Name == "timestamp_ntz":
 			// Type widening date -> timestamp_ntz: midnight of the day.
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.Int64Value(int64(v.Int32()) * 86400_000_000), nil
 			}, nil
 		}
@@ -195,7 +189,7 @@ func newValueConv(srcNode parquet.Node, dt *DataType) (valueConv, error) {
 // newDecimalConv reads decimals of any physical encoding (and integers, for
 // integer -> decimal widening) as decimal(P,S) in the physical type
 // compactord writes.
-func newDecimalConv(si srcInfo, dt *DataType) (valueConv, error) {
+func newDecimalConv(si srcInfo, dt *schema.DataType) (valueConv, error) {
 	srcScale := 0
 	switch {
 	case si.decimal != nil:
@@ -222,9 +216,9 @@ func newDecimalConv(si srcInfo, dt *DataType) (valueConv, error) {
 		// Fast paths: same scale, same physical kind.
 		switch {
 		case si.kind == tgtKind && tgtKind != parquet.FixedLenByteArray:
-			return same, nil
+			return unchangedValue, nil
 		case si.kind == parquet.Int32 && tgtKind == parquet.Int64:
-			return func(v parquet.Value, _ *arena) (parquet.Value, error) {
+			return func(v parquet.Value, _ *byteArena) (parquet.Value, error) {
 				return parquet.Int64Value(int64(v.Int32())), nil
 			}, nil
 		case si.kind == parquet.FixedLenByteArray && tgtKind == parquet.FixedLenByteArray && si.decimal != nil &&
@@ -234,7 +228,7 @@ func newDecimalConv(si srcInfo, dt *DataType) (valueConv, error) {
 	}
 	mul := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dt.Scale-srcScale)), nil)
 	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dt.Precision)), nil)
-	return func(v parquet.Value, a *arena) (parquet.Value, error) {
+	return func(v parquet.Value, a *byteArena) (parquet.Value, error) {
 		u := decimalUnscaled(v)
 		if mul.Cmp(big.NewInt(1)) != 0 {
 			u.Mul(u, mul)
@@ -290,7 +284,7 @@ func decimalToBytes(u *big.Int, width int) []byte {
 // sameLeafType reports whether file values of srcNode are already values of
 // the target type as compactord writes it (same physical type, same
 // decimal scale and width, timestamps in microseconds).
-func sameLeafType(srcNode parquet.Node, dt *DataType) bool {
+func sameLeafType(srcNode parquet.Node, dt *schema.DataType) bool {
 	si := describeSrc(srcNode)
 	switch dt.Name {
 	case "boolean":

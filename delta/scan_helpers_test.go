@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/schema"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob"
 )
@@ -46,21 +49,21 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 		return nil, false
 	}
 	snap := &Snapshot{}
-	live := map[string]*Add{}
+	live := map[string]*actions.Add{}
 	for i, p := range commits {
-		eachLogLine(t, p, func(raw []byte) {
+		deltatest.EachLogLine(t, p, func(raw []byte) {
 			var line struct {
-				MetaData *Metadata `json:"metaData"`
-				Protocol *Protocol `json:"protocol"`
+				MetaData *actions.Metadata `json:"metaData"`
+				Protocol *actions.Protocol `json:"protocol"`
 				Add      *struct {
-					Path            string             `json:"path"`
-					PartitionValues map[string]*string `json:"partitionValues"`
-					Size            int64              `json:"size"`
-					DeletionVector  *DeletionVector    `json:"deletionVector"`
+					Path            string                  `json:"path"`
+					PartitionValues map[string]*string      `json:"partitionValues"`
+					Size            int64                   `json:"size"`
+					DeletionVector  *actions.DeletionVector `json:"deletionVector"`
 				} `json:"add"`
 				Remove *struct {
-					Path           string          `json:"path"`
-					DeletionVector *DeletionVector `json:"deletionVector"`
+					Path           string                  `json:"path"`
+					DeletionVector *actions.DeletionVector `json:"deletionVector"`
 				} `json:"remove"`
 			}
 			if err := json.Unmarshal(raw, &line); err != nil {
@@ -72,7 +75,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 			case line.Protocol != nil:
 				snap.Protocol = *line.Protocol
 			case line.Add != nil:
-				a := &Add{Path: line.Add.Path, PartitionValues: line.Add.PartitionValues, Size: line.Add.Size, DeletionVector: line.Add.DeletionVector}
+				a := &actions.Add{Path: line.Add.Path, PartitionValues: line.Add.PartitionValues, Size: line.Add.Size, DeletionVector: line.Add.DeletionVector}
 				for k, old := range live {
 					if old.Path == a.Path {
 						delete(live, k)
@@ -80,7 +83,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 				}
 				live[a.FileKey()] = a
 			case line.Remove != nil:
-				r := &Remove{Path: line.Remove.Path, DeletionVector: line.Remove.DeletionVector}
+				r := &actions.Remove{Path: line.Remove.Path, DeletionVector: line.Remove.DeletionVector}
 				delete(live, r.FileKey())
 			}
 		})
@@ -90,7 +93,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 		snap.Files = append(snap.Files, a)
 	}
 	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
-	s, err := ParseSchema(snap.Metadata.SchemaString)
+	s, err := schema.ParseSchema(snap.Metadata.SchemaString)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func loadTestSnapshot(t *testing.T, root string) *Snapshot {
 		t.Fatal(err)
 	}
 	if snap.Schema == nil {
-		if snap.Schema, err = ParseSchema(snap.Metadata.SchemaString); err != nil {
+		if snap.Schema, err = schema.ParseSchema(snap.Metadata.SchemaString); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -66,7 +67,7 @@ type scanPlanner struct {
 // byID resolves top-level and nested struct fields by parquet field id
 // (column mapping id mode), otherwise fields resolve by name.
 func planScan(ds *dataShape, src *parquet.Schema, file string) ([]*leafPlan, error) {
-	p := &scanPlanner{mode: ds.mode, byID: ds.mode == ColumnMappingID, src: src, file: file}
+	p := &scanPlanner{mode: ds.mode, byID: ds.mode == schema.ColumnMappingID, src: src, file: file}
 	for _, c := range ds.root.children {
 		child := findSrcField(src.Fields(), c, p.byID)
 		var inc int
@@ -94,7 +95,7 @@ func fieldID(n parquet.Node) int { return n.ID() }
 // case-insensitively (Spark resolves parquet columns case-insensitively).
 func findSrcField(fields []parquet.Field, tn *shapeNode, byID bool) parquet.Field {
 	if byID && tn.field != nil {
-		if id, ok := FieldID(tn.field); ok {
+		if id, ok := schema.FieldID(tn.field); ok {
 			for _, f := range fields {
 				if fieldID(f) == id {
 					return f

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
@@ -23,7 +26,7 @@ import (
 
 // copyDataFile copies one data file of a test table into dir and returns
 // its add action (same name, size of the copy).
-func copyDataFile(t *testing.T, table, dir string) (*Snapshot, *Add) {
+func copyDataFile(t *testing.T, table, dir string) (*Snapshot, *actions.Add) {
 	t.Helper()
 	root := testutil.DeltaTable(t, table)
 	snap := loadTestSnapshot(t, root)
@@ -260,13 +263,13 @@ func TestScanSchemaEvolution(t *testing.T) {
 	   {"name":"l","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
 	 {"name":"m","type":{"type":"map","keyType":"string","valueType":"double","valueContainsNull":true},"nullable":true,"metadata":{}},
 	 {"name":"p","type":"date","nullable":true,"metadata":{}}]}`
-	st, err := ParseSchema(schema)
+	st, err := deltaschema.ParseSchema(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
 	p := "2024-02-29"
-	add := &Add{Path: "old.parquet", PartitionValues: map[string]*string{"p": &p}}
+	add := &actions.Add{Path: "old.parquet", PartitionValues: map[string]*string{"p": &p}}
 	got := scanOneFile(t, openScanTable(t, dir), snap, add)
 	want := []string{
 		`{"id":1,"s":{"a":7,"b":null,"l":null},"m":null,"p":"2024-02-29"}`,
@@ -283,13 +286,13 @@ func TestScanSchemaEvolution(t *testing.T) {
 	}
 	// A type the file cannot be widened to is refused, naming the column.
 	st.Fields[1].Type.Struct.Fields[1].Nullable = true
-	st.Fields[0].Type = &DataType{Name: "string"}
+	st.Fields[0].Type = &deltaschema.DataType{Name: "string"}
 	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, add, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "column id") {
 		t.Fatalf("incompatible type: err = %v", err)
 	}
 }
 
-func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *Add) []string {
+func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *actions.Add) []string {
 	t.Helper()
 	s, err := OpenFileScan(context.Background(), tb, snap, add, ScanOptions{})
 	if err != nil {
@@ -348,11 +351,11 @@ func TestParsePartitionValue(t *testing.T) {
 		{typ: "decimal(38,0)", in: str("12345678901234567890123456789012345678"), want: "12345678901234567890123456789012345678"},
 		{typ: "binary", in: str("ab"), want: `"YWI="`},
 	} {
-		dt, err := parsePrimitive(tc.typ)
+		dt, err := deltaschema.ParsePrimitive(tc.typ)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := ParsePartitionValue(tc.in, dt, tc.loc)
+		v, err := actions.ParsePartitionValue(tc.in, dt, tc.loc)
 		if tc.wantErr {
 			if err == nil {
 				t.Errorf("%s %q: no error, got %v", tc.typ, *tc.in, v)
@@ -363,7 +366,7 @@ func TestParsePartitionValue(t *testing.T) {
 			t.Errorf("%s: %v", tc.typ, err)
 			continue
 		}
-		if got := string(AppendJSON(nil, v)); got != tc.want {
+		if got := string(deltaschema.AppendJSON(nil, v)); got != tc.want {
 			t.Errorf("%s %v: got %s, want %s", tc.typ, tc.in, got, tc.want)
 		}
 	}
@@ -376,12 +379,12 @@ func TestDecimalBytesAndEncoding(t *testing.T) {
 		}
 	}
 	for _, v := range []int64{0, 1, -1, 127, -128, 255, -256, math.MaxInt64, math.MinInt64} {
-		d := Decimal{Unscaled: bytesToBigInt(decimalToBytes(bigOf(v), 16)), Scale: 0}
+		d := deltaschema.Decimal{Unscaled: bytesToBigInt(decimalToBytes(bigOf(v), 16)), Scale: 0}
 		if d.Unscaled.Int64() != v {
 			t.Errorf("round trip of %d through 16 bytes gave %s", v, d)
 		}
 	}
-	if got := (Decimal{Unscaled: bigOf(-5), Scale: 3}).String(); got != "-0.005" {
+	if got := (deltaschema.Decimal{Unscaled: bigOf(-5), Scale: 3}).String(); got != "-0.005" {
 		t.Errorf("Decimal string = %s", got)
 	}
 }
@@ -432,7 +435,7 @@ func TestScanLegacyListEncodings(t *testing.T) {
 			parquet.Value{}.Level(0, 0, 4)},
 	}
 	dir := t.TempDir()
-	data := writeParquetFile(t, dir, "hive.parquet", schema, rows)
+	data := deltatest.WriteParquetFile(t, dir, "hive.parquet", schema, rows)
 	t.Logf("%s", openParquetBytes(t, data).Schema())
 	ds := `{"type":"struct","fields":[
 	 {"name":"id","type":"long","nullable":true,"metadata":{}},
@@ -441,12 +444,12 @@ func TestScanLegacyListEncodings(t *testing.T) {
 	   {"name":"a","type":"integer","nullable":true,"metadata":{}},
 	   {"name":"b","type":"string","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},
 	 {"name":"l3","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]}`
-	st, err := ParseSchema(ds)
+	st, err := deltaschema.ParseSchema(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
-	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "hive.parquet"})
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "hive.parquet"})
 	want := []string{
 		`{"id":1,"l":[1,2],"l2":[{"a":5,"b":"x"},{"a":null,"b":"y"}],"l3":[7,null]}`,
 		`{"id":2,"l":null,"l2":[],"l3":null}`,
@@ -470,11 +473,11 @@ func openParquetBytes(t *testing.T, b []byte) *parquet.File {
 // the physical index in this file).
 func TestScanDVAcrossRowGroups(t *testing.T) {
 	ds := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}]}`
-	st, err := ParseSchema(ds)
+	st, err := deltaschema.ParseSchema(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
 	schema, err := DataSchema(snap)
 	if err != nil {
 		t.Fatal(err)
@@ -489,7 +492,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 		rows = append(rows, parquet.Row{parquet.Int64Value(int64(i)).Level(0, 0, 0), s})
 	}
 	dir := t.TempDir()
-	data := writeParquetFile(t, dir, "f.parquet", schema, rows, parquet.MaxRowsPerRowGroup(97))
+	data := deltatest.WriteParquetFile(t, dir, "f.parquet", schema, rows, parquet.MaxRowsPerRowGroup(97))
 	if got := len(openParquetBytes(t, data).RowGroups()); got < 10 {
 		t.Fatalf("%d row groups, want many", got)
 	}
@@ -500,7 +503,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	dv.AddRange(96, 200) // a range spanning a row group boundary
 	dv.Add(n - 1)
 	for _, batch := range []int{1, 13, 97, 4096} {
-		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "f.parquet", Size: int64(len(data))}, ScanOptions{DV: dv, ReuseRows: batch == 13})
+		s, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &actions.Add{Path: "f.parquet", Size: int64(len(data))}, ScanOptions{DV: dv, ReuseRows: batch == 13})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,20 +614,20 @@ func TestScanUnannotatedRepeatedField(t *testing.T) {
 		{parquet.Int64Value(2).Level(0, 0, 0), parquet.Value{}.Level(0, 0, 1)},
 	}
 	dir := t.TempDir()
-	writeParquetFile(t, dir, "pb.parquet", schema, rows)
+	deltatest.WriteParquetFile(t, dir, "pb.parquet", schema, rows)
 	ds := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},
 	 {"name":"r","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}]}`
-	st, err := ParseSchema(ds)
+	st, err := deltaschema.ParseSchema(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: Metadata{SchemaString: ds}}
-	got := scanOneFile(t, openScanTable(t, dir), snap, &Add{Path: "pb.parquet"})
+	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "pb.parquet"})
 	if want := `{"id":1,"r":[4,5]}` + "\n" + `{"id":2,"r":[]}`; strings.Join(got, "\n") != want {
 		t.Fatalf("got %v, want %s", got, want)
 	}
-	st.Fields[1].Type = &DataType{Name: "integer"}
-	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &Add{Path: "pb.parquet"}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "repeated in the file") {
+	st.Fields[1].Type = &deltaschema.DataType{Name: "integer"}
+	if _, err := OpenFileScan(context.Background(), openScanTable(t, dir), snap, &actions.Add{Path: "pb.parquet"}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "repeated in the file") {
 		t.Fatalf("err = %v", err)
 	}
 }

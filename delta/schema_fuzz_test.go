@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -18,14 +21,14 @@ func FuzzParseSchema(f *testing.F) {
 	if dirs, err := os.ReadDir(testutil.DeltaTestdata(f)); err == nil {
 		for _, d := range dirs {
 			if d.IsDir() {
-				for _, s := range schemaStringsInLogTB(f, filepath.Join(testutil.DeltaTestdata(f), d.Name(), "delta")) {
+				for _, s := range deltatest.SchemaStringsInLog(f, filepath.Join(testutil.DeltaTestdata(f), d.Name(), "delta")) {
 					f.Add(s)
 				}
 			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		st, err := ParseSchema(s)
+		st, err := schema.ParseSchema(s)
 		if err != nil {
 			return
 		}
@@ -33,13 +36,13 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal of a parsed schema failed: %v", err)
 		}
-		st2, err := ParseSchema(string(b))
+		st2, err := schema.ParseSchema(string(b))
 		if err != nil {
 			t.Fatalf("re-parse failed: %v\n%s", err, b)
 		}
 		if !reflect.DeepEqual(st.String(), st2.String()) {
 			t.Fatalf("round trip changed the schema:\n%s\n%s", st, st2)
 		}
-		_, _ = DataSchemaOf(st, &Metadata{})
+		_, _ = DataSchemaOf(st, &actions.Metadata{})
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -135,23 +136,23 @@ func writeBenchTableStats(tb testing.TB, dir string, nFiles int, stats func(i in
 	}
 	next := nFiles
 	for v := int64(101); v <= 200; v++ {
-		var lines []Action
-		lines = append(lines, Action{CommitInfo: CommitInfo{"timestamp": json.RawMessage(fmt.Sprint(created + v)), "operation": json.RawMessage(`"WRITE"`)}})
+		var lines []actions.Action
+		lines = append(lines, actions.Action{CommitInfo: actions.CommitInfo{"timestamp": json.RawMessage(fmt.Sprint(created + v)), "operation": json.RawMessage(`"WRITE"`)}})
 		for k := 0; k < 5; k++ {
 			// Distinct checkpoint files without DVs (odd indexes).
 			victim := int((v-101)*5) + k
 			idx := (victim%(nFiles/10))*10 + 1 + 2*(victim/(nFiles/10))
 			ts := created + v
-			lines = append(lines, Action{Remove: &Remove{Path: benchPath(idx), DeletionTimestamp: &ts, DataChange: true}})
+			lines = append(lines, actions.Action{Remove: &actions.Remove{Path: benchPath(idx), DeletionTimestamp: &ts, DataChange: true}})
 		}
 		for k := 0; k < 10; k++ {
-			lines = append(lines, Action{Add: &Add{Path: benchPath(next), PartitionValues: map[string]*string{"day": ptrTo("2024-02-01")},
+			lines = append(lines, actions.Action{Add: &actions.Add{Path: benchPath(next), PartitionValues: map[string]*string{"day": ptrTo("2024-02-01")},
 				Size: 1 << 20, ModificationTime: created + v, DataChange: true, Stats: benchStats(next)}})
 			next++
 		}
 		var body []byte
 		for _, a := range lines {
-			b, err := MarshalAction(a)
+			b, err := actions.MarshalAction(a)
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -8,6 +8,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -72,7 +76,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 
 	// Read the checkpoint and the commits concurrently.
 	var cpActs cpActions
-	commitActions := make([][]Action, target-first+1)
+	commitActions := make([][]actions.Action, target-first+1)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	if cp != nil {
@@ -121,9 +125,9 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		Metadata: *r.metadata,
 		Txns:     r.txns,
 		Domains:  r.domains,
-		props:    ParseProperties(r.metadata.Configuration),
+		props:    props.ParseProperties(r.metadata.Configuration),
 	}
-	if snap.Schema, err = ParseSchema(r.metadata.SchemaString); err != nil {
+	if snap.Schema, err = schema.ParseSchema(r.metadata.SchemaString); err != nil {
 		// A feature this build does not read often brings types it does
 		// not parse (geospatial's geometry): name the feature first.
 		if ferr := Readable(snap); ferr != nil {
@@ -167,9 +171,9 @@ func missingCommitError(t *Table, v, target int64, cp *checkpoint, incomplete ma
 // commitTimestamp returns the in-commit timestamp of the snapshot's version
 // when in-commit timestamps are enabled, else the commit file's
 // modification time (the checkpoint's when the commit file is gone).
-func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logFile, cp *checkpoint, commitActions [][]Action, first int64) (int64, error) {
+func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logFile, cp *checkpoint, commitActions [][]actions.Action, first int64) (int64, error) {
 	if snap.Properties().InCommitTimestamps {
-		var acts []Action
+		var acts []actions.Action
 		if snap.Version >= first {
 			acts = commitActions[snap.Version-first]
 		} else if _, ok := commits[snap.Version]; ok {
@@ -197,7 +201,7 @@ func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[
 
 // checkStats checks the stats of files (checkAddStats) and returns the
 // first file that fails.
-func checkStats(files []*Add) (*Add, error) {
+func checkStats(files []*actions.Add) (*actions.Add, error) {
 	for _, a := range files {
 		if err := checkAddStats(a); err != nil {
 			return a, err
@@ -209,7 +213,7 @@ func checkStats(files []*Add) (*Add, error) {
 // checkAddStats checks that a's JSON stats parse (ParseStats would accept
 // them), building nothing, and that its numRecords fits its deletion
 // vector (checkRowCounts); the error names the file.
-func checkAddStats(a *Add) error {
+func checkAddStats(a *actions.Add) error {
 	if a.ParsedStats != nil {
 		if st := a.ParsedStats; st.NumRecords != nil {
 			return checkRowCounts(a, *st.NumRecords, true)
@@ -219,7 +223,7 @@ func checkAddStats(a *Add) error {
 	if a.Stats == "" {
 		return nil
 	}
-	n, has, err := scanStats(a.Stats, true)
+	n, has, err := stats.ScanStats(a.Stats, true)
 	if err != nil {
 		return fmt.Errorf("file %s: %w", a.Path, err)
 	}
@@ -229,7 +233,7 @@ func checkAddStats(a *Add) error {
 // commitStatsError names the commit, among commits (the actions of the
 // versions from first on), that added bad: its stats failed checkStats
 // with err after the replay, which keeps no version per file.
-func commitStatsError(t *Table, bad *Add, commits [][]Action, first int64, err error) error {
+func commitStatsError(t *Table, bad *actions.Add, commits [][]actions.Action, first int64, err error) error {
 	for i := len(commits) - 1; i >= 0; i-- {
 		for j := range commits[i] {
 			if commits[i][j].Add == bad {

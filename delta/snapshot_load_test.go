@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -206,11 +207,11 @@ func TestCheckpointActionsMarshal(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, f := range snap.Files {
-			line, err := MarshalAction(Action{Add: f})
+			line, err := actions.MarshalAction(actions.Action{Add: f})
 			if err != nil {
 				t.Fatalf("%s: %s: %v", name, f.Path, err)
 			}
-			back, err := ParseAction(line)
+			back, err := actions.ParseAction(line)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", name, line, err)
 			}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/compactord/compactord/delta/actions"
+	deltastats "github.com/compactord/compactord/delta/stats"
 )
 
 // Slim returns a copy of s for a poller to hold between polls: no
@@ -26,7 +29,7 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	out.Tombstones = nil
 	out.slim = &slimInfo{columns: columns}
 	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
-	out.Files = make([]*Add, len(s.Files))
+	out.Files = make([]*actions.Add, len(s.Files))
 	j := 0
 	for i, a := range s.Files {
 		if reuse {
@@ -66,7 +69,7 @@ type slimInfo struct{ columns [][]string }
 
 // slimStats returns a's stats as JSON cut to numRecords and the
 // statistics of columns ("" when a has none).
-func slimStats(a *Add, columns [][]string) (string, error) {
+func slimStats(a *actions.Add, columns [][]string) (string, error) {
 	if len(columns) == 0 {
 		n, ok, err := a.NumRecords()
 		if err != nil || !ok {
@@ -78,7 +81,7 @@ func slimStats(a *Add, columns [][]string) (string, error) {
 	if err != nil || st == nil {
 		return "", err
 	}
-	cut := Stats{NumRecords: st.NumRecords}
+	cut := deltastats.Stats{NumRecords: st.NumRecords}
 	for _, c := range columns {
 		cut.MinValues = copyStat(cut.MinValues, st.MinValues, c)
 		cut.MaxValues = copyStat(cut.MaxValues, st.MaxValues, c)

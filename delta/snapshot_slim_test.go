@@ -3,6 +3,8 @@ package delta
 import (
 	"context"
 	"testing"
+
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // Slim cuts stats to numRecords and the given columns, and reuses the
@@ -22,7 +24,7 @@ func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
 	// A snapshot that shares all but one of the slim files, as Advance
 	// returns after a commit adding one file.
 	next := *slim
-	next.Files = append([]*Add{full.Files[0]}, slim.Files[1:]...)
+	next.Files = append([]*actions.Add{full.Files[0]}, slim.Files[1:]...)
 	again, err := next.Slim(cols, slim)
 	if err != nil {
 		t.Fatal(err)

@@ -8,18 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 // referenceStats parses with encoding/json (UseNumber), the behaviour
 // ParseStats must match.
-func referenceStats(s string) (*Stats, error) {
+func referenceStats(s string) (*deltastats.Stats, error) {
 	if !json.Valid([]byte(s)) {
 		return nil, json.Unmarshal([]byte(s), new(any))
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 	dec.UseNumber()
-	var st Stats
+	var st deltastats.Stats
 	if err := dec.Decode(&st); err != nil {
 		return nil, err
 	}
@@ -35,7 +38,7 @@ func TestParseStatsMatchesEncodingJSON(t *testing.T) {
 		`{}`,
 	}
 	for _, s := range cases {
-		got, err := ParseStats(s)
+		got, err := deltastats.ParseStats(s)
 		if err != nil {
 			t.Fatalf("ParseStats(%s): %v", s, err)
 		}
@@ -52,11 +55,11 @@ func TestParseStatsMatchesEncodingJSON(t *testing.T) {
 func TestParseStatsRejectsMalformedJSON(t *testing.T) {
 	for _, s := range []string{`{`, `{"numRecords":}`, `{"numRecords":1.5}`, `{"numRecords":"1"}`, `{"minValues":[1]}`,
 		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":"x}`, `{"a":1}x`, `[1]`, `{"a":tru}`, `{"tightBounds":1}`, "{\"a\":\"\x01\"}", `{"a" 1}`} {
-		if _, err := ParseStats(s); err == nil {
+		if _, err := deltastats.ParseStats(s); err == nil {
 			t.Errorf("ParseStats(%q) succeeded", s)
 		}
 	}
-	if st, err := ParseStats(""); st != nil || err != nil {
+	if st, err := deltastats.ParseStats(""); st != nil || err != nil {
 		t.Errorf("ParseStats(\"\") = %v, %v; want nil, nil", st, err)
 	}
 }
@@ -65,9 +68,9 @@ func FuzzParseStats(f *testing.F) {
 	f.Add(`{"numRecords":10,"minValues":{"value":0,"s":"a\"b"},"maxValues":{"value":9},"nullCount":{"value":0},"tightBounds":false}`)
 	f.Add(`{"numRecords":1,"minValues":{"d":1.5E-7,"n":{"x":[true,null]}}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := ParseStats(s)
+		got, err := deltastats.ParseStats(s)
 		want, werr := referenceStats(s)
-		if s == "" || (werr == nil && reflect.DeepEqual(want, &Stats{}) && err == nil && got == nil) {
+		if s == "" || (werr == nil && reflect.DeepEqual(want, &deltastats.Stats{}) && err == nil && got == nil) {
 			return // "" and null mean no stats; encoding/json gives an empty Stats for null
 		}
 		if (err == nil) != (werr == nil) {
@@ -87,11 +90,11 @@ func FuzzParseStats(f *testing.F) {
 // NumRecords uses, for stats without a repeated numRecords key).
 func checkScanAgrees(t *testing.T, s string) {
 	t.Helper()
-	st, err := ParseStats(s)
-	n, ok, serr := scanStats(s, true)
-	if qn, qok, decided := quickScanStats(s); decided {
+	st, err := deltastats.ParseStats(s)
+	n, ok, serr := deltastats.ScanStats(s, true)
+	if qn, qok, decided := deltastats.QuickScanStats(s); decided {
 		// The quick check decides only what the full scan accepts, alike.
-		fn, fok, ferr := fullScanStats(s, true)
+		fn, fok, ferr := deltastats.FullScanStats(s, true)
 		if ferr != nil || qn != fn || qok != fok {
 			t.Fatalf("quickScanStats(%q) = %d, %v; the full scan: %d, %v, %v", s, qn, qok, fn, fok, ferr)
 		}
@@ -106,7 +109,7 @@ func checkScanAgrees(t *testing.T, s string) {
 	if ok != wantOK || (ok && n != *st.NumRecords) {
 		t.Fatalf("scanStats(%q) = %d, %v; ParseStats numRecords = %+v", s, n, ok, st)
 	}
-	if a := (&Add{Path: "f", Stats: s}); strings.Count(strings.ToLower(s), "numrecords") <= 1 {
+	if a := (&actions.Add{Path: "f", Stats: s}); strings.Count(strings.ToLower(s), "numrecords") <= 1 {
 		got, gotOK, err := a.NumRecords()
 		if err != nil || gotOK != wantOK || (gotOK && got != n) {
 			t.Fatalf("NumRecords of %q = %d, %v, %v; want %d, %v", s, got, gotOK, err, n, wantOK)
@@ -160,7 +163,7 @@ func BenchmarkScanStats(b *testing.B) {
 	b.SetBytes(int64(n))
 	for b.Loop() {
 		for _, s := range stats {
-			if _, _, err := scanStats(s, true); err != nil {
+			if _, _, err := deltastats.ScanStats(s, true); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -178,7 +181,7 @@ func TestQuickScanStatsDecidesEnginesStats(t *testing.T) {
 		for _, s := range stats {
 			seen++
 			checkScanAgrees(t, s)
-			if _, _, ok := quickScanStats(s); ok {
+			if _, _, ok := deltastats.QuickScanStats(s); ok {
 				decided++
 			} else if !strings.Contains(s, `\`) {
 				t.Errorf("the quick check left %q to the full scan", s)
@@ -201,7 +204,7 @@ func enginesStats(t *testing.T) [][]string {
 	}
 	var out [][]string
 	for _, path := range logs {
-		out = append(out, logStrings(t, path, "add", "stats"))
+		out = append(out, deltatest.LogStrings(t, path, "add", "stats"))
 	}
 	return out
 }
@@ -211,19 +214,19 @@ func enginesStats(t *testing.T) [][]string {
 // numRecords from it, or when p does not match its own shape.
 func checkShapeAgrees(t *testing.T, p, s string) (matched bool) {
 	t.Helper()
-	var sh statsShape
-	pn, phas, decided := quickScanShape(p, &sh)
+	var sh deltastats.StatsShape
+	pn, phas, decided := deltastats.QuickScanShape(p, &sh)
 	if !decided {
 		return false
 	}
-	if n, has, ok := sh.match(p); !ok || n != pn || has != phas {
+	if n, has, ok := sh.Match(p); !ok || n != pn || has != phas {
 		t.Fatalf("%q does not match its own shape: %d, %v, %v", p, n, has, ok)
 	}
-	n, has, ok := sh.match(s)
+	n, has, ok := sh.Match(s)
 	if !ok {
 		return false
 	}
-	fn, fhas, err := fullScanStats(s, true)
+	fn, fhas, err := deltastats.FullScanStats(s, true)
 	if err != nil || fn != n || fhas != has {
 		t.Fatalf("%q matched the shape of %q (%d, %v); the full scan: %d, %v, %v", s, p, n, has, fn, fhas, err)
 	}

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	deltaschema "github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -26,7 +30,7 @@ func TestTruncateStringMin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TruncateStringMin(tc.in, tc.n); got != tc.want {
+			if got := statscollect.TruncateStringMin(tc.in, tc.n); got != tc.want {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -61,7 +65,7 @@ func TestTruncateStringMax(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := TruncateStringMax(tc.in, tc.n)
+			got, ok := statscollect.TruncateStringMax(tc.in, tc.n)
 			if ok != tc.ok || got != tc.want {
 				t.Fatalf("got %q %v, want %q %v", got, ok, tc.want, tc.ok)
 			}
@@ -77,7 +81,7 @@ func TestStatsStringBoundsInOutput(t *testing.T) {
 		{Name: statsPtr(strings.Repeat("m", 40))},
 		{Name: statsPtr(strings.Repeat("\U0010FFFF", 70))},
 	}
-	got, err := collectStatsRows(t, map[string]string{PropStatsColumns: "name"}, rows, nil)
+	got, err := collectStatsRows(t, map[string]string{props.PropStatsColumns: "name"}, rows, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +104,7 @@ func TestMarkStatsWide(t *testing.T) {
 		{`not json`, `not json`},
 	}
 	for _, tc := range tests {
-		if got := MarkStatsWide(tc.in); got != tc.want {
+		if got := statscollect.MarkStatsWide(tc.in); got != tc.want {
 			t.Errorf("MarkStatsWide(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -146,15 +150,15 @@ func BenchmarkStatsCollectorObserve(b *testing.B) {
 
 func TestStatsWideDecimalFromFixedLenBytes(t *testing.T) {
 	const schemaJSON = `{"type":"struct","fields":[{"name":"d","type":"decimal(20,2)","nullable":true,"metadata":{}}]}`
-	schema, err := ParseSchema(schemaJSON)
+	schema, err := deltaschema.ParseSchema(schemaJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pq := parquet.NewSchema("spark_schema", parquet.Group{
 		"d": parquet.Optional(parquet.Decimal(2, 20, parquet.FixedLenByteArrayType(9))),
 	})
-	meta := &Metadata{SchemaString: schemaJSON}
-	c, err := NewStatsCollector(meta, schema, pq)
+	meta := &actions.Metadata{SchemaString: schemaJSON}
+	c, err := statscollect.NewStatsCollector(meta, schema, pq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +187,7 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
  {"name":"b_ns","type":"timestamp","nullable":true,"metadata":{}},
  {"name":"c_ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},
  {"name":"d_day","type":"date","nullable":true,"metadata":{}}]}`
-	schema, err := ParseSchema(schemaJSON)
+	schema, err := deltaschema.ParseSchema(schemaJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +198,7 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
 		"c_ntz": parquet.Optional(parquet.TimestampAdjusted(parquet.Microsecond, false)),
 		"d_day": parquet.Optional(parquet.Date()),
 	})
-	c, err := NewStatsCollector(&Metadata{SchemaString: schemaJSON}, schema, pq)
+	c, err := statscollect.NewStatsCollector(&actions.Metadata{SchemaString: schemaJSON}, schema, pq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +225,7 @@ func TestStatsTimestampUnitsAndNTZ(t *testing.T) {
 // statsColumnFixture is a collector for statsRow rows and n rows of every
 // shape statsRow has: nulls, negative and positive integers, long strings,
 // repeated tags.
-func statsColumnFixture(tb testing.TB, n int) (*StatsCollector, *parquet.Schema, []parquet.Row) {
+func statsColumnFixture(tb testing.TB, n int) (*statscollect.StatsCollector, *parquet.Schema, []parquet.Row) {
 	c, pq, err := statsTestCollector(tb, "part", nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -299,7 +303,7 @@ func TestStatsMergedPartsEqualTheWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts := make([]*StatsCollector, len(cuts))
+		parts := make([]*statscollect.StatsCollector, len(cuts))
 		for i, cut := range cuts {
 			parts[i] = c.Fresh()
 			parts[i].ObserveRows(rows[cut[0]:cut[1]])

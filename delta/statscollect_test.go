@@ -13,15 +13,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/props"
+	deltaschema "github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
 
 // fixtureLog is what the stats tests need from a fixture table's log.
 type fixtureLog struct {
-	meta     *Metadata
-	protocol *Protocol
-	adds     []*Add
+	meta     *actions.Metadata
+	protocol *actions.Protocol
+	adds     []*actions.Add
 }
 
 func readFixtureLog(t *testing.T, root string) fixtureLog {
@@ -33,8 +38,8 @@ func readFixtureLog(t *testing.T, root string) fixtureLog {
 	sort.Strings(logs)
 	var fl fixtureLog
 	for _, lf := range logs {
-		eachLogLine(t, lf, func(line []byte) {
-			a, err := ParseAction(line)
+		deltatest.EachLogLine(t, lf, func(line []byte) {
+			a, err := actions.ParseAction(line)
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
 			}
@@ -64,7 +69,7 @@ func collectFileStats(t *testing.T, fl fixtureLog, path string) string {
 func collectFileStatsBoth(t *testing.T, fl fixtureLog, path string) (byRows, byColumns string) {
 	t.Helper()
 	pf := testutil.OpenParquet(t, path)
-	c, err := NewStatsCollector(fl.meta, nil, pf.Schema())
+	c, err := statscollect.NewStatsCollector(fl.meta, nil, pf.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,19 +318,19 @@ func statsTestRows() []statsRow {
 
 // statsTestCollector is a collector for statsRow rows (statsTestSchema),
 // partitioned by part, with the table configuration conf.
-func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*StatsCollector, *parquet.Schema, error) {
+func statsTestCollector(tb testing.TB, part string, conf map[string]string) (*statscollect.StatsCollector, *parquet.Schema, error) {
 	tb.Helper()
-	schema, err := ParseSchema(statsTestSchema)
+	schema, err := deltaschema.ParseSchema(statsTestSchema)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	meta := &Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
+	meta := &actions.Metadata{SchemaString: statsTestSchema, PartitionColumns: []string{part}, Configuration: conf}
 	pq := parquet.SchemaOf(statsRow{})
-	c, err := NewStatsCollector(meta, schema, pq)
+	c, err := statscollect.NewStatsCollector(meta, schema, pq)
 	return c, pq, err
 }
 
-func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *Protocol) (string, error) {
+func collectStatsRows(t *testing.T, conf map[string]string, rows []statsRow, protocol *actions.Protocol) (string, error) {
 	t.Helper()
 	c, pq, err := statsTestCollector(t, "Part", conf)
 	if err != nil {
@@ -345,7 +350,7 @@ func TestStatsCollectorRules(t *testing.T) {
 		name     string
 		conf     map[string]string
 		rows     []statsRow
-		protocol *Protocol
+		protocol *actions.Protocol
 		want     string
 	}{
 		{
@@ -358,54 +363,54 @@ func TestStatsCollectorRules(t *testing.T) {
 		},
 		{
 			name: "numIndexedCols counts nested leaves",
-			conf: map[string]string{PropNumIndexedCols: "4"},
+			conf: map[string]string{props.PropNumIndexedCols: "4"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"id":-3,"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","score":-2.25,"inner":{"a":-1}},` +
 				`"maxValues":{"id":7,"name":"b","score":1.5,"inner":{"a":5}},"nullCount":{"id":1,"name":1,"score":1,"inner":{"a":1}}}`,
 		},
 		{
 			name: "numIndexedCols 0 leaves only numRecords",
-			conf: map[string]string{PropNumIndexedCols: "0"},
+			conf: map[string]string{props.PropNumIndexedCols: "0"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3}`,
 		},
 		{
 			name: "statsColumns wins over numIndexedCols, case-insensitive, schema order",
-			conf: map[string]string{PropNumIndexedCols: "1", PropStatsColumns: "TAGS, `inner`.B,id"},
+			conf: map[string]string{props.PropNumIndexedCols: "1", props.PropStatsColumns: "TAGS, `inner`.B,id"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"id":-3,"inner":{"b":"x"}},"maxValues":{"id":7,"inner":{"b":"x"}},` +
 				`"nullCount":{"id":1,"inner":{"b":2},"tags":1}}`,
 		},
 		{
 			name: "string prefix length from the table",
-			conf: map[string]string{PropStringPrefixLength: "3", PropStatsColumns: "name"},
+			conf: map[string]string{props.PropStringPrefixLength: "3", props.PropStatsColumns: "name"},
 			rows: statsTestRows(),
 			want: `{"numRecords":3,"minValues":{"name":"aaa"},"maxValues":{"name":"b"},"nullCount":{"name":1}}`,
 		},
 		{
 			name: "NaN drops min and max of that column only",
-			conf: map[string]string{PropStatsColumns: "score,id"},
+			conf: map[string]string{props.PropStatsColumns: "score,id"},
 			rows: append(statsTestRows(), statsRow{ID: statsPtr(int64(0)), Score: statsPtr(math.NaN())}),
 			want: `{"numRecords":4,"minValues":{"id":-3},"maxValues":{"id":7},"nullCount":{"id":1,"score":1}}`,
 		},
 		{
 			name: "all-null columns keep an object without bounds",
-			conf: map[string]string{PropStatsColumns: "inner"},
+			conf: map[string]string{props.PropStatsColumns: "inner"},
 			rows: []statsRow{{}, {}},
 			want: `{"numRecords":2,"minValues":{"inner":{}},"maxValues":{"inner":{}},"nullCount":{"inner":{"a":2,"b":2}}}`,
 		},
 		{
 			name:     "tightBounds when the protocol supports deletion vectors",
-			conf:     map[string]string{PropStatsColumns: "id"},
+			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
-			protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+			protocol: &actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0},"tightBounds":true}`,
 		},
 		{
 			name:     "no tightBounds without deletion vectors",
-			conf:     map[string]string{PropStatsColumns: "id"},
+			conf:     map[string]string{props.PropStatsColumns: "id"},
 			rows:     statsTestRows()[:1],
-			protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
+			protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
 			want:     `{"numRecords":1,"minValues":{"id":7},"maxValues":{"id":7},"nullCount":{"id":0}}`,
 		},
 	}
@@ -424,11 +429,11 @@ func TestStatsCollectorRules(t *testing.T) {
 
 func TestStatsCollectorRejectsBadConfig(t *testing.T) {
 	for _, conf := range []map[string]string{
-		{PropNumIndexedCols: "many"},
-		{PropNumIndexedCols: "-2"},
-		{PropStringPrefixLength: "0"},
-		{PropStatsColumns: "`unterminated"},
-		{PropStatsColumns: "a,,b"},
+		{props.PropNumIndexedCols: "many"},
+		{props.PropNumIndexedCols: "-2"},
+		{props.PropStringPrefixLength: "0"},
+		{props.PropStatsColumns: "`unterminated"},
+		{props.PropStatsColumns: "a,,b"},
 	} {
 		if _, err := collectStatsRows(t, conf, nil, nil); err == nil {
 			t.Errorf("%v accepted", conf)
@@ -437,7 +442,7 @@ func TestStatsCollectorRejectsBadConfig(t *testing.T) {
 }
 
 func TestStatsCollectorReset(t *testing.T) {
-	c, pq, err := statsTestCollector(t, "part", map[string]string{PropStatsColumns: "id,name"})
+	c, pq, err := statsTestCollector(t, "part", map[string]string{props.PropStatsColumns: "id,name"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +466,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := testutil.DeltaTable(t, name)
 			fl := readFixtureLog(t, root)
-			schema, err := ParseSchema(fl.meta.SchemaString)
+			schema, err := deltaschema.ParseSchema(fl.meta.SchemaString)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -475,7 +480,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 				if !reflect.DeepEqual(pf.Schema().Columns(), pq.Columns()) {
 					t.Fatalf("column paths differ:\nfile  %v\nwrite %v", pf.Schema().Columns(), pq.Columns())
 				}
-				c, err := NewStatsCollector(fl.meta, schema, pq)
+				c, err := statscollect.NewStatsCollector(fl.meta, schema, pq)
 				if err != nil {
 					t.Fatal(err)
 				}

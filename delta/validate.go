@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // Load-time validation of the numbers of file actions. The protocol
@@ -20,7 +22,7 @@ import (
 
 // checkFileAction checks the numbers of the add, remove or cdc action a
 // that need no statistics: sizes and deletion-vector descriptors.
-func checkFileAction(a *Action) error {
+func checkFileAction(a *actions.Action) error {
 	switch {
 	case a.Add != nil:
 		if a.Add.Size < 0 {
@@ -46,7 +48,7 @@ func checkFileAction(a *Action) error {
 
 // checkDVDescriptor refuses a descriptor whose numbers no writer makes: a
 // negative offset, sizeInBytes or cardinality.
-func checkDVDescriptor(dv *DeletionVector) error {
+func checkDVDescriptor(dv *actions.DeletionVector) error {
 	switch {
 	case dv == nil:
 		return nil
@@ -62,7 +64,7 @@ func checkDVDescriptor(dv *DeletionVector) error {
 
 // checkRowCounts checks an add's numRecords statistic (n, when has)
 // against itself and its deletion vector.
-func checkRowCounts(a *Add, n int64, has bool) error {
+func checkRowCounts(a *actions.Add, n int64, has bool) error {
 	if !has {
 		return nil
 	}

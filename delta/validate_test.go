@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -86,15 +87,15 @@ func TestLoadRefusesImpossibleNumbers(t *testing.T) {
 func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		spoil func(a *Add)
+		spoil func(a *actions.Add)
 		want  string
 	}{
-		{"negative size", func(a *Add) { a.Size = -1 << 63 }, "negative size"},
-		{"cardinality above numRecords", func(a *Add) { a.DeletionVector.Cardinality = 11 }, "deletes 11 rows but the file has 10"},
-		{"negative numRecords", func(a *Add) { a.Stats = `{"numRecords":-10}`; a.DeletionVector = nil }, "negative numRecords"},
-		{"negative offset", func(a *Add) { o := int32(-3); a.DeletionVector.Offset = &o }, "offset out of range"},
-		{"negative sizeInBytes", func(a *Add) { a.DeletionVector.SizeInBytes = -3 }, "sizeInBytes out of range"},
-		{"negative cardinality", func(a *Add) { a.DeletionVector.Cardinality = -3 }, "negative cardinality"},
+		{"negative size", func(a *actions.Add) { a.Size = -1 << 63 }, "negative size"},
+		{"cardinality above numRecords", func(a *actions.Add) { a.DeletionVector.Cardinality = 11 }, "deletes 11 rows but the file has 10"},
+		{"negative numRecords", func(a *actions.Add) { a.Stats = `{"numRecords":-10}`; a.DeletionVector = nil }, "negative numRecords"},
+		{"negative offset", func(a *actions.Add) { o := int32(-3); a.DeletionVector.Offset = &o }, "offset out of range"},
+		{"negative sizeInBytes", func(a *actions.Add) { a.DeletionVector.SizeInBytes = -3 }, "sizeInBytes out of range"},
+		{"negative cardinality", func(a *actions.Add) { a.DeletionVector.Cardinality = -3 }, "negative cardinality"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -2,14 +2,17 @@ package fanout
 
 import (
 	"encoding/json"
+
 	"github.com/hashicorp/go-hclog"
 
 	"context"
-	"github.com/compactord/compactord/internal/attemptsweep"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/internal/attemptsweep"
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
@@ -99,7 +102,7 @@ func TestSweepPlansDeletesStalePlansAndKeepsCommittedOutputs(t *testing.T) {
 	// here: only the log's reference matters to the sweep).
 	var lines []string
 	for _, k := range outs[0] {
-		lines = append(lines, tabletest.AddLine(t, &delta.Add{Path: k, Size: 1, DataChange: true}))
+		lines = append(lines, tabletest.AddLine(t, &actions.Add{Path: k, Size: 1, DataChange: true}))
 	}
 	tabletest.PutCommit(t, tbl, 1, lines)
 

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/objstore"
 
 	"context"
@@ -72,7 +73,7 @@ type JobResult struct {
 // OutputResult is one written data file.
 type OutputResult struct {
 	// Add is the add action to commit.
-	Add *delta.Add `json:"add"`
+	Add *actions.Add `json:"add"`
 	// Key is the object key under the table root.
 	Key string `json:"key"`
 	// Rows is the number of rows written.

@@ -3,7 +3,7 @@ package inspect
 import (
 	"strings"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // ShowNulls shows the null values of a "col=value/..." partition as
@@ -12,7 +12,7 @@ import (
 func ShowNulls(partition string) string {
 	parts := strings.Split(partition, "/")
 	for i, p := range parts {
-		if col, v, ok := strings.Cut(p, "="); ok && v == delta.HiveDefaultPartition {
+		if col, v, ok := strings.Cut(p, "="); ok && v == actions.HiveDefaultPartition {
 			parts[i] = col + "=null"
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/statsbackfill"
@@ -180,7 +181,7 @@ func Load(ctx context.Context, t *delta.Table, version, threshold int64) (*Repor
 // CountFooterRows adds to rep the rows of the files without numRecords,
 // read from their parquet footers.
 func CountFooterRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rep *Report) {
-	var files []*delta.Add
+	var files []*actions.Add
 	for _, f := range snap.Files {
 		if _, ok := f.LiveRows(); !ok {
 			files = append(files, f)
@@ -284,7 +285,7 @@ func Build(url string, snap *delta.Snapshot, smallThreshold int64) (*Report, err
 
 	// Partition values are keyed by physical name under column mapping;
 	// the report names the logical columns.
-	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	partKeys, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta"
+	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/internal/deletegate"
 )
 
@@ -127,7 +128,7 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 		return res, fmt.Errorf("table %s: log cleanup: %w", t.URL, err)
 	}
 	props := snap.Properties()
-	if err := props.Check(delta.PropEnableExpiredLogCleanup, delta.PropLogRetentionDuration, delta.PropRequireCheckpointProtectionBeforeVersion); err != nil {
+	if err := props.Check(deltaprops.PropEnableExpiredLogCleanup, deltaprops.PropLogRetentionDuration, deltaprops.PropRequireCheckpointProtectionBeforeVersion); err != nil {
 		return res, fmt.Errorf("table %s: %w", t.URL, err)
 	}
 	if !props.ExpiredLogCleanup {
@@ -167,7 +168,7 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 	}
 	if snap.Protocol.HasFeature("checkpointProtection") && boundary < props.RequireCheckpointProtectionBeforeVersion {
 		res.Skipped = fmt.Sprintf("checkpointProtection: checkpoint %d is below %s=%d; history before it goes only in one cut",
-			boundary, delta.PropRequireCheckpointProtectionBeforeVersion, props.RequireCheckpointProtectionBeforeVersion)
+			boundary, deltaprops.PropRequireCheckpointProtectionBeforeVersion, props.RequireCheckpointProtectionBeforeVersion)
 		return res, nil
 	}
 	var commits, checkpoints []File

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
@@ -154,7 +155,7 @@ func TestCleanupDeletesNothingWithoutACoveringCheckpoint(t *testing.T) {
 		{"cleanup disabled", logtest.Spec{Configuration: map[string]string{"delta.enableExpiredLogCleanup": "false"}}, []int64{10, 20}, "enableExpiredLogCleanup is false"},
 		{"retention longer than the history", logtest.Spec{Configuration: map[string]string{"delta.logRetentionDuration": "interval 60 days"}}, []int64{10, 20}, "no commit is older than the cutoff"},
 		{"checkpoint protection below the protected version", logtest.Spec{
-			Protocol:      &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"checkpointProtection", "appendOnly", "invariants"}},
+			Protocol:      &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"checkpointProtection", "appendOnly", "invariants"}},
 			Configuration: map[string]string{"delta.requireCheckpointProtectionBeforeVersion": "30"}}, []int64{10, 20}, "checkpointProtection"},
 	}
 	for _, tc := range tests {
@@ -178,7 +179,7 @@ func TestCleanupDeletesNothingWithoutACoveringCheckpoint(t *testing.T) {
 func TestCleanupCutsProtectedHistoryInOneGo(t *testing.T) {
 	ctx := context.Background()
 	spec := logtest.Spec{
-		Protocol:      &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"checkpointProtection", "appendOnly", "invariants"}},
+		Protocol:      &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"checkpointProtection", "appendOnly", "invariants"}},
 		Configuration: map[string]string{"delta.requireCheckpointProtectionBeforeVersion": "20"}}
 	tbl, _ := history(t, spec, 59, 10, 20, 30)
 	res, err := Cleanup(ctx, tbl, Options{Now: func() time.Time { return day0.Add(55*24*time.Hour + 5*time.Hour) }})
@@ -206,7 +207,7 @@ func TestCleanupCutsProtectedHistoryInOneGo(t *testing.T) {
 func TestCleanupOfV2TableWritesCompatCheckpointAndDropsUnreferencedSidecars(t *testing.T) {
 	ctx := context.Background()
 	spec := logtest.Spec{
-		Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"},
+		Protocol: &actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"},
 			WriterFeatures: []string{"v2Checkpoint", "appendOnly", "invariants"}},
 		Configuration: map[string]string{"delta.checkpointPolicy": "v2"}}
 	tbl, dir := history(t, spec, 59, 10, 20, 30)

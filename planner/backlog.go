@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // IsSmallFile is the one rule of what a small file is, shared by the
@@ -57,7 +58,7 @@ func BacklogOf(snap *delta.Snapshot, p Policy) (Backlog, error) {
 		return Backlog{}, err
 	}
 	var b Backlog
-	merged := map[*delta.Add]bool{}
+	merged := map[*actions.Add]bool{}
 	for _, j := range st.jobs {
 		if len(j.Sources) < 2 {
 			continue

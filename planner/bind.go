@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // Bind re-attaches each job's Sources after a plan was read back from JSON
@@ -13,7 +14,7 @@ func (p *CompactionPlan) Bind(snap *delta.Snapshot) error {
 	if snap.Version != p.ReadVersion {
 		return fmt.Errorf("bind plan of version %d to a snapshot of version %d", p.ReadVersion, snap.Version)
 	}
-	byPath := make(map[string]*delta.Add, len(snap.Files))
+	byPath := make(map[string]*actions.Add, len(snap.Files))
 	for _, a := range snap.Files {
 		byPath[a.Path] = a
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // streamSnapshot is a table clustered by (ts, key): a full Z-cube of old
@@ -13,17 +16,17 @@ import (
 // unclustered files of the next slice; withoutStats adds a new file
 // without stats.
 func streamSnapshot(withoutStats bool) *delta.Snapshot {
-	snap := &delta.Snapshot{Version: 9, Domains: map[string]delta.DomainMetadata{
+	snap := &delta.Snapshot{Version: 9, Domains: map[string]actions.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "ts", Type: &delta.DataType{Name: "long"}},
-		{Name: "key", Type: &delta.DataType{Name: "long"}},
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "ts", Type: &schema.DataType{Name: "long"}},
+		{Name: "key", Type: &schema.DataType{Name: "long"}},
 	}}
 	liquid := ClusteringProviderLiquid
-	file := func(path string, size, tsLo, tsHi int64) *delta.Add {
+	file := func(path string, size, tsLo, tsHi int64) *actions.Add {
 		n := int64(100)
-		return &delta.Add{Path: path, Size: size, ParsedStats: &delta.Stats{NumRecords: &n,
+		return &actions.Add{Path: path, Size: size, ParsedStats: &stats.Stats{NumRecords: &n,
 			MinValues: map[string]any{"ts": json.Number(fmt.Sprint(tsLo)), "key": json.Number("0")},
 			MaxValues: map[string]any{"ts": json.Number(fmt.Sprint(tsHi)), "key": json.Number("999999")}}}
 	}
@@ -37,7 +40,7 @@ func streamSnapshot(withoutStats bool) *delta.Snapshot {
 		snap.Files = append(snap.Files, file(fmt.Sprintf("new-%02d.parquet", i), 1000, 900+i, 900+i))
 	}
 	if withoutStats {
-		snap.Files = append(snap.Files, &delta.Add{Path: "new-nostats.parquet", Size: 1000})
+		snap.Files = append(snap.Files, &actions.Add{Path: "new-nostats.parquet", Size: 1000})
 	}
 	return snap
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
 // column is one clustering column: its logical path (as users and the
@@ -44,7 +45,7 @@ func tableClusteringColumns(snap *delta.Snapshot) ([][]string, error) {
 }
 
 // physicalName returns a field's column-mapping physical name, or its name.
-func physicalName(f *delta.StructField) string {
+func physicalName(f *deltaschema.StructField) string {
 	if raw, ok := f.Metadata["delta.columnMapping.physicalName"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) == nil && s != "" {
@@ -58,7 +59,7 @@ func physicalName(f *delta.StructField) string {
 // logical names (case-insensitively, as Spark resolves) or physical names.
 // It returns the logical path, the physical path and the leaf type. Without
 // a schema the path is taken as both logical and physical.
-func resolvePath(schema *delta.StructType, path []string, byPhysical bool) (logical, physical []string, typ *delta.DataType, err error) {
+func resolvePath(schema *deltaschema.StructType, path []string, byPhysical bool) (logical, physical []string, typ *deltaschema.DataType, err error) {
 	if schema == nil {
 		return path, path, nil, nil
 	}
@@ -67,7 +68,7 @@ func resolvePath(schema *delta.StructType, path []string, byPhysical bool) (logi
 		if st == nil {
 			return nil, nil, nil, fmt.Errorf("column %s: %s is not a struct", quotePath(path), quotePath(path[:i]))
 		}
-		var found *delta.StructField
+		var found *deltaschema.StructField
 		for _, f := range st.Fields {
 			name := f.Name
 			if byPhysical {

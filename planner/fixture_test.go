@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // fixture is the planner's small JSON description of a snapshot plus the
@@ -80,14 +83,14 @@ func loadFixture(path string) (*fixture, error) {
 	return &f, nil
 }
 
-func (f fixtureField) toDelta() *delta.StructField {
-	sf := &delta.StructField{Name: f.Name, Nullable: true, Type: &delta.DataType{Name: f.Type}}
+func (f fixtureField) toDelta() *schema.StructField {
+	sf := &schema.StructField{Name: f.Name, Nullable: true, Type: &schema.DataType{Name: f.Type}}
 	if f.Fields != nil {
-		st := &delta.StructType{}
+		st := &schema.StructType{}
 		for _, c := range f.Fields {
 			st.Fields = append(st.Fields, c.toDelta())
 		}
-		sf.Type = &delta.DataType{Struct: st}
+		sf.Type = &schema.DataType{Struct: st}
 	}
 	if f.PhysicalName != "" {
 		raw, _ := json.Marshal(f.PhysicalName)
@@ -103,20 +106,20 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 	}
 	snap := &delta.Snapshot{
 		Version: f.Version,
-		Metadata: delta.Metadata{
+		Metadata: actions.Metadata{
 			PartitionColumns: f.PartitionColumns,
 			Configuration:    f.Configuration,
 		},
-		Domains: map[string]delta.DomainMetadata{},
+		Domains: map[string]actions.DomainMetadata{},
 	}
 	if f.Schema != nil {
-		snap.Schema = &delta.StructType{}
+		snap.Schema = &schema.StructType{}
 		for _, c := range f.Schema {
 			snap.Schema.Fields = append(snap.Schema.Fields, c.toDelta())
 		}
 	}
 	for name, conf := range f.Domains {
-		snap.Domains[name] = delta.DomainMetadata{Domain: name, Configuration: conf}
+		snap.Domains[name] = actions.DomainMetadata{Domain: name, Configuration: conf}
 	}
 	for _, ff := range f.Files {
 		age := 24 * time.Hour
@@ -125,7 +128,7 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 				return nil, now, fmt.Errorf("file %s: age: %w", ff.Path, err)
 			}
 		}
-		a := &delta.Add{
+		a := &actions.Add{
 			Path:               ff.Path,
 			PartitionValues:    ff.Partition,
 			Size:               ff.Size,
@@ -137,10 +140,10 @@ func (f *fixture) snapshot() (*delta.Snapshot, time.Time, error) {
 			a.PartitionValues = map[string]*string{}
 		}
 		if ff.NumRecords != nil || ff.Min != nil || ff.Max != nil {
-			a.ParsedStats = &delta.Stats{NumRecords: ff.NumRecords, MinValues: ff.Min, MaxValues: ff.Max}
+			a.ParsedStats = &stats.Stats{NumRecords: ff.NumRecords, MinValues: ff.Min, MaxValues: ff.Max}
 		}
 		if ff.Deleted > 0 {
-			a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: "dv" + ff.Path, SizeInBytes: 40, Cardinality: ff.Deleted}
+			a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: "dv" + ff.Path, SizeInBytes: 40, Cardinality: ff.Deleted}
 		}
 		snap.Files = append(snap.Files, a)
 	}

@@ -9,18 +9,22 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // randomSnapshot builds a table of random files: partitions (or clustering
 // columns), sizes, DVs, ages, Z-cubes and stats.
 func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
-	snap := &delta.Snapshot{Version: rng.Int64N(1000), Domains: map[string]delta.DomainMetadata{}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "k", Type: &delta.DataType{Name: "long"}},
-		{Name: "s", Type: &delta.DataType{Name: "string"}},
+	snap := &delta.Snapshot{Version: rng.Int64N(1000), Domains: map[string]actions.DomainMetadata{}}
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "k", Type: &schema.DataType{Name: "long"}},
+		{Name: "s", Type: &schema.DataType{Name: "string"}},
 	}}
 	if clustered {
-		snap.Domains["delta.clustering"] = delta.DomainMetadata{Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"],["s"]]}`}
+		snap.Domains["delta.clustering"] = actions.DomainMetadata{Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"],["s"]]}`}
 	} else {
 		snap.Metadata.PartitionColumns = []string{"p"}
 	}
@@ -30,7 +34,7 @@ func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 	for i := 0; i < n; i++ {
 		recs := int64(1 + rng.IntN(1000))
 		lo := rng.Int64N(10000)
-		a := &delta.Add{
+		a := &actions.Add{
 			Path:             fmt.Sprintf("f%03d-%d.parquet", i, rng.IntN(100)),
 			Size:             1 + rng.Int64N(400),
 			ModificationTime: now.Add(-time.Duration(rng.IntN(120)) * time.Minute).UnixMilli(),
@@ -45,12 +49,12 @@ func randomSnapshot(rng *rand.Rand, clustered bool) *delta.Snapshot {
 			}
 		}
 		if rng.IntN(6) != 0 {
-			a.ParsedStats = &delta.Stats{NumRecords: &recs,
+			a.ParsedStats = &stats.Stats{NumRecords: &recs,
 				MinValues: map[string]any{"k": json.Number(fmt.Sprint(lo)), "s": fmt.Sprintf("s%04d", rng.IntN(5000))},
 				MaxValues: map[string]any{"k": json.Number(fmt.Sprint(lo + rng.Int64N(3000))), "s": fmt.Sprintf("s%04d", 5000+rng.IntN(5000))}}
 		}
 		if rng.IntN(5) == 0 {
-			a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: "x" + a.Path, Cardinality: 1 + rng.Int64N(recs)}
+			a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: "x" + a.Path, Cardinality: 1 + rng.Int64N(recs)}
 		}
 		if clustered && rng.IntN(2) == 0 {
 			liquid := ClusteringProviderLiquid
@@ -111,7 +115,7 @@ func TestPlanInvariantsHoldOnRandomTables(t *testing.T) {
 		// Deterministic, and independent of the order of snap.Files.
 		a, _ := json.Marshal(pl)
 		shuffled := *snap
-		shuffled.Files = append([]*delta.Add(nil), snap.Files...)
+		shuffled.Files = append([]*actions.Add(nil), snap.Files...)
 		rng.Shuffle(len(shuffled.Files), func(i, j int) { shuffled.Files[i], shuffled.Files[j] = shuffled.Files[j], shuffled.Files[i] })
 		pl2, err := Plan(&shuffled, pol)
 		if err != nil {
@@ -259,9 +263,9 @@ func TestTargetFileSizeComesFromTablePropertyUnlessPolicySetsIt(t *testing.T) {
 	} {
 		conf := map[string]string{}
 		if tc.prop != "" {
-			conf[delta.PropTargetFileSize] = tc.prop
+			conf[props.PropTargetFileSize] = tc.prop
 		}
-		pl, err := Plan(&delta.Snapshot{Metadata: delta.Metadata{Configuration: conf}}, Policy{TargetFileSize: tc.policy})
+		pl, err := Plan(&delta.Snapshot{Metadata: actions.Metadata{Configuration: conf}}, Policy{TargetFileSize: tc.policy})
 		if tc.bad {
 			if err == nil {
 				t.Errorf("property %q accepted", tc.prop)
@@ -278,7 +282,7 @@ func TestTargetFileSizeComesFromTablePropertyUnlessPolicySetsIt(t *testing.T) {
 }
 
 func TestMalformedClusteringMetadataIsAnErrorNamingTheVersion(t *testing.T) {
-	snap := &delta.Snapshot{Version: 12, Domains: map[string]delta.DomainMetadata{
+	snap := &delta.Snapshot{Version: 12, Domains: map[string]actions.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":`},
 	}}
 	_, err := Plan(snap, Policy{})

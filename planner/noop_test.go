@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // TestAPlanThatDoesNothingSaysWhyAsData plans four small files under
@@ -15,7 +16,7 @@ func TestAPlanThatDoesNothingSaysWhyAsData(t *testing.T) {
 	now := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
 	snap := &delta.Snapshot{Version: 7}
 	for i := 0; i < 4; i++ {
-		snap.Files = append(snap.Files, &delta.Add{
+		snap.Files = append(snap.Files, &actions.Add{
 			Path: fmt.Sprintf("f%d.parquet", i), Size: 100,
 			// f0 is the oldest: 10 minutes old, the others younger.
 			ModificationTime: now.Add(-time.Duration(10-i) * time.Minute).UnixMilli(),

@@ -5,11 +5,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 func fileWith(min, max any) *fileInfo {
-	return &fileInfo{add: &delta.Add{Path: "f", ParsedStats: &delta.Stats{
+	return &fileInfo{add: &actions.Add{Path: "f", ParsedStats: &stats.Stats{
 		MinValues: map[string]any{"c": min}, MaxValues: map[string]any{"c": max}}}}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltastats "github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/units"
 )
 
@@ -59,7 +61,7 @@ type Job struct {
 	PartitionValues map[string]*string `json:"partitionValues"`
 	// Sources are the live add actions, in the order the writer should
 	// read them (for lightweight: the column's (min, max) order).
-	Sources []*delta.Add `json:"-"`
+	Sources []*actions.Add `json:"-"`
 	// SourcePaths are Sources' log paths (as written in the log).
 	SourcePaths []string `json:"sources"`
 	// SourceBytes is the summed size of the sources.
@@ -280,7 +282,7 @@ func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 	for _, c := range cols {
 		pl.ClusteringColumns = append(pl.ClusteringColumns, c.name())
 	}
-	partKeys, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	partKeys, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("plan table version %d: %w", snap.Version, err)
 	}
@@ -307,7 +309,7 @@ func plan(snap *delta.Snapshot, p Policy) (*state, error) {
 
 // fileInfo is what the planner derives from one add action.
 type fileInfo struct {
-	add       *delta.Add
+	add       *actions.Add
 	partKey   string
 	records   int64 // -1 when unknown
 	deleted   int64
@@ -323,13 +325,13 @@ type fileInfo struct {
 
 	// stats are the file's statistics parsed on first use (fullStats):
 	// only clustering reads min/max, and snapshots keep stats unparsed.
-	stats     *delta.Stats
+	stats     *deltastats.Stats
 	statsRead bool
 }
 
 // fullStats returns the file's parsed statistics, parsing them once per
 // plan; nil when it has none (or stats that do not parse: no bounds).
-func (f *fileInfo) fullStats() *delta.Stats {
+func (f *fileInfo) fullStats() *deltastats.Stats {
 	if !f.statsRead {
 		f.stats, _ = f.add.FullStats()
 		f.statsRead = true
@@ -446,7 +448,7 @@ func partitionKey(cols []string, pv map[string]*string) string {
 }
 
 func (st *state) classify() {
-	files := make([]*delta.Add, 0, len(st.snap.Files))
+	files := make([]*actions.Add, 0, len(st.snap.Files))
 	for _, a := range st.snap.Files {
 		if a != nil {
 			files = append(files, a)
@@ -454,7 +456,7 @@ func (st *state) classify() {
 	}
 	// A loaded snapshot's files are sorted by path already: only a
 	// snapshot built otherwise is sorted here.
-	byPath := func(a, b *delta.Add) int { return strings.Compare(a.Path, b.Path) }
+	byPath := func(a, b *actions.Add) int { return strings.Compare(a.Path, b.Path) }
 	if !slices.IsSortedFunc(files, byPath) {
 		slices.SortStableFunc(files, byPath)
 	}

@@ -8,18 +8,21 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // bigClusteredSnapshot is a clustered table of n files: a third in large
 // Z-cubes, the rest small unclustered files with (ts, key) stats.
 func bigClusteredSnapshot(n int) *delta.Snapshot {
 	rng := rand.New(rand.NewPCG(1, 1))
-	snap := &delta.Snapshot{Version: 1, Domains: map[string]delta.DomainMetadata{
+	snap := &delta.Snapshot{Version: 1, Domains: map[string]actions.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{
-		{Name: "ts", Type: &delta.DataType{Name: "timestamp"}},
-		{Name: "key", Type: &delta.DataType{Name: "long"}},
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{
+		{Name: "ts", Type: &schema.DataType{Name: "timestamp"}},
+		{Name: "key", Type: &schema.DataType{Name: "long"}},
 	}}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	liquid := ClusteringProviderLiquid
@@ -27,9 +30,9 @@ func bigClusteredSnapshot(n int) *delta.Snapshot {
 		recs := int64(1000)
 		t0 := base.Add(time.Duration(i) * time.Minute)
 		lo := rng.Int64N(1 << 40)
-		a := &delta.Add{
+		a := &actions.Add{
 			Path: fmt.Sprintf("part-%07d.parquet", i), Size: 1 << 20, ModificationTime: t0.UnixMilli(),
-			ParsedStats: &delta.Stats{NumRecords: &recs,
+			ParsedStats: &stats.Stats{NumRecords: &recs,
 				MinValues: map[string]any{"ts": t0.Format("2006-01-02T15:04:05.000Z07:00"), "key": json.Number(fmt.Sprint(lo))},
 				MaxValues: map[string]any{"ts": t0.Add(time.Minute).Format("2006-01-02T15:04:05.000Z07:00"), "key": json.Number(fmt.Sprint(lo + rng.Int64N(1<<40)))}},
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // Strategy names how a plan rewrites files.
@@ -256,7 +256,7 @@ type settings struct {
 	cubeMinCubes                             int
 }
 
-func resolve(p Policy, props *delta.Properties) (settings, error) {
+func resolve(p Policy, props *deltaprops.Properties) (settings, error) {
 	s := settings{Policy: p}
 	if s.Strategy == "" {
 		s.Strategy = StrategyAuto
@@ -266,7 +266,7 @@ func resolve(p Policy, props *delta.Properties) (settings, error) {
 	}
 	s.target = p.TargetFileSize
 	if s.target == 0 {
-		if err := props.Check(delta.PropTargetFileSize); err != nil {
+		if err := props.Check(deltaprops.PropTargetFileSize); err != nil {
 			return s, err
 		}
 		s.target = cmp.Or(props.TargetFileSize, DefaultTargetFileSize)

@@ -7,25 +7,27 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // tieredSnapshot is a table clustered by k with one file per partial cube
 // (cube i has the given logical size) and, when uncl > 0, one unclustered
 // file of that size.
 func tieredSnapshot(cubes []int64, uncl int64) *delta.Snapshot {
-	snap := &delta.Snapshot{Version: 3, Domains: map[string]delta.DomainMetadata{
+	snap := &delta.Snapshot{Version: 3, Domains: map[string]actions.DomainMetadata{
 		"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["k"]]}`},
 	}}
-	snap.Schema = &delta.StructType{Fields: []*delta.StructField{{Name: "k", Type: &delta.DataType{Name: "long"}}}}
+	snap.Schema = &schema.StructType{Fields: []*schema.StructField{{Name: "k", Type: &schema.DataType{Name: "long"}}}}
 	liquid := ClusteringProviderLiquid
 	for i, size := range cubes {
-		snap.Files = append(snap.Files, &delta.Add{
+		snap.Files = append(snap.Files, &actions.Add{
 			Path: fmt.Sprintf("cube-%02d.parquet", i), Size: size, ClusteringProvider: &liquid,
 			Tags: map[string]string{TagZCubeID: fmt.Sprintf("c%02d", i), TagZCubeZOrderBy: `["k"]`},
 		})
 	}
 	if uncl > 0 {
-		snap.Files = append(snap.Files, &delta.Add{Path: "new.parquet", Size: uncl})
+		snap.Files = append(snap.Files, &actions.Add{Path: "new.parquet", Size: uncl})
 	}
 	return snap
 }

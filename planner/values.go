@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // valueKind is how a column's stats values are ordered.
@@ -22,7 +22,7 @@ const (
 )
 
 // kindOf maps a Delta type to how its stats order.
-func kindOf(t *delta.DataType) valueKind {
+func kindOf(t *schema.DataType) valueKind {
 	if t == nil {
 		return kindUnknown
 	}

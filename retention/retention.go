@@ -15,7 +15,9 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
@@ -169,7 +171,7 @@ func Expire(ctx context.Context, t *delta.Table, opts Options) (*Result, error) 
 type expireTarget struct {
 	logical   []string
 	col       predicate.Column // physical path
-	typ       *delta.DataType
+	typ       *schema.DataType
 	partition bool
 	pred      predicate.Expr
 }
@@ -178,7 +180,7 @@ func resolveExpire(snap *delta.Snapshot, opts Options) (*expireTarget, error) {
 	if opts.Column == "" {
 		return nil, errors.New("retention: no column given")
 	}
-	logical, err := delta.ParseColumnPath(opts.Column)
+	logical, err := schema.ParseColumnPath(opts.Column)
 	if err != nil {
 		return nil, fmt.Errorf("retention column: %w", err)
 	}
@@ -286,10 +288,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func findField(s *delta.StructType, path []string) (*delta.StructField, error) {
+func findField(s *schema.StructType, path []string) (*schema.StructField, error) {
 	cur := s
 	for i, name := range path {
-		var found *delta.StructField
+		var found *schema.StructField
 		for _, f := range cur.Fields {
 			if strings.EqualFold(f.Name, name) {
 				found = f
@@ -334,15 +336,15 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		res.Predicate = expirePredicateText(tgt, opts)
 	}
 	partKinds := map[string]predicate.Kind{}
-	parts, err := delta.PartitionFields(&snap.Metadata, snap.Schema)
+	parts, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return err
 	}
 	partZones := map[string]*time.Location{}
 	for _, f := range parts {
-		partKinds[delta.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
+		partKinds[schema.PhysicalName(f)] = predicate.KindOf(f.Type.Name)
 		if f.Type.Name == "timestamp" && opts.TimeZone != nil { // timestamp_ntz values have no zone
-			partZones[delta.PhysicalName(f)] = opts.TimeZone
+			partZones[schema.PhysicalName(f)] = opts.TimeZone
 		}
 	}
 	read := predicate.Read{Data: tgt.pred}
@@ -451,7 +453,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 			if err != nil {
 				return err
 			}
-			var adds []*delta.Add
+			var adds []*actions.Add
 			for _, o := range out.Outputs {
 				a := *o.Add
 				a.DataChange = true
@@ -503,7 +505,7 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 }
 
 // dryRunReport fills res with what changes would do, per partition.
-func dryRunReport(res *Result, snap *delta.Snapshot, parts []*delta.StructField, changes []*commit.FileChange, rewrites map[string]bool) {
+func dryRunReport(res *Result, snap *delta.Snapshot, parts []*schema.StructField, changes []*commit.FileChange, rewrites map[string]bool) {
 	byPart := map[string]*PartitionDeletes{}
 	res.RowsDeleted, res.FilesRemoved, res.FilesWithNewDV, res.FilesAdded = 0, 0, 0, 0
 	for _, c := range changes {
@@ -546,7 +548,7 @@ func dryRunReport(res *Result, snap *delta.Snapshot, parts []*delta.StructField,
 
 // partitionKey renders f's partition values as col=value/... in the
 // table's partition order, with logical column names.
-func partitionKey(parts []*delta.StructField, f *delta.Add) string {
+func partitionKey(parts []*schema.StructField, f *actions.Add) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -554,7 +556,7 @@ func partitionKey(parts []*delta.StructField, f *delta.Add) string {
 		}
 		b.WriteString(p.Name)
 		b.WriteByte('=')
-		if v := f.PartitionValues[delta.PhysicalName(p)]; v != nil {
+		if v := f.PartitionValues[schema.PhysicalName(p)]; v != nil {
 			b.WriteString(*v)
 		} else {
 			b.WriteString("__HIVE_DEFAULT_PARTITION__")
@@ -567,11 +569,11 @@ func partitionKey(parts []*delta.StructField, f *delta.Add) string {
 // records it in commitInfo.operationParameters.predicate.
 func expirePredicateText(tgt *expireTarget, opts Options) string {
 	c := tgt.pred.(predicate.Cmp)
-	return fmt.Sprintf("(%s < %s)", delta.FormatColumnPath(tgt.logical), c.Value)
+	return fmt.Sprintf("(%s < %s)", schema.FormatColumnPath(tgt.logical), c.Value)
 }
 
 // footerRows is the row count in f's parquet footer.
-func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (int64, error) {
+func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (int64, error) {
 	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return 0, err
@@ -583,7 +585,7 @@ func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *de
 // expiredRows scans f's live rows and returns the physical indexes of those
 // matching the retention predicate, and the live row count. Only the
 // retention column's leaf is converted, not whole rows.
-func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
+func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
 	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{ReuseRows: true})
 	if err != nil {
 		return nil, 0, err
@@ -591,7 +593,7 @@ func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *d
 	defer scan.Close()
 	leaf, ok := scan.Schema().Lookup(tgt.col.Path...)
 	if !ok {
-		return nil, 0, fmt.Errorf("file %s: retention column %s (physical %s) is not in the data schema", f.Path, delta.FormatColumnPath(tgt.logical), delta.FormatColumnPath(tgt.col.Path))
+		return nil, 0, fmt.Errorf("file %s: retention column %s (physical %s) is not in the data schema", f.Path, schema.FormatColumnPath(tgt.logical), schema.FormatColumnPath(tgt.col.Path))
 	}
 	out := roaring64.New()
 	rows := make([]parquet.Row, 256)
@@ -664,13 +666,13 @@ func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
 		return predicate.Float(x), true, nil
 	case string:
 		return predicate.String(x), true, nil
-	case delta.Date:
+	case schema.Date:
 		return predicate.Date(int64(x)), true, nil
-	case delta.Timestamp:
+	case schema.Timestamp:
 		return predicate.Timestamp(int64(x)), true, nil
-	case delta.TimestampNTZ:
+	case schema.TimestampNTZ:
 		return predicate.Timestamp(int64(x)), true, nil
-	case delta.Decimal:
+	case schema.Decimal:
 		v, err := predicate.Decimal(x.String())
 		return v, err == nil, err
 	}
@@ -680,7 +682,7 @@ func predicateValue(x any, tgt *expireTarget) (predicate.Value, bool, error) {
 // rewriteWithout rewrites f without the deleted rows (copy-on-write): the
 // writer reads a copy of f's add whose inline DV also covers the deleted
 // rows, so the shared streaming path writes only the survivors.
-func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, deleted *roaring64.Bitmap, objs *attempt.Objects, wo writer.Options) (*writer.Result, error) {
+func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, deleted *roaring64.Bitmap, objs *attempt.Objects, wo writer.Options) (*writer.Result, error) {
 	all := deleted.Clone()
 	if f.DeletionVector != nil {
 		old, err := delta.ReadDV(ctx, t, f.DeletionVector)
@@ -695,7 +697,7 @@ func rewriteWithout(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f
 	}
 	src := *f
 	src.DeletionVector = dv
-	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*delta.Add{&src}, PartitionValues: f.PartitionValues}
+	job := &writer.Job{ID: "expire-" + f.Path, Sources: []*actions.Add{&src}, PartitionValues: f.PartitionValues}
 	out, err := writer.Rewrite(ctx, t, snap, job, objs, wo)
 	if err != nil {
 		return nil, fmt.Errorf("copy-on-write rewrite of %s: %w", f.Path, err)

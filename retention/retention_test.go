@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -48,7 +49,7 @@ func TestExpireRemovesWholeFilesAndAddsDVs(t *testing.T) {
 	}
 	// Nothing left to expire: no commit.
 	if again := expireBefore(t, tbl, 15, commit.Options{}); again.CommittedVersion != -1 {
-		t.Fatalf("second run tabletest.Committed %d", again.CommittedVersion)
+		t.Fatalf("second run committed %d", again.CommittedVersion)
 	}
 }
 
@@ -95,9 +96,9 @@ func upsert(t testing.TB, tbl *delta.Table, id int64, fresh []int64) int64 {
 		}
 	}
 	rewritten := tabletest.WriteDataFile(t, tbl, keep)
-	acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}}
+	acts := []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}}
 	if len(fresh) > 0 {
-		acts = append(acts, delta.Action{Add: tabletest.WriteDataFile(t, tbl, fresh)})
+		acts = append(acts, actions.Action{Add: tabletest.WriteDataFile(t, tbl, fresh)})
 	}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "MERGE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true}, Actions: acts}
@@ -110,7 +111,7 @@ func upsert(t testing.TB, tbl *delta.Table, id int64, fresh []int64) int64 {
 
 // tryUpsert is upsert for concurrent tests: it returns false (and writes
 // nothing live) when a concurrent commit removed the file it rewrote.
-func tryUpsert(t testing.TB, tbl *delta.Table, pick func(snap *delta.Snapshot) *delta.Add, fresh []int64, freshPart map[string]*string) (bool, error) {
+func tryUpsert(t testing.TB, tbl *delta.Table, pick func(snap *delta.Snapshot) *actions.Add, fresh []int64, freshPart map[string]*string) (bool, error) {
 	snap, err := delta.LoadSnapshot(context.Background(), tbl, -1)
 	if err != nil {
 		return false, err
@@ -130,7 +131,7 @@ func tryUpsert(t testing.TB, tbl *delta.Table, pick func(snap *delta.Snapshot) *
 	rewritten.PartitionValues = f.PartitionValues
 	added := tabletest.WriteDataFile(t, tbl, fresh)
 	added.PartitionValues = freshPart
-	acts := []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}, {Add: added}}
+	acts := []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: rewritten}, {Add: added}}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "MERGE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true}, Actions: acts}
 	if _, err := tx.Commit(context.Background()); err != nil {
@@ -209,8 +210,8 @@ func TestExpireBesideConcurrentWriters(t *testing.T) {
 			}
 			fresh := tabletest.IDRange(nextID.Add(10)-10, 10)
 			day := tabletest.DayString(100 + r.IntN(5))
-			ok, err := tryUpsert(t, tbl, func(snap *delta.Snapshot) *delta.Add {
-				var recent []*delta.Add
+			ok, err := tryUpsert(t, tbl, func(snap *delta.Snapshot) *actions.Add {
+				var recent []*actions.Add
 				for _, f := range snap.Files {
 					if *f.PartitionValues["day"] >= tabletest.DayString(100) {
 						recent = append(recent, f)

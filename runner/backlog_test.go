@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
@@ -19,15 +22,15 @@ import (
 func sizedTable(target string, now time.Time, sizes ...int64) *delta.Snapshot {
 	conf := map[string]string{}
 	if target != "" {
-		conf[delta.PropTargetFileSize] = target
+		conf[props.PropTargetFileSize] = target
 	}
-	snap := &delta.Snapshot{Version: 3, Metadata: delta.Metadata{Configuration: conf}}
+	snap := &delta.Snapshot{Version: 3, Metadata: actions.Metadata{Configuration: conf}}
 	for i, s := range sizes {
 		n := int64(1000)
-		snap.Files = append(snap.Files, &delta.Add{
+		snap.Files = append(snap.Files, &actions.Add{
 			Path: fmt.Sprintf("part-%05d.parquet", i), Size: s, DataChange: true,
 			ModificationTime: now.Add(-24 * time.Hour).UnixMilli(),
-			ParsedStats:      &delta.Stats{NumRecords: &n},
+			ParsedStats:      &stats.Stats{NumRecords: &n},
 		})
 	}
 	return snap
@@ -113,7 +116,7 @@ func TestAMalformedTargetFileSizeIsABacklogErrorNamingTheProperty(t *testing.T) 
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	snap := sizedTable("huge", now, 1, 2, 3)
 	_, err := ComputeBacklog(snap, testPolicy("t"), now)
-	if err == nil || !strings.Contains(err.Error(), delta.PropTargetFileSize) {
+	if err == nil || !strings.Contains(err.Error(), props.PropTargetFileSize) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
@@ -42,7 +43,7 @@ func TestDaemonCheckpointsItsCommitsOnMultiplesOfTheInterval(t *testing.T) {
 			}
 			a := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(next, 3))
 			next += 3
-			logtest.CommitAs(t, tbl, v+1, "writer/1", delta.Action{Add: a})
+			logtest.CommitAs(t, tbl, v+1, "writer/1", actions.Action{Add: a})
 		}
 		for _, op := range b.OpsFor(p) {
 			rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "ckpt", Op: op, Policy: p})

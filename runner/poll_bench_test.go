@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/compactord/compactord/policies"
@@ -26,10 +27,10 @@ func pollBenchSchema() string {
 
 // pollBenchAdd is file i of a table: one of 30 day partitions, stats on
 // the nine non-partition columns, every tenth file with a deletion vector.
-func pollBenchAdd(i int, commit int64) *delta.Add {
+func pollBenchAdd(i int, commit int64) *actions.Add {
 	day := fmt.Sprintf("2024-01-%02d", 1+i%30)
 	rows := int64(5000 + i%4000)
-	a := &delta.Add{
+	a := &actions.Add{
 		Path:             fmt.Sprintf("day=%s/part-%05d-6f1c0e2a-%04x-4b7d-9e1f-%012x-c000.zstd.parquet", day, i%1000, i%65536, i),
 		PartitionValues:  map[string]*string{"day": &day},
 		Size:             int64(1<<20 + i%(64<<20)),
@@ -43,7 +44,7 @@ func pollBenchAdd(i int, commit int64) *delta.Add {
 	}
 	if i%10 == 0 {
 		off := int32(1 + i%1000)
-		a.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: fmt.Sprintf("ab^-aqEH.-t@S}K{vb[%02d", i%100)[:20],
+		a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: fmt.Sprintf("ab^-aqEH.-t@S}K{vb[%02d", i%100)[:20],
 			Offset: &off, SizeInBytes: 40, Cardinality: int64(1 + i%50)}
 	}
 	return a
@@ -62,16 +63,16 @@ func writePollBenchTable(b *testing.B, dir string, nFiles int) *delta.Table {
 	}
 	b.Cleanup(func() { tbl.Close() })
 	created := int64(1_700_000_000_000)
-	p := delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}
-	m := delta.Metadata{ID: "pollbench", Format: delta.Format{Provider: "parquet", Options: map[string]string{}},
+	p := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}
+	m := actions.Metadata{ID: "pollbench", Format: actions.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString: pollBenchSchema(), PartitionColumns: []string{"day"}, CreatedTime: &created,
 		Configuration: map[string]string{"delta.enableDeletionVectors": "true"}}
-	logtest.Commit(b, tbl, 0, delta.Action{Protocol: &p}, delta.Action{Metadata: &m})
+	logtest.Commit(b, tbl, 0, actions.Action{Protocol: &p}, actions.Action{Metadata: &m})
 	v := int64(1)
 	for lo := 0; lo < nFiles; lo += 10_000 {
-		var acts []delta.Action
+		var acts []actions.Action
 		for i := lo; i < min(lo+10_000, nFiles); i++ {
-			acts = append(acts, delta.Action{Add: pollBenchAdd(i, v)})
+			acts = append(acts, actions.Action{Add: pollBenchAdd(i, v)})
 		}
 		logtest.Commit(b, tbl, v, acts...)
 		v++
@@ -83,15 +84,15 @@ func writePollBenchTable(b *testing.B, dir string, nFiles int) *delta.Table {
 	if _, err := delta.WriteCheckpoint(ctx, tbl, snap, delta.CheckpointOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	var acts []delta.Action
+	var acts []actions.Action
 	for i := nFiles; i < nFiles+100; i++ {
-		acts = append(acts, delta.Action{Add: pollBenchAdd(i, v)})
+		acts = append(acts, actions.Action{Add: pollBenchAdd(i, v)})
 	}
 	logtest.Commit(b, tbl, v, acts...)
 	v++
 	acts = acts[:0]
 	for i := 1; i < 100; i += 2 {
-		acts = append(acts, delta.Action{Remove: logtest.RemoveFile(pollBenchAdd(i, 1), created+v*1000)})
+		acts = append(acts, actions.Action{Remove: logtest.RemoveFile(pollBenchAdd(i, 1), created+v*1000)})
 	}
 	logtest.Commit(b, tbl, v, acts...)
 	return tbl
@@ -139,7 +140,7 @@ func BenchmarkDaemonPollMemory(b *testing.B) {
 		b.StopTimer()
 		for i := range pols {
 			next[i]++
-			logtest.Commit(b, tables[i], next[i], delta.Action{Add: pollBenchAdd(nFiles+1000+n, next[i])})
+			logtest.Commit(b, tables[i], next[i], actions.Action{Add: pollBenchAdd(nFiles+1000+n, next[i])})
 		}
 		b.StartTimer()
 		for i, p := range pols {

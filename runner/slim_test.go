@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -80,7 +81,7 @@ func mustSlim(t *testing.T, s *delta.Snapshot) *delta.Snapshot {
 
 // checkSlimFile fails when the slim file g lost anything of f but stats
 // beyond numRecords and the columns.
-func checkSlimFile(t *testing.T, f, g *delta.Add, cols [][]string) {
+func checkSlimFile(t *testing.T, f, g *actions.Add, cols [][]string) {
 	t.Helper()
 	wn, wok, werr := f.NumRecords()
 	gn, gok, gerr := g.NumRecords()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -97,7 +99,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, failure.With(failure.Halt, fmt.Errorf("backfill stats of %s: %w", t.URL, err))
 	}
-	var todo []*delta.Add
+	var todo []*deltaactions.Add
 	for _, a := range snap.Files {
 		if opts.Exclude[a.Path] {
 			continue
@@ -136,7 +138,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
-	computed := map[string]*delta.Add{}
+	computed := map[string]*deltaactions.Add{}
 	for i, a := range todo {
 		na := *a
 		na.Stats, na.ParsedStats, na.DataChange = stats[i], nil, false
@@ -149,9 +151,9 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 		if len(adds) == 0 {
 			return res, nil
 		}
-		actions := make([]delta.Action, len(adds))
+		actions := make([]deltaactions.Action, len(adds))
 		for i, a := range adds {
-			actions[i] = delta.Action{Add: a}
+			actions[i] = deltaactions.Action{Add: a}
 		}
 		tx := &commit.Txn{Table: t, Snapshot: snap, Operation: "COMPUTE STATS",
 			OperationParameters: map[string]any{"predicate": `["true"]`},
@@ -179,8 +181,8 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 
 // stillLive returns the computed adds whose file (path and DV) is live in
 // snap, sorted by path, and their paths as the transaction's read set.
-func stillLive(snap *delta.Snapshot, computed map[string]*delta.Add) ([]*delta.Add, map[string]bool) {
-	var out []*delta.Add
+func stillLive(snap *delta.Snapshot, computed map[string]*deltaactions.Add) ([]*deltaactions.Add, map[string]bool) {
+	var out []*deltaactions.Add
 	read := map[string]bool{}
 	for _, f := range snap.Files {
 		if a, ok := computed[f.FileKey()]; ok {
@@ -196,12 +198,12 @@ func stillLive(snap *delta.Snapshot, computed map[string]*delta.Add) ([]*delta.A
 // them for the same rows: every physical row is observed (a deletion vector
 // is not applied), and a file with a DV gets tightBounds=false. n is the
 // number of rows, checked against the parquet footer.
-func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *delta.Add) (stats string, n int64, err error) {
+func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *deltaactions.Add) (stats string, n int64, err error) {
 	schema, err := delta.DataSchema(snap)
 	if err != nil {
 		return "", 0, err
 	}
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return "", 0, err
 	}
@@ -229,7 +231,7 @@ func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *delta
 		return "", 0, err
 	}
 	if a.DeletionVector != nil {
-		stats = delta.MarkStatsWide(stats)
+		stats = statscollect.MarkStatsWide(stats)
 	}
 	return stats, c.NumRecords(), nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -48,12 +50,12 @@ func dataHashes(t *testing.T, tbl *delta.Table) map[string][32]byte {
 
 // writerStats rewrites one file's rows through the writer (the compaction
 // path) and returns the statistics the writer computed for its output.
-func writerStats(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add) string {
+func writerStats(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add) string {
 	t.Helper()
 	ctx := context.Background()
 	objs := &attempt.Objects{} // the check owns its attempt: nothing it writes is kept
 	defer func() { _, _ = objs.Clean(ctx, tbl.Bucket) }()
-	res, err := writer.RewriteAll(ctx, tbl, snap, []*writer.Job{{ID: "check", Sources: []*delta.Add{f}}}, objs, writer.Options{})
+	res, err := writer.RewriteAll(ctx, tbl, snap, []*writer.Job{{ID: "check", Sources: []*actions.Add{f}}}, objs, writer.Options{})
 	if err != nil {
 		t.Fatalf("rewrite %s: %v", f.Path, err)
 	}
@@ -150,7 +152,7 @@ func TestBackfilledStatsSteerTheNextCompaction(t *testing.T) {
 	partial := tabletest.WriteDataFile(t, tbl, tabletest.IDRange(1000, 10))
 	partial.Stats = `{"numRecords":10,"minValues":{"id":1000},"maxValues":{"id":1009},"nullCount":{"id":0}}`
 	snap := tabletest.Latest(t, tbl)
-	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", Actions: []delta.Action{{Add: big}, {Add: partial}}}
+	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", Actions: []actions.Action{{Add: big}, {Add: partial}}}
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestBackfilledStatsSteerTheNextCompaction(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	for _, f := range tabletest.Latest(t, tbl).Files {
-		st, err := delta.ParseStats(f.Stats)
+		st, err := stats.ParseStats(f.Stats)
 		if err != nil {
 			t.Fatal(err)
 		}

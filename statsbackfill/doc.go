@@ -2,7 +2,7 @@
 // live files of a Delta table that have no statistics, or fewer indexed
 // columns than delta.dataSkippingNumIndexedCols /
 // delta.dataSkippingStatsColumns now ask for, get their statistics computed
-// from their rows with the writer's collector (delta.StatsCollector) and
+// from their rows with the writer's collector (statscollect.StatsCollector) and
 // are re-added unchanged but for the stats, with dataChange=false, in one
 // "COMPUTE STATS" commit, as Spark's StatisticsCollection.recompute does.
 // Unlike Spark it also handles files with deletion vectors: their stats

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
+	"github.com/compactord/compactord/delta/statscollect"
 )
 
 // Kinds of missing statistics.
@@ -25,7 +28,7 @@ func Expected(snap *delta.Snapshot) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +36,7 @@ func Expected(snap *delta.Snapshot) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := delta.ParseStats(s)
+	st, err := stats.ParseStats(s)
 	if err != nil {
 		return nil, fmt.Errorf("statistics of an empty file: %w", err)
 	}
@@ -56,11 +59,11 @@ func leaves(m map[string]any, prefix string, out map[string]bool) {
 
 // Missing says which statistics a live file lacks against need (from
 // Expected).
-func Missing(a *delta.Add, need map[string]bool) int {
+func Missing(a *actions.Add, need map[string]bool) int {
 	st := a.ParsedStats
 	if st == nil && a.Stats != "" {
 		var err error
-		if st, err = delta.ParseStats(a.Stats); err != nil {
+		if st, err = stats.ParseStats(a.Stats); err != nil {
 			return MissingAll // unreadable stats are no stats
 		}
 	}

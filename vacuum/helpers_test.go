@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 	"os"
 	"path/filepath"
 	"testing"
@@ -87,7 +88,7 @@ func (f *fixture) touch(key string) {
 
 // writeFile writes ids as a parquet data file (not committed), with the
 // fixture's clock as its modification time, and returns its add action.
-func (f *fixture) writeFile(ids []int64) *delta.Add {
+func (f *fixture) writeFile(ids []int64) *deltaactions.Add {
 	f.t.Helper()
 	a := tabletest.WriteDataFile(f.t, f.tbl, ids)
 	f.touch(a.Path)
@@ -111,7 +112,7 @@ func (f *fixture) commitOpts() commit.Options {
 
 // commit commits actions (adds, removes) as a WRITE and touches the commit
 // file.
-func (f *fixture) commit(actions ...delta.Action) int64 {
+func (f *fixture) commit(actions ...deltaactions.Action) int64 {
 	f.t.Helper()
 	ctx := context.Background()
 	snap, err := f.load(ctx, f.tbl, -1)
@@ -128,10 +129,10 @@ func (f *fixture) commit(actions ...delta.Action) int64 {
 }
 
 // remove returns the remove action of a live add at the fixture's clock.
-func (f *fixture) remove(a *delta.Add) delta.Action {
+func (f *fixture) remove(a *deltaactions.Add) deltaactions.Action {
 	ts := f.now.UnixMilli()
 	size := a.Size
-	return delta.Action{Remove: &delta.Remove{Path: a.Path, DeletionTimestamp: &ts, DataChange: true, Size: &size,
+	return deltaactions.Action{Remove: &deltaactions.Remove{Path: a.Path, DeletionTimestamp: &ts, DataChange: true, Size: &size,
 		PartitionValues: a.PartitionValues, DeletionVector: a.DeletionVector}}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -28,7 +28,7 @@ func TestFullVacuumOfManyObjectsRunsInBoundedMemory(t *testing.T) {
 	}
 	f := newFixture(t, nil, "")
 	live := f.writeFile(ids(0, 10))
-	f.commit(delta.Action{Add: live})
+	f.commit(actions.Action{Add: live})
 	const dirs = 1000
 	old := f.now
 	for d := range dirs {

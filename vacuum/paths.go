@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
 )
@@ -31,7 +34,7 @@ func newHiddenRule(snap *delta.Snapshot) hiddenRule {
 		add(c)
 		if snap.Schema != nil {
 			if f := snap.Schema.Field(c); f != nil {
-				add(delta.PhysicalName(f))
+				add(schema.PhysicalName(f))
 			}
 		}
 	}
@@ -118,11 +121,11 @@ func (r *resolver) key(logPath string) (key string, inside bool, err error) {
 // dvKey returns the key of a deletion vector's file when it is one vacuum
 // manages: only "u" (relative) vectors; "p" (absolute) files are never
 // deleted nor protected here, "i" has no file.
-func dvKey(dv *delta.DeletionVector) (string, bool, error) {
+func dvKey(dv *actions.DeletionVector) (string, bool, error) {
 	if dv == nil || dv.StorageType != "u" {
 		return "", false, nil
 	}
-	k, err := delta.DVFileKey(dv.PathOrInlineDv)
+	k, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 	if err != nil {
 		return "", false, err
 	}

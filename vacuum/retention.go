@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/internal/units"
 )
 
 // PropDeletedFileRetention is the table property with the retention of
 // tombstones and, so, of VACUUM.
-const PropDeletedFileRetention = delta.PropDeletedFileRetentionDuration
+const PropDeletedFileRetention = props.PropDeletedFileRetentionDuration
 
 // DefaultRetention is Delta's default for PropDeletedFileRetention
 // ("interval 1 week").

@@ -17,6 +17,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
@@ -123,7 +124,7 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 		m.written[key] = fileStamp{size: st.Size(), modTime: st.ModTime()}
 	}
 	type pendingWrite struct {
-		add  *delta.Add
+		add  *actions.Add
 		ids  []int64
 		due  int
 		lost bool // never committed: an abandoned write
@@ -201,11 +202,11 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 			}
 			pending = append(pending, pw)
 		}
-		var due []delta.Action
+		var due []actions.Action
 		rest := pending[:0]
 		for _, p := range pending {
 			if p.due <= step && !p.lost {
-				due = append(due, delta.Action{Add: p.add})
+				due = append(due, actions.Action{Add: p.add})
 				for _, id := range p.ids {
 					m.live[id] = true
 				}

@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
@@ -125,8 +127,8 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			for j := range u {
 				u[j] = byte(rng.IntN(256))
 			}
-			f.dv, f.z85 = true, delta.Z85Encode(u[:])
-			k, err := delta.DVFileKey(f.z85)
+			f.dv, f.z85 = true, deltadv.Z85Encode(u[:])
+			k, err := deltadv.DVFileKey(f.z85)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +148,7 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	// The actions: each data file's add (in some spelling), its remove
 	// when it is a tombstone, a cdc action for the cdc ones; DV files hang
 	// off an add or remove of a data file of their own.
-	var v1, v2 []delta.Action
+	var v1, v2 []actions.Action
 	host := 0
 	for _, f := range files {
 		switch {
@@ -157,11 +159,11 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			write(ck, old)
 			files = append(files, &file{key: ck, old: true, fate: f.fate})
 			off := int32(1)
-			dvd := &delta.DeletionVector{StorageType: "u", PathOrInlineDv: []string{"", "./", "q/../"}[rng.IntN(3)] + f.z85,
+			dvd := &actions.DeletionVector{StorageType: "u", PathOrInlineDv: []string{"", "./", "q/../"}[rng.IntN(3)] + f.z85,
 				Offset: &off, SizeInBytes: 10, Cardinality: 1}
 			a := logtest.AddFile(spell(rng, dir, ck), "", 5)
 			a.DeletionVector = dvd
-			v1 = append(v1, delta.Action{Add: a})
+			v1 = append(v1, actions.Action{Add: a})
 			if f.fate > 0 {
 				ts := oldMs
 				if f.fate == 2 {
@@ -169,14 +171,14 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 				}
 				rm := logtest.RemoveFile(a, ts)
 				rm.DeletionVector = dvd
-				v2 = append(v2, delta.Action{Remove: rm})
+				v2 = append(v2, actions.Action{Remove: rm})
 			}
 		case f.fate == 3:
 		case f.fate == 4:
-			v1 = append(v1, delta.Action{CDC: &delta.CDC{Path: spell(rng, dir, f.key), PartitionValues: map[string]*string{}, Size: 10}})
+			v1 = append(v1, actions.Action{CDC: &actions.CDC{Path: spell(rng, dir, f.key), PartitionValues: map[string]*string{}, Size: 10}})
 		default:
 			a := logtest.AddFile(spell(rng, dir, f.key), "", 5)
-			v1 = append(v1, delta.Action{Add: a})
+			v1 = append(v1, actions.Action{Add: a})
 			if f.fate > 0 {
 				ts := oldMs
 				if f.fate == 2 {
@@ -184,12 +186,12 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 				}
 				rm := logtest.RemoveFile(a, ts)
 				rm.Path = a.Path // the remove must match the add's spelling to end it
-				v2 = append(v2, delta.Action{Remove: rm})
+				v2 = append(v2, actions.Action{Remove: rm})
 				if rng.IntN(2) == 0 {
 					// A second remove in another spelling: the same file.
 					rm2 := logtest.RemoveFile(a, ts)
 					rm2.Path = spell(rng, dir, f.key)
-					v2 = append(v2, delta.Action{Remove: rm2})
+					v2 = append(v2, actions.Action{Remove: rm2})
 				}
 			}
 		}
@@ -207,7 +209,7 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	for _, p := range []string{spell(rng, dir, delta.CommitKey(0)), spell(rng, dir, "_delta_log/_last_checkpoint"),
 		spell(rng, dir, "_compactord/attempts/dead.json"), filepath.ToSlash(rel), "file://" + filepath.ToSlash(outside) + "/sentinel"} {
 		ts := oldMs
-		v2 = append(v2, delta.Action{Remove: &delta.Remove{Path: p, DeletionTimestamp: &ts, DataChange: true}})
+		v2 = append(v2, actions.Action{Remove: &actions.Remove{Path: p, DeletionTimestamp: &ts, DataChange: true}})
 	}
 	logtest.Commit(t, tbl, 1, v1...)
 	logtest.Commit(t, tbl, 2, v2...)
@@ -340,10 +342,10 @@ func listAll(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
-func actionsText(acts []delta.Action) string {
+func actionsText(acts []actions.Action) string {
 	var b strings.Builder
 	for _, a := range acts {
-		j, _ := delta.MarshalAction(a)
+		j, _ := actions.MarshalAction(a)
 		b.Write(j)
 		b.WriteByte('\n')
 	}

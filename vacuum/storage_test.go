@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -53,7 +54,7 @@ func TestAfterCompactionAndVacuumTheTableStoresOnlyItsLiveFiles(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil, "")
 	for i := range 40 {
-		f.commit(delta.Action{Add: f.writeFile(ids(int64(i)*50, 50))})
+		f.commit(actions.Action{Add: f.writeFile(ids(int64(i)*50, 50))})
 		f.now = f.now.Add(time.Minute)
 	}
 	snap, err := delta.LoadSnapshot(ctx, f.tbl, -1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
@@ -374,7 +375,7 @@ func (r *run) commitStart(ctx context.Context, specified bool) (int64, error) {
 			"numFilesToDelete":   fmt.Sprint(r.res.FilesToDelete),
 			"sizeOfDataToDelete": fmt.Sprint(r.res.BytesToDelete),
 		},
-		IsolationLevel: "SnapshotIsolation", IsBlindAppend: true, Actions: []delta.Action{}, Options: r.opts.Commit,
+		IsolationLevel: "SnapshotIsolation", IsBlindAppend: true, Actions: []actions.Action{}, Options: r.opts.Commit,
 	}
 	return tx.Commit(ctx)
 }
@@ -395,7 +396,7 @@ func (r *run) commitEnd(ctx context.Context, ok bool) (int64, error) {
 		tx := &commit.Txn{
 			Table: r.t, Snapshot: snap, Operation: "VACUUM END", OperationParameters: map[string]any{"status": status},
 			OperationMetrics: metrics, IsolationLevel: "SnapshotIsolation", IsBlindAppend: true,
-			Actions: []delta.Action{}, Options: r.opts.Commit,
+			Actions: []actions.Action{}, Options: r.opts.Commit,
 		}
 		v, err := tx.Commit(ctx)
 		if err == nil || attempt > 0 || !errors.Is(err, commit.ErrMetadataChanged) {

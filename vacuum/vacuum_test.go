@@ -12,6 +12,7 @@ import (
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -26,7 +27,7 @@ const day = 24 * time.Hour
 //     days old; a stale _delta_log/.N.json.<random>.tmp.
 type scenario struct {
 	f                                     *fixture
-	live, unexpired, expired, dvFile      *delta.Add
+	live, unexpired, expired, dvFile      *actions.Add
 	orphanOld, orphanNew, tempOld, logTmp string
 	oldDVKey, newDVKey                    string
 }
@@ -39,7 +40,7 @@ func newScenario(t *testing.T) *scenario {
 	s.unexpired = f.writeFile(ids(10, 10))
 	s.expired = f.writeFile(ids(20, 10))
 	s.dvFile = f.writeFile(ids(30, 10))
-	f.commit(delta.Action{Add: s.live}, delta.Action{Add: s.unexpired}, delta.Action{Add: s.expired}, delta.Action{Add: s.dvFile})
+	f.commit(actions.Action{Add: s.live}, actions.Action{Add: s.unexpired}, actions.Action{Add: s.expired}, actions.Action{Add: s.dvFile})
 	s.orphanOld = "part-00000-orphan-old.snappy.parquet"
 	f.put(s.orphanOld, []byte("never committed"))
 	s.tempOld = s.live.Path + ".17f1a2b3c4d5e6f7.tmp"
@@ -53,7 +54,7 @@ func newScenario(t *testing.T) *scenario {
 	// first DV file becomes unreferenced once the second lands.
 	ctx := context.Background()
 	f.now = f.now.Add(day) // 19 days before
-	del := func(rows []int64) *delta.Add {
+	del := func(rows []int64) *actions.Add {
 		snap, err := delta.LoadSnapshot(ctx, f.tbl, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -213,7 +214,7 @@ func TestAShorterRetentionIsRefusedUnlessForced(t *testing.T) {
 func TestTheTablePropertySetsTheRetention(t *testing.T) {
 	f := newFixture(t, map[string]string{PropDeletedFileRetention: "interval 2 days"}, "")
 	a := f.writeFile(ids(0, 3))
-	f.commit(delta.Action{Add: a})
+	f.commit(actions.Action{Add: a})
 	f.now = f.now.Add(day)
 	f.commit(f.remove(a))
 	f.now = f.now.Add(day + time.Hour)
@@ -300,7 +301,7 @@ func TestVacuumRefusesCatalogManagedAndUnsupportedTables(t *testing.T) {
 func TestAnEmptyVacuumWritesNothingToTheLog(t *testing.T) {
 	f := newFixture(t, nil, "")
 	a := f.writeFile(ids(0, 3))
-	f.commit(delta.Action{Add: a})
+	f.commit(actions.Action{Add: a})
 	f.now = f.now.Add(30 * day)
 	before, _ := delta.LatestVersion(context.Background(), f.tbl)
 	res := f.vacuum(Options{Mode: Full})

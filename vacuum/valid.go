@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // references is what the snapshot says about the files of the table.
@@ -27,7 +28,7 @@ type references struct {
 func collectReferences(snap *delta.Snapshot, res *resolver, cutoffMs int64) (*references, error) {
 	refs := &references{valid: make(map[string]struct{}, len(snap.Files)*2), expired: map[string]struct{}{}, protected: map[string]int64{}}
 	live := make(map[string]struct{}, len(snap.Files))
-	keep := func(set map[string]struct{}, path string, dv *delta.DeletionVector) error {
+	keep := func(set map[string]struct{}, path string, dv *actions.DeletionVector) error {
 		k, inside, err := res.key(path)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", snap.Version, err)
@@ -90,7 +91,7 @@ func (r *references) kind(key string) string {
 	return KindOrphan
 }
 
-func deletionTime(r *delta.Remove) int64 {
+func deletionTime(r *actions.Remove) int64 {
 	if r.DeletionTimestamp == nil {
 		return 0
 	}

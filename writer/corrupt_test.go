@@ -12,7 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
@@ -51,7 +51,7 @@ func corruptColumnChunk(t *testing.T, path string, rowGroup, column int) (int64,
 // of the pack row group ending with source prev (and not holding bad)
 // until a column of another row group has failed: the held column is then
 // skipped, and its row group committed short of it.
-func holdGroupBefore(t *testing.T, prev, bad *delta.Add, held *atomic.Bool) encodeHook {
+func holdGroupBefore(t *testing.T, prev, bad *actions.Add, held *atomic.Bool) encodeHook {
 	return func(e *colEncoder, g *groupWrite, c int) {
 		if g.units[len(g.units)-1].p.src != prev || slices.ContainsFunc(g.units, func(u packUnit) bool { return u.p.src == bad }) {
 			return

@@ -6,6 +6,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/delta/statscollect"
 )
 
 // This file is the one place where the writer binds to the Delta core's
@@ -39,7 +42,7 @@ func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 	return delta.RewriteSchema(snap)
 }
 
-func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
+func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
 	s, err := openScan(ctx, t, snap, add, schema, opts)
 	if err != nil {
 		return nil, err
@@ -49,14 +52,14 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 
 // openScan opens the Delta core's scan of a source, for reading rows or
 // columns.
-func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *delta.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
+func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
 	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
 	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking, Pages: opts.sourcePages()})
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.
 type statsAdapter struct {
-	c   *delta.StatsCollector
+	c   *statscollect.StatsCollector
 	buf []parquet.Value // scratch of ObserveRowGroup
 }
 
@@ -73,7 +76,7 @@ func (a *statsAdapter) merge(part statsSink) {
 }
 
 func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if a.buf == nil {
 		a.buf = make([]parquet.Value, 1024)
 	}
@@ -84,7 +87,7 @@ func (a *statsAdapter) ObserveRowGroup(rg parquet.RowGroup) (err error) {
 // and string prefix length, tightBounds when the protocol supports
 // deletion vectors (as Spark writes them).
 func newStats(snap *delta.Snapshot, schema *parquet.Schema) (statsSink, error) {
-	c, err := delta.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
+	c, err := statscollect.NewStatsCollector(&snap.Metadata, snap.Schema, schema)
 	if err != nil {
 		return nil, err
 	}

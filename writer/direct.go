@@ -10,6 +10,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 )
 
 // directSource reads a source whose parquet schema is exactly the table's
@@ -19,9 +21,9 @@ import (
 // (narrow types, INT96 timestamps, other layouts) use the Delta core's
 // FileScan instead.
 type directSource struct {
-	key       string                // object key, for messages
-	path      string                // the add action's path
-	ra        *delta.ObjectReaderAt // classifies read errors
+	key       string             // object key, for messages
+	path      string             // the add action's path
+	ra        *pq.ObjectReaderAt // classifies read errors
 	file      *parquet.File
 	rowGroups []parquet.RowGroup
 	rg        int
@@ -39,7 +41,7 @@ func sourceBufferSize(opts Options, n int, fileSize int64) int {
 
 // openDirect opens src for direct reading when its schema is the data
 // schema; it returns nil (and no error) when the source needs conversion.
-func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *parquet.Schema, opts Options) (*directSource, error) {
+func openDirect(ctx context.Context, t *delta.Table, src *actions.Add, schema *parquet.Schema, opts Options) (*directSource, error) {
 	key, err := src.Key()
 	if err != nil {
 		return nil, err
@@ -57,7 +59,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 		total += rg.NumRows()
 	}
 	if total != f.NumRows() {
-		return nil, delta.DataFileError(src.Path, ra, fmt.Errorf("%s: row groups hold %d rows but the footer says %d", key, total, f.NumRows()))
+		return nil, pq.DataFileError(src.Path, ra, fmt.Errorf("%s: row groups hold %d rows but the footer says %d", key, total, f.NumRows()))
 	}
 	if d.dv, err = delta.LoadFileDV(ctx, t, src, f.NumRows()); err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *delta.Add, schema *par
 
 // directFrom is the direct reader of a source already opened by the Delta
 // core's scan, nil when its parquet schema is not the data schema.
-func directFrom(src *delta.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
+func directFrom(src *actions.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
 	f := s.File()
 	if !parquet.EqualNodes(f.Schema(), schema) {
 		return nil
@@ -87,13 +89,13 @@ func (d *directSource) NumPhysicalRows() int64 { return d.file.NumRows() }
 func (d *directSource) ReadRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
 	n, err = d.readRows(rows, physIdx)
 	if err != nil && err != io.EOF {
-		err = delta.DataFileError(d.path, d.ra, err)
+		err = pq.DataFileError(d.path, d.ra, err)
 	}
 	return n, err
 }
 
 func (d *directSource) readRows(rows []parquet.Row, physIdx []int64) (n int, err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	if d.dv == nil {
 		// No deletions: read straight into the caller's slice.
 		return d.read(rows, physIdx)

@@ -17,6 +17,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -265,7 +267,7 @@ func agree(duckType string, stat any, duck string, isMax bool) error {
 // schema (data columns, physical names).
 func checkDuckTypes(t *testing.T, snap *delta.Snapshot, d duckFile) {
 	t.Helper()
-	mode, err := delta.ColumnMappingMode(&snap.Metadata)
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,15 +298,15 @@ func checkDuckTypes(t *testing.T, snap *delta.Snapshot, d duckFile) {
 	}
 }
 
-func fieldName(f *delta.StructField, mode string) string {
+func fieldName(f *schema.StructField, mode string) string {
 	if mode == "none" {
 		return f.Name
 	}
-	return delta.PhysicalName(f)
+	return schema.PhysicalName(f)
 }
 
 // duckType renders the DuckDB type a Delta type reads as.
-func duckType(dt *delta.DataType, mode string) string {
+func duckType(dt *schema.DataType, mode string) string {
 	switch {
 	case dt.Struct != nil:
 		parts := make([]string, 0, len(dt.Struct.Fields))

@@ -8,6 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // hiveDefaultPartition names the directory of a null (or empty) partition value.
@@ -28,14 +30,14 @@ type layout struct {
 func newLayout(snap *delta.Snapshot, partitionValues map[string]*string, codecExt string) (layout, error) {
 	l := layout{codecExt: codecExt}
 	props := snap.Properties()
-	if err := props.Check(delta.PropRandomizeFilePrefixes, delta.PropRandomPrefixLength); err != nil {
+	if err := props.Check(deltaprops.PropRandomizeFilePrefixes, deltaprops.PropRandomPrefixLength); err != nil {
 		return layout{}, err
 	}
 	if props.RandomizeFilePrefixes {
 		l.randomPrefixLen = props.RandomPrefixLength
 		return l, nil
 	}
-	cols, err := delta.PartitionValueKeys(&snap.Metadata, snap.Schema)
+	cols, err := actions.PartitionValueKeys(&snap.Metadata, snap.Schema)
 	if err != nil {
 		return layout{}, err
 	}

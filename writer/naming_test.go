@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 func strp(s string) *string { return &s }
@@ -67,7 +69,7 @@ func TestOutputKeysFollowDeltaNaming(t *testing.T) {
 		},
 		{
 			name: "partition directories in metadata order",
-			snap: &delta.Snapshot{Metadata: delta.Metadata{PartitionColumns: []string{"b", "a"}}},
+			snap: &delta.Snapshot{Metadata: actions.Metadata{PartitionColumns: []string{"b", "a"}}},
 			pv:   map[string]*string{"a": strp("1"), "b": nil},
 			ext:  ".snappy",
 			want: `^b=__HIVE_DEFAULT_PARTITION__/a=1/part-00000-` + uuidRe + `\.c000\.snappy\.parquet$`,
@@ -75,8 +77,8 @@ func TestOutputKeysFollowDeltaNaming(t *testing.T) {
 		{
 			name: "column mapping uses physical names",
 			snap: &delta.Snapshot{
-				Metadata: delta.Metadata{PartitionColumns: []string{"Part"}, Configuration: map[string]string{"delta.columnMapping.mode": "name"}},
-				Schema:   &delta.StructType{Fields: []*delta.StructField{{Name: "id"}, {Name: "Part", Metadata: cm("col-1234")}}},
+				Metadata: actions.Metadata{PartitionColumns: []string{"Part"}, Configuration: map[string]string{"delta.columnMapping.mode": "name"}},
+				Schema:   &schema.StructType{Fields: []*schema.StructField{{Name: "id"}, {Name: "Part", Metadata: cm("col-1234")}}},
 			},
 			pv:   map[string]*string{"col-1234": strp("x/y")},
 			ext:  ".gz",
@@ -84,14 +86,14 @@ func TestOutputKeysFollowDeltaNaming(t *testing.T) {
 		},
 		{
 			name: "random prefixes replace partition directories",
-			snap: &delta.Snapshot{Metadata: delta.Metadata{PartitionColumns: []string{"p"}, Configuration: map[string]string{"delta.randomizeFilePrefixes": "true"}}},
+			snap: &delta.Snapshot{Metadata: actions.Metadata{PartitionColumns: []string{"p"}, Configuration: map[string]string{"delta.randomizeFilePrefixes": "true"}}},
 			pv:   map[string]*string{"p": strp("1")},
 			ext:  ".zstd",
 			want: `^[A-Za-z0-9]{2}/part-00000-` + uuidRe + `\.c000\.zstd\.parquet$`,
 		},
 		{
 			name: "random prefix length is honoured",
-			snap: &delta.Snapshot{Metadata: delta.Metadata{Configuration: map[string]string{"delta.randomizeFilePrefixes": "true", "delta.randomPrefixLength": "5"}}},
+			snap: &delta.Snapshot{Metadata: actions.Metadata{Configuration: map[string]string{"delta.randomizeFilePrefixes": "true", "delta.randomPrefixLength": "5"}}},
 			ext:  ".zstd",
 			want: `^[A-Za-z0-9]{5}/part-00000-`,
 		},
@@ -114,7 +116,7 @@ func TestOutputKeysFollowDeltaNaming(t *testing.T) {
 }
 
 func TestLayoutRejectsMissingPartitionValue(t *testing.T) {
-	snap := &delta.Snapshot{Metadata: delta.Metadata{PartitionColumns: []string{"p"}}}
+	snap := &delta.Snapshot{Metadata: actions.Metadata{PartitionColumns: []string{"p"}}}
 	_, err := newLayout(snap, map[string]*string{"q": strp("1")}, "")
 	if err == nil || !strings.Contains(err.Error(), `"p"`) {
 		t.Fatalf("err = %v, want one naming column p", err)
@@ -123,11 +125,11 @@ func TestLayoutRejectsMissingPartitionValue(t *testing.T) {
 
 func TestEncodedKeyDecodesBackOnce(t *testing.T) {
 	key := "x=A%2FA/ts=2021-09-08 11%3A11%3A11/part-00000-x.c000.zstd.parquet"
-	p := delta.EncodePath(key)
+	p := actions.EncodePath(key)
 	if want := "x=A%252FA/ts=2021-09-08%2011%253A11%253A11/part-00000-x.c000.zstd.parquet"; p != want {
 		t.Errorf("EncodePath = %q, want %q (the log form Spark writes)", p, want)
 	}
-	back, err := delta.DecodePath(p)
+	back, err := actions.DecodePath(p)
 	if err != nil || back != key {
 		t.Errorf("DecodePath(EncodePath(k)) = %q, %v; want %q", back, err, key)
 	}

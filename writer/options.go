@@ -13,6 +13,9 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
+	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
 // Defaults used when an Options field is zero. See DefaultOptions.
@@ -104,7 +107,7 @@ type Options struct {
 	// SourceRead, when set, is called after each source file has been read
 	// whole (its rows copied or collected), from the job's goroutine: jobs
 	// run concurrently, so it must be safe for concurrent use.
-	SourceRead func(src *delta.Add)
+	SourceRead func(src *actions.Add)
 
 	// forceScan sends every source through the Delta core's FileScan, even
 	// those whose schema allows direct reading (tests cross-check the paths).
@@ -143,14 +146,14 @@ const minSourcePageLimit = 8 << 20
 
 // sourcePages is what a source's pages may claim: no page above the row
 // group budget (RowGroupBytes, between minSourcePageLimit and
-// delta.DefaultMaxPageBytes), since a page is decoded whole and one larger
+// pq.DefaultMaxPageBytes), since a page is decoded whole and one larger
 // than the budget breaks it, and the default ratio of a column chunk. With
 // the default budget, 64 MiB: 64 times the page size of every engine, so
 // only a value of more than 64 MiB (or a decompression bomb) makes a
 // source corrupt.
-func (o Options) sourcePages() delta.PageLimits {
+func (o Options) sourcePages() pq.PageLimits {
 	budget := cmp.Or(o.RowGroupBytes, DefaultRowGroupBytes)
-	return delta.PageLimits{MaxPageBytes: min(max(budget, minSourcePageLimit), delta.DefaultMaxPageBytes)}
+	return pq.PageLimits{MaxPageBytes: min(max(budget, minSourcePageLimit), pq.DefaultMaxPageBytes)}
 }
 
 // withDefaults returns o with zero fields replaced by defaults.
@@ -223,7 +226,7 @@ func targetFileSize(o Options, snap *delta.Snapshot) (int64, error) {
 		return o.TargetFileSize, nil
 	}
 	props := snap.Properties()
-	if err := props.Check(delta.PropTargetFileSize); err != nil {
+	if err := props.Check(deltaprops.PropTargetFileSize); err != nil {
 		return 0, err
 	}
 	if props.TargetFileSize > 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 func TestTargetFileSizeResolution(t *testing.T) {
@@ -24,7 +25,7 @@ func TestTargetFileSizeResolution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			meta := &delta.Metadata{Configuration: map[string]string{}}
+			meta := &actions.Metadata{Configuration: map[string]string{}}
 			if tt.prop != "" {
 				meta.Configuration["delta.targetFileSize"] = tt.prop
 			}

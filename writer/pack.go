@@ -9,6 +9,8 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 )
 
 // The pack path writes sources column by column. Sources whose row groups
@@ -26,7 +28,7 @@ import (
 
 // packedSource is a source waiting in the job's pack.
 type packedSource struct {
-	src  *delta.Add
+	src  *actions.Add
 	scan *delta.FileScan
 }
 
@@ -50,7 +52,7 @@ func (jw *jobWriter) packable(s *delta.FileScan) bool {
 // addToPack records src's run (its live rows follow the rows already
 // written and packed) and queues it; the pack is written when it holds
 // packBytes of sources or would fill the output.
-func (jw *jobWriter) addToPack(ctx context.Context, src *delta.Add, s *delta.FileScan, physical int64) error {
+func (jw *jobWriter) addToPack(ctx context.Context, src *actions.Add, s *delta.FileScan, physical int64) error {
 	var live int64
 	for i := range s.NumRowGroups() {
 		_, n := s.RowGroupRows(i)
@@ -197,7 +199,7 @@ func (jw *jobWriter) resetPack() {
 
 // writeColumn converts column c of every unit into cw, counting its rows.
 func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *delta.ColumnScratch, obs delta.ColumnObserver, rows *int64) (err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	for _, u := range units {
 		err := u.p.scan.ReadColumn(u.rg, c, scratch, obs, func(vals []parquet.Value) error {
 			n, err := cw.WriteRowValues(vals)
@@ -216,6 +218,6 @@ func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *del
 
 // commitRowGroup appends a finished row group to its file.
 func commitRowGroup(rgw *parquet.ConcurrentRowGroupWriter) (n int64, err error) {
-	defer delta.RecoverParquet(&err)
+	defer pq.RecoverParquet(&err)
 	return rgw.Commit()
 }

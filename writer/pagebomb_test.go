@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/pagebomb"
@@ -58,8 +59,8 @@ func TestAPageBombSourceIsRefusedWithinTheBudget(t *testing.T) {
 			if got := failure.CorruptDataFiles(err); !slices.Equal(got, []string{bomb.Name}) || failure.Of(err) != failure.Quarantine {
 				t.Fatalf("error names corrupt data files %v (class %v), want [%s] (quarantine): %v", got, failure.Of(err), bomb.Name, err)
 			}
-			if !errors.Is(err, delta.ErrPageLimit) {
-				t.Errorf("error does not wrap delta.ErrPageLimit: %v", err)
+			if !errors.Is(err, pq.ErrPageLimit) {
+				t.Errorf("error does not wrap pq.ErrPageLimit: %v", err)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 				t.Errorf("the rewrite allocated %d MiB, over its 64 MiB budget", alloc>>20)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
@@ -172,7 +174,7 @@ func newJobWriter(t *delta.Table, snap *delta.Snapshot, job *Job, objs *attempt.
 		pv = job.Sources[0].PartitionValues
 	}
 	for _, src := range job.Sources {
-		if !delta.SamePartitionValues(pv, src.PartitionValues) {
+		if !actions.SamePartitionValues(pv, src.PartitionValues) {
 			return nil, fmt.Errorf("source %s is not in the job's partition", src.Path)
 		}
 	}
@@ -255,7 +257,7 @@ func (jw *jobWriter) run(ctx context.Context) (err error) {
 // copySource appends the live rows of src to the current output (opening
 // one if needed) and records its run: through the whole-row-group paths
 // when it can (copyColumns), else row by row.
-func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
+func (jw *jobWriter) copySource(ctx context.Context, src *actions.Add) error {
 	if !jw.opts.forceScan && !jw.opts.DisableCopyPath {
 		done, err := jw.copyColumns(ctx, src)
 		if done || err != nil {
@@ -325,7 +327,7 @@ func (jw *jobWriter) copySource(ctx context.Context, src *delta.Add) error {
 // page for page when they are large, of the data schema and nothing is
 // deleted, else through the pack (pack.go). It reports false, having
 // written nothing, for a source only the row path takes.
-func (jw *jobWriter) copyColumns(ctx context.Context, src *delta.Add) (bool, error) {
+func (jw *jobWriter) copyColumns(ctx context.Context, src *actions.Add) (bool, error) {
 	s, err := openScan(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
 	if err != nil {
 		return false, fmt.Errorf("open scan: %w", err)
@@ -352,7 +354,7 @@ func (jw *jobWriter) copyColumns(ctx context.Context, src *delta.Add) (bool, err
 }
 
 // copyWhole appends every row group of d page for page and records its run.
-func (jw *jobWriter) copyWhole(ctx context.Context, src *delta.Add, d *directSource, physical int64) error {
+func (jw *jobWriter) copyWhole(ctx context.Context, src *actions.Add, d *directSource, physical int64) error {
 	if err := jw.flushPack(); err != nil {
 		return err
 	}
@@ -379,7 +381,7 @@ func (jw *jobWriter) copyWhole(ctx context.Context, src *delta.Add, d *directSou
 // physicalRecords is the source's physical row count: stats numRecords when
 // present, else the parquet footer's. Both must agree when both exist:
 // reconciliation indexes deletion vectors by physical row.
-func physicalRecords(src *delta.Add, footer int64) (int64, error) {
+func physicalRecords(src *actions.Add, footer int64) (int64, error) {
 	stats, ok, err := src.NumRecords()
 	if err != nil {
 		return 0, err
@@ -428,8 +430,8 @@ func (jw *jobWriter) closeOutput(ctx context.Context) error {
 	if attrs.ModTime.IsZero() {
 		mtime = time.Now().UnixMilli()
 	}
-	add := &delta.Add{
-		Path:             delta.EncodePath(o.key),
+	add := &actions.Add{
+		Path:             actions.EncodePath(o.key),
 		PartitionValues:  maps.Clone(jw.pv),
 		Size:             attrs.Size,
 		ModificationTime: mtime,
@@ -460,7 +462,7 @@ type output struct {
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
-	cw     *delta.CountingWriter
+	cw     *pq.CountingWriter
 	pw     *parquet.Writer
 	stats  statsSink
 	opts   Options
@@ -486,7 +488,7 @@ func newOutput(ctx context.Context, b *blob.Bucket, key string, schema *parquet.
 		cancel()
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	cw := &delta.CountingWriter{W: bw}
+	cw := &pq.CountingWriter{W: bw}
 	wopts := []parquet.WriterOption{
 		parquet.Compression(codec),
 		parquet.PageBufferSize(opts.PageBufferSize),
@@ -580,6 +582,6 @@ func (o *output) abandon() {
 
 // corruptSource names src as a data file whose content contradicts its add
 // action (class Quarantine: the next run skips it).
-func corruptSource(src *delta.Add, err error) error {
+func corruptSource(src *actions.Add, err error) error {
 	return &failure.CorruptFileError{Kind: failure.DataFile, Path: src.Path, DataFile: src.Path, Err: err}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -30,26 +31,26 @@ func loadCopy(t *testing.T, name string) (*delta.Table, *delta.Snapshot) {
 	return tbl, snap
 }
 
-func cloneAdd(a *delta.Add) *delta.Add {
+func cloneAdd(a *actions.Add) *actions.Add {
 	c := *a
 	c.ParsedStats = nil
 	return &c
 }
 
 func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
-	missing := func(snap *delta.Snapshot) []*delta.Add {
+	missing := func(snap *delta.Snapshot) []*actions.Add {
 		gone := cloneAdd(snap.Files[2])
 		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
-		return []*delta.Add{snap.Files[0], snap.Files[1], gone, snap.Files[3]}
+		return []*actions.Add{snap.Files[0], snap.Files[1], gone, snap.Files[3]}
 	}
-	wrongCount := func(snap *delta.Snapshot) []*delta.Add {
+	wrongCount := func(snap *delta.Snapshot) []*actions.Add {
 		bad := cloneAdd(snap.Files[2])
 		bad.Stats = `{"numRecords":999999}`
-		return []*delta.Add{snap.Files[0], snap.Files[1], bad}
+		return []*actions.Add{snap.Files[0], snap.Files[1], bad}
 	}
 	tests := []struct {
 		name        string
-		sources     func(*delta.Snapshot) []*delta.Add
+		sources     func(*delta.Snapshot) []*actions.Add
 		ctx         func() context.Context
 		want        string
 		wantTracked bool
@@ -57,7 +58,7 @@ func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
 		{name: "a missing source after two outputs were written", sources: missing, want: "does-not-exist", wantTracked: true},
 		{name: "stats numRecords that disagree with the footer", sources: wrongCount, want: "numRecords 999999"},
 		{
-			name: "a canceled context", sources: func(s *delta.Snapshot) []*delta.Add { return s.Files[:4] },
+			name: "a canceled context", sources: func(s *delta.Snapshot) []*actions.Add { return s.Files[:4] },
 			ctx: func() context.Context {
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
@@ -105,9 +106,9 @@ func TestFailedRewriteTracksEveryObjectItWrote(t *testing.T) {
 
 func TestRewriteRejectsBadJobs(t *testing.T) {
 	tbl, snap := loadCopy(t, "dv-partitioned-with-checkpoint")
-	var other *delta.Add
+	var other *actions.Add
 	for _, f := range snap.Files {
-		if !delta.SamePartitionValues(f.PartitionValues, snap.Files[0].PartitionValues) {
+		if !actions.SamePartitionValues(f.PartitionValues, snap.Files[0].PartitionValues) {
 			other = f
 			break
 		}
@@ -121,7 +122,7 @@ func TestRewriteRejectsBadJobs(t *testing.T) {
 		is   error
 		want string
 	}{
-		{name: "sources of two partitions", job: &Job{ID: "p", Sources: []*delta.Add{snap.Files[0], other}}, want: "not in the job's partition"},
+		{name: "sources of two partitions", job: &Job{ID: "p", Sources: []*actions.Add{snap.Files[0], other}}, want: "not in the job's partition"},
 		{name: "a sorted job without columns", job: &Job{ID: "s", Sources: snap.Files[:1], Sort: &SortSpec{Curve: "hilbert"}}, want: "no clustering columns"},
 		{name: "no sources", job: &Job{ID: "e"}, want: "no sources"},
 	}
@@ -152,7 +153,7 @@ func TestRewriteAllKeepsSuccessfulJobsWhenOneFails(t *testing.T) {
 	gone.Path = "missing.parquet"
 	jobs := []*Job{
 		{ID: "ok-1", Sources: snap.Files[0:3]},
-		{ID: "bad", Sources: []*delta.Add{snap.Files[3], gone}},
+		{ID: "bad", Sources: []*actions.Add{snap.Files[3], gone}},
 		{ID: "ok-2", Sources: snap.Files[6:9]},
 	}
 	before := tabletest.Keys(t, tbl)
@@ -382,7 +383,7 @@ func TestTrailingSourceWithoutLiveRowsLandsInTheLastOutput(t *testing.T) {
 	if gone.DeletionVector, err = delta.InlineDV(all); err != nil {
 		t.Fatal(err)
 	}
-	job := &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], gone}}
+	job := &Job{ID: "j", Sources: []*actions.Add{snap.Files[0], gone}}
 	opts := DefaultOptions()
 	opts.TargetFileSize = 1 // the first source fills its output
 	objs := &attempt.Objects{}

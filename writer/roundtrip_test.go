@@ -14,6 +14,8 @@ import (
 
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -66,7 +68,7 @@ func partitionJobs(snap *delta.Snapshot) []*Job {
 }
 
 // liveRows reads every live row of add with the Delta core's scan.
-func liveRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *delta.Add) []parquet.Row {
+func liveRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *actions.Add) []parquet.Row {
 	t.Helper()
 	s, err := delta.OpenFileScan(context.Background(), tbl, snap, add, delta.ScanOptions{})
 	if err != nil {
@@ -200,7 +202,7 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if a.DataChange || a.DeletionVector != nil {
 			t.Errorf("output %d: dataChange=%v dv=%v, want false and none", i, a.DataChange, a.DeletionVector)
 		}
-		if !delta.SamePartitionValues(a.PartitionValues, job.Sources[0].PartitionValues) {
+		if !actions.SamePartitionValues(a.PartitionValues, job.Sources[0].PartitionValues) {
 			t.Errorf("output %d: partition values %v, want the sources' %v", i, a.PartitionValues, job.Sources[0].PartitionValues)
 		}
 		key, err := a.Key()
@@ -214,7 +216,7 @@ func checkResult(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if fi.Size != a.Size {
 			t.Errorf("output %d: add.size %d, object %d bytes", i, a.Size, fi.Size)
 		}
-		var st delta.Stats
+		var st stats.Stats
 		if err := json.Unmarshal([]byte(a.Stats), &st); err != nil || st.NumRecords == nil {
 			t.Fatalf("output %d: stats %q: %v", i, a.Stats, err)
 		}

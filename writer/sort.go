@@ -10,7 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/curve"
 )
 
@@ -285,7 +285,7 @@ func sortEncoder(name string, dims, buckets int) (*curve.Encoder, error) {
 
 // openRowSource opens src the way the unsorted path does: directly when its
 // schema is the data schema, else through the Delta core's FileScan.
-func (jw *jobWriter) openRowSource(ctx context.Context, src *delta.Add) (rowSource, error) {
+func (jw *jobWriter) openRowSource(ctx context.Context, src *actions.Add) (rowSource, error) {
 	if !jw.opts.forceScan {
 		d, err := openDirect(ctx, jw.t, src, jw.schema, jw.opts)
 		if err != nil {
@@ -305,7 +305,7 @@ func (jw *jobWriter) openRowSource(ctx context.Context, src *delta.Add) (rowSour
 
 // collectSource feeds the live rows of source i to the sorter and samples
 // its clustering values; it checks the live row count like the unsorted path.
-func (jw *jobWriter) collectSource(ctx context.Context, i int, src *delta.Add, s *extSorter, cols []*sortColumn) error {
+func (jw *jobWriter) collectSource(ctx context.Context, i int, src *actions.Add, s *extSorter, cols []*sortColumn) error {
 	scan, err := jw.openRowSource(ctx, src)
 	if err != nil {
 		return err

@@ -16,13 +16,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // physRows reads the live rows of add with their physical indexes.
-func physRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *delta.Add) map[int64]parquet.Row {
+func physRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *actions.Add) map[int64]parquet.Row {
 	t.Helper()
 	s, err := delta.OpenFileScan(context.Background(), tbl, snap, add, delta.ScanOptions{})
 	if err != nil {
@@ -148,7 +150,7 @@ func checkSorted(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, job *Job,
 		if a.ClusteringProvider == nil || *a.ClusteringProvider != "liquid" || a.Tags["ZCUBE_ID"] != "z" || a.DataChange {
 			t.Errorf("output %d: provider %v tags %v dataChange %v", o, a.ClusteringProvider, a.Tags, a.DataChange)
 		}
-		st, err := delta.ParseStats(a.Stats)
+		st, err := stats.ParseStats(a.Stats)
 		if err != nil || st.NumRecords == nil || *st.NumRecords != out.NumRecords || !st.Tight() {
 			t.Errorf("output %d: stats %s (%v)", o, a.Stats, err)
 		}
@@ -223,7 +225,7 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		gone.Path = "part-00099-does-not-exist.c000.snappy.parquet"
 		opts.SpillDir = t.TempDir()
 		objs := &attempt.Objects{}
-		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*delta.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, objs, opts)
+		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: []*actions.Add{snap.Files[0], snap.Files[1], gone}, Sort: &SortSpec{Columns: cols}}, objs, opts)
 		check(t, opts.SpillDir, objs, err, "does-not-exist")
 	})
 	t.Run("bucket counts not matching the columns", func(t *testing.T) {

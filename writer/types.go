@@ -2,7 +2,7 @@ package writer
 
 import (
 	"github.com/compactord/compactord/composition"
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // SortSpec asks for rows ordered by a space-filling curve over columns
@@ -25,7 +25,7 @@ type Job struct {
 	ID string
 	// Sources are the live add actions to rewrite, in the order to write them.
 	// All must share one partition.
-	Sources []*delta.Add
+	Sources []*actions.Add
 	// PartitionValues of all sources (they share one partition). nil: taken
 	// from the first source. Copied verbatim onto every output.
 	PartitionValues map[string]*string
@@ -48,7 +48,7 @@ type Output struct {
 	// the rows written (tightBounds=true when the protocol supports deletion
 	// vectors, absent otherwise, as Spark writes them), the job's tags and
 	// clustering provider. Row-tracking fields are left for the committer.
-	Add *delta.Add
+	Add *actions.Add
 	// Key is the object key (Add.Path decoded).
 	Key string
 	// NumRecords is the number of rows written.

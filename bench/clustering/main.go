@@ -27,6 +27,9 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/curve"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -71,7 +74,7 @@ type config struct {
 
 // file is a simulated data file: its add action and its rows.
 type file struct {
-	add  *delta.Add
+	add  *actions.Add
 	rows []row
 }
 
@@ -105,13 +108,13 @@ func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provide
 		mins[name] = json.Number(strconv.FormatInt(lo, 10))
 		maxs[name] = json.Number(strconv.FormatInt(hi, 10))
 	}
-	a := &delta.Add{
+	a := &actions.Add{
 		Path:             path,
 		PartitionValues:  map[string]*string{},
 		Size:             n * t.cfg.rowBytes,
 		ModificationTime: mtime,
 		Tags:             tags,
-		ParsedStats:      &delta.Stats{NumRecords: &n, MinValues: mins, MaxValues: maxs},
+		ParsedStats:      &stats.Stats{NumRecords: &n, MinValues: mins, MaxValues: maxs},
 	}
 	if provider != "" {
 		p := provider
@@ -123,11 +126,11 @@ func (t *table) addFile(rows []row, mtime int64, tags map[string]string, provide
 func (t *table) snapshot() *delta.Snapshot {
 	snap := &delta.Snapshot{
 		Version: t.version,
-		Schema: &delta.StructType{Fields: []*delta.StructField{
-			{Name: "ts", Type: &delta.DataType{Name: "long"}},
-			{Name: "key", Type: &delta.DataType{Name: "long"}},
+		Schema: &schema.StructType{Fields: []*schema.StructField{
+			{Name: "ts", Type: &schema.DataType{Name: "long"}},
+			{Name: "key", Type: &schema.DataType{Name: "long"}},
 		}},
-		Domains: map[string]delta.DomainMetadata{
+		Domains: map[string]actions.DomainMetadata{
 			"delta.clustering": {Domain: "delta.clustering", Configuration: `{"clusteringColumns":[["ts"],["key"]]}`},
 		},
 	}

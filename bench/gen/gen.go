@@ -20,6 +20,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltaschema "github.com/compactord/compactord/delta/schema"
 )
 
 // SchemaString is the Delta schema of generated tables.
@@ -54,11 +56,11 @@ func Generate(dir string, total, lo, hi int64, seed uint64, codec compress.Codec
 	if err := os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755); err != nil {
 		return err
 	}
-	st, err := delta.ParseSchema(SchemaString)
+	st, err := deltaschema.ParseSchema(SchemaString)
 	if err != nil {
 		return err
 	}
-	meta := &delta.Metadata{SchemaString: SchemaString, Configuration: map[string]string{}}
+	meta := &actions.Metadata{SchemaString: SchemaString, Configuration: map[string]string{}}
 	schema, err := delta.DataSchemaOf(st, meta)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // Shapes are the source shapes DuckShape writes (see
@@ -95,7 +96,7 @@ func DuckShape(ctx context.Context, dir, script, shape string, files, rows int) 
 	if len(ws) != files {
 		return fmt.Errorf("%s wrote %d files, want %d", script, len(ws), files)
 	}
-	var dvs []*delta.DeletionVector
+	var dvs []*actions.DeletionVector
 	if shape == "dv" {
 		names := make([]string, len(ws))
 		for i, w := range ws {
@@ -145,7 +146,7 @@ func DuckShape(ctx context.Context, dir, script, shape string, files, rows int) 
 
 // writeShapeDVs writes the deletion vectors of a dv table's files into one
 // DV file and DeletedCSV.
-func writeShapeDVs(ctx context.Context, dir string, files []string, rows int) ([]*delta.DeletionVector, error) {
+func writeShapeDVs(ctx context.Context, dir string, files []string, rows int) ([]*actions.DeletionVector, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/schema"
 )
 
 // runCat prints a table's live rows as JSON lines with logical column
@@ -39,8 +41,8 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte
 	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc, RowIDs: *rowIDs},
-		func(_ *delta.Add, row *delta.LogicalStruct) error {
-			line = delta.AppendJSON(line[:0], row)
+		func(_ *actions.Add, row *schema.LogicalStruct) error {
+			line = schema.AppendJSON(line[:0], row)
 			line = append(line, '\n')
 			_, werr := w.Write(line)
 			return werr

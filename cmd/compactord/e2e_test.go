@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/demo"
 	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/testutil"
@@ -240,12 +242,12 @@ func orphans(t *testing.T, dir string) []string {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			a, err := delta.ParseAction([]byte(line))
+			a, err := actions.ParseAction([]byte(line))
 			if err != nil {
 				t.Fatalf("%s: %v", lf, err)
 			}
 			var path string
-			var dv *delta.DeletionVector
+			var dv *actions.DeletionVector
 			switch {
 			case a.Add != nil:
 				path, dv = a.Add.Path, a.Add.DeletionVector
@@ -254,11 +256,11 @@ func orphans(t *testing.T, dir string) []string {
 			default:
 				continue
 			}
-			if k, err := delta.DecodePath(path); err == nil {
+			if k, err := actions.DecodePath(path); err == nil {
 				known[k] = true
 			}
 			if dv != nil && dv.StorageType == "u" {
-				if k, err := delta.DVFileKey(dv.PathOrInlineDv); err == nil {
+				if k, err := deltadv.DVFileKey(dv.PathOrInlineDv); err == nil {
 					known[k] = true
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/fanout"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -60,7 +61,7 @@ func TestFanoutRunSurvivesAKilledWorkerAQuarantineAndConcurrentWriters(t *testin
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	snap0 := tabletest.Latest(t, tbl)
-	byPath := map[string]*delta.Add{}
+	byPath := map[string]*actions.Add{}
 	for _, f := range snap0.Files {
 		byPath[f.Path] = f
 	}
@@ -330,7 +331,7 @@ func TestTheDaemonsProcessWorkersLogTheirStderrToTheDaemonsLog(t *testing.T) {
 	root, pol := policyRoot(t)
 	w, url := newTable(t, filepath.Join(root, "broken"), 4, 2, 30)
 	f := tabletest.Latest(t, w.t).Files[0]
-	key, err := delta.DecodePath(f.Path)
+	key, err := actions.DecodePath(f.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -115,7 +117,7 @@ func remove(path string) map[string]any {
 }
 
 // liveFile returns one live add of the table (path as logged) and its size.
-func (e *hostileEnv) liveFile() *delta.Add {
+func (e *hostileEnv) liveFile() *deltaactions.Add {
 	e.t.Helper()
 	snap, err := loadLocal(e.tbl)
 	must(e.t, err)
@@ -189,7 +191,7 @@ func (e *hostileEnv) state() map[string][32]byte {
 		}
 		hash(filepath.Join(e.tbl, filepath.FromSlash(k)))
 		if dv := a.DeletionVector; dv != nil && dv.StorageType == "u" {
-			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+			dk, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			must(e.t, err)
 			hash(filepath.Join(e.tbl, filepath.FromSlash(dk)))
 		}

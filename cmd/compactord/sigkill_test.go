@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -23,7 +24,7 @@ import (
 func killTable(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	p := delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}
+	p := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}
 	tbl := logtest.Create(t, dir, logtest.Spec{Protocol: &p, Configuration: map[string]string{
 		"delta.enableDeletionVectors": "true", "delta.logRetentionDuration": "interval 1 days"}})
 	const latest = 700
@@ -33,8 +34,8 @@ func killTable(t *testing.T) string {
 		a := logtest.AddFile(fmt.Sprintf("part-%05d-b.parquet", v+98), "", v+100)
 		off := int32(1)
 		withDV := *a
-		withDV.DeletionVector = &delta.DeletionVector{StorageType: "u", PathOrInlineDv: fmt.Sprintf("ab^-aqEH.-t@S}K{vb[*k^%03d", v%1000), Offset: &off, SizeInBytes: 34, Cardinality: 3}
-		logtest.Commit(t, tbl, v+99, delta.Action{Remove: logtest.RemoveFile(a, 1_600_000_000_000+v)}, delta.Action{Add: &withDV})
+		withDV.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: fmt.Sprintf("ab^-aqEH.-t@S}K{vb[*k^%03d", v%1000), Offset: &off, SizeInBytes: 34, Cardinality: 3}
+		logtest.Commit(t, tbl, v+99, actions.Action{Remove: logtest.RemoveFile(a, 1_600_000_000_000+v)}, actions.Action{Add: &withDV})
 		if v+99 == 200 || v+99 == 400 {
 			if _, err := checkpoint.Write(context.Background(), tbl, v+99, checkpoint.Options{}); err != nil {
 				t.Fatal(err)

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // The differential test: thousands of random (reads, winner file) cases,
@@ -31,7 +32,7 @@ var (
 
 type simFile struct {
 	rows []MapRow // live rows, partition column included
-	add  *delta.Add
+	add  *actions.Add
 }
 
 var names = []string{"a", "ab", "abc", "abcd", "abcde", "b", "ba", "bz", "c", "zz", "é", "ü"}
@@ -89,7 +90,7 @@ func genFile(r *rand.Rand) simFile {
 		}
 		live = append(live, row)
 	}
-	add := &delta.Add{Path: "x.parquet", PartitionValues: map[string]*string{"p": part}}
+	add := &actions.Add{Path: "x.parquet", PartitionValues: map[string]*string{"p": part}}
 	if r.IntN(10) != 0 { // 10% of files carry no stats at all
 		add.ParsedStats = statsOf(r, phys, deleted > 0)
 	}
@@ -106,7 +107,7 @@ func ParseMust(k Kind, s string) Value {
 
 // statsOf computes Delta statistics over all physical rows, as a writer
 // would have before the deletions.
-func statsOf(r *rand.Rand, phys []MapRow, wide bool) *delta.Stats {
+func statsOf(r *rand.Rand, phys []MapRow, wide bool) *stats.Stats {
 	n := int64(len(phys))
 	minV, maxV, nulls := map[string]any{}, map[string]any{}, map[string]any{}
 	put := func(m map[string]any, path []string, v any) {
@@ -151,7 +152,7 @@ func statsOf(r *rand.Rand, phys []MapRow, wide bool) *delta.Stats {
 		put(maxV, c.Path, statValue(*hi, true))
 	}
 	tight := !wide
-	return &delta.Stats{NumRecords: &n, MinValues: minV, MaxValues: maxV, NullCount: nulls, TightBounds: &tight}
+	return &stats.Stats{NumRecords: &n, MinValues: minV, MaxValues: maxV, NullCount: nulls, TightBounds: &tight}
 }
 
 func mustCmp(a, b Value) int {

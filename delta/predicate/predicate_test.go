@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltastats "github.com/compactord/compactord/delta/stats"
 )
 
 var (
@@ -19,19 +20,19 @@ func must(e Expr, err error) Expr {
 	return e
 }
 
-func statsJSON(t *testing.T, s string) *delta.Stats {
+func statsJSON(t *testing.T, s string) *deltastats.Stats {
 	t.Helper()
 	dec := json.NewDecoder(stringsReader(s))
 	dec.UseNumber()
-	var st delta.Stats
+	var st deltastats.Stats
 	if err := dec.Decode(&st); err != nil {
 		t.Fatal(err)
 	}
 	return &st
 }
 
-func addWith(t *testing.T, stats string, part map[string]*string) *delta.Add {
-	a := &delta.Add{Path: "f.parquet", PartitionValues: part}
+func addWith(t *testing.T, stats string, part map[string]*string) *actions.Add {
+	a := &actions.Add{Path: "f.parquet", PartitionValues: part}
 	if stats != "" {
 		a.ParsedStats = statsJSON(t, stats)
 	}
@@ -56,7 +57,7 @@ func TestMayMatchReadsSeedCases(t *testing.T) {
 		matcher Matcher
 		reads   []Read
 		whole   bool
-		add     *delta.Add
+		add     *actions.Add
 		want    bool
 	}{
 		{"disjoint ranges do not conflict", Matcher{}, []Read{{Data: idLt50}}, false, addWith(t, appended, nil), false},
@@ -74,7 +75,7 @@ func TestMayMatchReadsSeedCases(t *testing.T) {
 			[]Read{{Partition: p1, Data: idLt50}, {Partition: p2, Data: idGe100}}, false,
 			addWith(t, `{"numRecords":1,"minValues":{"id":150},"maxValues":{"id":150},"nullCount":{"id":0}}`, map[string]*string{"p": strp("1")}), false},
 		{"stats given only as the JSON string are parsed", Matcher{}, []Read{{Data: idLt50}}, false,
-			&delta.Add{Path: "w.parquet", Stats: appended}, false},
+			&actions.Add{Path: "w.parquet", Stats: appended}, false},
 		{"non-tight bounds are still outer bounds", Matcher{}, []Read{{Data: idLt50}}, false,
 			addWith(t, `{"numRecords":100,"minValues":{"id":1000},"maxValues":{"id":1100},"nullCount":{"id":3},"tightBounds":false}`, nil), false},
 		{"all-null column cannot match a comparison", Matcher{}, []Read{{Data: idLt50}}, false,

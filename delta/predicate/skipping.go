@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // Read is one read a transaction made: a partition predicate and a data
@@ -34,7 +35,7 @@ type Matcher struct {
 // wholeTable reads (and a non-blind transaction with no recorded reads) keep
 // every file. On an evaluation error the file is kept and the error
 // returned, so the caller can count the fallback.
-func (m Matcher) MayMatchReads(reads []Read, wholeTable bool, add *delta.Add) (bool, error) {
+func (m Matcher) MayMatchReads(reads []Read, wholeTable bool, add *actions.Add) (bool, error) {
 	if wholeTable || len(reads) == 0 {
 		return true, nil
 	}
@@ -54,7 +55,7 @@ func (m Matcher) MayMatchReads(reads []Read, wholeTable bool, add *delta.Add) (b
 	return false, nil
 }
 
-func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
+func (m Matcher) mayMatchRead(r Read, add *actions.Add) (bool, error) {
 	if r.Partition != nil {
 		t, err := EvalRow(r.Partition, partitionRow{values: add.PartitionValues, kinds: m.PartitionKinds, zones: m.PartitionZones})
 		if err != nil {
@@ -70,7 +71,7 @@ func (m Matcher) mayMatchRead(r Read, add *delta.Add) (bool, error) {
 	st := add.ParsedStats
 	if st == nil && add.Stats != "" {
 		// Winners' actions come straight from their commit files.
-		parsed, err := delta.ParseStats(add.Stats)
+		parsed, err := stats.ParseStats(add.Stats)
 		if err != nil {
 			return true, err
 		}
@@ -103,7 +104,7 @@ func (p partitionRow) Lookup(col Column) (Value, bool, error) {
 		// JSON null and the empty string both mean NULL (protocol digest, section 8).
 		return Value{}, false, nil
 	}
-	if *raw == delta.HiveDefaultPartition {
+	if *raw == actions.HiveDefaultPartition {
 		return Value{}, false, nil // NULL, as the Delta core reads it
 	}
 	var v Value

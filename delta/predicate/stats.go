@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/stats"
 )
 
 // ColumnStats are one column's statistics in a file. A nil field is absent.
@@ -171,9 +171,9 @@ func cmpMayMatch(c Cmp, s FileStats) (bool, error) {
 }
 
 // DeltaStats adapts a file's Delta statistics to FileStats. Column paths
-// are physical names. A nil *delta.Stats has no statistics at all.
+// are physical names. A nil *stats.Stats has no statistics at all.
 type DeltaStats struct {
-	Stats *delta.Stats
+	Stats *stats.Stats
 }
 
 // NumRecords implements FileStats.

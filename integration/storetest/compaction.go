@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
@@ -80,7 +81,7 @@ func ReconcileRace(t *testing.T, url string) {
 		if err != nil {
 			return err
 		}
-		var f *delta.Add
+		var f *actions.Add
 		for _, a := range snap.Files {
 			if a.Path == victim {
 				f = a

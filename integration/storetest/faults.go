@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,12 +159,12 @@ func Orphans(t testing.TB, tbl *delta.Table, from, to int64, objectsBefore []str
 	for _, k := range objectsBefore {
 		known[k] = true
 	}
-	note := func(path string, dv *delta.DeletionVector) {
-		if k, err := delta.DecodePath(path); err == nil {
+	note := func(path string, dv *deltaactions.DeletionVector) {
+		if k, err := deltaactions.DecodePath(path); err == nil {
 			known[k] = true
 		}
 		if dv != nil && dv.StorageType == "u" {
-			if k, err := delta.DVFileKey(dv.PathOrInlineDv); err == nil {
+			if k, err := deltadv.DVFileKey(dv.PathOrInlineDv); err == nil {
 				known[k] = true
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil/stores"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -72,7 +73,7 @@ func TestALostResponseToAConditionalCreateIsSettledByReadingBack(t *testing.T) {
 				if err != nil || !got.Equals(bm) {
 					t.Fatalf("read back %v, %v; want %v", got, err, bm)
 				}
-				key, err := delta.DVFileKey(dvs[0].PathOrInlineDv)
+				key, err := dv.DVFileKey(dvs[0].PathOrInlineDv)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"io"
 	"slices"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -194,15 +196,15 @@ func buildMaintTable(t testing.TB, url string) *maintTable {
 }
 
 // noteFile adds the object key of a data file path and of its "u" DV.
-func noteFile(t testing.TB, set map[string]bool, path string, dv *delta.DeletionVector) {
+func noteFile(t testing.TB, set map[string]bool, path string, dv *actions.DeletionVector) {
 	t.Helper()
-	k, err := delta.DecodePath(path)
+	k, err := actions.DecodePath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	set[k] = true
 	if dv != nil && dv.StorageType == "u" {
-		dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+		dk, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,8 +257,8 @@ func cowDeleteAt(t testing.TB, tbl *delta.Table, at time.Time, id int64) {
 	ts, size := at.UnixMilli(), f.Size
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true},
-		Actions: []delta.Action{
-			{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: &ts, DataChange: true, Size: &size, DeletionVector: f.DeletionVector}},
+		Actions: []actions.Action{
+			{Remove: &actions.Remove{Path: f.Path, DeletionTimestamp: &ts, DataChange: true, Size: &size, DeletionVector: f.DeletionVector}},
 			{Add: na}}}
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -267,11 +269,11 @@ func cowDeleteAt(t testing.TB, tbl *delta.Table, at time.Time, id int64) {
 func appendNoStats(t testing.TB, tbl *delta.Table, files ...[]int64) {
 	t.Helper()
 	snap := tabletest.Latest(t, tbl)
-	var acts []delta.Action
+	var acts []actions.Action
 	for _, ids := range files {
 		a := tabletest.WriteDataFile(t, tbl, ids)
 		a.Stats = ""
-		acts = append(acts, delta.Action{Add: a})
+		acts = append(acts, actions.Action{Add: a})
 	}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "WriteSerializable", IsBlindAppend: true, Actions: acts}
 	if _, err := tx.Commit(context.Background()); err != nil {
@@ -339,7 +341,7 @@ func rowsAt(ctx context.Context, tbl *delta.Table, v int64) (stores.Rows, *delta
 	return rows, snap, nil
 }
 
-func scanRows(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add, rows stores.Rows) error {
+func scanRows(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, rows stores.Rows) error {
 	s, err := delta.OpenFileScan(ctx, tbl, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", f.Path, err)

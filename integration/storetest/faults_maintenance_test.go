@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/logcleanup"
@@ -140,7 +141,7 @@ func maintOps() []maintOp {
 					live[k] = true
 				}
 				for _, a := range snap.Files {
-					k, _ := delta.DecodePath(a.Path)
+					k, _ := actions.DecodePath(a.Path)
 					if !live[k] {
 						out = append(out, "a live file that was not live before: "+a.Path)
 					}

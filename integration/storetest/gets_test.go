@@ -10,13 +10,14 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 // maxGETsPerSource bounds the object GETs a compaction makes per source
 // file, so a regression to small buffered reads (thousands of GETs per
 // file) shows up here as a count, not a timing. Small files are fetched
-// whole in one GET (delta.ObjectReaderAt); measured: 1 per file. Before
+// whole in one GET (pq.ObjectReaderAt); measured: 1 per file. Before
 // that reader it was 6-7 (magic, footer length, footer, then one GET per
 // column chunk).
 const maxGETsPerSource = 2
@@ -48,7 +49,7 @@ func TestGETsPerCompactedFile(t *testing.T) {
 			var sources []string
 			for _, a := range acts {
 				if a.Remove != nil {
-					key, err := delta.DecodePath(a.Remove.Path)
+					key, err := actions.DecodePath(a.Remove.Path)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -25,7 +26,7 @@ func setTxn(tbl *delta.Table, snap *delta.Snapshot, appID string, version int64,
 		Operation:      "SET TRANSACTION",
 		IsolationLevel: "SnapshotIsolation",
 		IsBlindAppend:  true,
-		Actions:        []delta.Action{{Txn: &delta.Txn{AppID: appID, Version: version}}},
+		Actions:        []actions.Action{{Txn: &actions.Txn{AppID: appID, Version: version}}},
 		Options:        commit.Options{MaxAttempts: attempts, BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond},
 	}
 }

@@ -1,6 +1,8 @@
 package attemptsweep
 
 import (
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/objstore"
 
 	"context"
@@ -209,7 +211,7 @@ func Referenced(tableURL string, snap *delta.Snapshot) (map[string]bool, error) 
 		return nil, err
 	}
 	refs := make(map[string]bool, 2*len(snap.Files)+len(snap.Tombstones))
-	keep := func(p string, dv *delta.DeletionVector) error {
+	keep := func(p string, dv *actions.DeletionVector) error {
 		ref, err := root.Resolve(p)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", snap.Version, err)
@@ -218,7 +220,7 @@ func Referenced(tableURL string, snap *delta.Snapshot) (map[string]bool, error) 
 			refs[ref.Key] = true
 		}
 		if dv != nil && dv.StorageType == "u" {
-			dk, err := delta.DVFileKey(dv.PathOrInlineDv)
+			dk, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			if err != nil {
 				return fmt.Errorf("version %d: deletion vector of %s: %w", snap.Version, p, err)
 			}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -42,7 +44,7 @@ func TestSweep(t *testing.T) {
 				}
 				referenced = append(referenced, k)
 				if f.DeletionVector != nil {
-					dk, err := delta.DVFileKey(f.DeletionVector.PathOrInlineDv)
+					dk, err := dv.DVFileKey(f.DeletionVector.PathOrInlineDv)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -50,7 +52,7 @@ func TestSweep(t *testing.T) {
 				}
 			}
 			for _, r := range snap.Tombstones {
-				k, err := delta.DecodePath(r.Path)
+				k, err := actions.DecodePath(r.Path)
 				if err != nil {
 					t.Fatal(err)
 				}

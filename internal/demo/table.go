@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/deletegate"
 )
@@ -69,7 +70,7 @@ func CreateTable(ctx context.Context, t *delta.Table, now time.Time, engineInfo 
 
 // writeDemoFile writes rows [firstID, firstID+n) as one parquet file and
 // returns its add action (dataChange=true, stats with bounds).
-func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*delta.Add, error) {
+func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*actions.Add, error) {
 	schema, err := delta.DataSchemaOf(snap.Schema, &snap.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("data schema of %s: %w", t.URL, err)
@@ -119,7 +120,7 @@ func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, fi
 	if err != nil {
 		return nil, err
 	}
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()),
+	return &actions.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()),
 		ModificationTime: now.UnixMilli(), DataChange: true, Stats: string(stats)}, nil
 }
 
@@ -141,7 +142,7 @@ func Append(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID
 			return 0, errors.Join(err, deleteKeys(ctx, t, keys))
 		}
 		keys = append(keys, add.Path)
-		tx.Actions = append(tx.Actions, delta.Action{Add: add})
+		tx.Actions = append(tx.Actions, actions.Action{Add: add})
 	}
 	v, err := tx.Commit(ctx)
 	if err != nil {
@@ -166,7 +167,7 @@ func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
 // a concurrent blind append does not conflict, a winner that deleted other
 // rows of the same file is merged, a compaction that moved the file is
 // followed onto its output. Nothing matched: Version is -1.
-func Delete(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, match func(id int64) bool, engineInfo string) (_ *commit.DMLOutcome, err error) {
+func Delete(ctx context.Context, t *delta.Table, files func(*actions.Add) bool, match func(id int64) bool, engineInfo string) (_ *commit.DMLOutcome, err error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return nil, err
@@ -215,7 +216,7 @@ func Delete(ctx context.Context, t *delta.Table, files func(*delta.Add) bool, ma
 
 // matchingRows returns the physical indexes of f's live rows whose id
 // (the first column) satisfies match.
-func matchingRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add, match func(id int64) bool, buf []parquet.Row, idx []int64) (*roaring64.Bitmap, error) {
+func matchingRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, match func(id int64) bool, buf []parquet.Row, idx []int64) (*roaring64.Bitmap, error) {
 	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return nil, err
@@ -281,7 +282,7 @@ func Summarize(ctx context.Context, t *delta.Table) (Summary, []int64, error) {
 	return s, ids, nil
 }
 
-func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *delta.Add) (ids []int64, err error) {
+func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (ids []int64, err error) {
 	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", f.Path, err)

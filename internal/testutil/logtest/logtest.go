@@ -19,12 +19,13 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	deltaactions "github.com/compactord/compactord/delta/actions"
 )
 
 // Spec describes the table Build creates.
 type Spec struct {
 	// Protocol of version 0 (default reader 1 / writer 2).
-	Protocol *delta.Protocol
+	Protocol *deltaactions.Protocol
 	// Configuration of the metadata (table properties).
 	Configuration map[string]string
 	// Partitioned makes the table partitioned by "p" (string).
@@ -43,12 +44,12 @@ func Create(t testing.TB, dir string, spec Spec) *delta.Table {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
-	p := delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	p := deltaactions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	if spec.Protocol != nil {
 		p = *spec.Protocol
 	}
 	created := int64(1_600_000_000_000)
-	m := delta.Metadata{ID: "logtest", Format: delta.Format{Provider: "parquet", Options: map[string]string{}},
+	m := deltaactions.Metadata{ID: "logtest", Format: deltaactions.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString: Schema, PartitionColumns: []string{}, Configuration: spec.Configuration, CreatedTime: &created}
 	if m.Configuration == nil {
 		m.Configuration = map[string]string{}
@@ -56,29 +57,29 @@ func Create(t testing.TB, dir string, spec Spec) *delta.Table {
 	if spec.Partitioned {
 		m.PartitionColumns = []string{"p"}
 	}
-	Commit(t, tbl, 0, delta.Action{Protocol: &p}, delta.Action{Metadata: &m})
+	Commit(t, tbl, 0, deltaactions.Action{Protocol: &p}, deltaactions.Action{Metadata: &m})
 	return tbl
 }
 
 // Commit writes version v with the given actions (a commitInfo first,
 // engineInfo "logtest").
-func Commit(t testing.TB, tbl *delta.Table, v int64, actions ...delta.Action) {
+func Commit(t testing.TB, tbl *delta.Table, v int64, actions ...deltaactions.Action) {
 	t.Helper()
 	CommitAs(t, tbl, v, "logtest", actions...)
 }
 
 // CommitAs is Commit with the given commitInfo.engineInfo.
-func CommitAs(t testing.TB, tbl *delta.Table, v int64, engine string, actions ...delta.Action) {
+func CommitAs(t testing.TB, tbl *delta.Table, v int64, engine string, actions ...deltaactions.Action) {
 	t.Helper()
-	ci := delta.CommitInfo{"timestamp": json.RawMessage(fmt.Sprint(1_600_000_000_000 + v)), "operation": json.RawMessage(`"WRITE"`),
+	ci := deltaactions.CommitInfo{"timestamp": json.RawMessage(fmt.Sprint(1_600_000_000_000 + v)), "operation": json.RawMessage(`"WRITE"`),
 		"txnId": json.RawMessage(fmt.Sprintf(`"logtest-%d"`, v)), "engineInfo": json.RawMessage(fmt.Sprintf("%q", engine))}
-	body, err := delta.MarshalAction(delta.Action{CommitInfo: ci})
+	body, err := deltaactions.MarshalAction(deltaactions.Action{CommitInfo: ci})
 	if err != nil {
 		t.Fatal(err)
 	}
 	body = append(body, '\n')
 	for _, a := range actions {
-		b, err := delta.MarshalAction(a)
+		b, err := deltaactions.MarshalAction(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,21 +91,21 @@ func CommitAs(t testing.TB, tbl *delta.Table, v int64, engine string, actions ..
 }
 
 // AddFile returns an add of a (never written) data file with JSON stats.
-func AddFile(name string, part string, rows int64) *delta.Add {
+func AddFile(name string, part string, rows int64) *deltaactions.Add {
 	pv := map[string]*string{}
 	if part != "" {
 		pv["p"] = &part
 	}
-	return &delta.Add{Path: name, PartitionValues: pv, Size: 1000 + rows, ModificationTime: 1_600_000_000_000, DataChange: true,
+	return &deltaactions.Add{Path: name, PartitionValues: pv, Size: 1000 + rows, ModificationTime: 1_600_000_000_000, DataChange: true,
 		Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1,"ts":"2020-09-13T12:26:40.000Z"},"maxValues":{"id":%d,"ts":"2020-09-13T12:26:41.000Z"},"nullCount":{"id":0,"ts":0}}`, rows, rows),
 		Tags:  map[string]string{"INSERTION_TIME": "1600000000000000"}}
 }
 
 // RemoveFile returns a remove of a at deletionTimestamp ts.
-func RemoveFile(a *delta.Add, ts int64) *delta.Remove {
+func RemoveFile(a *deltaactions.Add, ts int64) *deltaactions.Remove {
 	ext := true
 	size := a.Size
-	return &delta.Remove{Path: a.Path, DeletionTimestamp: &ts, DataChange: true, ExtendedFileMetadata: &ext,
+	return &deltaactions.Remove{Path: a.Path, DeletionTimestamp: &ts, DataChange: true, ExtendedFileMetadata: &ext,
 		PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags}
 }
 
@@ -117,7 +118,7 @@ func Grow(t testing.TB, tbl *delta.Table, from, to int64, partitioned bool) {
 		if partitioned {
 			part = fmt.Sprintf("p%d", v%3)
 		}
-		acts := []delta.Action{
+		acts := []deltaactions.Action{
 			{Add: AddFile(fmt.Sprintf("part-%05d-a.parquet", v), part, v+1)},
 			{Add: AddFile(fmt.Sprintf("part-%05d-b.parquet", v), part, v+2)},
 		}
@@ -126,11 +127,11 @@ func Grow(t testing.TB, tbl *delta.Table, from, to int64, partitioned bool) {
 			if partitioned {
 				prevPart = fmt.Sprintf("p%d", (v-1)%3)
 			}
-			acts = append(acts, delta.Action{Remove: RemoveFile(AddFile(fmt.Sprintf("part-%05d-a.parquet", v-1), prevPart, v), 1_600_000_000_000+v*1000)})
+			acts = append(acts, deltaactions.Action{Remove: RemoveFile(AddFile(fmt.Sprintf("part-%05d-a.parquet", v-1), prevPart, v), 1_600_000_000_000+v*1000)})
 		}
 		if v%5 == 0 {
 			lu := 1_600_000_000_000 + v
-			acts = append(acts, delta.Action{Txn: &delta.Txn{AppID: "app", Version: v, LastUpdated: &lu}})
+			acts = append(acts, deltaactions.Action{Txn: &deltaactions.Txn{AppID: "app", Version: v, LastUpdated: &lu}})
 		}
 		Commit(t, tbl, v, acts...)
 	}
@@ -206,7 +207,7 @@ func StateOf(s *delta.Snapshot) State {
 	return st
 }
 
-func normProtocol(p delta.Protocol) delta.Protocol {
+func normProtocol(p deltaactions.Protocol) deltaactions.Protocol {
 	p.Extra = nil
 	if len(p.ReaderFeatures) == 0 {
 		p.ReaderFeatures = nil

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -96,7 +97,7 @@ func LiveRows(t testing.TB, tbl *delta.Table) (*delta.Snapshot, Rows) {
 
 // FileRows reads the live rows of one file as canonical text; when physIdx
 // is non-nil it receives each row's physical index.
-func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *delta.Add, physIdx *[]int64) []string {
+func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, physIdx *[]int64) []string {
 	t.Helper()
 	s, err := delta.OpenFileScan(context.Background(), tbl, snap, f, delta.ScanOptions{})
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
@@ -76,7 +78,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		startLog = hclog.NewNullLogger()
 	}
 	attemptsweep.AtStart(ctx, t, opts.AttemptStaleAfter, startLog, nil)
-	live := make(map[string]*delta.Add, len(snap.Files))
+	live := make(map[string]*actions.Add, len(snap.Files))
 	for _, f := range snap.Files {
 		live[f.Path] = f
 	}
@@ -91,7 +93,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		return nil, fmt.Errorf("delete on %s: no rows given", t.URL)
 	}
 	var (
-		olds    []*delta.Add
+		olds    []*actions.Add
 		bitmaps []*roaring64.Bitmap
 		deleted int64
 	)
@@ -154,7 +156,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		return nil, fmt.Errorf("delete on %s: %w", t.URL, err)
 	}
 	now := o.Now().UnixMilli()
-	var acts []delta.Action
+	var acts []actions.Action
 	read := map[string]bool{}
 	dvAdded, dvUpdated := 0, 0
 	for i, f := range olds {
@@ -170,14 +172,14 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 		}
 		rm := tombstone(f, now)
 		rm.Stats = stats
-		acts = append(acts, delta.Action{Remove: rm})
+		acts = append(acts, actions.Action{Remove: rm})
 		na := *f
 		na.PartitionValues = rm.PartitionValues
 		na.DataChange = true
 		na.Stats = stats
 		na.ParsedStats = nil
 		na.DeletionVector = dvs[i]
-		acts = append(acts, delta.Action{Add: &na})
+		acts = append(acts, actions.Action{Add: &na})
 		res.Files = append(res.Files, f.Path)
 	}
 	pred := opts.Predicate
@@ -215,14 +217,14 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 }
 
 // numRecords returns a file's physical row count from its stats, or -1.
-func numRecords(a *delta.Add) int64 {
+func numRecords(a *actions.Add) int64 {
 	if n, ok, err := a.NumRecords(); err == nil && ok {
 		return n
 	}
 	return -1
 }
 
-// wideStats is stats with tightBounds=false (delta.MarkStatsWide); stats
+// wideStats is stats with tightBounds=false (statscollect.MarkStatsWide); stats
 // that do not parse are an error rather than silently left tight.
 func wideStats(stats string) (string, error) {
 	if stats == "" {
@@ -232,18 +234,18 @@ func wideStats(stats string) (string, error) {
 	if err := json.Unmarshal([]byte(stats), &m); err != nil {
 		return "", fmt.Errorf("parse stats: %w", err)
 	}
-	return delta.MarkStatsWide(stats), nil
+	return statscollect.MarkStatsWide(stats), nil
 }
 
 // tombstone is Spark's AddFile.removeWithTimestamp with dataChange=true:
 // path, partition values (never nil), size, stats, tags, DV and row
 // tracking fields copied, extendedFileMetadata set.
-func tombstone(a *delta.Add, now int64) *delta.Remove {
+func tombstone(a *actions.Add, now int64) *actions.Remove {
 	ext, size, pv := true, a.Size, a.PartitionValues
 	if pv == nil {
 		pv = map[string]*string{}
 	}
-	return &delta.Remove{Path: a.Path, DeletionTimestamp: &now, DataChange: true, ExtendedFileMetadata: &ext,
+	return &actions.Remove{Path: a.Path, DeletionTimestamp: &now, DataChange: true, ExtendedFileMetadata: &ext,
 		PartitionValues: pv, Size: &size, Stats: a.Stats, Tags: a.Tags, DeletionVector: a.DeletionVector,
 		BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -31,7 +32,7 @@ func TestDeleteRowsSweepsTheDeadAttemptsOfKilledRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, err := delta.DVFileKey(dvs[0].PathOrInlineDv)
+		key, err := dv.DVFileKey(dvs[0].PathOrInlineDv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -29,7 +31,7 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 	wantKinds, wantBodies := lines(t, dbr)
 
 	tbl := memTable(t)
-	f := &delta.Add{Path: "part-a.parquet", PartitionValues: map[string]*string{}, Size: 104, Stats: `{"numRecords":4,"tightBounds":true}`,
+	f := &actions.Add{Path: "part-a.parquet", PartitionValues: map[string]*string{}, Size: 104, Stats: `{"numRecords":4,"tightBounds":true}`,
 		Tags: map[string]string{"INSERTION_TIME": "1"}}
 	f.DataChange = true
 	f.ModificationTime = 77
@@ -63,7 +65,7 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 	if rm.DeletionVector != nil || add.DeletionVector == nil || add.DeletionVector.Cardinality != 1 || add.ModificationTime != 77 {
 		t.Fatalf("remove DV %+v, add DV %+v", rm.DeletionVector, add.DeletionVector)
 	}
-	if st, err := delta.ParseStats(add.Stats); err != nil || st.Tight() {
+	if st, err := stats.ParseStats(add.Stats); err != nil || st.Tight() {
 		t.Fatalf("add stats %s must be wide", add.Stats)
 	}
 	if bm, err := delta.ReadDV(ctx, tbl, add.DeletionVector); err != nil || !slices.Equal(bm.ToArray(), []uint64{1}) {
@@ -112,10 +114,10 @@ func memTable(t *testing.T) *delta.Table {
 }
 
 // dvSnap is a snapshot of files on a table that allows deletion vectors.
-func dvSnap(files ...*delta.Add) *delta.Snapshot {
+func dvSnap(files ...*actions.Add) *delta.Snapshot {
 	return &delta.Snapshot{
-		Protocol: delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
-		Metadata: delta.Metadata{Configuration: map[string]string{"delta.enableDeletionVectors": "true"}},
+		Protocol: actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}},
+		Metadata: actions.Metadata{Configuration: map[string]string{"delta.enableDeletionVectors": "true"}},
 		Files:    files,
 	}
 }

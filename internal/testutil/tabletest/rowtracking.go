@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
 )
 
 // The materialized row tracking columns of the tables NewRowTrackingTable
@@ -117,7 +118,7 @@ func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 		version := int64(k + 1)
 		lines := []string{fmt.Sprintf(`{"commitInfo":{"operation":"WRITE","txnId":"write-%d"}}`, version)}
 		for _, f := range files {
-			var a *delta.Add
+			var a *actions.Add
 			if f.Materialized {
 				a = writeMaterializedFile(t, tbl, f.IDs, version)
 			} else {
@@ -132,14 +133,14 @@ func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 				a.BaseRowID, a.DefaultRowCommitVersion = &base, &v
 				next += int64(len(f.IDs)) + 3
 			}
-			b, err := delta.MarshalAction(delta.Action{Add: a})
+			b, err := actions.MarshalAction(actions.Action{Add: a})
 			if err != nil {
 				t.Fatal(err)
 			}
 			lines = append(lines, string(b))
 		}
 		if !spec.Suspended {
-			b, _ := delta.MarshalAction(delta.Action{DomainMetadata: delta.RowTrackingDomain(next - 1)})
+			b, _ := actions.MarshalAction(actions.Action{DomainMetadata: delta.RowTrackingDomain(next - 1)})
 			lines = append(lines, string(b))
 		}
 		PutCommit(t, tbl, version, lines)
@@ -149,7 +150,7 @@ func NewRowTrackingTable(t testing.TB, spec RowTrackingSpec) *delta.Table {
 
 // writeMaterializedFile writes ids with the materialized columns (see
 // RowTrackingFile.Materialized) and returns its add action.
-func writeMaterializedFile(t testing.TB, tbl *delta.Table, ids []int64, version int64) *delta.Add {
+func writeMaterializedFile(t testing.TB, tbl *delta.Table, ids []int64, version int64) *actions.Add {
 	t.Helper()
 	rows := make([]rtRow, len(ids))
 	for i, r := range idRows(ids) {
@@ -259,7 +260,7 @@ func Append(t testing.TB, tbl *delta.Table, part string, ids []int64) int64 {
 		a.PartitionValues = map[string]*string{snap.Metadata.PartitionColumns[0]: &part}
 	}
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "WRITE", IsolationLevel: "WriteSerializable", IsBlindAppend: true,
-		Actions: []delta.Action{{Add: a}}}
+		Actions: []actions.Action{{Add: a}}}
 	v, err := tx.Commit(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func CheckRowTrackingCommit(t testing.TB, tbl *delta.Table, version int64, befor
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := map[string]*delta.Add{}
+	live := map[string]*actions.Add{}
 	for _, f := range before.Files {
 		live[f.Path] = f
 	}

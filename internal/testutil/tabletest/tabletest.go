@@ -21,6 +21,8 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
@@ -62,9 +64,9 @@ func Keys(t testing.TB, tbl *delta.Table) []string {
 }
 
 // AddLine is a as one line of a commit file.
-func AddLine(t testing.TB, a *delta.Add) string {
+func AddLine(t testing.TB, a *actions.Add) string {
 	t.Helper()
-	b, err := delta.MarshalAction(delta.Action{Add: a})
+	b, err := actions.MarshalAction(actions.Action{Add: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func NewTableWith(t testing.TB, url string, spec Spec, files ...[]int64) *delta.
 
 // WriteDataFile writes ids as a new parquet file and returns its add action
 // (dataChange=true, stats with min/max/nullCount).
-func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *delta.Add {
+func WriteDataFile(t testing.TB, tbl *delta.Table, ids []int64) *actions.Add {
 	t.Helper()
 	return idsAdd(WriteParquet(t, tbl, idRows(ids)), ids)
 }
@@ -152,7 +154,7 @@ func idRows(ids []int64) []Row {
 
 // WriteParquet writes rows as a new parquet data file under the table root
 // (not committed) and returns an add action with its path and size.
-func WriteParquet[R any](t testing.TB, tbl *delta.Table, rows []R) *delta.Add {
+func WriteParquet[R any](t testing.TB, tbl *delta.Table, rows []R) *actions.Add {
 	t.Helper()
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[R](&buf)
@@ -166,11 +168,11 @@ func WriteParquet[R any](t testing.TB, tbl *delta.Table, rows []R) *delta.Add {
 	if err := tbl.Bucket.WriteAll(context.Background(), key, buf.Bytes(), nil); err != nil {
 		t.Fatal(err)
 	}
-	return &delta.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true}
+	return &actions.Add{Path: key, PartitionValues: map[string]*string{}, Size: int64(buf.Len()), ModificationTime: 1, DataChange: true}
 }
 
 // idsAdd sets the stats of a file of Row values with ids on a.
-func idsAdd(a *delta.Add, ids []int64) *delta.Add {
+func idsAdd(a *actions.Add, ids []int64) *actions.Add {
 	lo, hi := slices.Min(ids), slices.Max(ids)
 	a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d,"v":"v%d"},"maxValues":{"id":%d,"v":"v%d"},"nullCount":{"id":0,"v":0},"tightBounds":true}`,
 		len(ids), lo, lo, hi, hi)
@@ -179,7 +181,7 @@ func idsAdd(a *delta.Add, ids []int64) *delta.Add {
 
 // FileIDs reads a data file's ids in physical order (our own reader, not
 // the delta scan: an independent check).
-func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
+func FileIDs(t testing.TB, tbl *delta.Table, a *actions.Add) []int64 {
 	t.Helper()
 	rows := FileInt64s(t, tbl, a, "id")
 	ids := make([]int64, len(rows))
@@ -196,7 +198,7 @@ func FileIDs(t testing.TB, tbl *delta.Table, a *delta.Add) []int64 {
 // by row in physical order, with parquet-go alone (not the delta scan): nil
 // for a null, or for every row when the file lacks the column. The first
 // name must be a column of the file.
-func FileInt64s(t testing.TB, tbl *delta.Table, a *delta.Add, names ...string) [][]*int64 {
+func FileInt64s(t testing.TB, tbl *delta.Table, a *actions.Add, names ...string) [][]*int64 {
 	t.Helper()
 	ctx := context.Background()
 	key, err := a.Key()
@@ -333,7 +335,7 @@ func Latest(t testing.TB, tbl *delta.Table) *delta.Snapshot {
 }
 
 // ByID finds the live file holding id and id's physical index in it.
-func ByID(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, id int64) (*delta.Add, int64) {
+func ByID(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, id int64) (*actions.Add, int64) {
 	t.Helper()
 	for _, f := range snap.Files {
 		for i, x := range FileIDs(t, tbl, f) {
@@ -381,7 +383,7 @@ func CowDelete(t testing.TB, tbl *delta.Table, ids ...int64) int64 {
 	na := WriteDataFile(t, tbl, keep)
 	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "DELETE", IsolationLevel: "WriteSerializable",
 		ReadFiles: map[string]bool{f.Path: true},
-		Actions:   []delta.Action{{Remove: &delta.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
+		Actions:   []actions.Action{{Remove: &actions.Remove{Path: f.Path, DataChange: true, DeletionVector: f.DeletionVector}}, {Add: na}}}
 	v, err := tx.Commit(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +421,7 @@ func Once(f func(v int64)) func(context.Context, int64) error {
 }
 
 // Committed returns the actions of version v.
-func Committed(t testing.TB, tbl *delta.Table, v int64) []delta.Action {
+func Committed(t testing.TB, tbl *delta.Table, v int64) []actions.Action {
 	t.Helper()
 	acts, err := delta.ReadCommit(context.Background(), tbl, v)
 	if err != nil {
@@ -488,7 +490,7 @@ func DisableDVs(t testing.TB, tbl *delta.Table) {
 	meta := snap.Metadata
 	meta.Configuration = maps.Clone(meta.Configuration)
 	delete(meta.Configuration, "delta.enableDeletionVectors")
-	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []delta.Action{{Metadata: &meta}}}
+	tx := &commit.Txn{Table: tbl, Snapshot: snap, Operation: "SET TBLPROPERTIES", Actions: []actions.Action{{Metadata: &meta}}}
 	if _, err := tx.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -536,9 +538,9 @@ func StoreObjects(t testing.TB, tbl *delta.Table) map[string]bool {
 func LogReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
 	t.Helper()
 	ref := map[string]bool{}
-	addDV := func(dv *delta.DeletionVector) {
+	addDV := func(dv *actions.DeletionVector) {
 		if dv != nil && dv.StorageType == "u" {
-			k, err := delta.DVFileKey(dv.PathOrInlineDv)
+			k, err := deltadv.DVFileKey(dv.PathOrInlineDv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -556,7 +558,7 @@ func LogReferenced(t testing.TB, tbl *delta.Table) map[string]bool {
 				ref[k] = true
 				addDV(a.Add.DeletionVector)
 			case a.Remove != nil:
-				k, err := delta.DecodePath(a.Remove.Path)
+				k, err := actions.DecodePath(a.Remove.Path)
 				if err != nil {
 					t.Fatal(err)
 				}
