@@ -250,3 +250,38 @@ func (t *table[P]) saveHalt() {
 		t.haltStored = h != nil
 	}
 }
+
+// halt stops the table; t.mu must be held.
+func (t *table[P]) halt(err error) {
+	t.halted = true
+	t.haltReason = err.Error()
+	t.haltSince = t.s.cfg.Clock.Now().UTC()
+	t.haltDirty = t.s.cfg.Halts != nil
+	t.waiting = nil
+	t.state = StateHalted
+	t.retryAt = time.Time{}
+	t.log.Error("table halted; "+HaltAdvice(t.spec.Name), "error", err)
+}
+
+// wait records an attempt that found the table unavailable
+// (ErrUnavailable) and backs its next poll off; t.mu must be held. A
+// waiting table is not halted: it starts working by itself once a poll
+// can read it.
+func (t *table[P]) wait(err error, now time.Time) {
+	if t.waiting == nil {
+		t.waiting = &Waiting{Since: now.UTC()}
+	}
+	w := t.waiting
+	w.Attempts++
+	w.Reason = err.Error()
+	d := Backoff(w.Attempts, t.s.cfg.BackoffBase, t.s.cfg.BackoffMax, t.s.cfg.Rand)
+	w.NextAttempt = now.Add(d).UTC()
+	t.nextPoll = now.Add(d)
+	t.retryAt = time.Time{}
+	t.state = StateWaiting
+	if w.Attempts == 1 {
+		t.log.Warn("the table cannot be read; waiting for it (polled again with backoff)", "error", err, "next_attempt", w.NextAttempt)
+	} else {
+		t.log.Debug("the table still cannot be read", "error", err, "attempts", w.Attempts, "next_attempt", w.NextAttempt)
+	}
+}
