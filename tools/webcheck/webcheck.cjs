@@ -38,16 +38,18 @@ async function main() {
     await page.waitForSelector("body[data-loaded='1'] #fleet tbody tr");
     const rows = () => page.$$eval("#fleet tbody tr", (trs) => trs.map((tr) => ({
       table: tr.dataset.table, state: tr.dataset.state,
-      reason: (tr.querySelector(".halt-reason") || { textContent: "" }).textContent,
+      reason: (tr.querySelector(".attn-halted") || { textContent: "" }).textContent,
+      attention: Array.from(tr.querySelectorAll("td.attention .attn")).map((s) => ({ kind: s.dataset.kind, text: s.textContent })),
       result: tr.querySelector(".result").textContent,
+      nextRun: tr.querySelector(".next-run").textContent,
     })));
     result.fleet = await rows();
     await page.screenshot({ path: path.join(out, "fleet.png"), fullPage: true });
     // Sorting by name twice reverses the order; the state filter narrows.
     await page.click("#fleet th[data-key='name']");
-    result.sortedDesc = (await rows()).map((r) => r.table);
-    await page.click("#fleet th[data-key='name']");
     result.sortedAsc = (await rows()).map((r) => r.table);
+    await page.click("#fleet th[data-key='name']");
+    result.sortedDesc = (await rows()).map((r) => r.table);
     await page.selectOption("#state", "halted");
     result.filteredHalted = (await rows()).map((r) => r.table);
     await page.selectOption("#state", "");
