@@ -6,7 +6,8 @@
 // env: PLAYWRIGHT_CORE (the playwright-core package directory),
 //      CHROMIUM (executable), BASE (http://127.0.0.1:PORT), OUT (screenshot
 //      directory), TABLE (the table whose page is checked and run),
-//      HALTED (a halted table).
+//      HALTED (a halted table), FLEET_PNG (optional: a second copy of the
+//      fleet page's screenshot, e.g. /tmp/fleet.png).
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -41,10 +42,11 @@ async function main() {
       reason: (tr.querySelector(".attn-halted") || { textContent: "" }).textContent,
       attention: Array.from(tr.querySelectorAll("td.attention .attn")).map((s) => ({ kind: s.dataset.kind, text: s.textContent })),
       result: tr.querySelector(".result").textContent,
-      nextRun: tr.querySelector(".next-run").textContent,
+      nextRun: (tr.querySelector(".next-run") || { textContent: "" }).textContent,
     })));
     result.fleet = await rows();
     await page.screenshot({ path: path.join(out, "fleet.png"), fullPage: true });
+    if (process.env.FLEET_PNG) fs.copyFileSync(path.join(out, "fleet.png"), process.env.FLEET_PNG);
     // Sorting by name twice reverses the order; the state filter narrows.
     await page.click("#fleet th[data-key='name']");
     result.sortedAsc = (await rows()).map((r) => r.table);
