@@ -91,6 +91,8 @@ type webcheckResult struct {
 	HaltedPage     struct {
 		Reason      string `json:"reason"`
 		RunDisabled bool   `json:"runDisabled"`
+		Version     string `json:"version"`
+		Text        string `json:"text"`
 	} `json:"haltedPage"`
 	Histogram []histBar `json:"histogram"`
 	SkewBars  int       `json:"skewBars"`
@@ -253,6 +255,11 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	}
 	if !strings.Contains(got.HaltedPage.Reason, "cannot be compacted") || !got.HaltedPage.RunDisabled {
 		t.Errorf("halted table page: %+v", got.HaltedPage)
+	}
+	// Its header shows the table's version (inspect's: the table halted
+	// before a poll read one), and its reason once.
+	if got.HaltedPage.Version != "4" || strings.Count(got.HaltedPage.Text, "blahabl") != 1 {
+		t.Errorf("halted table page: version %q, reason %d times:\n%s", got.HaltedPage.Version, strings.Count(got.HaltedPage.Text, "blahabl"), got.HaltedPage.Text)
 	}
 
 	// The table page's histogram is inspect's.

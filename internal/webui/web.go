@@ -170,9 +170,9 @@ type tablePageData struct {
 	TableVersion string
 	// NextRun says when the table runs next (nextRunText).
 	NextRun string
-	// ShowLastError is false when the last error is the halt's reason,
-	// which the page already shows.
-	ShowLastError bool
+	// ShowLastError and ShowPollError are false when that error is the
+	// halt's reason, which the page already shows.
+	ShowLastError, ShowPollError bool
 	// Stuck counts the small files alone in their bins, which no run
 	// merges as the table stands.
 	Stuck string
@@ -246,7 +246,9 @@ func (d *UI) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageDa
 	}
 	pd.Maintenance = maintenanceRows(t)
 	pd.NextRun = nextRunText(t, p, ok)
-	pd.ShowLastError = t.LastError != "" && !(t.Halted && strings.TrimSpace(t.LastError) == strings.TrimSpace(t.HaltReason))
+	sameAsHalt := func(e string) bool { return t.Halted && strings.TrimSpace(e) == strings.TrimSpace(t.HaltReason) }
+	pd.ShowLastError = t.LastError != "" && !sameAsHalt(t.LastError)
+	pd.ShowPollError = t.PollError != "" && !sameAsHalt(t.PollError)
 	switch {
 	case t.LastVersion >= 0:
 		pd.TableVersion = fmt.Sprintf("%d", t.LastVersion)

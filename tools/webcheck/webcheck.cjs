@@ -63,6 +63,8 @@ async function main() {
     result.haltedPage = {
       reason: await page.textContent("#halt-reason"),
       runDisabled: await page.isDisabled("#run-now"),
+      version: await page.textContent("#table-version").catch(() => ""),
+      text: await page.textContent("body"),
     };
 
     // The table's page: histogram, then "Run now".
