@@ -120,7 +120,8 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	// state: events is healthy, features halted, broken has a corrupt file
 	// (quarantined), dvsmall a DV ratio (20%) over its 5% trigger that no
 	// run fixes (its one file is alone in its bin and under
-	// max_deleted_rows_ratio), settling files in an hour's settle window.
+	// max_deleted_rows_ratio), settling files in an hour's settle window,
+	// missing a table not there yet (waiting).
 	_, eventsURL := newTable(t, filepath.Join(root, "events"), 3, 2, 50)
 	_, offURL := newTable(t, filepath.Join(root, "off"), 1, 2, 10)
 	_, settlingURL := newTable(t, filepath.Join(root, "settling"), 3, 2, 10)
@@ -135,6 +136,7 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	writePolicy(t, pol, "events.hcl", policyHCL("events", eventsURL, ""))
 	writePolicy(t, pol, "off.hcl", policyHCL("off", offURL, "  enabled = false"))
 	writePolicy(t, pol, "broken.hcl", policyHCL("broken", brokenURL, ""))
+	writePolicy(t, pol, "missing.hcl", policyHCL("missing", "file://"+filepath.Join(root, "not-yet"), ""))
 	writePolicy(t, pol, "settling.hcl", strings.Replace(policyHCL("settling", settlingURL, ""), `settle_window = "0s"`, `settle_window = "1h"`, 1))
 	writePolicy(t, pol, "dvsmall.hcl", strings.Replace(policyHCL("dvsmall", "file://"+dvDir, "  max_deleted_rows_ratio = 0.9"),
 		"small_files = 4", "small_files = 4\n    deleted_rows_ratio = 0.05", 1))
@@ -148,10 +150,11 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	wait(t, "events compacted, features halted, broken quarantined, dvsmall run, settling and parts polled", 90*time.Second, logs, func() bool {
 		p := getStatus(t, base)
 		ev, f, pa := tableStatus(p, "events"), tableStatus(p, "features"), tableStatus(p, "parts")
-		br, dv, se := tableStatus(p, "broken"), tableStatus(p, "dvsmall"), tableStatus(p, "settling")
+		br, dv, se, mi := tableStatus(p, "broken"), tableStatus(p, "dvsmall"), tableStatus(p, "settling"), tableStatus(p, "missing")
 		return ev.LastRun != nil && ev.LastRun.Result == scheduler.ResultCommitted && ev.State == scheduler.StateIdle &&
 			f.Halted && pa.Backlog != nil && len(br.Quarantined) == 1 && br.State == scheduler.StateIdle &&
-			dv.LastRun != nil && dv.State == scheduler.StateIdle && se.Backlog != nil && len(se.Backlog.Held) > 0
+			dv.LastRun != nil && dv.State == scheduler.StateIdle && se.Backlog != nil && len(se.Backlog.Held) > 0 &&
+			mi.State == scheduler.StateWaiting
 	})
 	settleEnd := ""
 	for _, h := range tableStatus(getStatus(t, base), "settling").Backlog.Held {
@@ -216,16 +219,17 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 		}
 	}
 	if want := map[string]string{"events": "idle", "features": "halted", "off": "disabled", "parts": "idle",
-		"broken": "idle", "dvsmall": "idle", "settling": "idle"}; !reflect.DeepEqual(states, want) {
+		"broken": "idle", "dvsmall": "idle", "settling": "idle", "missing": "waiting"}; !reflect.DeepEqual(states, want) {
 		t.Errorf("fleet states = %v, want %v", states, want)
 	}
 	wantAttention := map[string][]string{
 		"features": {"halted: halted since ", "cannot be compacted", "to clear: fix the cause, then POST /tables/features/resume or reload (SIGHUP)"},
 		"broken":   {"quarantined: 1 quarantined file: " + corrupt},
+		"missing":  {"waiting: waiting since ", "for the table to be readable: ", "next attempt 20"},
 		"dvsmall":  {"trigger: DV ratio 20% against a 5% trigger"},
 		"settling": {"held: 6 files, ", " held back until " + settleEnd + ": 6 files younger than the settle window"},
 	}
-	for _, name := range []string{"events", "off", "parts", "features", "broken", "dvsmall", "settling"} {
+	for _, name := range []string{"events", "off", "parts", "features", "broken", "dvsmall", "settling", "missing"} {
 		got := strings.Join(attention[name], "\n")
 		if len(wantAttention[name]) == 0 && got != "" {
 			t.Errorf("fleet: the healthy table %s needs attention: %q", name, got)
@@ -236,7 +240,7 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 			}
 		}
 	}
-	if len(order) < 4 || !sameSet(order[:4], []string{"broken", "dvsmall", "features", "settling"}) {
+	if len(order) < 5 || !sameSet(order[:5], []string{"broken", "dvsmall", "features", "missing", "settling"}) {
 		t.Errorf("fleet order %v: the tables needing attention come first", order)
 	}
 	for _, r := range got.Fleet {
@@ -244,10 +248,10 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 			t.Errorf("next run of %s is %q, want on triggers only", r.Table, r.NextRun)
 		}
 	}
-	if want := []string{"settling", "parts", "off", "features", "events", "dvsmall", "broken"}; !reflect.DeepEqual(got.SortedDesc, want) {
+	if want := []string{"settling", "parts", "off", "missing", "features", "events", "dvsmall", "broken"}; !reflect.DeepEqual(got.SortedDesc, want) {
 		t.Errorf("sorted by name descending: %v", got.SortedDesc)
 	}
-	if want := []string{"broken", "dvsmall", "events", "features", "off", "parts", "settling"}; !reflect.DeepEqual(got.SortedAsc, want) {
+	if want := []string{"broken", "dvsmall", "events", "features", "missing", "off", "parts", "settling"}; !reflect.DeepEqual(got.SortedAsc, want) {
 		t.Errorf("sorted by name ascending: %v", got.SortedAsc)
 	}
 	if !reflect.DeepEqual(got.FilteredHalted, []string{"features"}) || !reflect.DeepEqual(got.FilteredByName, []string{"parts"}) {
