@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/scheduler"
@@ -78,7 +81,8 @@ type webcheckResult struct {
 	Requests      []string `json:"requests"`
 	ConsoleErrors []string `json:"consoleErrors"`
 	Fleet         []struct {
-		Table, State, Reason, Result string
+		Table, State, Reason, Result, NextRun string
+		Attention                             []struct{ Kind, Text string }
 	} `json:"fleet"`
 	SortedDesc     []string `json:"sortedDesc"`
 	SortedAsc      []string `json:"sortedAsc"`
@@ -87,6 +91,8 @@ type webcheckResult struct {
 	HaltedPage     struct {
 		Reason      string `json:"reason"`
 		RunDisabled bool   `json:"runDisabled"`
+		Version     string `json:"version"`
+		Text        string `json:"text"`
 	} `json:"haltedPage"`
 	Histogram []histBar `json:"histogram"`
 	SkewBars  int       `json:"skewBars"`
@@ -110,17 +116,30 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	// events: written here, compacted by its poll trigger. parts: a copy
 	// of a Spark table (partitioned, DVs, a checkpoint) that only "Run now"
 	// compacts. features: a copy of a table this build refuses (halts).
-	// off: a disabled policy.
+	// off: a disabled policy. The attention column gets one table in each
+	// state: events is healthy, features halted, broken has a corrupt file
+	// (quarantined), dvsmall a DV ratio (20%) over its 5% trigger that no
+	// run fixes (its one file is alone in its bin and under
+	// max_deleted_rows_ratio), settling files in an hour's settle window,
+	// missing a table not there yet (waiting).
 	_, eventsURL := newTable(t, filepath.Join(root, "events"), 3, 2, 50)
 	_, offURL := newTable(t, filepath.Join(root, "off"), 1, 2, 10)
-	partsDir, featDir := filepath.Join(root, "parts"), filepath.Join(root, "features")
-	for dir, name := range map[string]string{partsDir: "dv-partitioned-with-checkpoint", featDir: "many-table-features"} {
+	_, settlingURL := newTable(t, filepath.Join(root, "settling"), 3, 2, 10)
+	broken, brokenURL := newTable(t, filepath.Join(root, "broken"), 4, 2, 30)
+	corrupt := corruptOneFile(t, broken, filepath.Join(root, "broken"))
+	partsDir, featDir, dvDir := filepath.Join(root, "parts"), filepath.Join(root, "features"), filepath.Join(root, "dvsmall")
+	for dir, name := range map[string]string{partsDir: "dv-partitioned-with-checkpoint", featDir: "many-table-features", dvDir: "dv-small"} {
 		if err := os.CopyFS(dir, os.DirFS(testutil.DeltaTable(t, name))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writePolicy(t, pol, "events.hcl", policyHCL("events", eventsURL, ""))
 	writePolicy(t, pol, "off.hcl", policyHCL("off", offURL, "  enabled = false"))
+	writePolicy(t, pol, "broken.hcl", policyHCL("broken", brokenURL, ""))
+	writePolicy(t, pol, "missing.hcl", policyHCL("missing", "file://"+filepath.Join(root, "not-yet"), ""))
+	writePolicy(t, pol, "settling.hcl", strings.Replace(policyHCL("settling", settlingURL, ""), `settle_window = "0s"`, `settle_window = "1h"`, 1))
+	writePolicy(t, pol, "dvsmall.hcl", strings.Replace(policyHCL("dvsmall", "file://"+dvDir, "  max_deleted_rows_ratio = 0.9"),
+		"small_files = 4", "small_files = 4\n    deleted_rows_ratio = 0.05", 1))
 	writePolicy(t, pol, "features.hcl", policyHCL("features", "file://"+featDir, ""))
 	writePolicy(t, pol, "parts.hcl", strings.Replace(policyHCL("parts", "file://"+partsDir, ""),
 		"small_files = 4", "small_files = 100000\n    deleted_rows_ratio = 0.9", 1))
@@ -128,12 +147,24 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	proc := startDaemonProc(t, bin, "run", "--policies", pol, "--http", "127.0.0.1:0", "--poll", "1s",
 		"--log-format", "json", "--log-level", "debug", "--workers", "2")
 	base, logs := proc.base, proc.logs
-	wait(t, "events compacted, features halted, parts polled", 60*time.Second, logs, func() bool {
+	wait(t, "events compacted, features halted, broken quarantined, dvsmall run, settling and parts polled", 90*time.Second, logs, func() bool {
 		p := getStatus(t, base)
 		ev, f, pa := tableStatus(p, "events"), tableStatus(p, "features"), tableStatus(p, "parts")
+		br, dv, se, mi := tableStatus(p, "broken"), tableStatus(p, "dvsmall"), tableStatus(p, "settling"), tableStatus(p, "missing")
 		return ev.LastRun != nil && ev.LastRun.Result == scheduler.ResultCommitted && ev.State == scheduler.StateIdle &&
-			f.Halted && pa.Backlog != nil
+			f.Halted && pa.Backlog != nil && len(br.Quarantined) == 1 && br.State == scheduler.StateIdle &&
+			dv.LastRun != nil && dv.State == scheduler.StateIdle && se.Backlog != nil && len(se.Backlog.Held) > 0 &&
+			mi.State == scheduler.StateWaiting
 	})
+	settleEnd := ""
+	for _, h := range tableStatus(getStatus(t, base), "settling").Backlog.Held {
+		if h.EligibleAt != nil {
+			settleEnd = h.EligibleAt.UTC().Format("2006-01-02 15:04:05Z")
+		}
+	}
+	if settleEnd == "" {
+		t.Fatalf("settling: no hold with an end: %+v", tableStatus(getStatus(t, base), "settling").Backlog)
+	}
 	if pa := tableStatus(getStatus(t, base), "parts"); pa.LastRun != nil {
 		t.Fatalf("parts ran before the button was pressed: %+v", pa.LastRun)
 	}
@@ -160,7 +191,7 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("..", "..", "tools", "webcheck", "webcheck.cjs"))
 	cmd.Env = append(os.Environ(), "PLAYWRIGHT_CORE="+playwright, "CHROMIUM="+chromium, "BASE="+base,
-		"OUT="+shots, "TABLE=parts", "HALTED=features")
+		"OUT="+shots, "TABLE=parts", "HALTED=features", "FLEET_PNG="+os.Getenv("COMPACTORD_FLEET_PNG"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -172,21 +203,55 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	}
 	t.Logf("screenshots: %s and %s", filepath.Join(shots, "fleet.png"), filepath.Join(shots, "table.png"))
 
-	// The fleet page lists every table in its state; the halted one with its reason.
+	// The fleet page lists every table in its state, those needing
+	// attention first, each with its reasons; the healthy ones with none.
 	states := map[string]string{}
+	attention := map[string][]string{}
+	var order []string
 	for _, r := range got.Fleet {
 		states[r.Table] = r.State
+		order = append(order, r.Table)
+		for _, a := range r.Attention {
+			attention[r.Table] = append(attention[r.Table], a.Kind+": "+a.Text)
+		}
 		if r.Table == "features" && !strings.Contains(r.Reason, "cannot be compacted") {
 			t.Errorf("fleet: the halted table's reason is %q", r.Reason)
 		}
 	}
-	if want := map[string]string{"events": "idle", "features": "halted", "off": "disabled", "parts": "idle"}; !reflect.DeepEqual(states, want) {
+	if want := map[string]string{"events": "idle", "features": "halted", "off": "disabled", "parts": "idle",
+		"broken": "idle", "dvsmall": "idle", "settling": "idle", "missing": "waiting"}; !reflect.DeepEqual(states, want) {
 		t.Errorf("fleet states = %v, want %v", states, want)
 	}
-	if want := []string{"parts", "off", "features", "events"}; !reflect.DeepEqual(got.SortedDesc, want) {
+	wantAttention := map[string][]string{
+		"features": {"halted: halted since ", "cannot be compacted", "to clear: fix the cause, then POST /tables/features/resume or reload (SIGHUP)"},
+		"broken":   {"quarantined: 1 quarantined file: " + corrupt},
+		"missing":  {"waiting: waiting since ", "for the table to be readable: ", "next attempt 20"},
+		"dvsmall":  {"trigger: DV ratio 20% against a 5% trigger"},
+		"settling": {"held: 6 files, ", " held back until " + settleEnd + ": 6 files younger than the settle window"},
+	}
+	for _, name := range []string{"events", "off", "parts", "features", "broken", "dvsmall", "settling", "missing"} {
+		got := strings.Join(attention[name], "\n")
+		if len(wantAttention[name]) == 0 && got != "" {
+			t.Errorf("fleet: the healthy table %s needs attention: %q", name, got)
+		}
+		for _, w := range wantAttention[name] {
+			if !strings.Contains(got, w) {
+				t.Errorf("fleet: attention of %s is %q, want it to say %q", name, got, w)
+			}
+		}
+	}
+	if len(order) < 5 || !sameSet(order[:5], []string{"broken", "dvsmall", "features", "missing", "settling"}) {
+		t.Errorf("fleet order %v: the tables needing attention come first", order)
+	}
+	for _, r := range got.Fleet {
+		if (r.Table == "events" || r.Table == "parts") && r.NextRun != "on triggers only" {
+			t.Errorf("next run of %s is %q, want on triggers only", r.Table, r.NextRun)
+		}
+	}
+	if want := []string{"settling", "parts", "off", "missing", "features", "events", "dvsmall", "broken"}; !reflect.DeepEqual(got.SortedDesc, want) {
 		t.Errorf("sorted by name descending: %v", got.SortedDesc)
 	}
-	if want := []string{"events", "features", "off", "parts"}; !reflect.DeepEqual(got.SortedAsc, want) {
+	if want := []string{"broken", "dvsmall", "events", "features", "missing", "off", "parts", "settling"}; !reflect.DeepEqual(got.SortedAsc, want) {
 		t.Errorf("sorted by name ascending: %v", got.SortedAsc)
 	}
 	if !reflect.DeepEqual(got.FilteredHalted, []string{"features"}) || !reflect.DeepEqual(got.FilteredByName, []string{"parts"}) {
@@ -194,6 +259,11 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 	}
 	if !strings.Contains(got.HaltedPage.Reason, "cannot be compacted") || !got.HaltedPage.RunDisabled {
 		t.Errorf("halted table page: %+v", got.HaltedPage)
+	}
+	// Its header shows the table's version (inspect's: the table halted
+	// before a poll read one), and its reason once.
+	if got.HaltedPage.Version != "4" || strings.Count(got.HaltedPage.Text, "blahabl") != 1 {
+		t.Errorf("halted table page: version %q, reason %d times:\n%s", got.HaltedPage.Version, strings.Count(got.HaltedPage.Text, "blahabl"), got.HaltedPage.Text)
 	}
 
 	// The table page's histogram is inspect's.
@@ -239,4 +309,36 @@ func TestBrowserFleetAndTablePagesAgainstTheRealDaemon(t *testing.T) {
 			t.Errorf("screenshot %s: %d bytes, %v", name, len(b), err)
 		}
 	}
+}
+
+func sameSet(a, b []string) bool {
+	x, y := append([]string(nil), a...), append([]string(nil), b...)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// corruptOneFile overwrites one live data file of w's table at dir with
+// garbage of the same size (a corrupt file the daemon quarantines) and
+// returns its path as the log spells it.
+func corruptOneFile(t *testing.T, w *writers, dir string) string {
+	t.Helper()
+	snap, err := delta.LoadSnapshot(context.Background(), w.t, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := snap.Files[3].Path
+	st, err := os.Stat(filepath.Join(dir, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := make([]byte, st.Size())
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range garbage {
+		garbage[i] = byte(r.IntN(256))
+	}
+	if err := os.WriteFile(filepath.Join(dir, path), garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

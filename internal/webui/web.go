@@ -164,6 +164,18 @@ type tablePageData struct {
 	Plan        string
 	PlanErr     string
 	Maintenance []maintRow
+	// TableVersion is the table's version as far as the daemon knows it:
+	// the last one polled, else inspect's (a table halted before its
+	// first poll has none polled).
+	TableVersion string
+	// NextRun says when the table runs next (nextRunText).
+	NextRun string
+	// ShowLastError and ShowPollError are false when that error is the
+	// halt's reason, which the page already shows.
+	ShowLastError, ShowPollError bool
+	// Stuck counts the small files alone in their bins, which no run
+	// merges as the table stands.
+	Stuck string
 }
 
 // leaseHolder says who holds a table's lease, as far as the daemon knows.
@@ -218,7 +230,7 @@ func (d *UI) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageDa
 	switch {
 	case !ok:
 	case t.Halted:
-		pd.PlanErr = "halted: " + t.HaltReason
+		pd.PlanErr = "no plan while the table is halted (the reason is above)"
 	default:
 		exclude := map[string]bool{}
 		for _, q := range t.Quarantined {
@@ -233,6 +245,22 @@ func (d *UI) tablePage(ctx context.Context, t scheduler.TableStatus) tablePageDa
 		pd.Plan = string(b)
 	}
 	pd.Maintenance = maintenanceRows(t)
+	pd.NextRun = nextRunText(t, p, ok)
+	sameAsHalt := func(e string) bool { return t.Halted && strings.TrimSpace(e) == strings.TrimSpace(t.HaltReason) }
+	pd.ShowLastError = t.LastError != "" && !sameAsHalt(t.LastError)
+	pd.ShowPollError = t.PollError != "" && !sameAsHalt(t.PollError)
+	switch {
+	case t.LastVersion >= 0:
+		pd.TableVersion = fmt.Sprintf("%d", t.LastVersion)
+	case pd.Inspect != nil:
+		pd.TableVersion = fmt.Sprintf("%d", pd.Inspect.Version)
+	default:
+		pd.TableVersion = "not read yet"
+	}
+	if t.Backlog != nil {
+		n, b := stuckOf(t.Backlog)
+		pd.Stuck = fileCount(n, b)
+	}
 	return pd
 }
 
@@ -279,12 +307,18 @@ func maintenanceRows(t scheduler.TableStatus) []maintRow {
 	return rows
 }
 
-// Register adds the HTML view to mux: /, /ui/ and /tables/{name}.
+// Register adds the HTML view to mux: /, /ui/ (the assets and
+// /ui/fleet.json, the fleet page's rows) and /tables/{name}.
 func (d *UI) Register(mux *http.ServeMux) {
 	pages := d.pages
 	assets, _ := fs.Sub(webFiles, "web") // "web" is a directory of webFiles
 	static := http.StripPrefix("/ui/", http.FileServerFS(assets))
 	mux.Handle("GET /ui/", secureHeaders(static))
+	mux.Handle("GET /ui/fleet.json", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(map[string]any{"now": utc(time.Now()), "tables": fleetRows(d.src.Status(), d.src.Policy)})
+	})))
 	mux.Handle("GET /{$}", secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		render(w, pages.fleet, map[string]string{"Version": d.src.Version})
 	})))

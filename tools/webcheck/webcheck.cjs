@@ -6,7 +6,8 @@
 // env: PLAYWRIGHT_CORE (the playwright-core package directory),
 //      CHROMIUM (executable), BASE (http://127.0.0.1:PORT), OUT (screenshot
 //      directory), TABLE (the table whose page is checked and run),
-//      HALTED (a halted table).
+//      HALTED (a halted table), FLEET_PNG (optional: a second copy of the
+//      fleet page's screenshot, e.g. /tmp/fleet.png).
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -38,16 +39,19 @@ async function main() {
     await page.waitForSelector("body[data-loaded='1'] #fleet tbody tr");
     const rows = () => page.$$eval("#fleet tbody tr", (trs) => trs.map((tr) => ({
       table: tr.dataset.table, state: tr.dataset.state,
-      reason: (tr.querySelector(".halt-reason") || { textContent: "" }).textContent,
+      reason: (tr.querySelector(".attn-halted") || { textContent: "" }).textContent,
+      attention: Array.from(tr.querySelectorAll("td.attention .attn")).map((s) => ({ kind: s.dataset.kind, text: s.textContent })),
       result: tr.querySelector(".result").textContent,
+      nextRun: (tr.querySelector(".next-run") || { textContent: "" }).textContent,
     })));
     result.fleet = await rows();
     await page.screenshot({ path: path.join(out, "fleet.png"), fullPage: true });
+    if (process.env.FLEET_PNG) fs.copyFileSync(path.join(out, "fleet.png"), process.env.FLEET_PNG);
     // Sorting by name twice reverses the order; the state filter narrows.
     await page.click("#fleet th[data-key='name']");
-    result.sortedDesc = (await rows()).map((r) => r.table);
-    await page.click("#fleet th[data-key='name']");
     result.sortedAsc = (await rows()).map((r) => r.table);
+    await page.click("#fleet th[data-key='name']");
+    result.sortedDesc = (await rows()).map((r) => r.table);
     await page.selectOption("#state", "halted");
     result.filteredHalted = (await rows()).map((r) => r.table);
     await page.selectOption("#state", "");
@@ -59,6 +63,8 @@ async function main() {
     result.haltedPage = {
       reason: await page.textContent("#halt-reason"),
       runDisabled: await page.isDisabled("#run-now"),
+      version: await page.textContent("#table-version").catch(() => ""),
+      text: await page.textContent("body"),
     };
 
     // The table's page: histogram, then "Run now".
