@@ -171,29 +171,6 @@ func (cf *commandFlags) versionVar(usage string) *int64 {
 	return &v
 }
 
-// durationFlag is a flag.Value holding a duration in the policy syntax
-// (30s, 5m, 2h, 7d), so that the command line and policy files agree.
-type durationFlag struct{ d *time.Duration }
-
-func (f durationFlag) String() string {
-	if f.d == nil || *f.d == 0 {
-		return ""
-	}
-	return f.d.String()
-}
-
-func (f durationFlag) Set(s string) error {
-	d, err := units.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if d < 0 {
-		return errors.New("negative duration")
-	}
-	*f.d = d
-	return nil
-}
-
 // durationVar defines a duration flag in the policy syntax.
 func (cf *commandFlags) durationVar(p *time.Duration, name string, value time.Duration, usage string) {
 	durationFlagVar(cf.FlagSet, p, name, value, usage)
@@ -202,7 +179,7 @@ func (cf *commandFlags) durationVar(p *time.Duration, name string, value time.Du
 // durationFlagVar defines a duration flag in the policy syntax on fs.
 func durationFlagVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
 	*p = value
-	fs.Var(durationFlag{p}, name, usage)
+	fs.Var(units.DurationFlag{D: p}, name, usage)
 }
 
 // parseOne parses args that must hold exactly one positional argument
