@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 
@@ -311,11 +313,11 @@ func keys[V any](m map[string]V) []string {
 func idsByPhysicalRow(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, a *actions.Add) map[int64]any {
 	t.Helper()
 	ctx := context.Background()
-	dec, err := delta.NewRowDecoder(snap, time.UTC)
+	dec, err := deltascan.NewRowDecoder(snap, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan, err := delta.OpenFileScan(ctx, tbl, snap, a, delta.ScanOptions{})
+	scan, err := deltascan.OpenFileScan(ctx, tbl, snap, a, deltascan.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -530,7 +530,7 @@ func typedLeafValue(v any, t *schema.DataType) (parquet.Value, bool) {
 	return parquet.Value{}, false
 }
 
-// decimalValue encodes d as leafNode lays decimals out (INT32, INT64 or
+// decimalValue encodes d as LeafNode lays decimals out (INT32, INT64 or
 // fixed-length two's complement by precision).
 func decimalValue(d schema.Decimal, t *schema.DataType) (parquet.Value, bool) {
 	u := d.Unscaled
@@ -549,11 +549,11 @@ func decimalValue(d schema.Decimal, t *schema.DataType) (parquet.Value, bool) {
 		}
 		return parquet.Int64Value(u.Int64()), true
 	}
-	w := decimalBytes(t.Precision)
+	w := DecimalBytes(t.Precision)
 	if u.BitLen() >= 8*w {
 		return parquet.Value{}, false
 	}
-	return parquet.FixedLenByteArrayValue(decimalToBytes(new(big.Int).Set(u), w)), true
+	return parquet.FixedLenByteArrayValue(DecimalToBytes(new(big.Int).Set(u), w)), true
 }
 
 // int96Value encodes microseconds since the epoch as Spark's INT96

@@ -90,9 +90,9 @@ func (c *wcompiler) compile(s wspec, parentDef, rep int) (*wnode, parquet.Node) 
 			cn, cpn := c.compile(f, n.def, rep)
 			n.children = append(n.children, cn)
 			n.byName[f.name] = cn
-			fields = append(fields, namedField{Node: cpn, name: f.name})
+			fields = append(fields, NamedField(f.name, cpn))
 		}
-		pn = &orderedGroup{fields: fields}
+		pn = NewOrderedGroup(fields)
 	case wMap:
 		// key_value is repeated (+1 def, +1 rep); key required; value optional.
 		n.rep = rep + 1
@@ -199,7 +199,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 	for _, sp := range specs {
 		n, pn := c.compile(sp, 0, 0)
 		s.tops = append(s.tops, n)
-		fields = append(fields, namedField{Node: pn, name: sp.name})
+		fields = append(fields, NamedField(sp.name, pn))
 		switch sp.name {
 		case actions.KindAdd:
 			s.add = n
@@ -220,7 +220,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 		}
 	}
 	s.ncols = c.col
-	s.schema = parquet.NewSchema("spark_schema", &orderedGroup{fields: fields})
+	s.schema = parquet.NewSchema("spark_schema", NewOrderedGroup(fields))
 	s.statsParsed = s.add.child("stats_parsed")
 	s.pvParsed = s.add.child("partitionValues_parsed")
 	return s
@@ -319,5 +319,5 @@ func checkpointLeaf(t *schema.DataType) (parquet.Node, error) {
 	if t.Name == "timestamp" {
 		return parquet.Leaf(parquet.Int96Type), nil
 	}
-	return leafNode(t)
+	return LeafNode(t)
 }

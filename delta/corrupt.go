@@ -30,6 +30,12 @@ func corruptDV(where, dataFile string, err error) error {
 	return &failure.CorruptFileError{Kind: failure.DeletionVector, Path: where, DataFile: dataFile, Err: err}
 }
 
+// CorruptFileDV is the *failure.CorruptFileError for the deletion vector of
+// add that err found malformed, naming the vector's object and add's file.
+func CorruptFileDV(add *actions.Add, err error) error {
+	return corruptDV(dvObjectName(add.DeletionVector), add.Path, err)
+}
+
 // LoadFileDV reads the deletion vector of add, a file of numRows physical
 // rows, and checks it against its descriptor and the file: nil when the file
 // has no deleted rows. A malformed deletion vector is a

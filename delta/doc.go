@@ -3,9 +3,9 @@
 // (JSON commits, classic, multi-part and V2 checkpoints read from parquet,
 // sidecars, _last_checkpoint, log compaction files), the Snapshot, the
 // table-feature gate, row tracking, deletion-vector reading and writing,
-// and scanning the live rows of a data file; for now also the log stores
-// (put-if-absent per URL scheme, Delta's DynamoDB commit protocol) and
-// checkpoint writing.
+// and the parquet nodes shared by scans and checkpoint writing; for now
+// also the log stores (put-if-absent per URL scheme, Delta's DynamoDB
+// commit protocol) and checkpoint writing.
 //
 // The format pieces below it live in subpackages: delta/schema (types,
 // schema JSON, column paths, physical names, logical values), delta/props
@@ -13,6 +13,7 @@
 // parsing), delta/actions (actions and their JSON codec, partition values,
 // protocol feature methods), delta/statscollect (computing statistics) and
 // delta/pq (parquet open, object reader, page guard, the panic guard).
+// Scanning the live rows of data files lives above it in delta/scan.
 //
 // It must not know about policies or scheduling.
 package delta

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/delta/internal/deltatest"
 
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
@@ -24,16 +25,6 @@ func openLimited(t testing.TB, dir string, l ReadLimits) *Table {
 	}
 	t.Cleanup(func() { tbl.Close() })
 	return tbl
-}
-
-// allocatedBy returns the bytes allocated on the heap while f ran.
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // commitWithLongLine appends to commit 1 of a copy of dv-small an action
@@ -93,7 +84,7 @@ func TestACommitOverTheFileLimitIsRefusedBeforeItIsRead(t *testing.T) {
 	root := commitWithLongLine(t, 32<<20)
 	tbl := openLimited(t, root, ReadLimits{LogFile: 1 << 20})
 	var err error
-	alloc := allocatedBy(func() { _, err = ReadCommit(context.Background(), tbl, 1) })
+	alloc := deltatest.AllocatedBy(func() { _, err = ReadCommit(context.Background(), tbl, 1) })
 	var cf *failure.CorruptFileError
 	if !errors.As(err, &cf) || cf.Path != CommitKey(1) {
 		t.Fatalf("ReadCommit = %v, want a *failure.CorruptFileError naming %s", err, CommitKey(1))
@@ -123,7 +114,7 @@ func TestALastCheckpointOverTheLimitIsIgnoredUnread(t *testing.T) {
 	tbl := openDir(t, root)
 	var lc *lastCheckpoint
 	var reason string
-	alloc := allocatedBy(func() { lc, reason, err = readLastCheckpoint(context.Background(), tbl) })
+	alloc := deltatest.AllocatedBy(func() { lc, reason, err = readLastCheckpoint(context.Background(), tbl) })
 	if err != nil || lc != nil {
 		t.Fatalf("readLastCheckpoint = %v, %v; want no hint and no error", lc, err)
 	}

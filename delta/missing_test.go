@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/dv"
@@ -54,11 +56,11 @@ func TestAnObjectTheLogNamesButTheStoreLacksIsAMissingFileNamingItsDataFile(t *t
 			t.Fatalf("%s: class %v, corrupt %v, missing %v", what, failure.Of(err), failure.CorruptDataFiles(err), failure.MissingDataFiles(err))
 		}
 	}
-	_, err = delta.OpenFileScan(ctx, tbl, snap, plain, delta.ScanOptions{})
+	_, err = scan.OpenFileScan(ctx, tbl, snap, plain, scan.ScanOptions{})
 	check("scan of the missing file", err, failure.DataFile, plain.Path)
 	sized := *plain
 	sized.Size = 0 // stat first
-	_, err = delta.OpenFileScan(ctx, tbl, snap, &sized, delta.ScanOptions{})
+	_, err = scan.OpenFileScan(ctx, tbl, snap, &sized, scan.ScanOptions{})
 	check("scan of the missing file of unknown size", err, failure.DataFile, plain.Path)
 	_, err = delta.LoadFileDV(ctx, tbl, withDV, 10)
 	check("DV of the file whose DV file is missing", err, failure.DeletionVector, withDV.Path)

@@ -1,10 +1,12 @@
-package delta
+package delta_test
 
 import (
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/compactord/compactord/delta/scan"
 
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
@@ -43,6 +45,6 @@ func FuzzParseSchema(f *testing.F) {
 		if !reflect.DeepEqual(st.String(), st2.String()) {
 			t.Fatalf("round trip changed the schema:\n%s\n%s", st, st2)
 		}
-		_, _ = DataSchemaOf(st, &actions.Metadata{})
+		_, _ = scan.DataSchemaOf(st, &actions.Metadata{})
 	})
 }

@@ -1,10 +1,12 @@
-package delta
+package delta_test
 
 import (
 	"errors"
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/compactord/compactord/delta/internal/deltatest"
 
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/props"
@@ -250,7 +252,7 @@ func statsColumnFixture(tb testing.TB, n int) (*statscollect.StatsCollector, *pa
 // rows gives.
 func TestStatsObserveValuesByColumnEqualsByRow(t *testing.T) {
 	want, pq, rows := statsOfFixture(t, 500)
-	cols := columnsOfRows(rows, len(pq.Columns()))
+	cols := deltatest.ColumnsOfRows(rows, len(pq.Columns()))
 	var mixed []parquet.Value
 	for i := range rows[0] {
 		mixed = append(mixed, rows[0][i], rows[1][len(rows[1])-1-i%len(rows[1])])
@@ -355,7 +357,7 @@ func slicesOf(cols [][]parquet.Value, n int) [][]parquet.Value {
 
 func BenchmarkStatsCollectorObserveColumns(b *testing.B) {
 	c, pq, rows := statsColumnFixture(b, 2048)
-	cols := columnsOfRows(rows, len(pq.Columns()))
+	cols := deltatest.ColumnsOfRows(rows, len(pq.Columns()))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

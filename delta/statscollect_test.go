@@ -1,4 +1,4 @@
-package delta
+package delta_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactord/compactord/delta/scan"
 
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
@@ -470,7 +472,7 @@ func TestStatsOnWriteSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pq, err := DataSchemaOf(schema, fl.meta)
+			pq, err := scan.DataSchemaOf(schema, fl.meta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,5 +494,17 @@ func TestStatsOnWriteSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// observeRows feeds every row of rows to c, buf at a time, and closes rows.
+func observeRows(c *statscollect.StatsCollector, rows parquet.Rows, buf []parquet.Row) {
+	defer rows.Close()
+	for {
+		n, err := rows.ReadRows(buf)
+		c.ObserveRows(buf[:n])
+		if err != nil {
+			return
+		}
 	}
 }

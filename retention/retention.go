@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/hashicorp/go-hclog"
 	"github.com/parquet-go/parquet-go"
@@ -574,7 +576,7 @@ func expirePredicateText(tgt *expireTarget, opts Options) string {
 
 // footerRows is the row count in f's parquet footer.
 func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (int64, error) {
-	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	scan, err := deltascan.OpenFileScan(ctx, t, snap, f, deltascan.ScanOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -586,7 +588,7 @@ func footerRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *ac
 // matching the retention predicate, and the live row count. Only the
 // retention column's leaf is converted, not whole rows.
 func expiredRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, tgt *expireTarget) (*roaring64.Bitmap, int64, error) {
-	scan, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{ReuseRows: true})
+	scan, err := deltascan.OpenFileScan(ctx, t, snap, f, deltascan.ScanOptions{ReuseRows: true})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -645,7 +647,7 @@ func leafPredicateValue(row parquet.Row, col int, tgt *expireTarget) (predicate.
 		if pv.IsNull() {
 			return predicate.Value{}, false, nil
 		}
-		lv, err := delta.LeafValue(pv, tgt.typ)
+		lv, err := deltascan.LeafValue(pv, tgt.typ)
 		if err != nil {
 			return predicate.Value{}, false, err
 		}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/hashicorp/go-hclog"
 	"github.com/parquet-go/parquet-go"
@@ -199,7 +201,7 @@ func stillLive(snap *delta.Snapshot, computed map[string]*deltaactions.Add) ([]*
 // is not applied), and a file with a DV gets tightBounds=false. n is the
 // number of rows, checked against the parquet footer.
 func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *deltaactions.Add) (stats string, n int64, err error) {
-	schema, err := delta.DataSchema(snap)
+	schema, err := scan.DataSchema(snap)
 	if err != nil {
 		return "", 0, err
 	}
@@ -208,7 +210,7 @@ func Compute(ctx context.Context, t *delta.Table, snap *delta.Snapshot, a *delta
 		return "", 0, err
 	}
 	c.SetProtocol(snap.Protocol)
-	s, err := delta.OpenFileScan(ctx, t, snap, a, delta.ScanOptions{DV: roaring64.New(), ReuseRows: true})
+	s, err := scan.OpenFileScan(ctx, t, snap, a, scan.ScanOptions{DV: roaring64.New(), ReuseRows: true})
 	if err != nil {
 		return "", 0, fmt.Errorf("backfill stats of %s: %w", a.Path, err)
 	}

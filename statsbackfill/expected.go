@@ -3,6 +3,8 @@ package statsbackfill
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
@@ -24,7 +26,7 @@ const (
 // delta.dataSkippingNumIndexedCols or delta.dataSkippingStatsColumns ask
 // for, read from the statistics of an empty file.
 func Expected(snap *delta.Snapshot) (map[string]bool, error) {
-	schema, err := delta.DataSchema(snap)
+	schema, err := scan.DataSchema(snap)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package writer
 import (
 	"context"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
@@ -28,7 +30,7 @@ type statsSink interface {
 	ObserveRowGroup(rg parquet.RowGroup) error
 	// columns observes values column by column (distinct columns may be
 	// observed concurrently); addRecords counts the rows they form.
-	columns() delta.ColumnObserver
+	columns() deltascan.ColumnObserver
 	addRecords(n int64)
 	// part returns an empty sink for one share of the output's values
 	// (one row group's columns, written beside another row group's);
@@ -39,7 +41,7 @@ type statsSink interface {
 }
 
 func dataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
-	return delta.RewriteSchema(snap)
+	return deltascan.RewriteSchema(snap)
 }
 
 func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (rowSource, error) {
@@ -52,9 +54,9 @@ func openSource(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *
 
 // openScan opens the Delta core's scan of a source, for reading rows or
 // columns.
-func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (*delta.FileScan, error) {
+func openScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, schema *parquet.Schema, opts Options) (*deltascan.FileScan, error) {
 	buf := sourceBufferSize(opts, len(schema.Columns()), add.Size)
-	return delta.OpenFileScan(ctx, t, snap, add, delta.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking, Pages: opts.sourcePages()})
+	return deltascan.OpenFileScan(ctx, t, snap, add, deltascan.ScanOptions{ReadBufferSize: buf, RowTracking: opts.rowTracking, Pages: opts.sourcePages()})
 }
 
 // statsAdapter adapts the Delta core's collector to statsSink.
@@ -63,11 +65,11 @@ type statsAdapter struct {
 	buf []parquet.Value // scratch of ObserveRowGroup
 }
 
-func (a *statsAdapter) Observe(row parquet.Row) error { a.c.Observe(row); return nil }
-func (a *statsAdapter) Finish() (string, error)       { return a.c.Finish() }
-func (a *statsAdapter) columns() delta.ColumnObserver { return a.c }
-func (a *statsAdapter) addRecords(n int64)            { a.c.AddRecords(n) }
-func (a *statsAdapter) part() statsSink               { return &statsAdapter{c: a.c.Fresh()} }
+func (a *statsAdapter) Observe(row parquet.Row) error     { a.c.Observe(row); return nil }
+func (a *statsAdapter) Finish() (string, error)           { return a.c.Finish() }
+func (a *statsAdapter) columns() deltascan.ColumnObserver { return a.c }
+func (a *statsAdapter) addRecords(n int64)                { a.c.AddRecords(n) }
+func (a *statsAdapter) part() statsSink                   { return &statsAdapter{c: a.c.Fresh()} }
 
 func (a *statsAdapter) merge(part statsSink) {
 	p := part.(*statsAdapter) // parts come from part

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 
@@ -36,7 +38,7 @@ type directSource struct {
 // sourceBufferSize is the per-column read buffer of a source
 // (delta.ColumnBufferSize with opts.ReadBufferSize per column).
 func sourceBufferSize(opts Options, n int, fileSize int64) int {
-	return delta.ColumnBufferSize(opts.ReadBufferSize, n, fileSize)
+	return deltascan.ColumnBufferSize(opts.ReadBufferSize, n, fileSize)
 }
 
 // openDirect opens src for direct reading when its schema is the data
@@ -69,7 +71,7 @@ func openDirect(ctx context.Context, t *delta.Table, src *actions.Add, schema *p
 
 // directFrom is the direct reader of a source already opened by the Delta
 // core's scan, nil when its parquet schema is not the data schema.
-func directFrom(src *actions.Add, s *delta.FileScan, schema *parquet.Schema) *directSource {
+func directFrom(src *actions.Add, s *deltascan.FileScan, schema *parquet.Schema) *directSource {
 	f := s.File()
 	if !parquet.EqualNodes(f.Schema(), schema) {
 		return nil

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/parquet-go/parquet-go"
+	deltascan "github.com/compactord/compactord/delta/scan"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/parquet-go/parquet-go"
 )
 
 // The column encoder pipelines a job's packed row groups: while the job's
@@ -116,7 +116,7 @@ func (e *colEncoder) firstFailure() error {
 
 // work runs column tasks until the encoder stops.
 func (e *colEncoder) work() {
-	var scratch delta.ColumnScratch
+	var scratch deltascan.ColumnScratch
 	for t := range e.tasks {
 		g, c := t.g, t.c
 		if e.hook != nil {

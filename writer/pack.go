@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/compactord/compactord/composition"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/pq"
 )
@@ -29,14 +30,14 @@ import (
 // packedSource is a source waiting in the job's pack.
 type packedSource struct {
 	src  *actions.Add
-	scan *delta.FileScan
+	scan *deltascan.FileScan
 }
 
 // packable reports whether a source goes to the pack: the whole-row-group
 // paths are on and every row group fits in one output row group (at most
 // RowGroupRows rows and RowGroupBytes compressed bytes; a source row group
 // is never split, so larger ones go row by row).
-func (jw *jobWriter) packable(s *delta.FileScan) bool {
+func (jw *jobWriter) packable(s *deltascan.FileScan) bool {
 	if jw.opts.DisableCopyPath || s.NumRowGroups() == 0 {
 		return false
 	}
@@ -52,7 +53,7 @@ func (jw *jobWriter) packable(s *delta.FileScan) bool {
 // addToPack records src's run (its live rows follow the rows already
 // written and packed) and queues it; the pack is written when it holds
 // packBytes of sources or would fill the output.
-func (jw *jobWriter) addToPack(ctx context.Context, src *actions.Add, s *delta.FileScan, physical int64) error {
+func (jw *jobWriter) addToPack(ctx context.Context, src *actions.Add, s *deltascan.FileScan, physical int64) error {
 	var live int64
 	for i := range s.NumRowGroups() {
 		_, n := s.RowGroupRows(i)
@@ -198,7 +199,7 @@ func (jw *jobWriter) resetPack() {
 }
 
 // writeColumn converts column c of every unit into cw, counting its rows.
-func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *delta.ColumnScratch, obs delta.ColumnObserver, rows *int64) (err error) {
+func writeColumn(cw *parquet.ColumnWriter, c int, units []packUnit, scratch *deltascan.ColumnScratch, obs deltascan.ColumnObserver, rows *int64) (err error) {
 	defer pq.RecoverParquet(&err)
 	for _, u := range units {
 		err := u.p.scan.ReadColumn(u.rg, c, scratch, obs, func(vals []parquet.Value) error {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -262,7 +264,7 @@ func TestCompressionAndRowGroupOptionsReachTheFile(t *testing.T) {
 
 func mustDataSchema(t *testing.T, snap *delta.Snapshot) *parquet.Schema {
 	t.Helper()
-	s, err := delta.DataSchema(snap)
+	s, err := scan.DataSchema(snap)
 	if err != nil {
 		t.Fatal(err)
 	}

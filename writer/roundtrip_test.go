@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/composition"
@@ -70,7 +72,7 @@ func partitionJobs(snap *delta.Snapshot) []*Job {
 // liveRows reads every live row of add with the Delta core's scan.
 func liveRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *actions.Add) []parquet.Row {
 	t.Helper()
-	s, err := delta.OpenFileScan(context.Background(), tbl, snap, add, delta.ScanOptions{})
+	s, err := deltascan.OpenFileScan(context.Background(), tbl, snap, add, deltascan.ScanOptions{})
 	if err != nil {
 		t.Fatalf("scan %s: %v", add.Path, err)
 	}

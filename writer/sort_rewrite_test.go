@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/delta"
@@ -26,7 +28,7 @@ import (
 // physRows reads the live rows of add with their physical indexes.
 func physRows(t *testing.T, tbl *delta.Table, snap *delta.Snapshot, add *actions.Add) map[int64]parquet.Row {
 	t.Helper()
-	s, err := delta.OpenFileScan(context.Background(), tbl, snap, add, delta.ScanOptions{})
+	s, err := deltascan.OpenFileScan(context.Background(), tbl, snap, add, deltascan.ScanOptions{})
 	if err != nil {
 		t.Fatalf("scan %s: %v", add.Path, err)
 	}

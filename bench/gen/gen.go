@@ -15,11 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 )
@@ -61,7 +62,7 @@ func Generate(dir string, total, lo, hi int64, seed uint64, codec compress.Codec
 		return err
 	}
 	meta := &actions.Metadata{SchemaString: SchemaString, Configuration: map[string]string{}}
-	schema, err := delta.DataSchemaOf(st, meta)
+	schema, err := scan.DataSchemaOf(st, meta)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 )
@@ -40,7 +41,7 @@ func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer t.Close()
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte
-	_, err = delta.ScanLogicalRows(ctx, t, snap, delta.LogicalScanOptions{Limit: *limit, Location: loc, RowIDs: *rowIDs},
+	_, err = scan.ScanLogicalRows(ctx, t, snap, scan.LogicalScanOptions{Limit: *limit, Location: loc, RowIDs: *rowIDs},
 		func(_ *actions.Add, row *schema.LogicalStruct) error {
 			line = schema.AppendJSON(line[:0], row)
 			line = append(line, '\n')

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/compactord/compactord/commit"
@@ -38,7 +40,7 @@ func scanTable(t *testing.T, url string) (*delta.Snapshot, []liveRow) {
 	rows := make([]parquet.Row, 64)
 	idx := make([]int64, 64)
 	for _, f := range snap.Files {
-		sc, err := delta.OpenFileScan(ctx, tbl, snap, f, delta.ScanOptions{})
+		sc, err := scan.OpenFileScan(ctx, tbl, snap, f, scan.ScanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	deltadv "github.com/compactord/compactord/delta/dv"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	deltadv "github.com/compactord/compactord/delta/dv"
+	deltascan "github.com/compactord/compactord/delta/scan"
 
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
@@ -342,7 +344,7 @@ func rowsAt(ctx context.Context, tbl *delta.Table, v int64) (stores.Rows, *delta
 }
 
 func scanRows(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, rows stores.Rows) error {
-	s, err := delta.OpenFileScan(ctx, tbl, snap, f, delta.ScanOptions{})
+	s, err := deltascan.OpenFileScan(ctx, tbl, snap, f, deltascan.ScanOptions{})
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", f.Path, err)
 	}

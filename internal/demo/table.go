@@ -10,6 +10,8 @@ import (
 	"sort"
 	"time"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
@@ -71,7 +73,7 @@ func CreateTable(ctx context.Context, t *delta.Table, now time.Time, engineInfo 
 // writeDemoFile writes rows [firstID, firstID+n) as one parquet file and
 // returns its add action (dataChange=true, stats with bounds).
 func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, firstID, n int64, now time.Time) (*actions.Add, error) {
-	schema, err := delta.DataSchemaOf(snap.Schema, &snap.Metadata)
+	schema, err := deltascan.DataSchemaOf(snap.Schema, &snap.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("data schema of %s: %w", t.URL, err)
 	}
@@ -217,7 +219,7 @@ func Delete(ctx context.Context, t *delta.Table, files func(*actions.Add) bool, 
 // matchingRows returns the physical indexes of f's live rows whose id
 // (the first column) satisfies match.
 func matchingRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add, match func(id int64) bool, buf []parquet.Row, idx []int64) (*roaring64.Bitmap, error) {
-	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	sc, err := deltascan.OpenFileScan(ctx, t, snap, f, deltascan.ScanOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +285,7 @@ func Summarize(ctx context.Context, t *delta.Table) (Summary, []int64, error) {
 }
 
 func scanIDs(ctx context.Context, t *delta.Table, snap *delta.Snapshot, f *actions.Add) (ids []int64, err error) {
-	sc, err := delta.OpenFileScan(ctx, t, snap, f, delta.ScanOptions{})
+	sc, err := deltascan.OpenFileScan(ctx, t, snap, f, deltascan.ScanOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", f.Path, err)
 	}

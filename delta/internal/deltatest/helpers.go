@@ -92,3 +92,16 @@ func SchemaStringsInLog(t testing.TB, root string) []string {
 	}
 	return out
 }
+
+// ColumnsOfRows splits rows into the values of each column, in row order.
+func ColumnsOfRows(rows []parquet.Row, ncols int) [][]parquet.Value {
+	cols := make([][]parquet.Value, ncols)
+	for _, r := range rows {
+		for c, vals := range r.Range {
+			for _, v := range vals {
+				cols[c] = append(cols[c], v.Clone())
+			}
+		}
+	}
+	return cols
+}

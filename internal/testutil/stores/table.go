@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	deltascan "github.com/compactord/compactord/delta/scan"
+
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
 
@@ -99,7 +101,7 @@ func LiveRows(t testing.TB, tbl *delta.Table) (*delta.Snapshot, Rows) {
 // is non-nil it receives each row's physical index.
 func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, physIdx *[]int64) []string {
 	t.Helper()
-	s, err := delta.OpenFileScan(context.Background(), tbl, snap, f, delta.ScanOptions{})
+	s, err := deltascan.OpenFileScan(context.Background(), tbl, snap, f, deltascan.ScanOptions{})
 	if err != nil {
 		t.Fatalf("scan %s in %s: %v", f.Path, tbl.URL, err)
 	}

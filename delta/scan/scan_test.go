@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	deltaschema "github.com/compactord/compactord/delta/schema"
@@ -26,7 +27,7 @@ import (
 
 // copyDataFile copies one data file of a test table into dir and returns
 // its add action (same name, size of the copy).
-func copyDataFile(t *testing.T, table, dir string) (*Snapshot, *actions.Add) {
+func copyDataFile(t *testing.T, table, dir string) (*delta.Snapshot, *actions.Add) {
 	t.Helper()
 	root := testutil.DeltaTable(t, table)
 	snap := loadTestSnapshot(t, root)
@@ -150,7 +151,7 @@ func TestScanDeletionVectors(t *testing.T) {
 			dir := t.TempDir()
 			snap, a := copyDataFile(t, "dv-small", dir)
 			tb := openScanTable(t, dir)
-			descs, err := WriteDV(ctx, tb, "", []*roaring64.Bitmap{roaring64.BitmapOf(tc.rows...)})
+			descs, err := delta.WriteDV(ctx, tb, "", []*roaring64.Bitmap{roaring64.BitmapOf(tc.rows...)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +268,7 @@ func TestScanSchemaEvolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
+	snap := &delta.Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: schema, PartitionColumns: []string{"p"}}}
 	p := "2024-02-29"
 	add := &actions.Add{Path: "old.parquet", PartitionValues: map[string]*string{"p": &p}}
 	got := scanOneFile(t, openScanTable(t, dir), snap, add)
@@ -292,7 +293,7 @@ func TestScanSchemaEvolution(t *testing.T) {
 	}
 }
 
-func scanOneFile(t *testing.T, tb *Table, snap *Snapshot, add *actions.Add) []string {
+func scanOneFile(t *testing.T, tb *delta.Table, snap *delta.Snapshot, add *actions.Add) []string {
 	t.Helper()
 	s, err := OpenFileScan(context.Background(), tb, snap, add, ScanOptions{})
 	if err != nil {
@@ -374,12 +375,12 @@ func TestParsePartitionValue(t *testing.T) {
 
 func TestDecimalBytesAndEncoding(t *testing.T) {
 	for p, want := range map[int]int{1: 1, 2: 1, 3: 2, 9: 4, 10: 5, 18: 8, 19: 9, 38: 16} {
-		if got := decimalBytes(p); got != want {
+		if got := delta.DecimalBytes(p); got != want {
 			t.Errorf("decimalBytes(%d) = %d, want %d", p, got, want)
 		}
 	}
 	for _, v := range []int64{0, 1, -1, 127, -128, 255, -256, math.MaxInt64, math.MinInt64} {
-		d := deltaschema.Decimal{Unscaled: bytesToBigInt(decimalToBytes(bigOf(v), 16)), Scale: 0}
+		d := deltaschema.Decimal{Unscaled: bytesToBigInt(delta.DecimalToBytes(bigOf(v), 16)), Scale: 0}
 		if d.Unscaled.Int64() != v {
 			t.Errorf("round trip of %d through 16 bytes gave %s", v, d)
 		}
@@ -405,22 +406,22 @@ func (l *legacyList) Fields() []parquet.Field { return l.fields }
 // names ("bag"/"array"), as older parquet writers produce them.
 func TestScanLegacyListEncodings(t *testing.T) {
 	twoLevel := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
-		namedField{Node: parquet.Repeated(parquet.Int(32)), name: "array"}}}
+		delta.NamedField("array", parquet.Repeated(parquet.Int(32)))}}
 	structElem := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
-		namedField{Node: parquet.Repeated(&orderedGroup{fields: []parquet.Field{
-			namedField{Node: parquet.Optional(parquet.Int(32)), name: "a"},
-			namedField{Node: parquet.Optional(parquet.String()), name: "b"},
-		}}), name: "l2_tuple"}}}
+		delta.NamedField("l2_tuple", parquet.Repeated(delta.NewOrderedGroup([]parquet.Field{
+			delta.NamedField("a", parquet.Optional(parquet.Int(32))),
+			delta.NamedField("b", parquet.Optional(parquet.String())),
+		})))}}
 	bag := &legacyList{Node: parquet.List(parquet.Int(32)), fields: []parquet.Field{
-		namedField{Node: parquet.Repeated(&orderedGroup{fields: []parquet.Field{
-			namedField{Node: parquet.Optional(parquet.Int(32)), name: "array"},
-		}}), name: "bag"}}}
-	schema := parquet.NewSchema("hive", &orderedGroup{fields: []parquet.Field{
-		namedField{Node: parquet.Optional(parquet.Int(64)), name: "id"},
-		namedField{Node: parquet.Optional(twoLevel), name: "l"},
-		namedField{Node: parquet.Optional(structElem), name: "l2"},
-		namedField{Node: parquet.Optional(bag), name: "l3"},
-	}})
+		delta.NamedField("bag", parquet.Repeated(delta.NewOrderedGroup([]parquet.Field{
+			delta.NamedField("array", parquet.Optional(parquet.Int(32))),
+		})))}}
+	schema := parquet.NewSchema("hive", delta.NewOrderedGroup([]parquet.Field{
+		delta.NamedField("id", parquet.Optional(parquet.Int(64))),
+		delta.NamedField("l", parquet.Optional(twoLevel)),
+		delta.NamedField("l2", parquet.Optional(structElem)),
+		delta.NamedField("l3", parquet.Optional(bag)),
+	}))
 	// Columns: 0 id, 1 l.array (def 2, rep 1), 2 l2.l2_tuple.a (def 3),
 	// 3 l2.l2_tuple.b (def 3), 4 l3.bag.array (def 3).
 	rows := []parquet.Row{
@@ -448,7 +449,7 @@ func TestScanLegacyListEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	snap := &delta.Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
 	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "hive.parquet"})
 	want := []string{
 		`{"id":1,"l":[1,2],"l2":[{"a":5,"b":"x"},{"a":null,"b":"y"}],"l3":[7,null]}`,
@@ -477,7 +478,7 @@ func TestScanDVAcrossRowGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	snap := &delta.Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
 	schema, err := DataSchema(snap)
 	if err != nil {
 		t.Fatal(err)
@@ -572,7 +573,7 @@ func TestScanThroughMemBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bucket.Close()
-	mem := &Table{URL: "mem://", Bucket: bucket}
+	mem := &delta.Table{URL: "mem://", Bucket: bucket}
 	for _, a := range snap.Files {
 		key, _ := a.Key()
 		b, err := src.Bucket.ReadAll(ctx, key)
@@ -605,10 +606,10 @@ func TestScanThroughMemBucket(t *testing.T) {
 // TestScanUnannotatedRepeatedField reads a bare repeated field (protobuf
 // style, no LIST annotation) as an array, and refuses it as a scalar.
 func TestScanUnannotatedRepeatedField(t *testing.T) {
-	schema := parquet.NewSchema("pb", &orderedGroup{fields: []parquet.Field{
-		namedField{Node: parquet.Required(parquet.Int(64)), name: "id"},
-		namedField{Node: parquet.Repeated(parquet.Int(32)), name: "r"},
-	}})
+	schema := parquet.NewSchema("pb", delta.NewOrderedGroup([]parquet.Field{
+		delta.NamedField("id", parquet.Required(parquet.Int(64))),
+		delta.NamedField("r", parquet.Repeated(parquet.Int(32))),
+	}))
 	rows := []parquet.Row{
 		{parquet.Int64Value(1).Level(0, 0, 0), parquet.Int32Value(4).Level(0, 1, 1), parquet.Int32Value(5).Level(1, 1, 1)},
 		{parquet.Int64Value(2).Level(0, 0, 0), parquet.Value{}.Level(0, 0, 1)},
@@ -621,7 +622,7 @@ func TestScanUnannotatedRepeatedField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
+	snap := &delta.Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: ds}}
 	got := scanOneFile(t, openScanTable(t, dir), snap, &actions.Add{Path: "pb.parquet"})
 	if want := `{"id":1,"r":[4,5]}` + "\n" + `{"id":2,"r":[]}`; strings.Join(got, "\n") != want {
 		t.Fatalf("got %v, want %s", got, want)

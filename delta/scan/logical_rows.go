@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
@@ -32,8 +33,8 @@ type LogicalScanOptions struct {
 // row (logical column names, partition values attached), file by file in
 // snapshot order. The snapshot must be readable by this build. fn must not
 // retain the row after it returns.
-func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts LogicalScanOptions, fn func(add *actions.Add, row *schema.LogicalStruct) error) (int64, error) {
-	if err := Readable(snap); err != nil {
+func ScanLogicalRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts LogicalScanOptions, fn func(add *actions.Add, row *schema.LogicalStruct) error) (int64, error) {
+	if err := delta.Readable(snap); err != nil {
 		return 0, err
 	}
 	dec, err := NewRowDecoder(snap, opts.Location)
@@ -41,7 +42,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 		return 0, err
 	}
 	if opts.RowIDs {
-		rt, err := RowTrackingOf(snap)
+		rt, err := delta.RowTrackingOf(snap)
 		if err != nil {
 			return 0, err
 		}
@@ -71,7 +72,7 @@ func ScanLogicalRows(ctx context.Context, t *Table, snap *Snapshot, opts Logical
 	return total, nil
 }
 
-func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *actions.Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*actions.Add, *schema.LogicalStruct) error) (int64, error) {
+func scanLogicalFile(ctx context.Context, t *delta.Table, dec *RowDecoder, add *actions.Add, pv map[string]any, rows []parquet.Row, opts LogicalScanOptions, done int64, fn func(*actions.Add, *schema.LogicalStruct) error) (int64, error) {
 	shape := dec.shape
 	if dec.scanShape != nil {
 		shape = dec.scanShape
@@ -100,7 +101,7 @@ func scanLogicalFile(ctx context.Context, t *Table, dec *RowDecoder, add *action
 				return total, fmt.Errorf("data file %s: %w", s.key, err)
 			}
 			if ids != nil {
-				lr.Names = append(lr.Names, ColumnRowID, ColumnRowCommitVersion)
+				lr.Names = append(lr.Names, delta.ColumnRowID, delta.ColumnRowCommitVersion)
 				lr.Values = append(lr.Values, ids[0].Int64(), ids[1].Int64())
 			}
 			if err := fn(add, lr); err != nil {

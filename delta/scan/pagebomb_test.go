@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"bytes"
@@ -11,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/delta/statscollect"
@@ -25,8 +28,8 @@ import (
 func scanAll(t *testing.T, root, path string, lim pq.PageLimits) (rows int64, err error) {
 	t.Helper()
 	ctx := context.Background()
-	tbl := openDir(t, root)
-	snap, err := LoadSnapshot(ctx, tbl, -1)
+	tbl := openScanTable(t, root)
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func TestPageBombsAreCorruptFilesNamedWithTheirColumnAndPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			alloc := allocatedBy(func() { _, err = scanAll(t, root, tt.bomb.Name, tt.lim) })
+			alloc := deltatest.AllocatedBy(func() { _, err = scanAll(t, root, tt.bomb.Name, tt.lim) })
 			var cf *failure.CorruptFileError
 			if !errors.As(err, &cf) || cf.DataFile != tt.bomb.Name || cf.Kind != failure.DataFile {
 				t.Fatalf("scan = %v, want a *failure.CorruptFileError of data file %s", err, tt.bomb.Name)

@@ -1,11 +1,11 @@
-package delta
+package scan
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -13,7 +13,7 @@ import (
 
 // DataSchema returns the parquet schema of the table's data files as
 // compactord writes them (see DataSchemaOf).
-func DataSchema(snap *Snapshot) (*parquet.Schema, error) {
+func DataSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 	ds, err := newDataShape(snap)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ type shapeNode struct {
 // columns after it (optional INT64, named by the table's
 // delta.rowTracking.materialized*ColumnName properties, without field ids:
 // they are not in the table schema).
-func RewriteSchema(snap *Snapshot) (*parquet.Schema, error) {
+func RewriteSchema(snap *delta.Snapshot) (*parquet.Schema, error) {
 	ds, err := newRewriteShape(snap)
 	if err != nil {
 		return nil, err
@@ -112,8 +112,8 @@ func RewriteSchema(snap *Snapshot) (*parquet.Schema, error) {
 
 // newRewriteShape is newDataShape plus the materialized row tracking
 // columns when row tracking is enabled (ds.rowTracking says so).
-func newRewriteShape(snap *Snapshot) (*dataShape, error) {
-	rt, err := RowTrackingOf(snap)
+func newRewriteShape(snap *delta.Snapshot) (*dataShape, error) {
+	rt, err := delta.RowTrackingOf(snap)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func newRewriteShape(snap *Snapshot) (*dataShape, error) {
 	return ds, nil
 }
 
-func newDataShape(snap *Snapshot) (*dataShape, error) {
+func newDataShape(snap *delta.Snapshot) (*dataShape, error) {
 	if snap == nil {
 		return nil, fmt.Errorf("data schema: nil snapshot")
 	}
@@ -199,14 +199,14 @@ func buildShape(fields []*deltaschema.StructField, mode string, physical bool) (
 		seen[child.name] = true
 		kept = append(kept, f)
 		root.children = append(root.children, child)
-		nodes = append(nodes, namedField{Node: pn, name: child.name})
+		nodes = append(nodes, delta.NamedField(child.name, pn))
 	}
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("table has no data columns")
 	}
 	root.dt = &deltaschema.DataType{Struct: &deltaschema.StructType{Fields: kept}}
 	root.endCol = b.col
-	sch := parquet.NewSchema("spark_schema", &orderedGroup{fields: nodes})
+	sch := parquet.NewSchema("spark_schema", delta.NewOrderedGroup(nodes))
 	ds := &dataShape{schema: sch, mode: mode, fields: kept, root: root, leaves: b.leaves}
 	if got := len(sch.Columns()); got != len(b.leaves) {
 		return nil, fmt.Errorf("internal error: parquet schema has %d columns, shape has %d", got, len(b.leaves))
@@ -317,13 +317,13 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 				return nil, nil, err
 			}
 			n.children = append(n.children, c)
-			fields = append(fields, namedField{Node: pn, name: c.name})
+			fields = append(fields, delta.NamedField(c.name, pn))
 		}
 		if len(fields) == 0 {
 			return nil, nil, fmt.Errorf("column %s: struct without non-void fields", path)
 		}
 		n.endCol = b.col
-		return n, withRepetition(&orderedGroup{fields: fields}, nullable), nil
+		return n, withRepetition(delta.NewOrderedGroup(fields), nullable), nil
 	case t.ElementType != nil:
 		n.kind = shapeList
 		n.rep = rep + 1
@@ -356,7 +356,7 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 		// parquet.Map wraps the key in Required itself.
 		return n, withRepetition(parquet.Map(unwrapRepetition(pk), pv), nullable), nil
 	}
-	leaf, err := leafNode(t)
+	leaf, err := delta.LeafNode(t)
 	if err != nil {
 		return nil, nil, fmt.Errorf("column %s: %w", path, err)
 	}
@@ -367,86 +367,3 @@ func (b *shapeBuilder) node(t *deltaschema.DataType, name string, nullable bool,
 	b.leaves = append(b.leaves, n)
 	return n, withRepetition(leaf, nullable), nil
 }
-
-// decimalBytes is the minimal two's-complement width holding precision
-// decimal digits (Spark's Decimal.minBytesForPrecision).
-func decimalBytes(precision int) int {
-	n := 1
-	for {
-		// max value with n bytes: 2^(8n-1)-1 >= 10^precision-1
-		if float64(8*n-1) >= float64(precision)*3.321928094887362 {
-			return n
-		}
-		n++
-	}
-}
-
-func leafNode(t *deltaschema.DataType) (parquet.Node, error) {
-	switch t.Name {
-	case "boolean":
-		return parquet.Leaf(parquet.BooleanType), nil
-	case "byte":
-		return parquet.Int(8), nil
-	case "short":
-		return parquet.Int(16), nil
-	case "integer":
-		return parquet.Int(32), nil
-	case "long":
-		return parquet.Int(64), nil
-	case "float":
-		return parquet.Leaf(parquet.FloatType), nil
-	case "double":
-		return parquet.Leaf(parquet.DoubleType), nil
-	case "string":
-		return parquet.String(), nil
-	case "binary":
-		return parquet.Leaf(parquet.ByteArrayType), nil
-	case "date":
-		return parquet.Date(), nil
-	case "timestamp":
-		return parquet.TimestampAdjusted(parquet.Microsecond, true), nil
-	case "timestamp_ntz":
-		return parquet.TimestampAdjusted(parquet.Microsecond, false), nil
-	case "decimal":
-		switch {
-		case t.Precision <= 9:
-			return parquet.Decimal(t.Scale, t.Precision, parquet.Int32Type), nil
-		case t.Precision <= 18:
-			return parquet.Decimal(t.Scale, t.Precision, parquet.Int64Type), nil
-		default:
-			return parquet.Decimal(t.Scale, t.Precision, parquet.FixedLenByteArrayType(decimalBytes(t.Precision))), nil
-		}
-	case "variant":
-		return nil, fmt.Errorf("variant type is not supported by this build")
-	}
-	return nil, fmt.Errorf("type %s has no parquet mapping", t.String())
-}
-
-// orderedGroup is a parquet group whose fields keep the order they were
-// given in (parquet.Group sorts them by name; Spark writes schema order).
-type orderedGroup struct {
-	parquet.Group
-	fields []parquet.Field
-}
-
-func (g *orderedGroup) Fields() []parquet.Field { return g.fields }
-
-func (g *orderedGroup) String() string { return parquet.NewSchema("", g).String() }
-
-func (g *orderedGroup) GoType() reflect.Type {
-	grp := parquet.Group{}
-	for _, f := range g.fields {
-		grp[f.Name()] = f
-	}
-	return grp.GoType()
-}
-
-// namedField names a node inside an orderedGroup.
-type namedField struct {
-	parquet.Node
-	name string
-}
-
-func (f namedField) Name() string { return f.name }
-
-func (f namedField) Value(base reflect.Value) reflect.Value { return reflect.Value{} }

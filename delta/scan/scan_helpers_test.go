@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/schema"
@@ -16,7 +17,7 @@ import (
 )
 
 // openScanTable opens a directory as a Table through a file:// bucket.
-func openScanTable(t testing.TB, dir string) *Table {
+func openScanTable(t testing.TB, dir string) *delta.Table {
 	t.Helper()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -28,13 +29,13 @@ func openScanTable(t testing.TB, dir string) *Table {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return &Table{URL: u, Bucket: b}
+	return &delta.Table{URL: u, Bucket: b}
 }
 
 // replayJSONLog builds a snapshot from the JSON commits alone (no
 // checkpoints), independently of the package's log replay. It reports false
 // when the log does not start at version 0.
-func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
+func replayJSONLog(t testing.TB, root string) (*delta.Snapshot, bool) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(root, "_delta_log", "[0-9]*.json"))
 	var commits []string
@@ -48,7 +49,7 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 	if len(commits) == 0 || filepath.Base(commits[0]) != "00000000000000000000.json" {
 		return nil, false
 	}
-	snap := &Snapshot{}
+	snap := &delta.Snapshot{}
 	live := map[string]*actions.Add{}
 	for i, p := range commits {
 		deltatest.EachLogLine(t, p, func(raw []byte) {
@@ -104,9 +105,9 @@ func replayJSONLog(t testing.TB, root string) (*Snapshot, bool) {
 // loadTestSnapshot loads the latest snapshot of a test table with
 // LoadSnapshot; where the log starts at version 0 the live files are
 // cross-checked against an independent replay of the JSON commits.
-func loadTestSnapshot(t *testing.T, root string) *Snapshot {
+func loadTestSnapshot(t *testing.T, root string) *delta.Snapshot {
 	t.Helper()
-	snap, err := LoadSnapshot(context.Background(), openScanTable(t, root), -1)
+	snap, err := delta.LoadSnapshot(context.Background(), openScanTable(t, root), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package delta
+package scan
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -56,7 +57,7 @@ type decoderCol struct {
 
 // NewRowDecoder builds a decoder for the snapshot's schema. loc is the zone
 // of zone-less timestamp partition values (nil = UTC).
-func NewRowDecoder(snap *Snapshot, loc *time.Location) (*RowDecoder, error) {
+func NewRowDecoder(snap *delta.Snapshot, loc *time.Location) (*RowDecoder, error) {
 	ds, err := newDataShape(snap)
 	if err != nil {
 		return nil, err

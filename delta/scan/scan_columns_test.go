@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -7,23 +7,13 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
+
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
 )
-
-// columnsOfRows splits rows into the values of each column, in row order.
-func columnsOfRows(rows []parquet.Row, ncols int) [][]parquet.Value {
-	cols := make([][]parquet.Value, ncols)
-	for _, r := range rows {
-		for c, vals := range r.Range {
-			for _, v := range vals {
-				cols[c] = append(cols[c], v.Clone())
-			}
-		}
-	}
-	return cols
-}
 
 // allRows reads the rest of s row by row.
 func allRows(s *FileScan) (rows []parquet.Row, err error) {
@@ -83,7 +73,7 @@ func TestReadColumnEqualsReadRows(t *testing.T) {
 		for _, rowTracking := range []bool{false, true} {
 			for _, add := range snap.Files {
 				s, err := OpenFileScan(context.Background(), tb, snap, add, ScanOptions{RowTracking: rowTracking})
-				if errors.Is(err, ErrNoBaseRowID) {
+				if errors.Is(err, delta.ErrNoBaseRowID) {
 					continue
 				}
 				if err != nil {
@@ -95,7 +85,7 @@ func TestReadColumnEqualsReadRows(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: %v", name, add.Path, err)
 				}
-				want := columnsOfRows(rows, ncols)
+				want := deltatest.ColumnsOfRows(rows, ncols)
 				for c := range ncols {
 					if len(got[c]) != len(want[c]) {
 						t.Fatalf("%s %s (row tracking %v) column %d: %d values by column, %d by row", name, add.Path, rowTracking, c, len(got[c]), len(want[c]))

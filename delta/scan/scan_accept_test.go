@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/testutil"
@@ -22,7 +23,7 @@ var partitionZone = map[string]string{"part-values-all-types": "America/Los_Ange
 
 // scanLogicalRows returns the table's live rows as canonical JSON lines,
 // through ScanLogicalRows (the code path of `compactord cat`).
-func scanLogicalRows(t *testing.T, tb *Table, snap *Snapshot, loc *time.Location) []string {
+func scanLogicalRows(t *testing.T, tb *delta.Table, snap *delta.Snapshot, loc *time.Location) []string {
 	t.Helper()
 	var out []string
 	n, err := ScanLogicalRows(context.Background(), tb, snap, LogicalScanOptions{Location: loc, Scan: ScanOptions{ReuseRows: true}},

@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaschema "github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
@@ -31,7 +32,7 @@ const benchScanSchema = `{"type":"struct","fields":[
 // benchScanFile generates (once, cached in the temp dir) a ~100 MB snappy
 // parquet file with mixed columns and returns its directory, name, size
 // and row count.
-func benchScanFile(b *testing.B, snap *Snapshot) (dir, name string, size, rows int64) {
+func benchScanFile(b *testing.B, snap *delta.Snapshot) (dir, name string, size, rows int64) {
 	b.Helper()
 	const nrows = 1_600_000
 	dir = filepath.Join(os.TempDir(), "compactord-bench-scan")
@@ -100,7 +101,7 @@ func BenchmarkScan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap := &Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: benchScanSchema}}
+	snap := &delta.Snapshot{Schema: st, Metadata: actions.Metadata{SchemaString: benchScanSchema}}
 	dir, name, size, nrows := benchScanFile(b, snap)
 	tb := openScanTable(b, dir)
 	// The widened table reads k (INT32 in the file) as long: the per-value
@@ -110,7 +111,7 @@ func BenchmarkScan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	widened := &Snapshot{Schema: wst, Metadata: actions.Metadata{SchemaString: widenedSchema}}
+	widened := &delta.Snapshot{Schema: wst, Metadata: actions.Metadata{SchemaString: widenedSchema}}
 	for _, c := range []struct{ withDV, reuse, widen bool }{{false, false, false}, {false, true, false}, {true, true, false}, {false, true, true}} {
 		withDV := c.withDV
 		snap := snap

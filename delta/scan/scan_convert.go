@@ -1,9 +1,10 @@
-package delta
+package scan
 
 import (
 	"fmt"
 	"math/big"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -211,7 +212,7 @@ func newDecimalConv(si srcInfo, dt *schema.DataType) (valueConv, error) {
 	case dt.Precision <= 18:
 		tgtKind = parquet.Int64
 	}
-	width := decimalBytes(dt.Precision)
+	width := delta.DecimalBytes(dt.Precision)
 	if srcScale == dt.Scale {
 		// Fast paths: same scale, same physical kind.
 		switch {
@@ -222,7 +223,7 @@ func newDecimalConv(si srcInfo, dt *schema.DataType) (valueConv, error) {
 				return parquet.Int64Value(int64(v.Int32())), nil
 			}, nil
 		case si.kind == parquet.FixedLenByteArray && tgtKind == parquet.FixedLenByteArray && si.decimal != nil &&
-			decimalBytes(int(si.decimal.Precision)) == width:
+			delta.DecimalBytes(int(si.decimal.Precision)) == width:
 			return copyBytes, nil
 		}
 	}
@@ -242,7 +243,7 @@ func newDecimalConv(si srcInfo, dt *schema.DataType) (valueConv, error) {
 		case parquet.Int64:
 			return parquet.Int64Value(u.Int64()), nil
 		}
-		return parquet.FixedLenByteArrayValue(a.copy(decimalToBytes(u, width))), nil
+		return parquet.FixedLenByteArrayValue(a.copy(delta.DecimalToBytes(u, width))), nil
 	}, nil
 }
 
@@ -265,20 +266,6 @@ func bytesToBigInt(b []byte) *big.Int {
 		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
 	}
 	return u
-}
-
-// decimalToBytes encodes u as big-endian two's complement of width bytes.
-func decimalToBytes(u *big.Int, width int) []byte {
-	out := make([]byte, width)
-	if u.Sign() >= 0 {
-		u.FillBytes(out)
-		return out
-	}
-	// Two's complement: 2^(8*width) + u.
-	t := new(big.Int).Lsh(big.NewInt(1), uint(8*width))
-	t.Add(t, u)
-	t.FillBytes(out)
-	return out
 }
 
 // sameLeafType reports whether file values of srcNode are already values of
@@ -315,7 +302,7 @@ func sameLeafType(srcNode parquet.Node, dt *schema.DataType) bool {
 		case dt.Precision <= 18:
 			return si.kind == parquet.Int64
 		}
-		return si.kind == parquet.FixedLenByteArray && srcNode.Type().Length() == decimalBytes(dt.Precision)
+		return si.kind == parquet.FixedLenByteArray && srcNode.Type().Length() == delta.DecimalBytes(dt.Precision)
 	}
 	return false
 }

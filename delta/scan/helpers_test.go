@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/schema"
-	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -34,18 +33,6 @@ func scanJSON(t testing.TB, s *FileScan, dec *RowDecoder, pv map[string]any, bat
 		}
 		if err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-// observeRows feeds every row of rows to c, buf at a time, and closes rows.
-func observeRows(c *statscollect.StatsCollector, rows parquet.Rows, buf []parquet.Row) {
-	defer rows.Close()
-	for {
-		n, err := rows.ReadRows(buf)
-		c.ObserveRows(buf[:n])
-		if err != nil {
-			return
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package delta
+package scan
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/pq"
 	"github.com/parquet-go/parquet-go"
@@ -96,7 +97,7 @@ type ScanOptions struct {
 }
 
 // OpenFileScan opens the data file of add for reading its live rows.
-func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *actions.Add, opts ScanOptions) (*FileScan, error) {
+func OpenFileScan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	shape := newDataShape
 	if opts.RowTracking {
 		shape = newRewriteShape
@@ -108,7 +109,7 @@ func OpenFileScan(ctx context.Context, t *Table, snap *Snapshot, add *actions.Ad
 	return openFileScan(ctx, t, ds, add, opts)
 }
 
-func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *actions.Add, opts ScanOptions) (*FileScan, error) {
+func openFileScan(ctx context.Context, t *delta.Table, ds *dataShape, add *actions.Add, opts ScanOptions) (*FileScan, error) {
 	key, err := add.Key()
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *actions.Add
 	}
 	if ds.rowTracking {
 		if add.BaseRowID == nil || add.DefaultRowCommitVersion == nil {
-			return nil, fmt.Errorf("data file %s: %w", name, ErrNoBaseRowID)
+			return nil, fmt.Errorf("data file %s: %w", name, delta.ErrNoBaseRowID)
 		}
 		n := len(ds.leaves)
 		s.rowIDs = &rowIDFill{idCol: n - 2, versionCol: n - 1, base: *add.BaseRowID, version: *add.DefaultRowCommitVersion}
@@ -171,13 +172,13 @@ func openFileScan(ctx context.Context, t *Table, ds *dataShape, add *actions.Add
 	}
 	dv := opts.DV
 	if dv == nil {
-		if dv, err = LoadFileDV(ctx, t, add, s.numRows); err != nil {
+		if dv, err = delta.LoadFileDV(ctx, t, add, s.numRows); err != nil {
 			return nil, fmt.Errorf("table %s: %w", t.URL, err)
 		}
 	}
 	if dv != nil && !dv.IsEmpty() {
 		if m := int64(dv.Maximum()); m >= s.numRows {
-			return nil, corruptDV(dvObjectName(add.DeletionVector), add.Path, fmt.Errorf("%w: deletes row %d but data file %s has %d rows", ErrCorruptDV, m, name, s.numRows))
+			return nil, delta.CorruptFileDV(add, fmt.Errorf("%w: deletes row %d but data file %s has %d rows", delta.ErrCorruptDV, m, name, s.numRows))
 		}
 		s.dv = dv
 	}
