@@ -275,8 +275,10 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 	// 412 answering the SDK's retry of our own write) is settled by reading
 	// the object back, as commits are.
 	if err := putIfAbsentBlob(ctx, t.Bucket, tableName(t), key, body, "application/octet-stream"); err != nil {
-		if errors.Is(err, objstore.ErrAmbiguous) {
-			// It may have landed; nothing will reference it.
+		if track == nil && errors.Is(err, objstore.ErrAmbiguous) {
+			// It may have landed and nothing will reference it. A tracked
+			// key is the attempt's: its Clean deletes it through the
+			// deletion gate.
 			_ = t.Bucket.Delete(context.WithoutCancel(ctx), key)
 		}
 		return nil, fmt.Errorf("table %s: write deletion vector file %s: %w", tableName(t), key, err)

@@ -128,39 +128,40 @@ func writeDemoFile(ctx context.Context, t *delta.Table, snap *delta.Snapshot, fi
 
 // Append commits files new files of rowsPerFile rows each, ids from
 // firstID, as one blind append, and returns the committed version.
-func Append(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID int64, now time.Time, engineInfo string) (int64, error) {
+func Append(ctx context.Context, t *delta.Table, files int, rowsPerFile, firstID int64, now time.Time, engineInfo string) (_ int64, err error) {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
 		return 0, err
 	}
+	// The append owns its attempt: the files it wrote are deleted through
+	// the deletion gate on every exit unless the commit published them (or
+	// may have: an ambiguous commit keeps them).
+	objs := &attempt.Objects{}
+	defer func() {
+		if _, cerr := objs.Clean(context.WithoutCancel(ctx), deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output)); cerr != nil && err != nil {
+			err = errors.Join(err, fmt.Errorf("delete uncommitted files of %s: %w", t.URL, cerr))
+		}
+	}()
 	tx := &commit.Txn{Table: t, Snapshot: snap, Operation: "WRITE", IsBlindAppend: true,
 		OperationParameters: map[string]any{"mode": "Append", "partitionBy": "[]"},
 		IsolationLevel:      "Serializable",
+		Objects:             objs,
 		Options:             commit.Options{EngineInfo: engineInfo}}
-	var keys []string
 	for i := 0; i < files; i++ {
 		add, err := writeDemoFile(ctx, t, snap, firstID+int64(i)*rowsPerFile, rowsPerFile, now)
-		if err != nil {
-			return 0, errors.Join(err, deleteKeys(ctx, t, keys))
+		if add != nil {
+			objs.Track(add.Path)
 		}
-		keys = append(keys, add.Path)
+		if err != nil {
+			return 0, err
+		}
 		tx.Actions = append(tx.Actions, actions.Action{Add: add})
 	}
 	v, err := tx.Commit(ctx)
 	if err != nil {
-		return 0, errors.Join(fmt.Errorf("append to %s: %w", t.URL, err), deleteKeys(ctx, t, keys))
+		return 0, fmt.Errorf("append to %s: %w", t.URL, err)
 	}
 	return v, nil
-}
-
-func deleteKeys(ctx context.Context, t *delta.Table, keys []string) error {
-	var errs []error
-	for _, k := range keys {
-		if err := t.Bucket.Delete(context.WithoutCancel(ctx), k); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Delete deletes, with deletion vectors, the live rows whose id
