@@ -40,6 +40,7 @@ func (t *table[P]) poll() string {
 			t.state = StateIdle
 		}
 	}
+	first := t.backlog == nil
 	if res.Changed {
 		t.lastSeen = res.Version
 		if res.Backlog != nil {
@@ -59,10 +60,34 @@ func (t *table[P]) poll() string {
 		last = t.s.started
 	}
 	reason := Evaluate(t.spec.Triggers, *t.backlog, last, now)
+	if reason == "" && first {
+		// The first thing a newcomer watches for: why a table with small
+		// files does not run yet, and when it will.
+		t.log.Info("no trigger crossed yet; the table runs when one is", untriggered(t.spec.Name, t.spec.Triggers, *t.backlog, last)...)
+	}
 	if reason == "max_time_since_last_run" || res.Changed {
 		return reason
 	}
 	// The log has not moved since the last poll: thresholds that held then
 	// were acted on then; firing again would only repeat a no-op run.
 	return ""
+}
+
+// untriggered returns, as log key/value pairs, how far the backlog is from
+// each enabled trigger and when the time trigger fires at the latest.
+func untriggered(name string, t Triggers, b Backlog, last time.Time) []any {
+	kv := []any{"mergeable_files", b.MergeableFiles}
+	if t.SmallFiles > 0 {
+		kv = append(kv, "small_files_trigger", t.SmallFiles)
+	}
+	if t.DeletedRowsRatio > 0 {
+		kv = append(kv, "deleted_rows_ratio", b.DeletedRowsRatio, "deleted_rows_ratio_trigger", t.DeletedRowsRatio)
+	}
+	if t.UnclusteredBytes > 0 {
+		kv = append(kv, "unclustered_bytes", b.UnclusteredBytes, "unclustered_bytes_trigger", t.UnclusteredBytes)
+	}
+	if t.MaxTimeSinceLastRun > 0 && b.MergeableFiles >= 2 {
+		kv = append(kv, "runs_by", last.Add(t.MaxTimeSinceLastRun).UTC().Format(time.RFC3339))
+	}
+	return append(kv, "run_now", "POST /tables/"+name+"/run")
 }
