@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	deltadv "github.com/compactord/compactord/delta/dv"
-	deltascan "github.com/compactord/compactord/delta/scan"
 
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
@@ -344,35 +341,7 @@ func rowsAt(ctx context.Context, tbl *delta.Table, v int64) (stores.Rows, *delta
 }
 
 func scanRows(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, rows stores.Rows) error {
-	s, err := deltascan.OpenFileScan(ctx, tbl, snap, f, deltascan.ScanOptions{})
-	if err != nil {
-		return fmt.Errorf("scan %s: %w", f.Path, err)
-	}
-	defer s.Close()
-	buf := make([]parquet.Row, 64)
-	prefix := stores.PartitionText(f.PartitionValues)
-	for {
-		n, err := s.ReadRows(buf, nil)
-		for _, r := range buf[:n] {
-			var b strings.Builder
-			b.WriteString(prefix)
-			for _, v := range r {
-				b.WriteString("|")
-				if v.IsNull() {
-					b.WriteString("NULL")
-				} else {
-					b.WriteString(v.String())
-				}
-			}
-			rows[b.String()]++
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("scan %s: %w", f.Path, err)
-		}
-	}
+	return stores.ScanFileRows(ctx, tbl, snap, f, func(row string, _ int64) { rows[row]++ })
 }
 
 // readableVersions checks that every version from..to loads and reads, and

@@ -3,6 +3,7 @@ package stores
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -101,13 +102,29 @@ func LiveRows(t testing.TB, tbl *delta.Table) (*delta.Snapshot, Rows) {
 // is non-nil it receives each row's physical index.
 func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, physIdx *[]int64) []string {
 	t.Helper()
-	s, err := deltascan.OpenFileScan(context.Background(), tbl, snap, f, deltascan.ScanOptions{})
+	var out []string
+	err := ScanFileRows(context.Background(), tbl, snap, f, func(row string, phys int64) {
+		out = append(out, row)
+		if physIdx != nil {
+			*physIdx = append(*physIdx, phys)
+		}
+	})
 	if err != nil {
-		t.Fatalf("scan %s in %s: %v", f.Path, tbl.URL, err)
+		t.Fatalf("in %s: %v", tbl.URL, err)
+	}
+	return out
+}
+
+// ScanFileRows calls fn with each live row of one file as canonical text
+// (PartitionText, then "|value" per column, NULL for a null) and its
+// physical index; the error names the file.
+func ScanFileRows(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f *actions.Add, fn func(row string, phys int64)) error {
+	s, err := deltascan.OpenFileScan(ctx, tbl, snap, f, deltascan.ScanOptions{})
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", f.Path, err)
 	}
 	defer s.Close()
 	prefix := PartitionText(f.PartitionValues)
-	var out []string
 	buf := make([]parquet.Row, 64)
 	idx := make([]int64, 64)
 	for {
@@ -123,16 +140,13 @@ func FileRows(t testing.TB, tbl *delta.Table, snap *delta.Snapshot, f *actions.A
 					b.WriteString(v.String())
 				}
 			}
-			out = append(out, b.String())
-			if physIdx != nil {
-				*physIdx = append(*physIdx, idx[i])
-			}
+			fn(b.String(), idx[i])
 		}
 		if errors.Is(err, io.EOF) {
-			return out
+			return nil
 		}
 		if err != nil {
-			t.Fatalf("scan %s in %s: %v", f.Path, tbl.URL, err)
+			return fmt.Errorf("scan %s: %w", f.Path, err)
 		}
 	}
 }
