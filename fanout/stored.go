@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/objstore"
 
 	"cmp"
@@ -41,7 +42,9 @@ type StoredPlan struct {
 	Format int `json:"format"`
 	// ID is the plan's id (<id> of its directory).
 	ID string `json:"id"`
-	// Table is the table URL the plan was made for.
+	// Table is the table URL the plan was made for, as shown: StorePlan
+	// redacts its credentials, since the plan is an object in the table's
+	// store (a worker opens the table from its plan URL, not from this).
 	Table string `json:"table"`
 	// ReadVersion is the snapshot version the plan was made against (the
 	// workers load it; the same as Plan.ReadVersion).
@@ -211,6 +214,7 @@ func StorePlan(ctx context.Context, t *delta.Table, sp *StoredPlan) (string, err
 		return "", errors.New("store plan: no id or no plan")
 	}
 	sp.Format = planFormat
+	sp.Table = redact.URL(sp.Table)
 	if sp.Coordinator == "" {
 		host, _ := os.Hostname()
 		sp.Coordinator = fmt.Sprintf("%s/%d", host, os.Getpid())

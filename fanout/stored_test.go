@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
@@ -192,5 +193,42 @@ func TestRunUnitWritesOutputsIntentAndManifestAndNamesACorruptSource(t *testing.
 	}
 	if _, err := RunUnit(ctx, url, 9, WorkerOptions{}); ExitCode(err) != ExitHalt {
 		t.Fatalf("unit 9 of %d: %v, want a halt", len(sp.Units), err)
+	}
+}
+
+// A stored plan is an object in the table's store that every reader of the
+// store may read: the table URL in it carries no credentials, and a worker
+// still runs its unit (it opens the table from its plan URL).
+func TestAStoredPlanHoldsNoCredentialOfItsTableURL(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	ctx := context.Background()
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	src := t.TempDir()
+	tabletest.NewTable(t, "file://"+src, tabletest.Batches(2, 10)...)
+	stores.CopyTable(t, src, stores.Open(t, s3.URL("events")))
+	tbl := stores.Open(t, strings.Replace(s3.URL("events"), "s3://", "s3://planuser:PLANSECRET@", 1))
+	if !strings.Contains(tbl.URL, "PLANSECRET") {
+		t.Fatalf("the table's URL %s lost its userinfo: the test proves nothing", tbl.URL)
+	}
+	snap := tabletest.Latest(t, tbl)
+	pl := &planner.CompactionPlan{ReadVersion: snap.Version, Strategy: planner.StrategyBinpack,
+		Jobs: []*planner.Job{{ID: "j", Strategy: planner.StrategyBinpack, SourcePaths: []string{snap.Files[0].Path, snap.Files[1].Path}}}}
+	sp := &StoredPlan{ID: NewPlanID(time.Now()), Table: tbl.URL, ReadVersion: snap.Version, Units: [][]int{{0}}, Plan: pl}
+	url, err := StorePlan(ctx, tbl, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tbl.Bucket.ReadAll(ctx, planKey(sp.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"PLANSECRET", "planuser"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the stored plan holds %q:\n%s", secret, data)
+		}
+	}
+	if _, err := RunUnit(ctx, url, 0, WorkerOptions{}); err != nil {
+		t.Fatalf("the unit of a plan stored for a credentialed URL: %v", err)
 	}
 }
