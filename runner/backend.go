@@ -280,9 +280,9 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
 		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
-			return scheduler.RunReport{}, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err)
+			return scheduler.RunReport{}, fmt.Errorf("table %s: %w", req.Table, err)
 		}
-		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
+		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", req.Table, err))
 	}
 	if b.LeaseHolder != "" {
 		hl, skip, err := b.holdLease(ctx, t, req.Table)
@@ -417,9 +417,9 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
 		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
-			return scheduler.PollResult{}, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+			return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 		}
-		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	if lastSeen >= 0 {
 		newer, err := delta.HasNewer(ctx, t, lastSeen)
@@ -498,7 +498,7 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return nil, redact.Error(fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	pl, _, err := compaction.PlanTable(ctx, t, compaction.OptionsFor(p, b.env(p, exclude), b.Options))
 	return pl, redact.Error(err)
