@@ -96,7 +96,7 @@ func formatWhen(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "—"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
+	return units.FormatTime(*t)
 }
 
 // runRow is one line of a table page's recent runs.
