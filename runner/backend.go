@@ -296,6 +296,9 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	}
 	res, err := op.Run(ctx, t)
 	rep := report(res)
+	if rep.Committed && ctx.Err() == nil {
+		rep.Polled = b.refresh(ctx, req.Policy)
+	}
 	if err != nil {
 		if missing := missingOf(err); len(missing) > 0 && ctx.Err() == nil {
 			rep.Missing = b.stillNamed(ctx, t, req.Table, missing)
@@ -321,6 +324,7 @@ func report(r tableop.Result) scheduler.RunReport {
 		Counts:       r.Counts,
 		Quarantined:  r.Quarantined,
 		Held:         holds(r.Held),
+		Done:         r.Done,
 	}
 }
 
@@ -462,6 +466,26 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		return scheduler.PollResult{Version: snap.Version}, err
 	}
 	return scheduler.PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
+}
+
+// refresh polls p's table again after an operation committed, from the
+// poll's own view of it (only the new commits are read), so that the
+// scheduler's backlog is the one the run left. Nil when the table cannot
+// be read again: the next poll recomputes it.
+func (b *Backend) refresh(ctx context.Context, p policies.Policy) *scheduler.PollResult {
+	b.mu.Lock()
+	prev := b.polled[pollKey(p)]
+	b.mu.Unlock()
+	since := int64(-1)
+	if prev != nil {
+		since = prev.Version
+	}
+	res, err := b.poll(ctx, p, since)
+	if err != nil || res.Backlog == nil {
+		b.logger().Debug("backlog not refreshed after the run; the next poll recomputes it", "table", p.Name, "error", redact.Error(err))
+		return nil
+	}
+	return &res
 }
 
 func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }

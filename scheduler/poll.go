@@ -40,6 +40,8 @@ func (t *table[P]) poll() string {
 			t.state = StateIdle
 		}
 	}
+	changed := res.Changed || t.unevaluated
+	t.unevaluated = false
 	if res.Changed {
 		t.lastSeen = res.Version
 		if res.Backlog != nil {
@@ -59,7 +61,7 @@ func (t *table[P]) poll() string {
 		last = t.s.started
 	}
 	reason := Evaluate(t.spec.Triggers, *t.backlog, last, now)
-	if reason == "max_time_since_last_run" || res.Changed {
+	if reason == "max_time_since_last_run" || changed {
 		return reason
 	}
 	// The log has not moved since the last poll: thresholds that held then

@@ -286,6 +286,9 @@ func maintenanceRows(t scheduler.TableStatus) []maintRow {
 	if t.LastRun != nil {
 		for _, o := range t.LastRun.Ops {
 			s := o.Result
+			if len(o.Report.Done) > 0 {
+				s += ": " + strings.Join(o.Report.Done, "; ")
+			}
 			if o.Error != "" {
 				s += ": " + o.Error
 			}
