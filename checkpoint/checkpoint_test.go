@@ -175,6 +175,10 @@ func TestOpCountsAFailedCheckpointAndDoesNotFail(t *testing.T) {
 	if err != nil || res.Counts[CountWritten] != 1 || res.Counts[CountFailed] != 0 {
 		t.Fatalf("retry: %v %v", err, res.Counts)
 	}
+	// No commit, but work done: the run says which checkpoint it wrote.
+	if res.Committed || len(res.Done) != 1 || !strings.HasPrefix(res.Done[0], "checkpoint of version 2 written (") {
+		t.Fatalf("retry: committed %v, done %q; want the checkpoint of version 2 named", res.Committed, res.Done)
+	}
 	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != 2 {
 		t.Fatalf("_last_checkpoint at %d", v)
 	}
@@ -208,12 +212,15 @@ func TestOpRepairsALastCheckpointLeftBehindItsCheckpoint(t *testing.T) {
 	if err != nil || out.Counts[CountHintRepaired] != 1 || out.Counts[CountWritten] != 0 || out.Counts[CountFailed] != 0 {
 		t.Fatalf("run: %v %v", err, out.Counts)
 	}
+	if want := "_last_checkpoint repaired to name version 4"; len(out.Done) != 1 || out.Done[0] != want {
+		t.Fatalf("run: done %q, want %q", out.Done, want)
+	}
 	if v, err := delta.LastCheckpointVersion(ctx, tbl); err != nil || v != 4 {
 		t.Fatalf("_last_checkpoint at %d after the run, want 4 (%v)", v, err)
 	}
 	// Current now: the next run has nothing to repair.
-	if out, err = op.Run(ctx, tbl); err != nil || out.Counts[CountHintRepaired] != 0 {
-		t.Fatalf("second run: %v %v", err, out.Counts)
+	if out, err = op.Run(ctx, tbl); err != nil || out.Counts[CountHintRepaired] != 0 || len(out.Done) != 0 {
+		t.Fatalf("second run: %v %v %q", err, out.Counts, out.Done)
 	}
 	// Missing altogether: repaired too.
 	if err := os.Remove(filepath.Join(dir, "_delta_log", "_last_checkpoint")); err != nil {

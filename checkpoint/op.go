@@ -2,9 +2,11 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 )
@@ -68,6 +70,12 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		out.Counts[CountDurationMillis] = res.Duration.Milliseconds()
 		if res.Repaired != nil {
 			out.Counts[CountHintRepaired] = 1
+		}
+		for _, w := range res.Written {
+			out.Done = append(out.Done, fmt.Sprintf("checkpoint of version %d written (%s)", w.Version, units.FormatBytes(w.SizeInBytes)))
+		}
+		if r := res.Repaired; r != nil {
+			out.Done = append(out.Done, fmt.Sprintf("_last_checkpoint repaired to name version %d", r.Version))
 		}
 		for _, f := range res.Failed {
 			log.Error("checkpoint failed; the next run retries it", "table", t.URL, "error", f)

@@ -137,7 +137,7 @@ func (o RunOptions) withDefaults() RunOptions {
 func loadWritable(ctx context.Context, t *delta.Table, version int64, opts RunOptions) (*delta.Snapshot, error) {
 	snap, err := opts.Snapshots(ctx, t, version)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", t.URL, err)
+		return nil, fmt.Errorf("load snapshot: %w", err) // delta's errors name the table
 	}
 	if err := delta.Writable(snap); err != nil {
 		return nil, failure.With(failure.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))

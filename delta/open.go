@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -209,6 +210,12 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 	// path, so a missing table directory is an error naming it.
 	fi, err := os.Stat(dir)
 	if err != nil {
+		// The URL names the path already: keep the system's reason, not
+		// the path a second time (errors.Is still sees fs.ErrNotExist).
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == dir {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), err)
 	}
 	if !fi.IsDir() {

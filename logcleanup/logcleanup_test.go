@@ -315,3 +315,24 @@ func TestCleanupInterruptedAtEveryDeleteLeavesRetainedVersionsIntact(t *testing.
 		})
 	}
 }
+
+// The daemon's operation commits nothing; what it deleted is its report's
+// Done line (so the run is "done", not "noop"), and a run that deletes
+// nothing has none.
+func TestTheOperationSaysWhatItDeleted(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := history(t, logtest.Spec{}, 59, 10, 20, 30, 40, 50)
+	now := day0.Add(55*24*time.Hour + 5*time.Hour)
+	op := &Op{Options: Options{Now: func() time.Time { return now }}}
+	out, err := op.Run(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Committed || len(out.Done) != 1 || !strings.HasPrefix(out.Done[0], "21 expired log files deleted (") ||
+		!strings.HasSuffix(out.Done[0], "), the log kept from the checkpoint of version 20") {
+		t.Fatalf("committed %v, done %q", out.Committed, out.Done)
+	}
+	if out, err = op.Run(ctx, tbl); err != nil || len(out.Done) != 0 {
+		t.Fatalf("second run: %v, done %q", err, out.Done)
+	}
+}

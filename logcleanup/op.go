@@ -2,8 +2,10 @@ package logcleanup
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 )
@@ -50,7 +52,16 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		out.ReadVersion = res.Latest
 		if n := len(res.Deleted); n > 0 {
 			out.Counts = map[string]int64{CountFilesDeleted: int64(n), CountBytesDeleted: res.BytesDeleted}
+			out.Done = []string{fmt.Sprintf("%s deleted (%s), the log kept from the checkpoint of version %d", plural(n, "expired log file"), units.FormatBytes(res.BytesDeleted), res.Boundary)}
 		}
 	}
 	return out, err
+}
+
+// plural says "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -56,6 +56,10 @@ func TestAPlanThatDoesNothingSaysWhyAsData(t *testing.T) {
 				if at := now.Add(5 * time.Minute); sk.EligibleAt == nil || !sk.EligibleAt.Equal(at) {
 					t.Errorf("eligible at %v, want %v (the oldest file plus the window)", sk.EligibleAt, at)
 				}
+				// The page and /status write times one way (units.FormatTime).
+				if want := "settle window 15m; the first becomes eligible at 2026-01-10 12:05:00Z"; sk.Detail != want {
+					t.Errorf("detail %q, want %q", sk.Detail, want)
+				}
 			} else if sk.EligibleAt != nil {
 				t.Errorf("eligible at %v for %s", sk.EligibleAt, sk.Code)
 			}

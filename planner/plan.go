@@ -408,7 +408,7 @@ func (st *state) detail(c SkipCode, a *skipAcc) (string, *time.Time) {
 	switch c {
 	case SkipSettling:
 		at := time.UnixMilli(a.oldest).Add(s.SettleWindow).UTC()
-		return fmt.Sprintf("settle window %s; the first becomes eligible at %s", units.FormatDuration(s.SettleWindow), at.Format(time.RFC3339)), &at
+		return fmt.Sprintf("settle window %s; the first becomes eligible at %s", units.FormatDuration(s.SettleWindow), units.FormatTime(at)), &at
 	case SkipLargeEnough, SkipLightweightNoMore:
 		return fmt.Sprintf("small means below %s = min(min file size %s, target file size %s); deleted rows at most %g of a file",
 			units.FormatBytes(min(s.minSize, s.target)), units.FormatBytes(s.minSize), units.FormatBytes(s.target), s.maxDeletedRatio), nil

@@ -317,7 +317,7 @@ func findField(s *schema.StructType, path []string) (*schema.StructField, error)
 func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) error {
 	snap, err := delta.LoadSnapshot(ctx, t, -1)
 	if err != nil {
-		return fmt.Errorf("load %s: %w", t.URL, err)
+		return fmt.Errorf("load snapshot: %w", err) // delta's errors name the table
 	}
 	if err := delta.Writable(snap); err != nil {
 		return failure.With(failure.Halt, fmt.Errorf("table %s version %d: %w", t.URL, snap.Version, err))

@@ -280,9 +280,9 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	t, err := b.Tables.Get(ctx, req.Policy.URL)
 	if err != nil {
 		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
-			return scheduler.RunReport{}, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err)
+			return scheduler.RunReport{}, fmt.Errorf("table %s: %w", req.Table, err)
 		}
-		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", req.Table, req.Policy.URL, err))
+		return scheduler.RunReport{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", req.Table, err))
 	}
 	if b.LeaseHolder != "" {
 		hl, skip, err := b.holdLease(ctx, t, req.Table)
@@ -296,6 +296,9 @@ func (b *Backend) run(ctx context.Context, req scheduler.RunRequest[policies.Pol
 	}
 	res, err := op.Run(ctx, t)
 	rep := report(res)
+	if rep.Committed && ctx.Err() == nil {
+		rep.Polled = b.refresh(ctx, req.Policy)
+	}
 	if err != nil {
 		if missing := missingOf(err); len(missing) > 0 && ctx.Err() == nil {
 			rep.Missing = b.stillNamed(ctx, t, req.Table, missing)
@@ -321,6 +324,7 @@ func report(r tableop.Result) scheduler.RunReport {
 		Counts:       r.Counts,
 		Quarantined:  r.Quarantined,
 		Held:         holds(r.Held),
+		Done:         r.Done,
 	}
 }
 
@@ -417,9 +421,9 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
 		if err := openUnavailable(err); errors.Is(err, scheduler.ErrUnavailable) {
-			return scheduler.PollResult{}, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err)
+			return scheduler.PollResult{}, fmt.Errorf("table %s: %w", p.Name, err)
 		}
-		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	if lastSeen >= 0 {
 		newer, err := delta.HasNewer(ctx, t, lastSeen)
@@ -464,6 +468,26 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 	return scheduler.PollResult{Version: snap.Version, Changed: snap.Version > lastSeen, Backlog: &bl}, nil
 }
 
+// refresh polls p's table again after an operation committed, from the
+// poll's own view of it (only the new commits are read), so that the
+// scheduler's backlog is the one the run left. Nil when the table cannot
+// be read again: the next poll recomputes it.
+func (b *Backend) refresh(ctx context.Context, p policies.Policy) *scheduler.PollResult {
+	b.mu.Lock()
+	prev := b.polled[pollKey(p)]
+	b.mu.Unlock()
+	since := int64(-1)
+	if prev != nil {
+		since = prev.Version
+	}
+	res, err := b.poll(ctx, p, since)
+	if err != nil || res.Backlog == nil {
+		b.logger().Debug("backlog not refreshed after the run; the next poll recomputes it", "table", p.Name, "error", redact.Error(err))
+		return nil
+	}
+	return &res
+}
+
 func pollKey(p policies.Policy) string { return p.Name + "\x00" + p.URL }
 
 // keepsStatsFor reports whether prev, the poll's slim view of p's table,
@@ -498,7 +522,7 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 func (b *Backend) Plan(ctx context.Context, p policies.Policy, exclude map[string]bool) (*planner.CompactionPlan, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+		return nil, redact.Error(fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	pl, _, err := compaction.PlanTable(ctx, t, compaction.OptionsFor(p, b.env(p, exclude), b.Options))
 	return pl, redact.Error(err)

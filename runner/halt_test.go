@@ -121,3 +121,27 @@ func TestTheHaltStoreKeepsAHaltUntilItIsClearedOrThePolicyChanges(t *testing.T) 
 		t.Fatalf("Load after replacing an unreadable record: %+v, %v", h, err)
 	}
 }
+
+// The reason /status and the page show for a table to wait for names the
+// table once (the policy's name and the URL delta opened), not the URL
+// once per layer that wrapped the error.
+func TestTheWaitingReasonNamesTheTableOnce(t *testing.T) {
+	root := t.TempDir()
+	b := &Backend{Tables: NewTables()}
+	defer b.Tables.Close()
+	nope := filepath.Join(root, "nope")
+	noLog := "table file://" + root + ": no commits or checkpoints in _delta_log/ (not a Delta table?): table version not found"
+	for _, c := range []struct{ what, dir, poll, run string }{
+		{"no such path", nope, "table t: open table file://" + nope + ": no such file or directory", "table t: open table file://" + nope + ": no such file or directory"},
+		{"no _delta_log", root, "table t: " + noLog, "table t: load snapshot: " + noLog},
+	} {
+		_, perr := b.Poll(t.Context(), localPolicy("t", c.dir), -1)
+		_, rerr := b.Run(t.Context(), scheduler.RunRequest[policies.Policy]{Table: "t", Op: "compaction", Policy: localPolicy("t", c.dir)})
+		for i, err := range []error{perr, rerr} {
+			want := []string{c.poll, c.run}[i]
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: %v\nwant %s", c.what, err, want)
+			}
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/vacuum"
 )
 
 // A write killed mid-way (the process died before Close) leaves the
@@ -47,8 +48,13 @@ func TestTheNextDaemonRunRemovesTheTempFileOfAKilledWrite(t *testing.T) {
 	p.SettleWindow = 0
 	ops := b.OpsFor(p)
 	for _, op := range ops {
-		if _, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "killed", Op: op, Policy: p}); err != nil {
+		rep, err := b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: "killed", Op: op, Policy: p})
+		if err != nil {
 			t.Fatalf("operation %s: %v", op, err)
+		}
+		// The sweep commits nothing; its report says what it deleted.
+		if want := "1 temp leftover of killed writes deleted (16 B)"; op == vacuum.Name && (len(rep.Done) != 1 || rep.Done[0] != want) {
+			t.Errorf("the sweep's report: done %q, want %q", rep.Done, want)
 		}
 	}
 	if _, err := os.Stat(leftovers[0]); !os.IsNotExist(err) {

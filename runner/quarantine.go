@@ -218,7 +218,7 @@ func (s quarantineStore) merge(p policies.Policy, stored []quarantineEntry, qs [
 func (b *Backend) conditional(ctx context.Context, p policies.Policy) (*delta.Table, objstore.ConditionalStore, error) {
 	t, err := b.Tables.Get(ctx, p.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, openUnavailable(err))
+		return nil, nil, fmt.Errorf("table %s: %w", p.Name, openUnavailable(err))
 	}
 	cs, err := t.Conditional()
 	if err != nil {

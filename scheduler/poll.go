@@ -41,6 +41,8 @@ func (t *table[P]) poll() string {
 		}
 	}
 	first := t.backlog == nil
+	changed := res.Changed || t.unevaluated
+	t.unevaluated = false
 	if res.Changed {
 		t.lastSeen = res.Version
 		if res.Backlog != nil {
@@ -65,7 +67,7 @@ func (t *table[P]) poll() string {
 		// files does not run yet, and when it will.
 		t.log.Info("no trigger crossed yet; the table runs when one is", untriggered(t.spec.Name, t.spec.Triggers, *t.backlog, last)...)
 	}
-	if reason == "max_time_since_last_run" || res.Changed {
+	if reason == "max_time_since_last_run" || changed {
 		return reason
 	}
 	// The log has not moved since the last poll: thresholds that held then

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -394,19 +395,23 @@ type table[P any] struct {
 	runCtx    context.Context
 	cancelRun context.CancelFunc
 
-	mu         sync.Mutex // guards the fields below (read by status)
-	state      string
-	lastSeen   int64
-	backlog    *Backlog
-	nextPoll   time.Time
-	nextCron   time.Time
-	retryAt    time.Time
-	failures   int
-	halted     bool
-	haltReason string
-	haltSince  time.Time
-	haltDirty  bool // the halt (or its clearing) is not yet in Config.Halts
-	haltStored bool // Config.Halts holds this halt (saved or loaded)
+	mu       sync.Mutex // guards the fields below (read by status)
+	state    string
+	lastSeen int64
+	backlog  *Backlog
+	// unevaluated is set when a run's report moved lastSeen and the
+	// backlog (RunReport.Polled): the next poll checks the triggers on
+	// them as on a log that moved, as it would have without the report.
+	unevaluated bool
+	nextPoll    time.Time
+	nextCron    time.Time
+	retryAt     time.Time
+	failures    int
+	halted      bool
+	haltReason  string
+	haltSince   time.Time
+	haltDirty   bool // the halt (or its clearing) is not yet in Config.Halts
+	haltStored  bool // Config.Halts holds this halt (saved or loaded)
 	// waiting is set while the table cannot be read (ErrUnavailable):
 	// why, since when and how many attempts failed so.
 	waiting *Waiting
@@ -608,14 +613,9 @@ func (t *table[P]) attempt(reason string, manual bool) {
 		stopLog := t.logProgress(op)
 		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest[P]{Table: t.spec.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason, Progress: t.setProgress})
 		stopLog()
-		rec := OpRecord{Op: op, Result: ResultNoop, Report: orep}
-		switch {
-		case oerr != nil:
-			rec.Error = oerr.Error()
-		case orep.Skipped:
-			rec.Result = ResultSkipped
-		case orep.Committed:
-			rec.Result = ResultCommitted
+		rec := OpRecord{Op: op, Result: resultOf(orep), Report: orep}
+		if oerr != nil {
+			rec.Result, rec.Error = ResultNoop, oerr.Error() // finish gives the failed operation the run's result
 		}
 		ops = append(ops, rec)
 		rep.add(orep)
@@ -651,18 +651,24 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	}()
 	t.lastRun = rec
 	t.counters.addReport(rep, end.Sub(start))
+	if p := rep.Polled; p != nil && p.Backlog != nil && p.Version >= t.lastSeen {
+		// The run's commits are seen: the backlog is the one it left.
+		b := *p.Backlog
+		t.backlog = &b
+		if p.Version > t.lastSeen {
+			t.lastSeen = p.Version
+			t.unevaluated = true
+		}
+	}
 	excludedBefore := len(t.quarantine)
 	for _, p := range rep.Quarantined {
 		t.quarantineFile(p, QuarantineCorrupt, err, end)
 	}
 	if err == nil {
 		t.countMissing(nil, nil, end)
-		rec.Result = ResultNoop
-		switch {
-		case rep.Committed:
-			rec.Result = ResultCommitted
-		case rep.Skipped:
-			rec.Result = ResultSkipped
+		rec.Result = resultOf(rep)
+		if rep.Committed {
+			rec.Result = ResultCommitted // a skip after a commit still committed
 		}
 		t.counters.Runs[rec.Result]++
 		t.failures = 0
@@ -677,6 +683,9 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 			args = []any{"result", rec.Result, "version", rep.Version, "read_version", rep.ReadVersion}
 		}
 		args = append(args, "files_removed", rep.FilesRemoved, "files_added", rep.FilesAdded, "counts", rep.Counts)
+		if len(rep.Done) > 0 {
+			args = append(args, "done", strings.Join(rep.Done, "; "))
+		}
 		switch why := whyOf(rep.Held); {
 		case rec.Result == ResultSkipped:
 			args = append(args, "why", rep.SkipReason)

@@ -26,8 +26,12 @@ const (
 	// ResultPartial is a run that committed some of its work and failed
 	// with a retry-class error for the rest (a job that could not be
 	// rewritten, an operation after a committed one).
-	ResultPartial    = "partial"
-	ResultNoop       = "noop"
+	ResultPartial = "partial"
+	ResultNoop    = "noop"
+	// ResultDone is an operation, or a run, that committed nothing but
+	// did work all the same (RunReport.Done: a checkpoint written, log
+	// files or temp leftovers deleted).
+	ResultDone       = "done"
 	ResultRetry      = "retry"
 	ResultQuarantine = "quarantine"
 	ResultHalt       = "halt"
@@ -36,7 +40,7 @@ const (
 )
 
 // Results lists every run result, in exposition order.
-var Results = []string{ResultCommitted, ResultPartial, ResultNoop, ResultSkipped, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
+var Results = []string{ResultCommitted, ResultPartial, ResultDone, ResultNoop, ResultSkipped, ResultRetry, ResultQuarantine, ResultHalt, ResultCancelled}
 
 // DurationBuckets are the upper bounds (seconds) of the run duration histogram.
 var DurationBuckets = []float64{0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600}

@@ -114,6 +114,30 @@ type RunReport struct {
 	// Held are the files the operation left alone on purpose, by reason:
 	// why a run did nothing (result noop), or not all it could.
 	Held []Hold `json:"held_back,omitempty"`
+	// Done says, one line each, what the operation did that no commit
+	// records (tableop.Result.Done): a report with Done and no commit is
+	// the result "done", not "noop".
+	Done []string `json:"done,omitempty"`
+	// Polled is the table as the operation left it, when it committed:
+	// the version and the backlog recomputed from the snapshot after its
+	// commits (the RunFunc polls the table again, as PollFunc does, so
+	// that /status and the triggers do not keep the backlog of before the
+	// run until the next poll). Nil when nothing was committed or the
+	// table could not be read again.
+	Polled *PollResult `json:"-"`
+}
+
+// resultOf is the result of a report that came with no error.
+func resultOf(r RunReport) string {
+	switch {
+	case r.Skipped:
+		return ResultSkipped
+	case r.Committed:
+		return ResultCommitted
+	case len(r.Done) > 0:
+		return ResultDone
+	}
+	return ResultNoop
 }
 
 // whyOf joins the reasons of holds into one line ("" when none).
@@ -173,6 +197,10 @@ func (r *RunReport) add(o RunReport) {
 	r.Quarantined = append(r.Quarantined, o.Quarantined...)
 	r.Missing = append(r.Missing, o.Missing...)
 	r.Held = append(r.Held, o.Held...)
+	r.Done = append(r.Done, o.Done...)
+	if o.Polled != nil {
+		r.Polled = o.Polled // the last operation's view is the newest
+	}
 }
 
 // PollResult is what one poll learned.

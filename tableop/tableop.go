@@ -110,6 +110,11 @@ type Result struct {
 	// Held are the files the operation left alone on purpose, by reason:
 	// why a run did nothing, or not all.
 	Held []Hold
+	// Done says, one line each, what the operation did that no commit
+	// records ("checkpoint of version 10 written", "3 expired log files
+	// deleted (12.0 KiB)"): an operation with Done and no commit did work,
+	// and the scheduler shows it as done, not noop.
+	Done []string
 }
 
 // NowOr returns env.Now(), or time.Now() when Env has no clock.

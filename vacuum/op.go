@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
 )
@@ -93,6 +94,7 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		var out tableop.Result
 		if res != nil && res.Deleted > 0 {
 			out.Counts = map[string]int64{CountFilesDeleted: res.Deleted, CountBytesDeleted: res.Bytes, CountOrphans: res.Deleted, CountTempFiles: res.Deleted}
+			out.Done = []string{fmt.Sprintf("%s of killed writes deleted (%s)", plural(res.Deleted, "temp leftover"), units.FormatBytes(res.Bytes))}
 		}
 		if res != nil && res.Refused > 0 {
 			if out.Counts == nil {
@@ -144,6 +146,9 @@ func (o *Op) Run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		if res.DeletesRefused > 0 {
 			out.Counts[CountRefused] = res.DeletesRefused
 		}
+		if n := res.FilesDeleted + res.DirsDeleted; n > 0 {
+			out.Done = []string{fmt.Sprintf("%s vacuum deleted %s (%s)", mode, plural(int64(n), "file"), units.FormatBytes(res.BytesDeleted))}
+		}
 	}
 	if err != nil {
 		return out, err
@@ -179,4 +184,12 @@ func writeState(ctx context.Context, t *delta.Table, st state) error {
 		return err
 	}
 	return t.Bucket.WriteAll(ctx, stateKey, data, nil)
+}
+
+// plural says "1 thing" or "n things".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

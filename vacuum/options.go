@@ -170,12 +170,17 @@ type Result struct {
 	// when none was written).
 	StartVersion int64 `json:"startVersion"`
 	EndVersion   int64 `json:"endVersion"`
-	// ProtectedFiles counts the data files of tombstones the retention
-	// still keeps (removed at or after Cutoff, not live again): why a
-	// vacuum soon after a compaction deletes nothing. ProtectedUntil is
-	// when the first of them leaves the window (nil when none).
-	ProtectedFiles int64      `json:"protectedFiles"`
-	ProtectedUntil *time.Time `json:"protectedUntil,omitempty"`
+	// ProtectedFiles counts the files the retention still keeps: the
+	// data files of tombstones removed at or after Cutoff (not live
+	// again) and, in a full vacuum, the files no version inside the
+	// window needs that were modified at or after Cutoff
+	// (ProtectedUnreferenced of them: an expired tombstone's file or an
+	// orphan written, or copied, inside the retention). Why a vacuum soon
+	// after a compaction deletes nothing. ProtectedUntil is when the first
+	// of them leaves the window (nil when none).
+	ProtectedFiles        int64      `json:"protectedFiles"`
+	ProtectedUnreferenced int64      `json:"protectedUnreferenced,omitempty"`
+	ProtectedUntil        *time.Time `json:"protectedUntil,omitempty"`
 	// DeleteErrors counts deletes that failed (the run then fails too).
 	DeleteErrors int64 `json:"deleteErrors"`
 	// DeletesRefused counts the candidates the deletion gate refused (see

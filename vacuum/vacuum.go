@@ -72,11 +72,8 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	if r.refs, err = collectReferences(snap, r.res0, r.cutoffMs); err != nil {
 		return nil, failure.With(failure.Halt, fmt.Errorf("vacuum %s: %w", t.URL, err))
 	}
-	res.ProtectedFiles = int64(len(r.refs.protected))
 	for _, ms := range r.refs.protected {
-		if until := time.UnixMilli(ms).Add(retention).UTC(); res.ProtectedUntil == nil || until.Before(*res.ProtectedUntil) {
-			res.ProtectedUntil = &until
-		}
+		r.protect(ms)
 	}
 	r.gate = deletegate.New(t.Bucket, deletegate.Options{Table: t.URL, Logger: opts.Logger, LocalRoot: localRoot(t),
 		Referenced: r.refs.isValid})
@@ -329,7 +326,14 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 func (r *run) findFull(ctx context.Context) error {
 	rule := newHiddenRule(r.snap)
 	dirs, err := r.list.walk(ctx, rule, func(o object) error {
-		if o.modTime.UnixMilli() >= r.cutoffMs || r.refs.isValid(o.key) {
+		if r.refs.isValid(o.key) {
+			return nil
+		}
+		if ms := o.modTime.UnixMilli(); ms >= r.cutoffMs {
+			// No version inside the window needs it, but it was written
+			// (or copied) inside the retention: kept until it is older.
+			r.protect(ms)
+			r.res.ProtectedUnreferenced++
 			return nil
 		}
 		return r.cands.add(File{Key: o.key, Size: o.size, Kind: r.refs.kind(o.key)})
@@ -340,6 +344,16 @@ func (r *run) findFull(ctx context.Context) error {
 	r.dirs = dirs
 	r.res.Directories = int64(len(dirs)) + 1
 	return nil
+}
+
+// protect counts a file the retention keeps, from ms (its deletion or
+// modification time) until ms plus the retention.
+func (r *run) protect(ms int64) {
+	r.res.ProtectedFiles++
+	until := time.UnixMilli(ms).Add(time.Duration(r.res.RetentionMillis) * time.Millisecond).UTC()
+	if r.res.ProtectedUntil == nil || until.Before(*r.res.ProtectedUntil) {
+		r.res.ProtectedUntil = &until
+	}
 }
 
 // recordWindow writes _last_vacuum_info after a successful run. A full

@@ -242,6 +242,7 @@ compactord_policy_reloads_total{result="failure"} 0
 # TYPE compactord_runs_total counter
 compactord_runs_total{table="a",result="committed"} 1
 compactord_runs_total{table="a",result="partial"} 0
+compactord_runs_total{table="a",result="done"} 0
 compactord_runs_total{table="a",result="noop"} 0
 compactord_runs_total{table="a",result="skipped"} 0
 compactord_runs_total{table="a",result="retry"} 0

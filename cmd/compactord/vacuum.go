@@ -109,7 +109,13 @@ func printProtected(stdout io.Writer, res *vacuum.Result) {
 	if res.ProtectedFiles == 0 || res.ProtectedUntil == nil {
 		return
 	}
-	fmt.Fprintf(stdout, "  %s protected until %s (removed inside the %s retention; a later vacuum deletes them)\n",
-		plural(res.ProtectedFiles, "removed file"), res.ProtectedUntil.Format("2006-01-02T15:04:05Z"),
-		units.FormatDuration(time.Duration(res.RetentionMillis)*time.Millisecond))
+	retention := units.FormatDuration(time.Duration(res.RetentionMillis) * time.Millisecond)
+	if res.ProtectedUnreferenced == 0 {
+		fmt.Fprintf(stdout, "  %s protected until %s (removed inside the %s retention; a later vacuum deletes them)\n",
+			plural(res.ProtectedFiles, "removed file"), res.ProtectedUntil.Format("2006-01-02T15:04:05Z"), retention)
+		return
+	}
+	fmt.Fprintf(stdout, "  %s protected until %s (%d removed inside the %s retention, %d that no version needs but modified inside it; a later vacuum deletes them)\n",
+		plural(res.ProtectedFiles, "file"), res.ProtectedUntil.Format("2006-01-02T15:04:05Z"),
+		res.ProtectedFiles-res.ProtectedUnreferenced, retention, res.ProtectedUnreferenced)
 }

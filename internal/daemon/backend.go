@@ -24,7 +24,7 @@ func RunnerBackend(db *runner.Backend) Backend {
 		Inspect: func(ctx context.Context, p policies.Policy) (*inspect.Report, error) {
 			t, err := db.Tables.Get(ctx, p.URL)
 			if err != nil {
-				return nil, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+				return nil, redact.Error(fmt.Errorf("table %s: %w", p.Name, err))
 			}
 			rep, _, err := inspect.Load(ctx, t, -1, -1)
 			return rep, redact.Error(err)

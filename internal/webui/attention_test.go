@@ -181,3 +181,20 @@ func TestTablePageSaysOnTriggersOnlyAndSplitsStuckFiles(t *testing.T) {
 		t.Errorf("inspect's size is not written as the CLI writes it")
 	}
 }
+
+// The table page's maintenance rows say what an operation that committed
+// nothing did (a checkpoint written) after its result, not a bare "noop".
+func TestTheMaintenanceRowsSayWhatAnOperationDid(t *testing.T) {
+	st := scheduler.TableStatus{Name: "t", LastRun: &scheduler.RunRecord{Result: scheduler.ResultDone, End: t0, Ops: []scheduler.OpRecord{
+		{Op: "compaction", Result: scheduler.ResultNoop},
+		{Op: "checkpoint", Result: scheduler.ResultDone, Report: scheduler.RunReport{Done: []string{"checkpoint of version 10 written (1.2 KiB)"}}},
+		{Op: "log_cleanup", Result: scheduler.ResultNoop},
+	}}}
+	rows := maintenanceRows(st)
+	if rows[0].Op != "checkpoint" || rows[0].Last != "done: checkpoint of version 10 written (1.2 KiB)" {
+		t.Errorf("checkpoint row %+v", rows[0])
+	}
+	if rows[1].Last != "noop" || rows[2].Last != "not in the last run" {
+		t.Errorf("log cleanup and vacuum rows %+v %+v", rows[1], rows[2])
+	}
+}

@@ -96,7 +96,7 @@ func formatWhen(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "—"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
+	return units.FormatTime(*t)
 }
 
 // runRow is one line of a table page's recent runs.
@@ -286,6 +286,9 @@ func maintenanceRows(t scheduler.TableStatus) []maintRow {
 	if t.LastRun != nil {
 		for _, o := range t.LastRun.Ops {
 			s := o.Result
+			if len(o.Report.Done) > 0 {
+				s += ": " + strings.Join(o.Report.Done, "; ")
+			}
 			if o.Error != "" {
 				s += ": " + o.Error
 			}
