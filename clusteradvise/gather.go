@@ -14,9 +14,9 @@ const MaxGatherCommits = 1000
 
 // GatherStats counts what one GatherLog did.
 type GatherStats struct {
-	Commits    int // commit files read
-	Predicates int // predicates recorded
-	Missing    int // commits no longer in the log (cleaned up)
+	Commits    int `json:"commits"`    // commit files read
+	Predicates int `json:"predicates"` // predicates recorded
+	Missing    int `json:"missing"`    // commits no longer in the log (cleaned up)
 }
 
 // GatherLog records the predicates of the DML commits after rec.LogVersion
