@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +82,45 @@ func TestPredicatesAddThenClusteringAdviseRanksTheFilteredColumnAndChangesNothin
 	os.WriteFile(bad, []byte(`{"predicate":"id > 1"}`+"\n"+`{"weight":1}`+"\n"), 0o644)
 	if code := mainExit(context.Background(), []string{"predicates", "add", url, bad}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "line 2") {
 		t.Fatalf("bad batch: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestPostPredicatesRecordsABatchInTheTablesEvidence(t *testing.T) {
+	tableDir := testutil.CopyDeltaTable(t, "dv-basic-with-checkpoint")
+	dir := t.TempDir()
+	writePolicy(t, dir, "t.hcl", fmt.Sprintf("table \"t\" {\n  url = \"file://%s\"\n}\n", tableDir))
+	ld := startRealDaemon(t, dir, time.Hour)
+	postBody := func(path, body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(ld.base+path, "application/x-ndjson", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := postBody("/tables/t/predicates", `{"predicate": "id > 5", "weight": 3}`+"\n"+`{"predicate": "id < 2"}`+"\n")
+	if code != http.StatusOK || !strings.Contains(body, `"recorded": 2`) {
+		t.Fatalf("POST predicates: %d %s", code, body)
+	}
+	data, err := os.ReadFile(filepath.Join(tableDir, "_compactord", "clustering.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Entries []struct {
+			Predicate string  `json:"predicate"`
+			Weight    float64 `json:"weight"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Entries) != 2 || rec.Entries[0].Predicate != "id > 5" {
+		t.Fatalf("stored %s (%v)", data, err)
+	}
+	if code, body := postBody("/tables/t/predicates", `{"predicate": "id > 5"}`+"\n"+`{"weight": 2}`+"\n"); code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
+		t.Fatalf("bad batch: %d %s", code, body)
+	}
+	if code, _ := postBody("/tables/nope/predicates", `{"predicate": "id > 5"}`); code != http.StatusNotFound {
+		t.Fatalf("unknown table: %d", code)
 	}
 }
