@@ -23,6 +23,9 @@ type Options struct {
 	// Margin is how much fewer bytes a new key must read than the current
 	// key (same estimator, same evidence) to replace it: 0.2 = 20% fewer.
 	Margin float64
+	// Confirm is how long a replacement key must keep winning before it
+	// replaces the current key.
+	Confirm time.Duration
 	// MinGain is how much fewer bytes than the current layout a key must
 	// read to be adopted at all: 0.5 = half.
 	MinGain float64
@@ -43,6 +46,7 @@ func DefaultOptions() Options {
 	return Options{
 		Horizon:             30 * 24 * time.Hour,
 		Margin:              0.2,
+		Confirm:             7 * 24 * time.Hour,
 		MinGain:             0.5,
 		MinTableBytes:       1 << 30,
 		MaxKeyColumns:       MaxKeyColumns,
@@ -58,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Margin <= 0 {
 		o.Margin = d.Margin
+	}
+	if o.Confirm <= 0 {
+		o.Confirm = d.Confirm
 	}
 	if o.MinGain <= 0 {
 		o.MinGain = d.MinGain

@@ -86,6 +86,10 @@ type Record struct {
 	// KeysSince when.
 	Keys      []string  `json:"keys,omitempty"`
 	KeysSince time.Time `json:"keys_since,omitzero"`
+	// Pending is a replacement key waiting for confirmation (Decide), and
+	// PendingSince since when.
+	Pending      []string  `json:"pending,omitempty"`
+	PendingSince time.Time `json:"pending_since,omitzero"`
 	// Decisions are the newest last, at most MaxDecisions.
 	Decisions []Decision `json:"decisions,omitempty"`
 }
@@ -233,4 +237,16 @@ func (r *Record) LastDecision() *Decision {
 		return nil
 	}
 	return &r.Decisions[len(r.Decisions)-1]
+}
+
+// StateFor is Decide's state for a table whose key is now current: the
+// record's dwell and pending replacement count only while the key in force
+// is the one auto clustering set.
+func (r *Record) StateFor(current []string) State {
+	st := State{Current: current}
+	if sameKey(r.Keys, current) {
+		st.Since = r.KeysSince
+		st.Pending, st.PendingSince = r.Pending, r.PendingSince
+	}
+	return st
 }

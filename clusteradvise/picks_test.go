@@ -74,7 +74,7 @@ func TestTheAdvisorPicksTheKeyEachWorkloadFiltersOn(t *testing.T) {
 	} {
 		rec := evidenceOf(t, synth.Workload(c.workload, 500, 3), epoch)
 		adv := s.advise(t, rec, nil, perFile)
-		v := clusteradvise.Decide(adv, nil, time.Time{}, epoch, testOptions())
+		v := clusteradvise.Decide(adv, clusteradvise.State{}, epoch, testOptions())
 		got := ""
 		if v.Change {
 			got = strings.Join(sorted(v.Key), ",")

@@ -74,11 +74,7 @@ func AdviseNow(ctx context.Context, t *delta.Table, snap *delta.Snapshot, now ti
 	if err != nil {
 		return nil, err
 	}
-	since := rec.KeysSince
-	if !sameKey(rec.Keys, cur) {
-		since = time.Time{} // a key set by someone else: no dwell of ours
-	}
-	v := Decide(adv, cur, since, now, opts)
+	v := Decide(adv, rec.StateFor(cur), now, opts)
 	return &Report{Table: t.Name(), Version: snap.Version, Current: cur, Gathered: st, Advice: adv,
 		Verdict: v.Reason, Change: v.Change, Key: v.Key, LastDecision: rec.LastDecision()}, nil
 }

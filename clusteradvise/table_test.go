@@ -117,7 +117,7 @@ func TestATableWhoseDeletesAndMergesFilterOnXGetsX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict := clusteradvise.Decide(adv, nil, time.Time{}, now, testOptions())
+	verdict := clusteradvise.Decide(adv, clusteradvise.State{}, now, testOptions())
 	if !verdict.Change || strings.Join(verdict.Key, ",") != "x" {
 		t.Fatalf("verdict %+v, want the key x; ranking %+v", verdict, adv.Ranking)
 	}

@@ -100,6 +100,7 @@ const (
 	WorkloadA       = "a"       // ranges on a
 	WorkloadBC      = "bc"      // equality on b, ranges on c
 	WorkloadUniform = "uniform" // a range or equality on any one column
+	WorkloadB       = "b"       // equality on b
 )
 
 // Workload returns n predicate texts of the workload, seeded. Ranges cover
@@ -116,6 +117,8 @@ func Workload(kind string, n int, seed uint64) []string {
 		switch kind {
 		case WorkloadA:
 			out = append(out, rng("a"))
+		case WorkloadB:
+			out = append(out, fmt.Sprintf("b = %d", r.Int64N(BCardinality)))
 		case WorkloadBC:
 			if r.IntN(2) == 0 {
 				out = append(out, fmt.Sprintf("b = %d", r.Int64N(BCardinality)))
