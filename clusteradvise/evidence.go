@@ -90,6 +90,9 @@ type Record struct {
 	// PendingSince since when.
 	Pending      []string  `json:"pending,omitempty"`
 	PendingSince time.Time `json:"pending_since,omitzero"`
+	// Checked is when auto clustering last decided, and Verdict its reason.
+	Checked time.Time `json:"checked,omitzero"`
+	Verdict string    `json:"verdict,omitempty"`
 	// Decisions are the newest last, at most MaxDecisions.
 	Decisions []Decision `json:"decisions,omitempty"`
 }
