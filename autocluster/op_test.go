@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
@@ -86,5 +87,23 @@ func TestTheDaemonsOperationSetsTheKeyTheLogFiltersOnAndRecordsTheChange(t *test
 	res, err = op.Run(ctx, tbl)
 	if err != nil || res.Committed || res.Held[0].Code != autocluster.HoldKept {
 		t.Fatalf("second run %+v, %v", res, err)
+	}
+	// inspect shows the keys and the last decision.
+	rep, _, err := inspect.Load(ctx, tbl, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.AutoClustering
+	if a == nil || strings.Join(a.Keys, ",") != "x" || a.LastDecision == nil || a.LastDecision.Version != d.Version || a.Verdict == "" {
+		t.Fatalf("inspect's auto clustering %+v", a)
+	}
+	var text strings.Builder
+	if err := inspect.WriteText(&text, rep, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"auto clustering", "keys x", "last change", "none -> x set (version "} {
+		if !strings.Contains(text.String(), want) {
+			t.Fatalf("inspect text lacks %q:\n%s", want, text.String())
+		}
 	}
 }
