@@ -58,10 +58,17 @@ type Op struct {
 	TargetFileSize int64
 	// SampleRows bounds the sample (0: clusteradvise.DefaultSampleRows).
 	SampleRows int
-	Now        func() time.Time
-	Logger     hclog.Logger
-	Commit     commit.Options
+	// Every is the least time between two advices (0: DefaultEvery): the
+	// evidence is still gathered on every run, but the sample, which reads
+	// data files, is not taken more often.
+	Every  time.Duration
+	Now    func() time.Time
+	Logger hclog.Logger
+	Commit commit.Options
 }
+
+// DefaultEvery is Op.Every's default.
+const DefaultEvery = 6 * time.Hour
 
 var _ tableop.Op[*delta.Table] = (*Op)(nil)
 
@@ -121,6 +128,14 @@ func (o *Op) run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		return res, fmt.Errorf("table %s: clustering evidence: %w", t.Name(), err)
 	}
 	res.Counts[CountPredicates] = int64(gathered.Predicates)
+	every := o.Every
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	if !rec.Checked.IsZero() && now.Sub(rec.Checked) < every && now.After(rec.Checked) {
+		res.Held = []tableop.Hold{{Code: HoldKept, Reason: fmt.Sprintf("advised %s ago (every %s): %s", now.Sub(rec.Checked).Round(time.Second), every, rec.Verdict)}}
+		return res, nil
+	}
 	target := o.TargetFileSize
 	if target <= 0 {
 		if target = snap.Properties().TargetFileSize; target <= 0 {

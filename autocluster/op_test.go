@@ -54,7 +54,8 @@ func TestTheDaemonsOperationSetsTheKeyTheLogFiltersOnAndRecordsTheChange(t *test
 	if _, ok, _ := f.New(policies.DefaultPolicy(), tableop.Env{}); ok {
 		t.Fatal("the operation runs for a policy without columns = \"auto\"")
 	}
-	op, ok, err := f.New(p, tableop.Env{Now: func() time.Time { return now }})
+	clock := now
+	op, ok, err := f.New(p, tableop.Env{Now: func() time.Time { return clock }})
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -87,6 +88,12 @@ func TestTheDaemonsOperationSetsTheKeyTheLogFiltersOnAndRecordsTheChange(t *test
 	res, err = op.Run(ctx, tbl)
 	if err != nil || res.Committed || res.Held[0].Code != autocluster.HoldKept {
 		t.Fatalf("second run %+v, %v", res, err)
+	}
+	// An hour later the evidence is gathered but no sample is read.
+	clock = now.Add(time.Hour)
+	res, err = op.Run(ctx, tbl)
+	if err != nil || res.Held[0].Code != autocluster.HoldKept || !strings.Contains(res.Held[0].Reason, "advised 1h0m0s ago") {
+		t.Fatalf("run an hour later %+v, %v", res, err)
 	}
 	// inspect shows the keys and the last decision.
 	rep, _, err := inspect.Load(ctx, tbl, -1, -1)
