@@ -19,6 +19,9 @@ const (
 	// MaxSampleFiles is the most files a sample reads, spread evenly over
 	// the live files.
 	MaxSampleFiles = 64
+	// MaxSampleBytes bounds the bytes of the files a sample reads (at
+	// least one file is read).
+	MaxSampleBytes = 1 << 30
 )
 
 // TableColumns maps the snapshot's top-level columns of a type a key can
@@ -87,18 +90,29 @@ func joinDots(p []string) string {
 
 // ReadSample reads a sample of at most maxRows live rows (0:
 // DefaultSampleRows) of the named columns: from at most MaxSampleFiles
-// files spread evenly over the snapshot's live files (in path order), an
-// even share of each file's rows taken at a regular stride.
+// files (and about MaxSampleBytes) spread evenly over the snapshot's live
+// files (in path order), an even share of each file's rows taken at a
+// regular stride.
 func ReadSample(ctx context.Context, t *delta.Table, snap *delta.Snapshot, cols map[string]predicate.Column, maxRows int) (*Sample, error) {
 	if maxRows <= 0 {
 		maxRows = DefaultSampleRows
 	}
 	files := append([]*actions.Add(nil), snap.Files...)
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	if len(files) > MaxSampleFiles {
-		picked := make([]*actions.Add, 0, MaxSampleFiles)
-		for i := range MaxSampleFiles {
-			picked = append(picked, files[i*len(files)/MaxSampleFiles])
+	nPick := MaxSampleFiles
+	if len(files) > 0 {
+		var total int64
+		for _, f := range files {
+			total += f.Size
+		}
+		if avg := total / int64(len(files)); avg > 0 {
+			nPick = min(nPick, max(1, int(MaxSampleBytes/avg)))
+		}
+	}
+	if len(files) > nPick {
+		picked := make([]*actions.Add, 0, nPick)
+		for i := range nPick {
+			picked = append(picked, files[i*len(files)/nPick])
 		}
 		files = picked
 	}
@@ -119,7 +133,7 @@ func ReadSample(ctx context.Context, t *delta.Table, snap *delta.Snapshot, cols 
 		seen[add] = i + 1
 		stride := int64(1)
 		if n, ok := add.LiveRows(); ok && n > int64(quota) {
-			stride = (n + int64(quota) - 1) / int64(quota)
+			stride = n / int64(quota) // the quota is reached within the file
 		}
 		if i%stride != 0 || taken[add] >= quota || s.Rows >= maxRows {
 			return nil

@@ -287,3 +287,31 @@ func TestTheRecordSurvivesARestartAndConcurrentUpdatesAreNotLost(t *testing.T) {
 		t.Fatalf("update over an unreadable record: %+v, %v", rec, err)
 	}
 }
+
+func TestASampleReadsABoundedSpreadOfFilesAndRows(t *testing.T) {
+	ctx := context.Background()
+	tbl := newXYTable(t, 80, 50, nil)
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := clusteradvise.TableColumns(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One row a file: as many rows as files read.
+	s, err := clusteradvise.ReadSample(ctx, tbl, snap, cols, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rows != clusteradvise.MaxSampleFiles || len(s.Values["x"]) != s.Rows || len(s.Values["v"]) != s.Rows {
+		t.Fatalf("%d rows (%d x values), want one from each of %d files", s.Rows, len(s.Values["x"]), clusteradvise.MaxSampleFiles)
+	}
+	s, err = clusteradvise.ReadSample(ctx, tbl, snap, cols, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rows != clusteradvise.MaxSampleFiles*(1000/clusteradvise.MaxSampleFiles) {
+		t.Fatalf("%d rows, want an even share of 1000 from each of %d files", s.Rows, clusteradvise.MaxSampleFiles)
+	}
+}
