@@ -110,6 +110,10 @@ type Txn struct {
 	// one of them is a conflict (delete-read). Used by plain transactions;
 	// compaction resolves its own conflicts.
 	ReadFiles map[string]bool
+	// Domains are the metadata domains the transaction writes: a winner
+	// that writes one of them too is a conflict (Delta's rule for
+	// concurrent domainMetadata of one domain). Used by plain transactions.
+	Domains map[string]bool
 	// Actions are the actions to commit (no commitInfo: Commit writes it).
 	Actions []deltaactions.Action
 	// Objects is the attempt's object set, owned by the operation that
@@ -158,6 +162,8 @@ func (p *plainTxn) observe(ctx context.Context, version int64, actions []deltaac
 			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
 		case a.Remove != nil && p.tx.ReadFiles[a.Remove.Path]:
 			return fmt.Errorf("winning commit %d removed %s which this transaction read: %w", version, a.Remove.Path, ErrConflict)
+		case a.DomainMetadata != nil && p.tx.Domains[a.DomainMetadata.Domain]:
+			return fmt.Errorf("winning commit %d wrote domain %s which this transaction writes: %w", version, a.DomainMetadata.Domain, ErrConflict)
 		}
 	}
 	return nil

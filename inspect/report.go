@@ -60,6 +60,9 @@ type Report struct {
 	// Clustering is the clustering state of a clustered table (nil
 	// otherwise): what auto's threshold and the cube tiers look at.
 	Clustering *Clustering `json:"clustering,omitempty"`
+	// AutoClustering is CLUSTER BY AUTO's record (Load reads it; nil
+	// when auto clustering never ran on the table).
+	AutoClustering *AutoClustering `json:"autoClustering,omitempty"`
 	// RowTracking is the row tracking state of a table whose protocol
 	// supports it (nil otherwise).
 	RowTracking *RowTracking `json:"rowTracking,omitempty"`
@@ -173,6 +176,9 @@ func Load(ctx context.Context, t *delta.Table, version, threshold int64) (*Repor
 	}
 	rep, err := Build(t.Name(), snap, threshold)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := LoadAutoClustering(ctx, t, rep); err != nil {
 		return nil, nil, err
 	}
 	return rep, snap, nil

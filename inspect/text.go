@@ -90,6 +90,23 @@ func WriteText(w io.Writer, r *Report, maxParts int) error {
 	} else {
 		p("clustering\tnone\n")
 	}
+	if a := r.AutoClustering; a != nil {
+		keys := "none"
+		if len(a.Keys) > 0 {
+			keys = strings.Join(a.Keys, ", ")
+		}
+		p("auto clustering\tkeys %s\t%d predicates, %.1f a day\n", keys, a.Predicates, a.EvidencePerDay)
+		if a.Verdict != "" {
+			p("  last verdict\t%s\t%s\n", a.Checked.Format(time.RFC3339), a.Verdict)
+		}
+		if d := a.LastDecision; d != nil {
+			state := "set"
+			if !d.Applied {
+				state = "refused"
+			}
+			p("  last change\t%s\t%s -> %s %s (version %d)\n", d.At.Format(time.RFC3339), listOrNone(d.Old), listOrNone(d.New), state, d.Version)
+		}
+	}
 	if rt := r.RowTracking; rt != nil {
 		state := "supported, not enabled"
 		switch {

@@ -41,7 +41,7 @@ var tableAttrs = map[string]attrSetter{
 }
 
 var clusteringAttrs = map[string]attrSetter{
-	"columns": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decStrings(a, &p.Clustering.Columns) },
+	"columns": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decColumns(a, &p.Clustering) },
 	"lightweight_column": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics {
 		return decString(a, &p.Clustering.LightweightColumn)
 	},
@@ -387,4 +387,22 @@ func decDuration(a *hclsyntax.Attribute, dst *time.Duration) hcl.Diagnostics {
 	}
 	*dst = d
 	return nil
+}
+
+// decColumns reads clustering.columns: a list of column names, or the
+// string "auto" (CLUSTER BY AUTO: the daemon chooses the keys).
+func decColumns(a *hclsyntax.Attribute, c *Clustering) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if v.Type() == cty.String && !v.IsNull() {
+		if v.AsString() != "auto" {
+			return badValue(a, "want a list of strings such as [\"a\", \"b\"] or \"auto\", got %q", v.AsString())
+		}
+		c.Auto, c.Columns = true, nil
+		return nil
+	}
+	c.Auto = false
+	return decStrings(a, &c.Columns)
 }

@@ -57,7 +57,11 @@ func WriteHCL(w io.Writer, s *Set) error {
 		}
 		c := p.Clustering
 		fmt.Fprintf(&b, "\n  clustering {\n")
-		fmt.Fprintf(&b, "    columns                 = %s\n", fmtStrings(c.Columns))
+		if c.Auto {
+			fmt.Fprintf(&b, "    columns                 = \"auto\"\n")
+		} else {
+			fmt.Fprintf(&b, "    columns                 = %s\n", fmtStrings(c.Columns))
+		}
 		fmt.Fprintf(&b, "    lightweight_column      = %q\n", c.LightweightColumn)
 		fmt.Fprintf(&b, "    max_unclustered_bytes   = %s\n", hclSize(c.MaxUnclusteredBytes))
 		fmt.Fprintf(&b, "    max_relative_file_range = %s\n", fmtFloat(c.MaxRelativeFileRange))

@@ -114,6 +114,11 @@ type Policy struct {
 type Clustering struct {
 	// Columns are the clustering columns (zcube uses all, in order).
 	Columns []string `json:"columns,omitempty"`
+	// Auto is `columns = "auto"`: the daemon chooses the table's keys from
+	// its workload (package clusteradvise) and writes them to the table's
+	// delta.clustering domain, which the planner then clusters on; Columns
+	// is empty.
+	Auto bool `json:"auto,omitempty"`
 	// LightweightColumn is the column lightweight groups on; empty means
 	// the first of Columns.
 	LightweightColumn string `json:"lightweight_column,omitempty"`
@@ -509,7 +514,7 @@ func (p *Policy) Validate() error {
 	switch p.Strategy {
 	case StrategyAuto, StrategyBinpack:
 	case StrategyLightweight, StrategyZcube:
-		if len(p.Clustering.Columns) == 0 && p.Clustering.LightweightColumn == "" {
+		if len(p.Clustering.Columns) == 0 && p.Clustering.LightweightColumn == "" && !p.Clustering.Auto {
 			add("strategy", ErrNeedsColumns, "%s needs clustering { columns = [...] }", p.Strategy)
 		}
 	default:

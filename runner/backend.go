@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/compactord/compactord/autocluster"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -163,6 +164,8 @@ func (b *Backend) logger() hclog.Logger {
 // commit and writer options and its AttemptStaleAfter.
 func DefaultOps(o compaction.RunOptions) []Factory {
 	return []Factory{
+		// Before compaction: a key it sets is the one compaction clusters on.
+		autocluster.Factory(o.Commit.Options),
 		compaction.Factory(o),
 		retention.Factory(o.Commit.Options, o.Writer, o.AttemptStaleAfter),
 		statsbackfill.Factory(o.Commit.Options),

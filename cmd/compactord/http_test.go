@@ -303,6 +303,12 @@ compactord_swept_attempt_objects_total{table="a"} 4
 # HELP compactord_stats_backfilled_files_total Data files that got statistics from a stats backfill.
 # TYPE compactord_stats_backfilled_files_total counter
 compactord_stats_backfilled_files_total{table="a"} 3
+# HELP compactord_clustering_key_changes_total Clustering keys set by CLUSTER BY AUTO (clustering { columns = "auto" }).
+# TYPE compactord_clustering_key_changes_total counter
+compactord_clustering_key_changes_total{table="a"} 0
+# HELP compactord_clustering_key_refusals_total Clustering keys CLUSTER BY AUTO chose but could not set (the table's protocol or layout refused them).
+# TYPE compactord_clustering_key_refusals_total counter
+compactord_clustering_key_refusals_total{table="a"} 0
 # HELP compactord_dropped_jobs_total Planned jobs left out of a commit (true conflicts, failed rewrites).
 # TYPE compactord_dropped_jobs_total counter
 compactord_dropped_jobs_total{table="a"} 0

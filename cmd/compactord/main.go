@@ -40,6 +40,8 @@ func commands() []command {
 		{"checkpoint", "write a checkpoint of a table version", runCheckpoint},
 		{"cleanup-log", "delete log files older than the log retention that a checkpoint covers", runCleanupLog},
 		{"backfill-stats", "compute missing file statistics and re-add the files with them", runBackfillStats},
+		{"predicates", "record predicates engines ran (JSON lines) as a table's clustering evidence", runPredicates},
+		{"clustering", "advise on a table's clustering keys from its evidence; changes nothing", runClustering},
 		{"check", "validate a policy directory", runCheck},
 		{"run", "run the daemon", runDaemon},
 		{"demo", "build a local table and race a DELETE against compaction", runDemo},
@@ -50,14 +52,16 @@ func commands() []command {
 // synopses are the arguments of the commands that take other than one
 // table URL; commandSynopsis falls back to "URL [flags]".
 var synopses = map[string]string{
-	"run-plan": "PLAN.json [flags]",
-	"run-unit": "--plan URL [flags] (unit index in JOB_COMPLETION_INDEX)",
-	"plan":     "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
-	"compact":  "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
-	"check":    "DIR [flags]",
-	"run":      "--policies DIR [flags]",
-	"demo":     "[flags]",
-	"version":  "[flags]",
+	"run-plan":   "PLAN.json [flags]",
+	"run-unit":   "--plan URL [flags] (unit index in JOB_COMPLETION_INDEX)",
+	"plan":       "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
+	"compact":    "URL [flags] | --policies DIR [--table NAME] [URL] [flags]",
+	"check":      "DIR [flags]",
+	"predicates": "add URL FILE [flags] (FILE: JSON lines {\"predicate\": ..., \"weight\": n, \"time\": ...}; - for stdin)",
+	"clustering": "advise URL [flags]",
+	"run":        "--policies DIR [flags]",
+	"demo":       "[flags]",
+	"version":    "[flags]",
 }
 
 // commandSynopsis is the usage line of a command after its name.

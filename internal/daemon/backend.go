@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/policies"
@@ -28,6 +30,17 @@ func RunnerBackend(db *runner.Backend) Backend {
 			}
 			rep, _, err := inspect.Load(ctx, t, -1, -1)
 			return rep, redact.Error(err)
+		},
+		Predicates: func(ctx context.Context, p policies.Policy, batch []clusteradvise.Pushed) (int, error) {
+			t, err := db.Tables.Get(ctx, p.URL)
+			if err != nil {
+				return 0, redact.Error(fmt.Errorf("table %s: open %s: %w", p.Name, p.URL, err))
+			}
+			rec, err := clusteradvise.RecordPushed(ctx, t, batch, time.Now())
+			if err != nil {
+				return 0, redact.Error(err)
+			}
+			return len(rec.Entries), nil
 		},
 		Retain:     func(ps []policies.Policy) { _ = db.Tables.Retain(ps) },
 		Close:      db.Tables.Close,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/redact"
@@ -72,6 +73,11 @@ type Backend struct {
 	Poll scheduler.PollFunc[policies.Policy]
 	// Plan is a dry run with the real planner; the result is JSON-encoded.
 	Plan func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error)
+	// Predicates records pushed predicates in a table's clustering
+	// evidence (clusteradvise.RecordPushed) and returns how many distinct
+	// predicates it keeps. May be nil: POST /tables/{name}/predicates is
+	// then refused.
+	Predicates func(ctx context.Context, p policies.Policy, batch []clusteradvise.Pushed) (int, error)
 	// Retain is told the current policies after each (re)load so the
 	// Backend can release handles of removed tables. May be nil.
 	Retain func(ps []policies.Policy)
@@ -347,7 +353,17 @@ func (d *Daemon) Handler(loopback bool) http.Handler {
 		Trigger: d.sched.Trigger,
 		Reload:  d.Reload,
 		Resume:  d.sched.Resume,
-		Mount:   d.ui.Register,
+		Predicates: func(ctx context.Context, name string, batch []clusteradvise.Pushed) (int, error) {
+			p, ok := d.sched.Policy(name)
+			if !ok {
+				return 0, fmt.Errorf("%w: %s", scheduler.ErrUnknownTable, name)
+			}
+			if d.be.Predicates == nil {
+				return 0, httpapi.ErrNotSupported
+			}
+			return d.be.Predicates(ctx, p, batch)
+		},
+		Mount: d.ui.Register,
 	}, loopback)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -59,6 +60,11 @@ type Daemon struct {
 	Reload func() error
 	// Resume clears a table's halt (scheduler.Resume).
 	Resume func(name string) error
+	// Predicates records pushed predicates in a table's clustering
+	// evidence and returns how many distinct predicates the table keeps;
+	// an error wrapping scheduler.ErrUnknownTable is a 404, ErrNotSupported
+	// a 501. May be nil (501).
+	Predicates func(ctx context.Context, name string, batch []clusteradvise.Pushed) (int, error)
 	// Mount adds more routes (the HTML view). May be nil.
 	Mount func(mux *http.ServeMux)
 }
@@ -153,6 +159,9 @@ func (d *Daemon) routes(loopback bool) *http.ServeMux {
 		default: // scheduler.ErrPolicyInvalid: only a corrected policy helps
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error() + ": correct the policy file, then reload (SIGHUP or POST /reload)"})
 		}
+	}))
+	mux.Handle("POST /tables/{name}/predicates", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
+		d.postPredicates(w, r)
 	}))
 	mux.Handle("POST /tables/{name}/run", guard.wrap(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/compactord/compactord/autocluster"
 	"net/http"
 	"sort"
 	"time"
@@ -108,6 +109,10 @@ var perTableSeries = []tableSeries{
 		count(attemptsweep.CountObjects)},
 	{"compactord_stats_backfilled_files_total", "Data files that got statistics from a stats backfill.", counter,
 		count(statsbackfill.CountFilesBackfilled)},
+	{"compactord_clustering_key_changes_total", "Clustering keys set by CLUSTER BY AUTO (clustering { columns = \"auto\" }).", counter,
+		count(autocluster.CountKeyChanges)},
+	{"compactord_clustering_key_refusals_total", "Clustering keys CLUSTER BY AUTO chose but could not set (the table's protocol or layout refused them).", counter,
+		count(autocluster.CountRefused)},
 	{"compactord_dropped_jobs_total", "Planned jobs left out of a commit (true conflicts, failed rewrites).", counter,
 		count(compaction.CountJobsDropped)},
 	{"compactord_polls_total", "Log polls.", counter,
