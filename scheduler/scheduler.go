@@ -50,6 +50,11 @@ type Config[P any] struct {
 	Aging time.Duration
 	// PollInterval is the poll period of every table (default 1m).
 	PollInterval time.Duration
+	// PollConcurrency bounds the polls running at once (default
+	// DefaultPollConcurrency); the others wait their turn. Without it the
+	// first polls of a large fleet load every table's snapshot at once,
+	// and the process keeps the memory of that peak.
+	PollConcurrency int
 	// BackoffBase and BackoffMax bound retry backoff (defaults 5s, 10m).
 	BackoffBase, BackoffMax time.Duration
 	// Clock is the time source (default RealClock).
@@ -82,6 +87,9 @@ type Config[P any] struct {
 	Halts HaltStore[P]
 }
 
+// DefaultPollConcurrency is the default bound of polls at once.
+const DefaultPollConcurrency = 16
+
 // Errors returned by Trigger.
 var (
 	ErrUnknownTable = errors.New("no such table")
@@ -95,6 +103,7 @@ type Scheduler[P any] struct {
 	cfg   Config[P]
 	log   hclog.Logger
 	fleet *fleet
+	polls chan struct{} // PollConcurrency slots
 
 	runCtx     context.Context // cancelled at the hard shutdown deadline
 	cancelRuns context.CancelFunc
@@ -117,6 +126,9 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Minute
+	}
+	if cfg.PollConcurrency <= 0 {
+		cfg.PollConcurrency = DefaultPollConcurrency
 	}
 	if cfg.Quota <= 0 {
 		cfg.Quota = DefaultQuota
@@ -161,6 +173,7 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	return &Scheduler[P]{
 		cfg:        cfg,
 		log:        cfg.Logger,
+		polls:      make(chan struct{}, cfg.PollConcurrency),
 		fleet:      newFleet(cfg.Workers, cfg.QuotaWindow, cfg.Aging, cfg.GroupQuotas, cfg.Clock),
 		runCtx:     ctx,
 		cancelRuns: cancel,
@@ -565,7 +578,15 @@ func (t *table[P]) onTimer() {
 		t.attempt(ReasonSchedule, false)
 	}
 	if pollDue && !t.stopped() {
+		select {
+		case t.s.polls <- struct{}{}:
+		case <-t.quit:
+			return
+		case <-t.s.stopping:
+			return
+		}
 		reason := t.poll()
+		<-t.s.polls
 		t.saveQuarantine(false) // drops the files the poll found gone
 		if reason != "" {
 			t.attempt("poll:"+reason, false)
