@@ -114,6 +114,11 @@ var checkpointAttrs = map[string]attrSetter{
 	"max_behind": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.Checkpoint.MaxBehind) },
 }
 
+var fleetAttrs = map[string]attrSetter{
+	"quota": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decFloat(a, &p.Fleet.Quota) },
+	"group": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &p.Fleet.Group) },
+}
+
 var logCleanupAttrs = map[string]attrSetter{
 	"enabled":     func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decBool(a, &p.LogCleanup.Enabled) },
 	"concurrency": func(p *Policy, a *hclsyntax.Attribute) hcl.Diagnostics { return decInt(a, &p.LogCleanup.Concurrency) },
@@ -133,6 +138,7 @@ var daemonAttrs = map[string]daemonSetter{
 	"attempt_stale_after": func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics {
 		return decDuration(a, &d.AttemptStaleAfter)
 	},
+	"group_quotas": func(d *Daemon, a *hclsyntax.Attribute) hcl.Diagnostics { return decFloatMap(a, &d.GroupQuotas) },
 }
 
 // ranges remembers where each attribute of a policy was set, keyed by the
@@ -175,8 +181,10 @@ func decodePolicyBody(p *Policy, body *hclsyntax.Body, allowURL bool, where rang
 			attrs = checkpointAttrs
 		case "log_cleanup":
 			attrs = logCleanupAttrs
+		case "fleet":
+			attrs = fleetAttrs
 		default:
-			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, executor, checkpoint or log_cleanup).", b.Type))
+			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected here (want clustering, triggers, retention, vacuum, stats_backfill, executor, checkpoint, log_cleanup or fleet).", b.Type))
 			continue
 		}
 		if prev, dup := seen[b.Type]; dup {
@@ -328,6 +336,27 @@ func decFloat(a *hclsyntax.Attribute, dst *float64) hcl.Diagnostics {
 	}
 	f, _ := v.AsBigFloat().Float64()
 	*dst = f
+	return nil
+}
+
+// decFloatMap decodes an object of numbers such as { etl = 1, adhoc = 0.5 }.
+func decFloatMap(a *hclsyntax.Attribute, dst *map[string]float64) hcl.Diagnostics {
+	v, diags := valueOf(a)
+	if diags != nil {
+		return diags
+	}
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		return badValue(a, "want an object of numbers such as { etl = 1, adhoc = 0.5 }, got %s", v.Type().FriendlyName())
+	}
+	out := map[string]float64{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if e.IsNull() || e.Type() != cty.Number {
+			return badValue(a, "want a number for %q, got %s", k.AsString(), e.Type().FriendlyName())
+		}
+		out[k.AsString()], _ = e.AsBigFloat().Float64()
+	}
+	*dst = out
 	return nil
 }
 

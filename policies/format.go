@@ -3,6 +3,7 @@ package policies
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,18 @@ func WriteHCL(w io.Writer, s *Set) error {
 	fmt.Fprintf(&b, "  replica             = %q\n", d.Replica)
 	fmt.Fprintf(&b, "  lease_ttl           = %q\n", units.FormatDuration(d.LeaseTTL))
 	fmt.Fprintf(&b, "  attempt_stale_after = %q\n", units.FormatDuration(d.AttemptStaleAfter))
+	if len(d.GroupQuotas) > 0 {
+		groups := make([]string, 0, len(d.GroupQuotas))
+		for g := range d.GroupQuotas {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		fmt.Fprintf(&b, "  group_quotas        = {\n")
+		for _, g := range groups {
+			fmt.Fprintf(&b, "    %q = %s\n", g, fmtFloat(d.GroupQuotas[g]))
+		}
+		fmt.Fprintf(&b, "  }\n")
+	}
 	fmt.Fprintf(&b, "}\n")
 	for _, p := range s.Tables {
 		fmt.Fprintf(&b, "\n# %s\ntable %q {\n", p.Source, p.Name)
@@ -95,6 +108,12 @@ func WriteHCL(w io.Writer, s *Set) error {
 			unset(&b, "    max_behind = ", "default (the table's delta.checkpointInterval)")
 		} else {
 			fmt.Fprintf(&b, "    max_behind = %d\n", p.Checkpoint.MaxBehind)
+		}
+		fmt.Fprintf(&b, "  }\n")
+		fmt.Fprintf(&b, "\n  fleet {\n")
+		fmt.Fprintf(&b, "    quota = %s\n", fmtFloat(p.Fleet.Quota))
+		if p.Fleet.Group != "" {
+			fmt.Fprintf(&b, "    group = %q\n", p.Fleet.Group)
 		}
 		fmt.Fprintf(&b, "  }\n")
 		fmt.Fprintf(&b, "\n  log_cleanup {\n")

@@ -88,6 +88,10 @@ table "orders" {
     enabled     = false
     concurrency = 4
   }
+  fleet {
+    quota = 0.75
+    group = "etl"
+  }
 }
 `
 	set, err := Parse(map[string][]byte{"orders.hcl": []byte(src)})
@@ -108,6 +112,7 @@ table "orders" {
 		Retention:  &Retention{Column: "ts", OlderThan: 90 * 24 * time.Hour, TimeZone: "Europe/Paris"},
 		Checkpoint: Checkpoint{Enabled: true, CatchUp: false, MaxBehind: 50},
 		LogCleanup: LogCleanup{Enabled: false, Concurrency: 4},
+		Fleet:      Fleet{Quota: 0.75, Group: "etl"},
 		Source:     "orders.hcl:2:1",
 	}
 	if !reflect.DeepEqual(p, want) {

@@ -105,6 +105,8 @@ type Policy struct {
 	Checkpoint Checkpoint `json:"checkpoint"`
 	// LogCleanup configures the expired-log cleanup (on by default).
 	LogCleanup LogCleanup `json:"log_cleanup"`
+	// Fleet is the table's share of the daemon's workers (the fleet block).
+	Fleet Fleet `json:"fleet"`
 
 	// Source is where the table block was declared (file:line:col).
 	Source string `json:"source,omitempty"`
@@ -185,6 +187,20 @@ type Checkpoint struct {
 	// delta.checkpointInterval.
 	MaxBehind int `json:"max_behind"`
 }
+
+// Fleet is the fleet block: the table's share of the daemon's workers when
+// more runs are due than workers are free.
+type Fleet struct {
+	// Quota is the worker time the table may use over a sliding hour, in
+	// workers (0.5: half a worker-hour per hour), while other tables wait;
+	// with none waiting it may use more.
+	Quota float64 `json:"quota"`
+	// Group names the table's quota group (Daemon.GroupQuotas); "" is none.
+	Group string `json:"group,omitempty"`
+}
+
+// DefaultFleetQuota is a table's default quota: half a worker.
+const DefaultFleetQuota = 0.5
 
 // LogCleanup is the log_cleanup block: after the checkpoint pass the
 // daemon deletes the log files older than delta.logRetentionDuration that
@@ -300,6 +316,10 @@ type Daemon struct {
 	// not commit. Live runs rewrite theirs every minute
 	// (attempt.DefaultHeartbeat).
 	AttemptStaleAfter time.Duration `json:"attempt_stale_after"`
+	// GroupQuotas bound the worker time of each quota group (a table's
+	// fleet.group) over a sliding hour, in workers; a group not named has
+	// no bound of its own.
+	GroupQuotas map[string]float64 `json:"group_quotas,omitempty"`
 }
 
 // minAttemptStaleAfter is the shortest AttemptStaleAfter: five heartbeats
@@ -346,6 +366,7 @@ func DefaultPolicy() Policy {
 		},
 		Checkpoint: Checkpoint{Enabled: true, CatchUp: true},
 		LogCleanup: LogCleanup{Enabled: true},
+		Fleet:      Fleet{Quota: DefaultFleetQuota},
 	}
 }
 
@@ -645,6 +666,9 @@ func (p *Policy) Validate() error {
 	if p.Checkpoint.MaxBehind < 0 {
 		add("checkpoint.max_behind", ErrOutOfRange, "%d (want >= 0; 0 = the table's delta.checkpointInterval)", p.Checkpoint.MaxBehind)
 	}
+	if q := p.Fleet.Quota; !(q > 0 && q <= 256) {
+		add("fleet.quota", ErrOutOfRange, "%v (want a share of the workers above 0, at most 256)", q)
+	}
 	if c := p.LogCleanup.Concurrency; c < 0 || c > 1024 {
 		add("log_cleanup.concurrency", ErrOutOfRange, "%d (want 0..1024)", c)
 	}
@@ -678,6 +702,11 @@ func (d *Daemon) Validate() error {
 	if d.AttemptStaleAfter < minAttemptStaleAfter {
 		errs = append(errs, &AttrError{Attr: "attempt_stale_after", Err: fmt.Errorf("%w: %v (want >= %v: live runs rewrite their intent records every %v)",
 			ErrOutOfRange, d.AttemptStaleAfter, minAttemptStaleAfter, attempt.DefaultHeartbeat)})
+	}
+	for g, q := range d.GroupQuotas {
+		if g == "" || !(q > 0 && q <= 256) {
+			errs = append(errs, &AttrError{Attr: "group_quotas", Err: fmt.Errorf("%w: group %q: %v (want a named group and a share of the workers above 0, at most 256)", ErrOutOfRange, g, q)})
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -233,6 +233,8 @@ func SpecOf(p policies.Policy, ops []string) (scheduler.Spec, error) {
 		Enabled:  p.Enabled,
 		Triggers: scheduler.Triggers(p.Triggers),
 		Ops:      ops,
+		Quota:    p.Fleet.Quota,
+		Group:    p.Fleet.Group,
 	}
 	if p.Schedule != "" {
 		sch, err := policies.ParseSchedule(p.Schedule)

@@ -33,10 +33,29 @@ type Config[P any] struct {
 	Run RunFunc[P]
 	// Poll checks a table for new log entries. Required.
 	Poll PollFunc[P]
-	// Workers is the global limit of runs at once (default 2).
+	// Workers is the global limit of runs at once (default 2). When more
+	// runs are due than workers are free, the fleet queue (fleet.go) picks
+	// the next.
 	Workers int
+	// Quota is a table's default share of worker time over QuotaWindow,
+	// in workers (default DefaultQuota); Spec.Quota overrides it.
+	Quota float64
+	// GroupQuotas bound the worker time of each quota group (Spec.Group)
+	// over QuotaWindow, in workers; a group not named has no bound.
+	GroupQuotas map[string]float64
+	// QuotaWindow is the sliding window of the quotas (default
+	// DefaultQuotaWindow).
+	QuotaWindow time.Duration
+	// Aging is the wait that adds one to a waiting run's priority
+	// (default DefaultAging): the longer a table waits, the sooner it runs.
+	Aging time.Duration
 	// PollInterval is the poll period of every table (default 1m).
 	PollInterval time.Duration
+	// PollConcurrency bounds the polls running at once (default
+	// DefaultPollConcurrency); the others wait their turn. Without it the
+	// first polls of a large fleet load every table's snapshot at once,
+	// and the process keeps the memory of that peak.
+	PollConcurrency int
 	// BackoffBase and BackoffMax bound retry backoff (defaults 5s, 10m).
 	BackoffBase, BackoffMax time.Duration
 	// Clock is the time source (default RealClock).
@@ -69,6 +88,9 @@ type Config[P any] struct {
 	Halts HaltStore[P]
 }
 
+// DefaultPollConcurrency is the default bound of polls at once.
+const DefaultPollConcurrency = 16
+
 // Errors returned by Trigger.
 var (
 	ErrUnknownTable = errors.New("no such table")
@@ -79,9 +101,10 @@ var (
 
 // Scheduler runs the tables of a policy set.
 type Scheduler[P any] struct {
-	cfg Config[P]
-	log hclog.Logger
-	sem chan struct{}
+	cfg   Config[P]
+	log   hclog.Logger
+	fleet *fleet
+	polls chan struct{} // PollConcurrency slots
 
 	runCtx     context.Context // cancelled at the hard shutdown deadline
 	cancelRuns context.CancelFunc
@@ -104,6 +127,18 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Minute
+	}
+	if cfg.PollConcurrency <= 0 {
+		cfg.PollConcurrency = DefaultPollConcurrency
+	}
+	if cfg.Quota <= 0 {
+		cfg.Quota = DefaultQuota
+	}
+	if cfg.QuotaWindow <= 0 {
+		cfg.QuotaWindow = DefaultQuotaWindow
+	}
+	if cfg.Aging <= 0 {
+		cfg.Aging = DefaultAging
 	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = 5 * time.Second
@@ -139,7 +174,8 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	return &Scheduler[P]{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		sem:        make(chan struct{}, cfg.Workers),
+		polls:      make(chan struct{}, cfg.PollConcurrency),
+		fleet:      newFleet(cfg.Workers, cfg.QuotaWindow, cfg.Aging, cfg.GroupQuotas, cfg.Clock),
 		runCtx:     ctx,
 		cancelRuns: cancel,
 		stopping:   make(chan struct{}),
@@ -292,9 +328,12 @@ func (s *Scheduler[P]) Status() []TableStatus {
 		ts = append(ts, t)
 	}
 	s.mu.Unlock()
+	fv := s.fleet.view()
 	out := make([]TableStatus, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, t.status())
+		st := t.status()
+		st.Fleet = fv.of(t.spec.Name, t.spec.Group, t.quota())
+		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -544,7 +583,15 @@ func (t *table[P]) onTimer() {
 		t.attempt(ReasonSchedule, false)
 	}
 	if pollDue && !t.stopped() {
+		select {
+		case t.s.polls <- struct{}{}:
+		case <-t.quit:
+			return
+		case <-t.s.stopping:
+			return
+		}
 		reason := t.poll()
+		<-t.s.polls
 		t.saveQuarantine(false) // drops the files the poll found gone
 		if reason != "" {
 			t.attempt("poll:"+reason, false)
@@ -573,16 +620,20 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	t.loadQuarantine()
 	t.saveQuarantine(false)
 
+	w := t.waiter(reason)
+	t.s.fleet.enqueue(w)
 	select {
-	case t.s.sem <- struct{}{}:
+	case <-w.grant:
 	case <-t.quit:
+		t.s.fleet.abandon(w)
 		t.setState(StateIdle)
 		return
 	case <-t.s.stopping:
+		t.s.fleet.abandon(w)
 		t.setState(StateIdle)
 		return
 	}
-	defer func() { <-t.s.sem }()
+	defer t.s.fleet.release(w)
 
 	// A trigger that arrived while this run was queued is satisfied by it:
 	// the run reads the table as it is now.
@@ -768,6 +819,30 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	t.retryAt = end.Add(wait)
 	t.state = StateBackoff
 	t.log.Warn("run failed; backing off", "error", err, "failures", t.failures, "retry_in", wait)
+}
+
+// waiter is the fleet queue's entry of a run of t for reason.
+func (t *table[P]) waiter(reason string) *waiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := &waiter{name: t.spec.Name, group: t.spec.Group, quota: t.quota(), manual: reason == ReasonAPI}
+	if t.lastRun != nil {
+		w.lastRun = t.lastRun.End.Sub(t.lastRun.Start)
+	}
+	last := t.lastSuccess
+	if last.IsZero() {
+		last = t.s.started
+	}
+	w.score = Score(t.backlog, t.s.cfg.Clock.Now().Sub(last))
+	return w
+}
+
+// quota is the table's share of worker time, in workers.
+func (t *table[P]) quota() float64 {
+	if t.spec.Quota > 0 {
+		return t.spec.Quota
+	}
+	return t.s.cfg.Quota
 }
 
 func (t *table[P]) setState(s string) {

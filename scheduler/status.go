@@ -169,6 +169,9 @@ type TableStatus struct {
 	// Progress is the running operation's progress (files and bytes done
 	// of their totals, when it started), when it reports any.
 	Progress *progress.Progress `json:"progress,omitempty"`
+	// Fleet is the table's quota use and, while it waits for a worker,
+	// its place in the fleet queue, its score and why it waits.
+	Fleet FleetStatus `json:"fleet"`
 }
 
 func (t *table[P]) status() TableStatus {

@@ -41,6 +41,12 @@ type Spec struct {
 	// then retention, then maintenance operations). Nil or empty: one call
 	// per run with an empty RunRequest.Op.
 	Ops []string
+	// Quota is the table's share of worker time over Config.QuotaWindow,
+	// in workers (0.5: half a worker-hour per hour); 0 means Config.Quota.
+	// Past it the table waits while tables under quota wait (fleet.go).
+	Quota float64
+	// Group names the table's quota group (Config.GroupQuotas); "" is none.
+	Group string
 }
 
 // Triggers are the thresholds a poll checks after reading new log entries.

@@ -234,6 +234,9 @@ compactord_build_info{version="` + version + `"} 1
 # HELP compactord_tables Tables with a loaded policy.
 # TYPE compactord_tables gauge
 compactord_tables 1
+# HELP compactord_queue_length Runs due and waiting for a worker (the fleet queue).
+# TYPE compactord_queue_length gauge
+compactord_queue_length 0
 # HELP compactord_policy_reloads_total Policy reloads by result.
 # TYPE compactord_policy_reloads_total counter
 compactord_policy_reloads_total{result="success"} 0
@@ -360,6 +363,12 @@ compactord_quarantined_files{table="a"} 0
 # HELP compactord_consecutive_failures Failed runs since the last success.
 # TYPE compactord_consecutive_failures gauge
 compactord_consecutive_failures{table="a"} 0
+# HELP compactord_table_queue_score Priority of the table's run waiting for a worker (benefit per cost raised by its wait); 0 while none waits.
+# TYPE compactord_table_queue_score gauge
+compactord_table_queue_score{table="a"} 0
+# HELP compactord_table_quota_occupation Worker time the table used in the last hour over its quota; above 1 it waits while tables under quota wait.
+# TYPE compactord_table_quota_occupation gauge
+compactord_table_quota_occupation{table="a"} 0
 # HELP compactord_last_success_timestamp_seconds End of the table's last successful run (Unix time); absent until one.
 # TYPE compactord_last_success_timestamp_seconds gauge
 compactord_last_success_timestamp_seconds{table="a"} 1.7e+09

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -167,6 +168,7 @@ func New(o Options, log hclog.Logger, mkBackend func(policies.Daemon) Backend) (
 		Run:          be.Run,
 		Poll:         be.Poll,
 		Workers:      dc.Workers,
+		GroupQuotas:  dc.GroupQuotas,
 		PollInterval: dc.Poll,
 		BackoffBase:  dc.BackoffBase,
 		BackoffMax:   dc.BackoffMax,
@@ -224,7 +226,7 @@ func (d *Daemon) Reload() error {
 	d.counters.ReloadsOK++
 	d.loadErr = ""
 	d.reloaded = time.Now()
-	if set.Daemon != d.set.Daemon {
+	if !reflect.DeepEqual(set.Daemon, d.set.Daemon) {
 		d.log.Warn("daemon block changed; its settings apply at the next restart")
 	}
 	d.set = set

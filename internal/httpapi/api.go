@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"sort"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -18,16 +19,40 @@ import (
 
 // StatusPage is the JSON of GET /status.
 type StatusPage struct {
-	Version      string                  `json:"version"`
-	Started      time.Time               `json:"started"`
-	Policies     string                  `json:"policies"`
-	LastReload   time.Time               `json:"last_reload"`
-	ReloadError  string                  `json:"reload_error,omitempty"`
-	Stopping     bool                    `json:"stopping"`
-	Workers      int                     `json:"workers"`
-	Replica      string                  `json:"replica,omitempty"`
-	PollInterval string                  `json:"poll_interval"`
-	Tables       []scheduler.TableStatus `json:"tables"`
+	Version      string    `json:"version"`
+	Started      time.Time `json:"started"`
+	Policies     string    `json:"policies"`
+	LastReload   time.Time `json:"last_reload"`
+	ReloadError  string    `json:"reload_error,omitempty"`
+	Stopping     bool      `json:"stopping"`
+	Workers      int       `json:"workers"`
+	Replica      string    `json:"replica,omitempty"`
+	PollInterval string    `json:"poll_interval"`
+	// Queue lists the runs waiting for a worker, next first (filled here
+	// from Tables).
+	Queue  []QueueEntry            `json:"queue"`
+	Tables []scheduler.TableStatus `json:"tables"`
+}
+
+// QueueEntry is one table waiting in the fleet queue.
+type QueueEntry struct {
+	Table string `json:"table"`
+	scheduler.Queued
+	// QuotaOccupation is the table's worker time in the last hour over
+	// its quota.
+	QuotaOccupation float64 `json:"quota_occupation"`
+}
+
+// queueOf lists the waiting tables of ts in queue order.
+func queueOf(ts []scheduler.TableStatus) []QueueEntry {
+	q := []QueueEntry{}
+	for _, t := range ts {
+		if t.Fleet.Queued != nil {
+			q = append(q, QueueEntry{Table: t.Name, Queued: *t.Fleet.Queued, QuotaOccupation: t.Fleet.QuotaOccupation})
+		}
+	}
+	sort.SliceStable(q, func(i, j int) bool { return q[i].Position < q[j].Position })
+	return q
 }
 
 // Daemon is what the API reads and asks of the running daemon.
@@ -107,6 +132,7 @@ func (d *Daemon) routes(loopback bool) *http.ServeMux {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		page := d.Page()
 		page.Tables = d.Tables()
+		page.Queue = queueOf(page.Tables)
 		writeJSON(w, http.StatusOK, page)
 	})
 	mux.HandleFunc("GET /tables/{name}/plan", func(w http.ResponseWriter, r *http.Request) {

@@ -141,12 +141,22 @@ var perTableSeries = []tableSeries{
 		func(t scheduler.TableStatus) float64 { return float64(len(t.Quarantined)) }},
 	{"compactord_consecutive_failures", "Failed runs since the last success.", gauge,
 		func(t scheduler.TableStatus) float64 { return float64(t.Failures) }},
+	{"compactord_table_queue_score", "Priority of the table's run waiting for a worker (benefit per cost raised by its wait); 0 while none waits.", gauge,
+		func(t scheduler.TableStatus) float64 {
+			if t.Fleet.Queued == nil {
+				return 0
+			}
+			return t.Fleet.Queued.Priority
+		}},
+	{"compactord_table_quota_occupation", "Worker time the table used in the last hour over its quota; above 1 it waits while tables under quota wait.", gauge,
+		func(t scheduler.TableStatus) float64 { return t.Fleet.QuotaOccupation }},
 }
 
 // The families with labels beyond "table" (or none).
 var (
 	descBuildInfo = prometheus.NewDesc("compactord_build_info", "Build information; always 1.", []string{"version"}, nil)
 	descTables    = prometheus.NewDesc("compactord_tables", "Tables with a loaded policy.", nil, nil)
+	descQueue     = prometheus.NewDesc("compactord_queue_length", "Runs due and waiting for a worker (the fleet queue).", nil, nil)
 	descReloads   = prometheus.NewDesc("compactord_policy_reloads_total", "Policy reloads by result.", []string{"result"}, nil)
 	descRuns      = prometheus.NewDesc("compactord_runs_total", "Compaction runs by result.", []string{"table", "result"}, nil)
 	descConflicts = prometheus.NewDesc("compactord_commit_conflicts_total", "Concurrent commits met while committing, by kind.", []string{"table", "kind"}, nil)
@@ -161,7 +171,7 @@ var (
 // (histograms by their base name); the monitoring kit's check holds its
 // rules and dashboard to it.
 func MetricNames() []string {
-	names := []string{"compactord_build_info", "compactord_tables", "compactord_policy_reloads_total",
+	names := []string{"compactord_build_info", "compactord_tables", "compactord_queue_length", "compactord_policy_reloads_total",
 		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds",
 		"compactord_last_success_timestamp_seconds", "compactord_expected_run_interval_seconds"}
 	for _, s := range perTableSeries {
@@ -200,6 +210,13 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	dc := c.counters()
 	ch <- prometheus.MustNewConstMetric(descBuildInfo, gauge, 1, c.version)
 	ch <- prometheus.MustNewConstMetric(descTables, gauge, float64(len(ts)))
+	queued := 0
+	for _, t := range ts {
+		if t.Fleet.Queued != nil {
+			queued++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descQueue, gauge, float64(queued))
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsOK), "success")
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsFailed), "failure")
 	for _, t := range ts {

@@ -45,12 +45,15 @@ type fleetRow struct {
 	NextRun   string      `json:"next_run"`
 	// Mergeable and Stuck split the small files: those a run merges now,
 	// and those alone in their bins that no run merges as the table is.
-	Mergeable   string  `json:"mergeable"`
-	Stuck       string  `json:"stuck"`
-	DVRatio     string  `json:"dv_ratio"`
-	Unclustered string  `json:"unclustered"`
-	Quarantined int     `json:"quarantined"`
-	Sort        sortKey `json:"sort"`
+	Mergeable   string `json:"mergeable"`
+	Stuck       string `json:"stuck"`
+	DVRatio     string `json:"dv_ratio"`
+	Unclustered string `json:"unclustered"`
+	Quarantined int    `json:"quarantined"`
+	// Queue says where a table waiting for a worker is in the fleet
+	// queue, its score and why it waits ("" when it does not wait).
+	Queue string  `json:"queue"`
+	Sort  sortKey `json:"sort"`
 }
 
 // sortKey holds the raw values the page sorts by.
@@ -191,6 +194,15 @@ func pctText(r float64) string {
 	return strings.TrimSuffix(s, ".0") + "%"
 }
 
+// queueText is the fleet page's line for a table waiting for a worker.
+func queueText(f scheduler.FleetStatus) string {
+	q := f.Queued
+	if q == nil {
+		return ""
+	}
+	return fmt.Sprintf("#%d · score %.2f · quota %s used · %s", q.Position, q.Priority, pctText(f.QuotaOccupation), q.Why)
+}
+
 // fleetRows formats every table's row, tables needing attention first
 // (most reasons first), then by name.
 func fleetRows(ts []scheduler.TableStatus, policy func(string) (policies.Policy, bool)) []fleetRow {
@@ -214,6 +226,7 @@ func fleetRows(ts []scheduler.TableStatus, policy func(string) (policies.Policy,
 		if t.NextRun != nil {
 			r.Sort.NextRun = t.NextRun.UnixNano()
 		}
+		r.Queue = queueText(t.Fleet)
 		if b := t.Backlog; b != nil {
 			sn, sb := stuckOf(b)
 			r.Mergeable, r.Stuck = fileCount(b.MergeableFiles, b.MergeableBytes), fileCount(sn, sb)

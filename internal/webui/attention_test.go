@@ -198,3 +198,24 @@ func TestTheMaintenanceRowsSayWhatAnOperationDid(t *testing.T) {
 		t.Errorf("log cleanup and vacuum rows %+v %+v", rows[1], rows[2])
 	}
 }
+
+func TestFleetJSONSaysWhereAQueuedTableIsInTheQueueAndWhy(t *testing.T) {
+	ts, pols := fleetOfEveryState()
+	ts[0].State = scheduler.StateQueued
+	ts[0].Fleet = scheduler.FleetStatus{Quota: 0.5, QuotaOccupation: 1.2,
+		Queued: &scheduler.Queued{Position: 3, Score: 2, Priority: 2.5, Why: "over its quota; it waits while tables under quota wait"}}
+	srv := serve(t, fakeSource(ts, pols))
+	var page struct{ Tables []fleetRow }
+	if err := json.Unmarshal([]byte(get(t, srv.URL+"/ui/fleet.json")), &page); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range page.Tables {
+		want := ""
+		if r.Name == ts[0].Name {
+			want = "#3 · score 2.50 · quota 120% used · over its quota; it waits while tables under quota wait"
+		}
+		if r.Queue != want {
+			t.Errorf("%s: queue %q, want %q", r.Name, r.Queue, want)
+		}
+	}
+}

@@ -32,6 +32,7 @@
         td.append(" ", el("progress", { max: total, value: done }), " " + done + "/" + total);
       }
     }
+    if (r.queue) td.append(el("div", { class: "queue", "data-queue": "" }, r.queue));
     return td;
   }
   function attentionCell(r) {
