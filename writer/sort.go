@@ -25,6 +25,10 @@ const (
 	// DefaultSortSample is the number of values sampled per clustering
 	// column to draw the bucket boundaries from.
 	DefaultSortSample = 20000
+	// DefaultColumnSortMemory bounds the memory the column path of a
+	// sorted rewrite (sort_columns.go) may need by its estimate; a job
+	// estimated above it goes row by row through the external sort.
+	DefaultColumnSortMemory = 512 << 20
 )
 
 // SortOptions tune sorted (clustering) rewrites. Zero fields mean the
@@ -40,6 +44,11 @@ type SortOptions struct {
 	// bytes per output row); the rest goes to a temp file.
 	// 0: DefaultOriginMemory.
 	OriginMemoryBytes int
+	// ColumnMemoryBytes bounds the column path (sort_columns.go): a job
+	// whose estimated memory (sort entries, open sources, the columns
+	// being gathered) is above it is sorted row by row under MemoryBytes
+	// instead. 0: DefaultColumnSortMemory.
+	ColumnMemoryBytes int
 	// Buckets is the number of range buckets per column. 0: DefaultSortBuckets.
 	Buckets int
 	// SampleSize is the reservoir size per column. 0: DefaultSortSample.
@@ -54,6 +63,9 @@ func (o SortOptions) withDefaults() SortOptions {
 	}
 	if o.OriginMemoryBytes <= 0 {
 		o.OriginMemoryBytes = DefaultOriginMemory
+	}
+	if o.ColumnMemoryBytes <= 0 {
+		o.ColumnMemoryBytes = DefaultColumnSortMemory
 	}
 	if o.Buckets <= 0 {
 		o.Buckets = DefaultSortBuckets
@@ -79,8 +91,14 @@ type SortStats struct {
 	BucketsPerColumn []int
 	// Curve is the curve used ("hilbert", or "zorder" for one column).
 	Curve string
-	// KeyBytes is the length of a curve key; MemoryBound the sort bound.
+	// KeyBytes is the length of a curve key; MemoryBound the sort bound
+	// (SortOptions.ColumnMemoryBytes on the column path).
 	KeyBytes, MemoryBound int
+	// Columnar is set when the job took the column path (sort_columns.go)
+	// rather than the external sort of rows; EstimatedMemory is then the
+	// estimate it was admitted with.
+	Columnar        bool
+	EstimatedMemory int64
 }
 
 // sortColumn is one clustering column of the data schema.
@@ -95,6 +113,9 @@ type sortColumn struct {
 	// bucket maps a non-null value to its range bucket.
 	bucket     func(parquet.Value) uint32
 	numBuckets int
+	// bucketInt is bucket for the int64 value of a signed integer column,
+	// nil for other columns.
+	bucketInt func(int64) uint32
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -108,6 +129,9 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	}
 	enc, err := sortEncoder(jw.job.Sort.Curve, len(cols), so.Buckets)
 	if err != nil {
+		return err
+	}
+	if done, err := jw.runSortedColumns(ctx, so, cols, enc); done || err != nil {
 		return err
 	}
 	s := newExtSorter(jw.opts.SpillDir, so.MemoryBytes)
@@ -145,14 +169,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 			jw.opts.SourceRead(src)
 		}
 	}
-	for _, c := range cols {
-		n := so.Buckets
-		if b := jw.job.Sort.Buckets; c.dim < len(b) && b[c.dim] > 0 {
-			n = min(n, b[c.dim])
-		}
-		c.setBuckets(n)
-		c.sample = nil
-	}
+	jw.drawBuckets(cols, so)
 
 	// Phase 2: key, sort, merge, write.
 	coords := make([]uint32, len(cols))
@@ -193,6 +210,18 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	}
 	jw.log.Debug("sorted rewrite done", "rows", s.Rows, "spills", s.Spills, "runs", s.Runs, "passes", s.Passes, "outputs", len(jw.res.Outputs))
 	return nil
+}
+
+// drawBuckets sets every clustering column's buckets from its sample.
+func (jw *jobWriter) drawBuckets(cols []*sortColumn, so SortOptions) {
+	for _, c := range cols {
+		n := so.Buckets
+		if b := jw.job.Sort.Buckets; c.dim < len(b) && b[c.dim] > 0 {
+			n = min(n, b[c.dim])
+		}
+		c.setBuckets(n)
+		c.sample = nil
+	}
 }
 
 // sortColumns resolves the SortSpec's physical paths in the data schema.
@@ -247,6 +276,7 @@ func (c *sortColumn) setBuckets(n int) {
 		}
 		b := curve.NewBucketizer(ints, n, cmp.Compare[int64])
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asInt64(v)) }
+		c.bucketInt = b.Bucket
 		c.numBuckets = b.NumBuckets()
 		return
 	}
