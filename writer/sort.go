@@ -110,12 +110,16 @@ type sortColumn struct {
 	sample *curve.Reservoir[parquet.Value]
 	kind   parquet.Kind
 	signed bool // integer kinds: compared as signed numbers
+	// plainFloat: a float or double column without a logical type.
+	plainFloat bool
 	// bucket maps a non-null value to its range bucket.
 	bucket     func(parquet.Value) uint32
 	numBuckets int
 	// bucketInt is bucket for the int64 value of a signed integer column,
-	// nil for other columns.
-	bucketInt func(int64) uint32
+	// bucketFloat for the value of a float or double column (compared as
+	// the parquet type compares them); nil for other columns.
+	bucketInt   func(int64) uint32
+	bucketFloat func(float64) uint32
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -258,7 +262,8 @@ func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
 				signed = false
 			}
 		}
-		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare, kind: typ.Kind(), signed: signed,
+		plainFloat := (typ.Kind() == parquet.Float || typ.Kind() == parquet.Double) && typ.LogicalType() == nil
+		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare, kind: typ.Kind(), signed: signed, plainFloat: plainFloat,
 			sample: curve.NewReservoir[parquet.Value](so.SampleSize, so.Seed+uint64(k))})
 	}
 	return cols, nil
@@ -280,9 +285,40 @@ func (c *sortColumn) setBuckets(n int) {
 		c.numBuckets = b.NumBuckets()
 		return
 	}
+	if c.plainFloat {
+		fs := make([]float64, len(sample))
+		for i, v := range sample {
+			fs[i] = asFloat64(v)
+		}
+		b := curve.NewBucketizer(fs, n, compareFloat)
+		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asFloat64(v)) }
+		c.bucketFloat = b.Bucket
+		c.numBuckets = b.NumBuckets()
+		return
+	}
 	b := curve.NewBucketizer(sample, n, c.cmp)
 	c.bucket = b.Bucket
 	c.numBuckets = b.NumBuckets()
+}
+
+// compareFloat orders floats as parquet-go's float and double types do
+// (NaN equal to everything), so that the buckets are those the type's
+// Compare draws.
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func asFloat64(v parquet.Value) float64 {
+	if v.Kind() == parquet.Float {
+		return float64(v.Float())
+	}
+	return v.Double()
 }
 
 func asInt64(v parquet.Value) int64 {

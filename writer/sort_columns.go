@@ -124,13 +124,24 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		}
 	}()
 	n := int(rows)
+	outs, err := jw.planSortedOutputs(srcs, n)
+	if err != nil {
+		return true, err
+	}
+	// One output holds every row: its statistics are the sources' values
+	// as read (from page bounds where exact), in any order.
+	var obs deltascan.ColumnObserver
+	if len(outs) == 1 {
+		obs = outs[0].stats.columns()
+		outs[0].observed = true
+	}
 
 	// Clustering columns: read, sampled in read order, bucketed.
 	bufs := make([]*colBuf, len(leaves))
 	scratch := make([]deltascan.ColumnScratch, len(cols))
 	err = runTasks(ctx, len(cols), func(k int) error {
 		c := cols[k]
-		b, err := readColBuf(srcs, c.index, leaves[c.index].Node.Type().Kind(), leaves[c.index].MaxDefinitionLevel, n, &scratch[k])
+		b, err := readColBuf(srcs, c.index, leaves[c.index].Node.Type().Kind(), leaves[c.index].MaxDefinitionLevel, n, &scratch[k], obs)
 		if err != nil {
 			return err
 		}
@@ -151,7 +162,6 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	entries := make([]sortEntry, n)
 	err = parallelRanges(n, 1<<14, func(lo, hi int) error {
 		coords := make([]uint32, len(cols))
-		key := make([]byte, 0, 8)
 		for i := lo; i < hi; i++ {
 			if (i-lo)%(1<<16) == 0 {
 				if err := ctx.Err(); err != nil {
@@ -165,17 +175,15 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 					coords[d] = curve.NullBucket
 				case c.bucketInt != nil:
 					coords[d] = c.bucketInt(b.int64At(i))
+				case c.bucketFloat != nil:
+					coords[d] = c.bucketFloat(b.float64At(i))
 				default:
 					coords[d] = c.bucket(b.value(i))
 				}
 			}
-			var err error
-			if key, err = enc.AppendKey(key[:0], coords); err != nil {
+			k, err := enc.Key64(coords)
+			if err != nil {
 				return err
-			}
-			var k uint64
-			for _, x := range key {
-				k = k<<8 | uint64(x)
 			}
 			entries[i] = sortEntry{key: k, ref: uint32(i)}
 		}
@@ -189,7 +197,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		return true, err
 	}
 
-	if err := jw.writeSortedColumns(ctx, srcs, leaves, bufs, cols, entries); err != nil {
+	if err := jw.writeSortedColumns(ctx, srcs, outs, obs, leaves, bufs, cols, entries); err != nil {
 		return true, err
 	}
 	if jw.res.Origins.NumRows() != rows {
@@ -294,15 +302,18 @@ func (jw *jobWriter) columnMemory(srcs []*sortedSource, leaves []parquet.LeafCol
 // sorted entries, in row groups starting at groups[i] (ends at hi).
 type sortedOutput struct {
 	o      *output
+	stats  statsSink
 	lo, hi int
 	groups []int
 	rgws   []*parquet.ConcurrentRowGroupWriter
+	// observed: the statistics are folded as the columns are read.
+	observed bool
 }
 
 // planSortedOutputs splits n sorted rows into outputs of about the target
 // size and those into row groups of about RowGroupBytes (at most
 // RowGroupRows), sizing rows by the sources' bytes per live row.
-func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int) []*sortedOutput {
+func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int) ([]*sortedOutput, error) {
 	var bytes int64
 	for _, s := range srcs {
 		bytes += s.src.Size
@@ -312,19 +323,22 @@ func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int) []*sortedOut
 	rgRows := int(min(jw.opts.RowGroupRows, max(1, int64(float64(jw.opts.RowGroupBytes)/perRow))))
 	var outs []*sortedOutput
 	for lo := 0; lo < n; lo += outRows {
-		so := &sortedOutput{lo: lo, hi: min(n, lo+outRows)}
+		stats, err := newStats(jw.snap, jw.schema)
+		if err != nil {
+			return nil, err
+		}
+		so := &sortedOutput{stats: stats, lo: lo, hi: min(n, lo+outRows)}
 		for g := so.lo; g < so.hi; g += rgRows {
 			so.groups = append(so.groups, g)
 		}
 		outs = append(outs, so)
 	}
-	return outs
+	return outs, nil
 }
 
 // writeSortedColumns writes the sorted rows column by column (see the top
 // of the file), fills the origin map and closes the outputs.
-func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSource, leaves []parquet.LeafColumn, bufs []*colBuf, cols []*sortColumn, entries []sortEntry) (err error) {
-	outs := jw.planSortedOutputs(srcs, len(entries))
+func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSource, outs []*sortedOutput, obs deltascan.ColumnObserver, leaves []parquet.LeafColumn, bufs []*colBuf, cols []*sortColumn, entries []sortEntry) (err error) {
 	defer func() {
 		for _, so := range outs {
 			if so.o != nil {
@@ -334,12 +348,8 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 	}()
 	for i, so := range outs {
 		key := jw.layout.key(i)
-		stats, err := newStats(jw.snap, jw.schema)
-		if err != nil {
-			return err
-		}
 		jw.objs.Track(key)
-		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, stats)
+		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
 		if err != nil {
 			return err
 		}
@@ -390,7 +400,7 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 			}
 			mu.Unlock()
 			var err error
-			b, err = readColBuf(srcs, c, leaves[c].Node.Type().Kind(), leaves[c].MaxDefinitionLevel, len(entries), sc)
+			b, err = readColBuf(srcs, c, leaves[c].Node.Type().Kind(), leaves[c].MaxDefinitionLevel, len(entries), sc, obs)
 			mu.Lock()
 			pool = append(pool, sc)
 			mu.Unlock()
@@ -454,7 +464,10 @@ func (so *sortedOutput) end(g int) int {
 func gatherColumn(ctx context.Context, b *colBuf, outs []*sortedOutput, entries []sortEntry) (err error) {
 	vals := make([]parquet.Value, gatherBatch)
 	for _, so := range outs {
-		obs := so.o.stats.columns()
+		var obs deltascan.ColumnObserver
+		if !so.observed {
+			obs = so.o.stats.columns()
+		}
 		for g, rgw := range so.rgws {
 			cw := rgw.ColumnWriters()[b.col]
 			end := so.end(g)
@@ -464,10 +477,10 @@ func gatherColumn(ctx context.Context, b *colBuf, outs []*sortedOutput, entries 
 				}
 				hi := min(end, lo+gatherBatch)
 				batch := vals[:hi-lo]
-				for k, e := range entries[lo:hi] {
-					batch[k] = b.value(int(e.ref))
+				b.gather(batch, entries[lo:hi])
+				if obs != nil {
+					obs.ObserveColumnValues(b.col, batch)
 				}
-				obs.ObserveColumnValues(b.col, batch)
 				if err := writeValues(cw, batch); err != nil {
 					return fmt.Errorf("write column %d of %s: %w", b.col, so.o.key, err)
 				}
