@@ -136,6 +136,32 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				if !slices.Equal(orders[0], orders[1]) {
 					t.Fatalf("%s: the column path wrote the rows in another order than the row path", job.ID)
 				}
+				// Into one output the column path folds the statistics as it
+				// reads the columns: they must be the row path's.
+				one := opts
+				one.TargetFileSize = 1 << 30
+				var stats [2]string
+				for p, rowPath := range []bool{true, false} {
+					one.DisableCopyPath = rowPath
+					objs := &attempt.Objects{}
+					res, err := Rewrite(ctx, tbl, snap, job, objs, one)
+					if err != nil {
+						t.Fatalf("sorted rewrite of %s into one output (row path %v): %v", job.ID, rowPath, err)
+					}
+					checkSorted(t, tbl, snap, job, res)
+					if len(res.Outputs) == 1 {
+						stats[p] = res.Outputs[0].Add.Stats
+					} else if len(res.Outputs) > 1 {
+						t.Fatalf("%d outputs, want one", len(res.Outputs))
+					}
+					_ = res.Origins.Close()
+					if err := cleanAttempt(ctx, objs, tbl); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if stats[0] != stats[1] {
+					t.Fatalf("%s into one output: statistics\n%s on the row path,\n%s on the column path", job.ID, stats[0], stats[1])
+				}
 			}
 			if total != tables[name].LiveRows {
 				t.Errorf("rewrote %d live rows, expected.json says %d", total, tables[name].LiveRows)
