@@ -64,42 +64,57 @@ func (b *colBuf) append(vals []parquet.Value) error {
 		if v.RepetitionLevel() != 0 {
 			return fmt.Errorf("sort: column %d: repeated value in a flat column", b.col)
 		}
-		def := v.DefinitionLevel()
-		if b.defs != nil {
-			b.defs = append(b.defs, byte(def))
-		}
-		null := v.IsNull()
-		if !null && v.Kind() != b.kind {
+		if !v.IsNull() && v.Kind() != b.kind {
 			return fmt.Errorf("sort: column %d: value of kind %v in a column of kind %v", b.col, v.Kind(), b.kind)
 		}
-		if b.byteArrays() {
-			if !null {
+		if b.defs != nil {
+			b.defs = append(b.defs, byte(v.DefinitionLevel()))
+		}
+	}
+	switch b.kind {
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		for _, v := range vals {
+			if !v.IsNull() {
 				b.data = append(b.data, v.ByteArray()...)
 			}
 			if len(b.data) > math.MaxUint32 {
 				return fmt.Errorf("sort: column %d holds more than 4 GiB", b.col)
 			}
 			b.offs = append(b.offs, uint32(len(b.data)))
-			continue
 		}
-		var x uint64
-		if !null {
-			switch b.kind {
-			case parquet.Boolean:
-				if v.Boolean() {
-					x = 1
-				}
-			case parquet.Int32:
-				x = uint64(uint32(v.Int32()))
-			case parquet.Int64:
+	case parquet.Int64:
+		for _, v := range vals {
+			var x uint64
+			if !v.IsNull() {
 				x = uint64(v.Int64())
-			case parquet.Float:
-				x = uint64(math.Float32bits(v.Float()))
-			case parquet.Double:
+			}
+			b.bits = append(b.bits, x)
+		}
+	case parquet.Double:
+		for _, v := range vals {
+			var x uint64
+			if !v.IsNull() {
 				x = math.Float64bits(v.Double())
 			}
+			b.bits = append(b.bits, x)
 		}
-		b.bits = append(b.bits, x)
+	default:
+		for _, v := range vals {
+			var x uint64
+			if !v.IsNull() {
+				switch b.kind {
+				case parquet.Boolean:
+					if v.Boolean() {
+						x = 1
+					}
+				case parquet.Int32:
+					x = uint64(uint32(v.Int32()))
+				case parquet.Float:
+					x = uint64(math.Float32bits(v.Float()))
+				}
+			}
+			b.bits = append(b.bits, x)
+		}
 	}
 	return nil
 }

@@ -162,7 +162,12 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	entries := make([]sortEntry, n)
 	err = parallelRanges(n, 1<<14, func(lo, hi int) error {
 		coords := make([]uint32, len(cols))
+		// The source of ordinal i: srcs[si], advanced as i passes its end.
+		si := sort.Search(len(srcs), func(k int) bool { return srcs[k].start+srcs[k].live > int64(lo) })
 		for i := lo; i < hi; i++ {
+			for int64(i) >= srcs[si].start+srcs[si].live {
+				si++
+			}
 			if (i-lo)%(1<<16) == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -185,7 +190,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 			if err != nil {
 				return err
 			}
-			entries[i] = sortEntry{key: k, ref: uint32(i)}
+			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(si)}
 		}
 		return nil
 	})
@@ -433,7 +438,7 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 		}
 		for j := so.lo; j < so.hi; j++ {
 			ref := int64(entries[j].ref)
-			s := srcs[sort.Search(len(srcs), func(i int) bool { return srcs[i].start+srcs[i].live > ref })]
+			s := srcs[entries[j].src]
 			srcIdx = append(srcIdx, uint32(s.index))
 			phys = append(phys, s.phys(ref-s.start))
 			if len(srcIdx) == cap(srcIdx) || j == so.hi-1 {

@@ -14,10 +14,13 @@ import (
 // Ordering by (key, ordinal) is the row path's (key, source, physical row)
 // order, since the ordinal grows with (source, physical row).
 
-// sortEntry is one live row in the sort.
+// sortEntry is one live row in the sort: its key, its ordinal and the
+// index of its source in the job's sources (held in what would otherwise
+// be padding, so the origin map needs no search).
 type sortEntry struct {
 	key uint64
 	ref uint32
+	src uint32
 }
 
 func compareEntries(a, b sortEntry) int {
