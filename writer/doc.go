@@ -20,6 +20,16 @@
 // Packed and copied sources get their statistics column by column (from
 // page bounds where exact); no row is assembled for them.
 //
+// A sorted (clustering) job goes column by column too where it can
+// (sort_columns.go): its clustering columns read whole, a curve key per row,
+// the (key, row) entries sorted in parallel, every column gathered by the
+// permutation into the outputs' row groups on GOMAXPROCS workers, and the
+// origin map filled from the permutation. Jobs it cannot take (repeated or
+// INT96 columns, keys over 8 bytes, an estimated memory over
+// SortOptions.ColumnMemoryBytes, DisableCopyPath) go row by row through
+// the external sort (sort.go, sort_extern.go), which spills; both write
+// the rows in the same order.
+//
 // Reading and writing of a source run on two goroutines. Memory is bounded
 // by Options (page size, read buffers, batches in flight); the pages of the
 // row group being built spill to unlinked temp files.

@@ -79,6 +79,32 @@ func (m *OriginMap) Add(source int, phys int64) error {
 	return nil
 }
 
+// addBatch appends the origins of the next len(srcs) output rows (of the
+// current output) under one lock: source srcs[i], physical row phys[i].
+func (m *OriginMap) addBatch(srcs []uint32, phys []int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("origin map: closed")
+	}
+	var e [originEntrySize]byte
+	for i, s := range srcs {
+		if phys[i] < 0 {
+			return fmt.Errorf("origin map: bad origin (source %d, row %d)", s, phys[i])
+		}
+		binary.BigEndian.PutUint32(e[:4], s)
+		binary.BigEndian.PutUint64(e[4:], uint64(phys[i]))
+		m.buf = append(m.buf, e[:]...)
+		m.rows++
+		if len(m.buf) >= m.limit {
+			if err := m.spillLocked(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // spillLocked appends the in-memory entries to the temp file.
 func (m *OriginMap) spillLocked() error {
 	if m.file == nil {

@@ -53,7 +53,8 @@ func rowGroupCount(t *testing.T, files []string) int {
 // against the sources read with union_by_name (and the deleted positions
 // anti-joined); their statistics agree with what DuckDB reads from them.
 // Also with output row groups of one source each, so that several row
-// groups are in the column encoder at once.
+// groups are in the column encoder at once, and sorted on two clustering
+// columns (the sorted column path, every output row held to its origin).
 func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 	_, shapes := testutil.DuckScript(t, "shapes.mjs")
 	for _, shape := range gen.Shapes {
@@ -91,9 +92,11 @@ func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 				name          string
 				rowGroupBytes int64
 				rowGroups     int
+				sorted        bool
 			}{
-				{"one row group", 0, 1},
-				{"a row group per source", 2 * largest, len(snap.Files)},
+				{"one row group", 0, 1, false},
+				{"a row group per source", 2 * largest, len(snap.Files), false},
+				{"sorted on event_time and amount, column by column", 0, 1, true},
 			} {
 				t.Run(v.name, func(t *testing.T) {
 					opts := DefaultOptions()
@@ -101,14 +104,29 @@ func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 						opts.RowGroupBytes = v.rowGroupBytes
 					}
 					job := &Job{ID: shape, Sources: snap.Files}
+					if v.sorted {
+						job.Sort = &SortSpec{Columns: [][]string{{"event_time"}, {"amount"}}}
+						job.Tags = map[string]string{"ZCUBE_ID": "z"}
+						job.ClusteringProvider = "liquid"
+					}
 					res, err := Rewrite(ctx, tbl, snap, job, &attempt.Objects{}, opts)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if res.PackedSources != len(snap.Files) {
-						t.Errorf("%d of %d sources written column by column", res.PackedSources, len(snap.Files))
+					var n int64
+					if v.sorted {
+						if !res.Sort.Columnar {
+							t.Errorf("the sorted job went row by row")
+						}
+						n = checkSorted(t, tbl, snap, job, res)
+						_ = res.Origins.Close()
+					} else {
+						if res.PackedSources != len(snap.Files) {
+							t.Errorf("%d of %d sources written column by column", res.PackedSources, len(snap.Files))
+						}
+						n = checkResult(t, tbl, snap, job, res, 0)
 					}
-					if n := checkResult(t, tbl, snap, job, res, 0); n != 4*3000-deleted {
+					if n != 4*3000-deleted {
 						t.Errorf("wrote %d rows, want %d", n, 4*3000-deleted)
 					}
 					var outputs []string

@@ -25,6 +25,10 @@ const (
 	// DefaultSortSample is the number of values sampled per clustering
 	// column to draw the bucket boundaries from.
 	DefaultSortSample = 20000
+	// DefaultColumnSortMemory bounds the memory the column path of a
+	// sorted rewrite (sort_columns.go) may need by its estimate; a job
+	// estimated above it goes row by row through the external sort.
+	DefaultColumnSortMemory = 512 << 20
 )
 
 // SortOptions tune sorted (clustering) rewrites. Zero fields mean the
@@ -40,6 +44,11 @@ type SortOptions struct {
 	// bytes per output row); the rest goes to a temp file.
 	// 0: DefaultOriginMemory.
 	OriginMemoryBytes int
+	// ColumnMemoryBytes bounds the column path (sort_columns.go): a job
+	// whose estimated memory (sort entries, open sources, the columns
+	// being gathered) is above it is sorted row by row under MemoryBytes
+	// instead. 0: DefaultColumnSortMemory.
+	ColumnMemoryBytes int
 	// Buckets is the number of range buckets per column. 0: DefaultSortBuckets.
 	Buckets int
 	// SampleSize is the reservoir size per column. 0: DefaultSortSample.
@@ -54,6 +63,9 @@ func (o SortOptions) withDefaults() SortOptions {
 	}
 	if o.OriginMemoryBytes <= 0 {
 		o.OriginMemoryBytes = DefaultOriginMemory
+	}
+	if o.ColumnMemoryBytes <= 0 {
+		o.ColumnMemoryBytes = DefaultColumnSortMemory
 	}
 	if o.Buckets <= 0 {
 		o.Buckets = DefaultSortBuckets
@@ -79,8 +91,14 @@ type SortStats struct {
 	BucketsPerColumn []int
 	// Curve is the curve used ("hilbert", or "zorder" for one column).
 	Curve string
-	// KeyBytes is the length of a curve key; MemoryBound the sort bound.
+	// KeyBytes is the length of a curve key; MemoryBound the sort bound
+	// (SortOptions.ColumnMemoryBytes on the column path).
 	KeyBytes, MemoryBound int
+	// Columnar is set when the job took the column path (sort_columns.go)
+	// rather than the external sort of rows; EstimatedMemory is then the
+	// estimate it was admitted with.
+	Columnar        bool
+	EstimatedMemory int64
 }
 
 // sortColumn is one clustering column of the data schema.
@@ -92,9 +110,16 @@ type sortColumn struct {
 	sample *curve.Reservoir[parquet.Value]
 	kind   parquet.Kind
 	signed bool // integer kinds: compared as signed numbers
+	// plainFloat: a float or double column without a logical type.
+	plainFloat bool
 	// bucket maps a non-null value to its range bucket.
 	bucket     func(parquet.Value) uint32
 	numBuckets int
+	// bucketInt is bucket for the int64 value of a signed integer column,
+	// bucketFloat for the value of a float or double column (compared as
+	// the parquet type compares them); nil for other columns.
+	bucketInt   func(int64) uint32
+	bucketFloat func(float64) uint32
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -108,6 +133,9 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	}
 	enc, err := sortEncoder(jw.job.Sort.Curve, len(cols), so.Buckets)
 	if err != nil {
+		return err
+	}
+	if done, err := jw.runSortedColumns(ctx, so, cols, enc); done || err != nil {
 		return err
 	}
 	s := newExtSorter(jw.opts.SpillDir, so.MemoryBytes)
@@ -145,14 +173,7 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 			jw.opts.SourceRead(src)
 		}
 	}
-	for _, c := range cols {
-		n := so.Buckets
-		if b := jw.job.Sort.Buckets; c.dim < len(b) && b[c.dim] > 0 {
-			n = min(n, b[c.dim])
-		}
-		c.setBuckets(n)
-		c.sample = nil
-	}
+	jw.drawBuckets(cols, so)
 
 	// Phase 2: key, sort, merge, write.
 	coords := make([]uint32, len(cols))
@@ -195,6 +216,18 @@ func (jw *jobWriter) runSorted(ctx context.Context) (err error) {
 	return nil
 }
 
+// drawBuckets sets every clustering column's buckets from its sample.
+func (jw *jobWriter) drawBuckets(cols []*sortColumn, so SortOptions) {
+	for _, c := range cols {
+		n := so.Buckets
+		if b := jw.job.Sort.Buckets; c.dim < len(b) && b[c.dim] > 0 {
+			n = min(n, b[c.dim])
+		}
+		c.setBuckets(n)
+		c.sample = nil
+	}
+}
+
 // sortColumns resolves the SortSpec's physical paths in the data schema.
 func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
 	spec := jw.job.Sort
@@ -229,7 +262,8 @@ func (jw *jobWriter) sortColumns(so SortOptions) ([]*sortColumn, error) {
 				signed = false
 			}
 		}
-		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare, kind: typ.Kind(), signed: signed,
+		plainFloat := (typ.Kind() == parquet.Float || typ.Kind() == parquet.Double) && typ.LogicalType() == nil
+		cols = append(cols, &sortColumn{name: name, dim: k, index: leaf.ColumnIndex, cmp: typ.Compare, kind: typ.Kind(), signed: signed, plainFloat: plainFloat,
 			sample: curve.NewReservoir[parquet.Value](so.SampleSize, so.Seed+uint64(k))})
 	}
 	return cols, nil
@@ -247,12 +281,44 @@ func (c *sortColumn) setBuckets(n int) {
 		}
 		b := curve.NewBucketizer(ints, n, cmp.Compare[int64])
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asInt64(v)) }
+		c.bucketInt = b.Bucket
+		c.numBuckets = b.NumBuckets()
+		return
+	}
+	if c.plainFloat {
+		fs := make([]float64, len(sample))
+		for i, v := range sample {
+			fs[i] = asFloat64(v)
+		}
+		b := curve.NewBucketizer(fs, n, compareFloat)
+		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asFloat64(v)) }
+		c.bucketFloat = b.Bucket
 		c.numBuckets = b.NumBuckets()
 		return
 	}
 	b := curve.NewBucketizer(sample, n, c.cmp)
 	c.bucket = b.Bucket
 	c.numBuckets = b.NumBuckets()
+}
+
+// compareFloat orders floats as parquet-go's float and double types do
+// (NaN equal to everything), so that the buckets are those the type's
+// Compare draws.
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func asFloat64(v parquet.Value) float64 {
+	if v.Kind() == parquet.Float {
+		return float64(v.Float())
+	}
+	return v.Double()
 }
 
 func asInt64(v parquet.Value) int64 {

@@ -2,6 +2,7 @@ package writer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,13 +69,14 @@ func sortableColumns(schema *parquet.Schema) [][]string {
 }
 
 // TestSortedRewriteRoundTripsEveryReadableTable sorts every readable test
-// table (all types, nested columns, DVs, column mapping) with a tiny memory
-// bound: every output row must be the source row its origin names, and
-// every live source row must appear exactly once.
+// table (all types, nested columns, DVs, column mapping) on both paths, the
+// rows one with a tiny memory bound: every output row must be the source
+// row its origin names, every live source row must appear exactly once,
+// and the column path must write the rows in the row path's order.
 func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 	tables := readableTables(t)
 	names := slices.Sorted(maps.Keys(tables))
-	spilled, originSpilled, sorted := 0, 0, 0
+	spilled, originSpilled, sorted, columnar := 0, 0, 0, 0
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -96,26 +98,69 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				job.Sort = &SortSpec{Columns: cols, Curve: "hilbert"}
 				job.Tags = map[string]string{"ZCUBE_ID": "z"}
 				job.ClusteringProvider = "liquid"
-				objs := &attempt.Objects{}
-				res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
-				if err != nil {
-					t.Fatalf("sorted rewrite of %s on %v: %v", job.ID, cols, err)
-				}
-				total += checkSorted(t, tbl, snap, job, res)
-				if res.Sort.Spills > 0 {
-					spilled++
-				}
-				if res.Sort.OriginSpilled {
-					originSpilled++
-				}
-				sorted++
-				if err := cleanAttempt(ctx, objs, tbl); err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range res.Outputs {
-					if _, err := tbl.Bucket.Attributes(ctx, o.Key); err == nil {
-						t.Errorf("output %s still exists after Abort", o.Key)
+				var orders [2][][2]int64
+				for p, rowPath := range []bool{true, false} {
+					opts.DisableCopyPath = rowPath
+					objs := &attempt.Objects{}
+					res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
+					if err != nil {
+						t.Fatalf("sorted rewrite of %s on %v (row path %v): %v", job.ID, cols, rowPath, err)
 					}
+					if rowPath && res.Sort.Columnar {
+						t.Fatalf("DisableCopyPath: the job took the column path")
+					}
+					n := checkSorted(t, tbl, snap, job, res)
+					if rowPath {
+						total += n
+					}
+					orders[p] = originOrder(t, res)
+					if res.Sort.Spills > 0 {
+						spilled++
+					}
+					if res.Sort.OriginSpilled {
+						originSpilled++
+					}
+					if res.Sort.Columnar {
+						columnar++
+					}
+					sorted++
+					if err := cleanAttempt(ctx, objs, tbl); err != nil {
+						t.Fatal(err)
+					}
+					for _, o := range res.Outputs {
+						if _, err := tbl.Bucket.Attributes(ctx, o.Key); err == nil {
+							t.Errorf("output %s still exists after Abort", o.Key)
+						}
+					}
+				}
+				if !slices.Equal(orders[0], orders[1]) {
+					t.Fatalf("%s: the column path wrote the rows in another order than the row path", job.ID)
+				}
+				// Into one output the column path folds the statistics as it
+				// reads the columns: they must be the row path's.
+				one := opts
+				one.TargetFileSize = 1 << 30
+				var stats [2]string
+				for p, rowPath := range []bool{true, false} {
+					one.DisableCopyPath = rowPath
+					objs := &attempt.Objects{}
+					res, err := Rewrite(ctx, tbl, snap, job, objs, one)
+					if err != nil {
+						t.Fatalf("sorted rewrite of %s into one output (row path %v): %v", job.ID, rowPath, err)
+					}
+					checkSorted(t, tbl, snap, job, res)
+					if len(res.Outputs) == 1 {
+						stats[p] = res.Outputs[0].Add.Stats
+					} else if len(res.Outputs) > 1 {
+						t.Fatalf("%d outputs, want one", len(res.Outputs))
+					}
+					_ = res.Origins.Close()
+					if err := cleanAttempt(ctx, objs, tbl); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if stats[0] != stats[1] {
+					t.Fatalf("%s into one output: statistics\n%s on the row path,\n%s on the column path", job.ID, stats[0], stats[1])
 				}
 			}
 			if total != tables[name].LiveRows {
@@ -123,10 +168,27 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 			}
 		})
 	}
-	if spilled == 0 || originSpilled == 0 {
-		t.Errorf("of %d sorted jobs, %d spilled sort runs and %d spilled origins: want both exercised", sorted, spilled, originSpilled)
+	if spilled == 0 || originSpilled == 0 || columnar == 0 {
+		t.Errorf("of %d sorted jobs, %d spilled sort runs, %d spilled origins and %d took the column path: want each exercised", sorted, spilled, originSpilled, columnar)
 	}
-	t.Logf("%d sorted jobs, %d spilled sort runs, %d spilled origins", sorted, spilled, originSpilled)
+	t.Logf("%d sorted jobs, %d spilled sort runs, %d spilled origins, %d column path", sorted, spilled, originSpilled, columnar)
+}
+
+// originOrder is the (source, physical row) of every output row of a
+// sorted job, outputs in order: the job's row order whatever its splits.
+func originOrder(t *testing.T, res *Result) [][2]int64 {
+	t.Helper()
+	var out [][2]int64
+	for o, w := range res.Outputs {
+		for k := range w.NumRecords {
+			si, phys, err := res.Origins.Origin(o, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, [2]int64{int64(si), phys})
+		}
+	}
+	return out
 }
 
 // checkSorted verifies a sorted job's outputs row by row against the origin
@@ -242,46 +304,52 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, objs, opts)
 		check(t, opts.SpillDir, objs, err, `"no_such_col"`)
 	})
-	// Count the checks of a whole run, then cancel at points through it.
-	probe := &countdownCtx{Context: context.Background()}
-	probe.n.Store(1 << 40)
-	opts.SpillDir = t.TempDir()
-	objs := &attempt.Objects{}
-	res, err := Rewrite(probe, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Outputs) < 3 {
-		t.Fatalf("%d outputs, want several", len(res.Outputs))
-	}
-	if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
-		t.Fatal(err)
-	}
-	total := 1<<40 - probe.n.Load()
-	failed, succeeded := 0, 0
-	for _, n := range []int64{0, total / 10, total / 3, total / 2, total * 9 / 10, total - 1, total} {
-		t.Run(fmt.Sprintf("canceled after %d checks", n), func(t *testing.T) {
+	// On both paths: count the checks of a whole run, then cancel at points
+	// through it.
+	for _, rowPath := range []bool{false, true} {
+		t.Run(fmt.Sprintf("row path %v", rowPath), func(t *testing.T) {
+			opts.DisableCopyPath = rowPath
+			probe := &countdownCtx{Context: context.Background()}
+			probe.n.Store(1 << 40)
 			opts.SpillDir = t.TempDir()
-			ctx := &countdownCtx{Context: context.Background()}
-			ctx.n.Store(n)
 			objs := &attempt.Objects{}
-			_, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
-			if err == nil {
-				succeeded++
-				if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
-					t.Fatal(err)
-				}
-				if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
-					t.Errorf("objects left after cleaning the attempt")
-				}
-				return
+			res, err := Rewrite(probe, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			failed++
-			check(t, opts.SpillDir, objs, err, "context canceled")
+			if len(res.Outputs) < 3 || res.Sort.Columnar == rowPath {
+				t.Fatalf("%d outputs, column path %v: want several, on the path asked", len(res.Outputs), res.Sort.Columnar)
+			}
+			if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
+				t.Fatal(err)
+			}
+			total := 1<<40 - probe.n.Load()
+			failed, succeeded := 0, 0
+			for _, n := range []int64{0, total / 10, total / 3, total / 2, total * 9 / 10, total - 1, total} {
+				t.Run(fmt.Sprintf("canceled after %d checks", n), func(t *testing.T) {
+					opts.SpillDir = t.TempDir()
+					ctx := &countdownCtx{Context: context.Background()}
+					ctx.n.Store(n)
+					objs := &attempt.Objects{}
+					_, err := Rewrite(ctx, tbl, snap, &Job{ID: "j", Sources: snap.Files[:6], Sort: &SortSpec{Columns: cols}}, objs, opts)
+					if err == nil {
+						succeeded++
+						if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
+							t.Fatal(err)
+						}
+						if after := tabletest.Keys(t, tbl); !slices.Equal(before, after) {
+							t.Errorf("objects left after cleaning the attempt")
+						}
+						return
+					}
+					failed++
+					check(t, opts.SpillDir, objs, err, "context canceled")
+				})
+			}
+			if failed != 6 || succeeded != 1 {
+				t.Errorf("%d runs canceled, %d completed: the countdowns do not cover the run", failed, succeeded)
+			}
 		})
-	}
-	if failed != 6 || succeeded != 1 {
-		t.Errorf("%d runs canceled, %d completed: the countdowns do not cover the run", failed, succeeded)
 	}
 }
 
@@ -305,71 +373,112 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 		{"few event_time buckets, user_id capped, amount default", [][]string{{"event_time"}, {"user_id"}, {"amount"}}, curve.Hilbert, []int{3, 40, 0}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: tt.cols, Curve: "hilbert", Buckets: tt.buckets}}
-			opts := DefaultOptions()
-			opts.TargetFileSize = 256 << 10
-			opts.Sort = SortOptions{MemoryBytes: 128 << 10, SampleSize: 1 << 20, Buckets: 1000}
-			objs := &attempt.Objects{}
-			res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanAttempt(ctx, objs, tbl)
-			if res.Sort.Spills == 0 || len(res.Outputs) < 2 || res.Sort.Curve != string(tt.curve) {
-				t.Fatalf("sort stats %+v, %d outputs: want spills, several outputs, curve %s", res.Sort, len(res.Outputs), tt.curve)
-			}
-			// Bounds from every live value of each column.
-			leaves := make([]parquet.LeafColumn, len(tt.cols))
-			values := make([][]parquet.Value, len(tt.cols))
-			for d, p := range tt.cols {
-				leaf, ok := schema.Lookup(p...)
-				if !ok {
-					t.Fatalf("no column %v", p)
+		for _, rowPath := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, row path %v", tt.name, rowPath), func(t *testing.T) {
+				job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: tt.cols, Curve: "hilbert", Buckets: tt.buckets}}
+				opts := DefaultOptions()
+				opts.TargetFileSize = 256 << 10
+				opts.Sort = SortOptions{MemoryBytes: 128 << 10, SampleSize: 1 << 20, Buckets: 1000}
+				opts.DisableCopyPath = rowPath
+				objs := &attempt.Objects{}
+				res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
+				if err != nil {
+					t.Fatal(err)
 				}
-				leaves[d] = leaf
-			}
-			valueOf := func(r parquet.Row, d int) parquet.Value {
-				for _, v := range r {
-					if v.Column() == leaves[d].ColumnIndex {
-						return v
+				defer cleanAttempt(ctx, objs, tbl)
+				if (rowPath && res.Sort.Spills == 0) || res.Sort.Columnar == rowPath || len(res.Outputs) < 2 || res.Sort.Curve != string(tt.curve) {
+					t.Fatalf("sort stats %+v, %d outputs: want spills on the row path, the path asked, several outputs, curve %s", res.Sort, len(res.Outputs), tt.curve)
+				}
+				// Bounds from every live value of each column.
+				leaves := make([]parquet.LeafColumn, len(tt.cols))
+				values := make([][]parquet.Value, len(tt.cols))
+				for d, p := range tt.cols {
+					leaf, ok := schema.Lookup(p...)
+					if !ok {
+						t.Fatalf("no column %v", p)
 					}
+					leaves[d] = leaf
 				}
-				t.Fatalf("row without column %v", tt.cols[d])
-				return parquet.Value{}
-			}
-			for _, src := range snap.Files {
-				for _, r := range physRows(t, tbl, snap, src) {
-					for d := range tt.cols {
-						if v := valueOf(r, d); !v.IsNull() {
-							values[d] = append(values[d], v.Clone())
+				valueOf := func(r parquet.Row, d int) parquet.Value {
+					for _, v := range r {
+						if v.Column() == leaves[d].ColumnIndex {
+							return v
+						}
+					}
+					t.Fatalf("row without column %v", tt.cols[d])
+					return parquet.Value{}
+				}
+				type sourceRow struct {
+					origin [2]int64
+					row    parquet.Row
+				}
+				var all []sourceRow
+				for si, src := range snap.Files {
+					for phys, r := range physRows(t, tbl, snap, src) {
+						all = append(all, sourceRow{[2]int64{int64(si), phys}, r})
+						for d := range tt.cols {
+							if v := valueOf(r, d); !v.IsNull() {
+								values[d] = append(values[d], v.Clone())
+							}
 						}
 					}
 				}
-			}
-			buckets := make([]*curve.Bucketizer[parquet.Value], len(tt.cols))
-			for d := range tt.cols {
-				n := 1000
-				if d < len(tt.buckets) && tt.buckets[d] > 0 {
-					n = tt.buckets[d]
+				buckets := make([]*curve.Bucketizer[parquet.Value], len(tt.cols))
+				for d := range tt.cols {
+					n := 1000
+					if d < len(tt.buckets) && tt.buckets[d] > 0 {
+						n = tt.buckets[d]
+					}
+					buckets[d] = curve.NewBucketizer(values[d], n, leaves[d].Node.Type().Compare)
+					if got := res.Sort.BucketsPerColumn[d]; got != buckets[d].NumBuckets() || got > n {
+						t.Fatalf("column %v: writer drew %d buckets, want %d (cap %d)", tt.cols[d], got, buckets[d].NumBuckets(), n)
+					}
 				}
-				buckets[d] = curve.NewBucketizer(values[d], n, leaves[d].Node.Type().Compare)
-				if got := res.Sort.BucketsPerColumn[d]; got != buckets[d].NumBuckets() || got > n {
-					t.Fatalf("column %v: writer drew %d buckets, want %d (cap %d)", tt.cols[d], got, buckets[d].NumBuckets(), n)
+				enc, err := curve.NewEncoder(tt.curve, len(tt.cols), curve.BitsFor(999))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			enc, err := curve.NewEncoder(tt.curve, len(tt.cols), curve.BitsFor(999))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var prevKey []byte
-			prevOrigin := [2]int64{-1, -1}
-			n := 0
-			for o, out := range res.Outputs {
-				for k, r := range liveRows(t, tbl, snap, out.Add) {
+				var prevKey []byte
+				prevOrigin := [2]int64{-1, -1}
+				n := 0
+				for o, out := range res.Outputs {
+					for k, r := range liveRows(t, tbl, snap, out.Add) {
+						coords := make([]uint32, len(tt.cols))
+						for d := range tt.cols {
+							if v := valueOf(r, d); !v.IsNull() {
+								coords[d] = buckets[d].Bucket(v)
+							}
+						}
+						key, err := enc.Key(coords)
+						if err != nil {
+							t.Fatal(err)
+						}
+						si, phys, err := res.Origins.Origin(o, int64(k))
+						if err != nil {
+							t.Fatal(err)
+						}
+						origin := [2]int64{int64(si), phys}
+						if c := bytes.Compare(prevKey, key); c > 0 || (c == 0 && (origin[0] < prevOrigin[0] || (origin[0] == prevOrigin[0] && origin[1] <= prevOrigin[1]))) {
+							t.Fatalf("output %d row %d: key %x origin %v after key %x origin %v", o, k, key, origin, prevKey, prevOrigin)
+						}
+						prevKey, prevOrigin = key, origin
+						n++
+					}
+				}
+				if int64(n) != res.Sort.Rows {
+					t.Fatalf("checked %d rows, sorted %d", n, res.Sort.Rows)
+				}
+				// The reference: every live source row keyed, sorted by
+				// (key, source, physical row) with a plain comparison sort.
+				type keyed struct {
+					key    []byte
+					origin [2]int64
+				}
+				ref := make([]keyed, 0, len(all))
+				for _, sr := range all {
 					coords := make([]uint32, len(tt.cols))
 					for d := range tt.cols {
-						if v := valueOf(r, d); !v.IsNull() {
+						if v := valueOf(sr.row, d); !v.IsNull() {
 							coords[d] = buckets[d].Bucket(v)
 						}
 					}
@@ -377,21 +486,27 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					si, phys, err := res.Origins.Origin(o, int64(k))
-					if err != nil {
-						t.Fatal(err)
-					}
-					origin := [2]int64{int64(si), phys}
-					if c := bytes.Compare(prevKey, key); c > 0 || (c == 0 && (origin[0] < prevOrigin[0] || (origin[0] == prevOrigin[0] && origin[1] <= prevOrigin[1]))) {
-						t.Fatalf("output %d row %d: key %x origin %v after key %x origin %v", o, k, key, origin, prevKey, prevOrigin)
-					}
-					prevKey, prevOrigin = key, origin
-					n++
+					ref = append(ref, keyed{key, sr.origin})
 				}
-			}
-			if int64(n) != res.Sort.Rows {
-				t.Fatalf("checked %d rows, sorted %d", n, res.Sort.Rows)
-			}
-		})
+				slices.SortFunc(ref, func(a, b keyed) int {
+					if c := bytes.Compare(a.key, b.key); c != 0 {
+						return c
+					}
+					if c := cmp.Compare(a.origin[0], b.origin[0]); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.origin[1], b.origin[1])
+				})
+				got := originOrder(t, res)
+				if len(got) != len(ref) {
+					t.Fatalf("%d rows written, %d in the sources", len(got), len(ref))
+				}
+				for i := range ref {
+					if got[i] != ref[i].origin {
+						t.Fatalf("row %d of the output order is source row %v, the reference sort has %v", i, got[i], ref[i].origin)
+					}
+				}
+			})
+		}
 	}
 }

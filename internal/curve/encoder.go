@@ -90,6 +90,36 @@ func (e *Encoder) AppendKey(dst []byte, coords []uint32) ([]byte, error) {
 	return appendInterleaved(dst, x, e.bits, e.KeyLen()), nil
 }
 
+// Key64 returns the key of coords (see AppendKey) as the number its bytes
+// spell big-endian, for encoders whose keys are at most 8 bytes long: keys
+// compare as these numbers do.
+func (e *Encoder) Key64(coords []uint32) (uint64, error) {
+	if e.KeyLen() > 8 {
+		return 0, fmt.Errorf("curve key: %d-byte keys do not fit 64 bits", e.KeyLen())
+	}
+	if len(coords) != e.dims {
+		return 0, fmt.Errorf("curve key: %d coordinates for a %d-dimensional encoder", len(coords), e.dims)
+	}
+	var buf [MaxDims]uint32
+	x := buf[:e.dims]
+	for i, c := range coords {
+		if e.bits < 32 && c>>e.bits != 0 {
+			return 0, fmt.Errorf("curve key: coordinate %d = %d does not fit in %d bits", i, c, e.bits)
+		}
+		x[i] = c
+	}
+	if e.curve == Hilbert && e.dims > 1 {
+		axesToTranspose(x, e.bits)
+	}
+	var k uint64
+	for b := e.bits - 1; b >= 0; b-- {
+		for _, c := range x {
+			k = k<<1 | uint64(c>>uint(b)&1)
+		}
+	}
+	return k, nil
+}
+
 // Key returns the key of coords (see AppendKey).
 func (e *Encoder) Key(coords []uint32) ([]byte, error) {
 	return e.AppendKey(make([]byte, 0, e.KeyLen()), coords)

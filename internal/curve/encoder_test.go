@@ -216,3 +216,42 @@ func TestForColumnsMatchesDeltaCurveChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestKey64IsTheKeysBytesAsANumber holds Key64 to AppendKey: the same key,
+// its bytes read big-endian, for every curve, 1 to 6 dimensions and bit
+// widths up to the 64 bits a number holds.
+func TestKey64IsTheKeysBytesAsANumber(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []Curve{Hilbert, ZOrder} {
+		for dims := 1; dims <= 6; dims++ {
+			for bits := 1; bits*dims <= 64 && bits <= 32; bits += 3 {
+				e, err := NewEncoder(c, dims, bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				coords := make([]uint32, dims)
+				for range 200 {
+					for i := range coords {
+						coords[i] = uint32(rng.Uint64N(uint64(1) << bits))
+					}
+					key, err := e.Key(coords)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want uint64
+					for _, b := range key {
+						want = want<<8 | uint64(b)
+					}
+					got, err := e.Key64(coords)
+					if err != nil || got != want {
+						t.Fatalf("%s %d dims %d bits %v: Key64 = %x, %v; key %x", c, dims, bits, coords, got, err, key)
+					}
+				}
+			}
+		}
+	}
+	wide, _ := NewEncoder(Hilbert, 3, 30)
+	if _, err := wide.Key64(make([]uint32, 3)); err == nil {
+		t.Fatal("Key64 of a 12-byte key: no error")
+	}
+}

@@ -5,7 +5,8 @@
 // Modes:
 //   - compactord: writer.RewriteAll over bins of the table's files (each bin
 //     up to the target size), nothing committed, outputs deleted afterwards
-//     unless -keep;
+//     unless -keep; with -sort COLS every bin is a sorted (Z-cube) job on
+//     those columns (-nocopy sends it through the external row sort);
 //   - parquetgo: a bare parquet-go loop (open each file, read rows, write one
 //     zstd file per target size) with no Delta logic, the floor to compare
 //     against.
@@ -23,6 +24,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +46,9 @@ type report struct {
 	MBps       float64 `json:"mbps"`
 	PeakRSSMiB float64 `json:"peakRssMiB"`
 	CopiedRG   int     `json:"copiedRowGroups,omitempty"`
+	// Sorted jobs: whether they took the column path, spilled chunks.
+	Columnar bool `json:"columnar,omitempty"`
+	Spills   int  `json:"spills,omitempty"`
 }
 
 func main() {
@@ -62,6 +67,10 @@ func main() {
 	memProfile := flag.String("memprofile", "", "write an allocation profile here")
 	heapProfile := flag.String("heapprofile", "", "write the in-use heap profile at the peak heap size seen here")
 	traceFile := flag.String("trace", "", "write an execution trace here (go tool trace)")
+	sortCols := flag.String("sort", "", "comma-separated clustering columns: a sorted (Z-cube) rewrite on them")
+	curveName := flag.String("curve", "hilbert", "curve of a sorted rewrite (hilbert or zorder)")
+	sortMem := flag.Int("sortmem", 0, "memory bound of the external row sort in bytes (0: default)")
+	colMem := flag.Int("colmem", 0, "memory bound of the column path of a sorted rewrite in bytes (0: default)")
 	flag.Parse()
 	if *traceFile != "" {
 		startOrExit(*traceFile, trace.Start)
@@ -95,11 +104,20 @@ func main() {
 			opts.ReadBufferSize = *readBuf
 		}
 		opts.DisableCopyPath = *noCopy
+		opts.Sort.MemoryBytes = *sortMem
+		opts.Sort.ColumnMemoryBytes = *colMem
 		opts.SpillDir = *spill
 		if *verbose {
 			opts.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
 		}
-		r, err = runCompactord(ctx, *table, opts, *keep)
+		var spec *writer.SortSpec
+		if *sortCols != "" {
+			spec = &writer.SortSpec{Curve: *curveName}
+			for _, c := range strings.Split(*sortCols, ",") {
+				spec.Columns = append(spec.Columns, strings.Split(c, "."))
+			}
+		}
+		r, err = runCompactord(ctx, *table, opts, spec, *keep)
 	case "parquetgo":
 		r, err = runParquetGo(*table, *out, *target)
 	default:
@@ -143,7 +161,7 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
-func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bool) (report, error) {
+func runCompactord(ctx context.Context, dir string, opts writer.Options, spec *writer.SortSpec, keep bool) (report, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return report{}, err
@@ -167,7 +185,7 @@ func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bo
 	var curSize int64
 	for _, f := range snap.Files {
 		if cur == nil || curSize+f.Size > binSize {
-			cur = &writer.Job{ID: fmt.Sprintf("bin-%d", len(js))}
+			cur = &writer.Job{ID: fmt.Sprintf("bin-%d", len(js)), Sort: spec}
 			js = append(js, cur)
 			curSize = 0
 		}
@@ -189,6 +207,11 @@ func runCompactord(ctx context.Context, dir string, opts writer.Options, keep bo
 		r.BytesOut += res.BytesWritten
 		r.Outputs += len(res.Outputs)
 		r.CopiedRG += res.CopiedRowGroups
+		if res.Sort != nil {
+			r.Columnar = r.Columnar || res.Sort.Columnar
+			r.Spills += res.Sort.Spills
+		}
+		_ = res.Origins.Close()
 		for _, o := range res.Outputs {
 			r.Rows += o.NumRecords
 			if keep {

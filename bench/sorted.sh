@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/sorted.sh: the sorted shape. One sorted (Z-cube, Hilbert) rewrite job
+# (one output) of compactord on two clustering columns of DuckDB-written
+# sources (bench/gen.DuckShape "matched") against DuckDB's
+#   COPY (SELECT * FROM read_parquet([...]) ORDER BY event_time, amount) TO ... (FORMAT parquet, COMPRESSION zstd)
+# run as interleaved pairs, with compactord also at GOMAXPROCS=1 and through
+# the external row sort (-nocopy: the path every sorted job took before the
+# column path) beside it. Prints per run one JSON line (load average, CPU
+# the rest of the machine used meanwhile), then the load and the medians:
+# wall s, CPU s, peak RSS MiB, the ratios to DuckDB, GOMAXPROCS 2 vs 1.
+# See bench/README.md.
+#
+#   bash bench/sorted.sh                     # 60 files x 60k rows (3.6M rows), 3 pairs
+#   PAIRS=5 SORT=event_time,amount bash bench/sorted.sh
+#   ROWSORT=0 bash bench/sorted.sh           # without the row-sort runs
+#   BUDGET=1 bash bench/sorted.sh            # adds runs at a memory budget of a quarter of the data
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${PAIRS:-3}
+FILES=${FILES:-60}
+ROWS=${ROWS:-60000}
+SORT=${SORT:-event_time,amount}
+ROWSORT=${ROWSORT:-1}
+BUDGET=${BUDGET:-0}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_setup
+
+SHAPE=matched
+TABLE="$WORK/shape-$SHAPE-$FILES-$ROWS"
+if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
+  rm -rf "$TABLE"
+  echo "generating $SHAPE: $FILES DuckDB files of $ROWS rows in $TABLE" >&2
+  "$WORK/bin/gendata" -dir "$TABLE" -shape "$SHAPE" -files "$FILES" -rows "$ROWS"
+fi
+find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+# A quarter of the sources' bytes: past it the column path is not taken
+# and the external row sort spills.
+QUARTER=$(( $(cat "$TABLE"/*.parquet | wc -c) / 4 ))
+SHAPE="sorted($SORT)"
+RESULTS="$WORK/sorted.jsonl"
+: > "$RESULTS"
+ONE=(-mode compactord -jobs 1 -target 1073741824 -table "$TABLE" -sort "$SORT")
+for _ in $(seq "$PAIRS"); do
+  sync
+  timed compactord "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
+  rm -f "$WORK/duck.parquet"; sync
+  timed duckdb node tools/duckcheck/copy.mjs --order "${SORT//,/, }" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
+  rm -f "$WORK/duck.parquet"; sync
+  GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
+  if [ "$ROWSORT" = 1 ]; then
+    timed rowsort "$WORK/bin/rewritebench" "${ONE[@]}" -nocopy >> "$RESULTS"
+  fi
+  if [ "$BUDGET" = 1 ]; then
+    timed budget-quarter "$WORK/bin/rewritebench" "${ONE[@]}" -colmem "$QUARTER" -sortmem "$QUARTER" >> "$RESULTS"
+  fi
+done
+cat "$RESULTS"
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+  const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+  const loads = lines.map((r) => r.load1);
+  console.log(`load average (1 min) at the runs: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}, median ${med(loads).toFixed(1)}; other work on the machine during a run: median ${med(lines.map((r) => r.otherCpuSeconds)).toFixed(2)} CPU s`);
+  const m = (label, k) => med(lines.filter((r) => r.label === label).map((r) => r[k]));
+  const d = (k) => m("duckdb", k);
+  console.log("| run | wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  for (const label of ["compactord", "compactord-P1", "rowsort", "budget-quarter", "duckdb"]) {
+    if (!lines.some((r) => r.label === label)) continue;
+    const c = (k) => m(label, k);
+    console.log(`| ${label} | ${c("seconds").toFixed(2)} | ${c("cpuSeconds").toFixed(2)} | ${c("peakRssMiB").toFixed(0)} | ${(d("seconds") / c("seconds")).toFixed(2)}x | ${(c("cpuSeconds") / d("cpuSeconds")).toFixed(2)}x | ${(c("peakRssMiB") / d("peakRssMiB")).toFixed(2)}x |`);
+  }
+  console.log(`GOMAXPROCS 2 vs 1 (column path): ${(m("compactord-P1", "seconds") / m("compactord", "seconds")).toFixed(2)}x`);
+  if (lines.some((r) => r.label === "rowsort")) console.log(`column path vs row sort: ${(m("rowsort", "seconds") / m("compactord", "seconds")).toFixed(2)}x faster`);' "$RESULTS"

@@ -1,0 +1,538 @@
+package writer
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	deltascan "github.com/compactord/compactord/delta/scan"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/internal/curve"
+)
+
+// The column path of a sorted rewrite. No row is assembled:
+//
+//  1. every source is opened by the Delta core's FileScan and its
+//     clustering columns are read column by column (ReadColumn: types
+//     widened, levels translated, deleted rows dropped) into compact
+//     column buffers (colBuf), one per column, in read order;
+//  2. the samples are drawn from those values in the row path's order (so
+//     the buckets are the row path's), each row's curve key computed from
+//     them in parallel, and the (key, ordinal) entries sorted (sortEntries:
+//     parallel radix sort and merge); the order is the row path's (key,
+//     source, physical row) order;
+//  3. every output, and every row group of it, is opened at once; GOMAXPROCS
+//     workers take one column each (clustering columns first, their buffers
+//     already read, then the largest): read it whole into a buffer, gather
+//     it by the permutation into each row group's column writer (parquet-go
+//     encodes and compresses it there), fold its statistics;
+//  4. the row groups are committed in order, the origin map is filled from
+//     the permutation (no second pass over the data), the outputs closed.
+//
+// Memory is the entries (16 bytes per row, twice while sorting), the open
+// sources (small ones held whole) and one column buffer per worker plus the
+// clustering columns', estimated before anything is written: a job
+// estimated over SortOptions.ColumnMemoryBytes, or one the path cannot
+// take (repeated or INT96 columns, keys over 8 bytes, more than 2^32 rows,
+// DisableCopyPath), goes row by row through the external sort, which
+// spills. The column path itself never spills.
+
+// gatherBatch is the number of values gathered per column writer call.
+const gatherBatch = 4096
+
+// sortedSource is one source of a column-path sorted job.
+type sortedSource struct {
+	src   *actions.Add
+	scan  *deltascan.FileScan
+	index int   // in Job.Sources
+	start int64 // ordinal of its first live row
+	live  int64
+	dels  []int64 // deleted physical rows, ascending; nil when none
+}
+
+// phys is the physical row of the source's live row l (0-based): l plus
+// the deleted rows before it (dels[i] - i is the number of live rows
+// before the i-th deleted one).
+func (s *sortedSource) phys(l int64) int64 {
+	if len(s.dels) == 0 {
+		return l
+	}
+	k := sort.Search(len(s.dels), func(i int) bool { return s.dels[i]-int64(i) > l })
+	return l + int64(k)
+}
+
+// columnSortable reports whether the data schema and options allow the
+// column path.
+func (jw *jobWriter) columnSortable(enc *curve.Encoder) bool {
+	if jw.opts.DisableCopyPath || jw.opts.forceScan || enc.KeyLen() > 8 {
+		return false
+	}
+	for _, p := range jw.schema.Columns() {
+		leaf, ok := jw.schema.Lookup(p...)
+		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > math.MaxUint8 || !colBufKind(leaf.Node.Type().Kind()) {
+			return false
+		}
+	}
+	return true
+}
+
+// runSortedColumns runs the job on the column path, reporting false (and
+// having written nothing) when the path cannot take it.
+func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols []*sortColumn, enc *curve.Encoder) (done bool, err error) {
+	if !jw.columnSortable(enc) {
+		return false, nil
+	}
+	direct := jw.res.DirectSources
+	srcs, rows, err := jw.openSortedSources(ctx)
+	defer func() {
+		for _, s := range srcs {
+			_ = s.scan.Close()
+		}
+	}()
+	if err != nil {
+		return true, err
+	}
+	if rows > math.MaxUint32 {
+		jw.res.DirectSources = direct
+		return false, nil
+	}
+	leaves := make([]parquet.LeafColumn, len(jw.schema.Columns()))
+	for c, p := range jw.schema.Columns() {
+		leaves[c], _ = jw.schema.Lookup(p...)
+	}
+	est := jw.columnMemory(srcs, leaves, cols, rows)
+	if est > int64(so.ColumnMemoryBytes) {
+		jw.log.Debug("sorted rewrite goes row by row", "estimated_memory", est, "bound", so.ColumnMemoryBytes)
+		jw.res.DirectSources = direct
+		return false, nil
+	}
+	jw.res.Origins = NewOriginMap(jw.opts.SpillDir, so.OriginMemoryBytes)
+	defer func() {
+		if err != nil {
+			_ = jw.res.Origins.Close()
+			jw.res.Origins = nil
+		}
+	}()
+	n := int(rows)
+	outs, err := jw.planSortedOutputs(srcs, n)
+	if err != nil {
+		return true, err
+	}
+	// One output holds every row: its statistics are the sources' values
+	// as read (from page bounds where exact), in any order.
+	var obs deltascan.ColumnObserver
+	if len(outs) == 1 {
+		obs = outs[0].stats.columns()
+		outs[0].observed = true
+	}
+
+	// Clustering columns: read, sampled in read order, bucketed.
+	bufs := make([]*colBuf, len(leaves))
+	scratch := make([]deltascan.ColumnScratch, len(cols))
+	err = runTasks(ctx, len(cols), func(k int) error {
+		c := cols[k]
+		b, err := readColBuf(srcs, c.index, leaves[c.index].Node.Type().Kind(), leaves[c.index].MaxDefinitionLevel, n, &scratch[k], obs)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if !b.isNull(i) {
+				c.sample.Add(b.value(i))
+			}
+		}
+		bufs[c.index] = b
+		return nil
+	})
+	if err != nil {
+		return true, err
+	}
+	jw.drawBuckets(cols, so)
+
+	// Keys and the sort.
+	entries := make([]sortEntry, n)
+	err = parallelRanges(n, 1<<14, func(lo, hi int) error {
+		coords := make([]uint32, len(cols))
+		// The source of ordinal i: srcs[si], advanced as i passes its end.
+		si := sort.Search(len(srcs), func(k int) bool { return srcs[k].start+srcs[k].live > int64(lo) })
+		for i := lo; i < hi; i++ {
+			for int64(i) >= srcs[si].start+srcs[si].live {
+				si++
+			}
+			if (i-lo)%(1<<16) == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			for d, c := range cols {
+				b := bufs[c.index]
+				switch {
+				case b.isNull(i):
+					coords[d] = curve.NullBucket
+				case c.bucketInt != nil:
+					coords[d] = c.bucketInt(b.int64At(i))
+				case c.bucketFloat != nil:
+					coords[d] = c.bucketFloat(b.float64At(i))
+				default:
+					coords[d] = c.bucket(b.value(i))
+				}
+			}
+			k, err := enc.Key64(coords)
+			if err != nil {
+				return err
+			}
+			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(si)}
+		}
+		return nil
+	})
+	if err != nil {
+		return true, err
+	}
+	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+
+	if err := jw.writeSortedColumns(ctx, srcs, outs, obs, leaves, bufs, cols, entries); err != nil {
+		return true, err
+	}
+	if jw.res.Origins.NumRows() != rows {
+		return true, fmt.Errorf("sort: %d rows in, %d rows out", rows, jw.res.Origins.NumRows())
+	}
+	for _, s := range srcs {
+		jw.res.BytesRead += s.src.Size
+		if jw.opts.SourceRead != nil {
+			jw.opts.SourceRead(s.src)
+		}
+	}
+	jw.res.Sort = &SortStats{Rows: rows, OriginSpilled: jw.res.Origins.Spilled(), Curve: string(enc.Curve()), KeyBytes: enc.KeyLen(),
+		MemoryBound: so.ColumnMemoryBytes, Columnar: true, EstimatedMemory: est}
+	for _, c := range cols {
+		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.numBuckets)
+	}
+	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est)
+	return true, nil
+}
+
+// openSortedSources opens every source's scan and checks its live rows like
+// the row path; the scans are returned (to close) even with an error.
+func (jw *jobWriter) openSortedSources(ctx context.Context) ([]*sortedSource, int64, error) {
+	var srcs []*sortedSource
+	var rows int64
+	for i, src := range jw.job.Sources {
+		if err := ctx.Err(); err != nil {
+			return srcs, rows, err
+		}
+		s, err := openScan(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
+		if err != nil {
+			return srcs, rows, fmt.Errorf("source %s: open scan: %w", src.Path, err)
+		}
+		ss := &sortedSource{src: src, scan: s, index: i, start: rows}
+		srcs = append(srcs, ss)
+		physical, err := physicalRecords(src, s.NumPhysicalRows())
+		if err != nil {
+			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, err)
+		}
+		for rg := range s.NumRowGroups() {
+			_, live := s.RowGroupRows(rg)
+			ss.live += live
+		}
+		if want := physical - src.NumDeleted(); ss.live != want {
+			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
+				ErrLiveRowMismatch, ss.live, physical, src.NumDeleted(), want)))
+		}
+		if dv := s.DeletionVector(); dv != nil && !dv.IsEmpty() {
+			for _, x := range dv.ToArray() {
+				ss.dels = append(ss.dels, int64(x))
+			}
+		}
+		if s.Identity() {
+			jw.res.DirectSources++
+		}
+		rows += ss.live
+	}
+	return srcs, rows, nil
+}
+
+// columnMemory estimates the column path's memory: the entries and their
+// sort scratch, the sources (objects small enough are held whole), the
+// clustering columns' buffers and one more buffer per worker.
+func (jw *jobWriter) columnMemory(srcs []*sortedSource, leaves []parquet.LeafColumn, cols []*sortColumn, rows int64) int64 {
+	est := rows * 2 * 16
+	colBytes := make([]int64, len(leaves))
+	for _, s := range srcs {
+		est += s.src.Size
+		meta := s.scan.File().Metadata().RowGroups
+		for c := range leaves {
+			src := s.scan.SourceColumn(c)
+			for _, rg := range meta {
+				if src >= 0 && src < len(rg.Columns) {
+					colBytes[c] += rg.Columns[src].MetaData.TotalUncompressedSize
+				}
+			}
+		}
+	}
+	for c, l := range leaves {
+		per := int64(8)
+		if k := l.Node.Type().Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+			per = 4
+		} else {
+			colBytes[c] = 0 // the values' bits are counted per row
+		}
+		if l.MaxDefinitionLevel > 0 {
+			per++
+		}
+		colBytes[c] += rows * per
+	}
+	for _, c := range cols {
+		est += colBytes[c.index]
+	}
+	slices.SortFunc(colBytes, func(a, b int64) int { return cmp.Compare(b, a) })
+	for _, b := range colBytes[:min(len(colBytes), runtime.GOMAXPROCS(0))] {
+		est += b
+	}
+	return est
+}
+
+// sortedOutput is one output of a column-path job: rows [lo, hi) of the
+// sorted entries, in row groups starting at groups[i] (ends at hi).
+type sortedOutput struct {
+	o      *output
+	stats  statsSink
+	lo, hi int
+	groups []int
+	rgws   []*parquet.ConcurrentRowGroupWriter
+	// observed: the statistics are folded as the columns are read.
+	observed bool
+}
+
+// planSortedOutputs splits n sorted rows into outputs of about the target
+// size and those into row groups of about RowGroupBytes (at most
+// RowGroupRows), sizing rows by the sources' bytes per live row.
+func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int) ([]*sortedOutput, error) {
+	var bytes int64
+	for _, s := range srcs {
+		bytes += s.src.Size
+	}
+	perRow := max(1, float64(bytes)/float64(max(1, n)))
+	outRows := max(1, int(float64(jw.target)/perRow))
+	rgRows := int(min(jw.opts.RowGroupRows, max(1, int64(float64(jw.opts.RowGroupBytes)/perRow))))
+	var outs []*sortedOutput
+	for lo := 0; lo < n; lo += outRows {
+		stats, err := newStats(jw.snap, jw.schema)
+		if err != nil {
+			return nil, err
+		}
+		so := &sortedOutput{stats: stats, lo: lo, hi: min(n, lo+outRows)}
+		for g := so.lo; g < so.hi; g += rgRows {
+			so.groups = append(so.groups, g)
+		}
+		outs = append(outs, so)
+	}
+	return outs, nil
+}
+
+// writeSortedColumns writes the sorted rows column by column (see the top
+// of the file), fills the origin map and closes the outputs.
+func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSource, outs []*sortedOutput, obs deltascan.ColumnObserver, leaves []parquet.LeafColumn, bufs []*colBuf, cols []*sortColumn, entries []sortEntry) (err error) {
+	defer func() {
+		for _, so := range outs {
+			if so.o != nil {
+				so.o.abandon()
+			}
+		}
+	}()
+	for i, so := range outs {
+		key := jw.layout.key(i)
+		jw.objs.Track(key)
+		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+		if err != nil {
+			return err
+		}
+		so.o = o
+		for range so.groups {
+			so.rgws = append(so.rgws, o.pw.BeginRowGroup())
+		}
+	}
+
+	// The columns, clustering ones first (already read), then by size.
+	order := make([]int, 0, len(leaves))
+	for _, c := range cols {
+		order = append(order, c.index)
+	}
+	rest := make([]int, 0, len(leaves))
+	cost := make([]int64, len(leaves))
+	for c := range leaves {
+		if bufs[c] != nil {
+			continue
+		}
+		rest = append(rest, c)
+		for _, s := range srcs {
+			if src := s.scan.SourceColumn(c); src >= 0 {
+				for _, rg := range s.scan.File().Metadata().RowGroups {
+					if src < len(rg.Columns) {
+						cost[c] += rg.Columns[src].MetaData.TotalUncompressedSize
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	order = append(order, rest...)
+
+	var mu sync.Mutex
+	pool := make([]*deltascan.ColumnScratch, 0, runtime.GOMAXPROCS(0))
+	err = runTasks(ctx, len(order), func(k int) error {
+		c := order[k]
+		b := bufs[c]
+		bufs[c] = nil // the task owns it; it goes when the task ends
+		if b == nil {
+			mu.Lock()
+			var sc *deltascan.ColumnScratch
+			if len(pool) > 0 {
+				sc, pool = pool[len(pool)-1], pool[:len(pool)-1]
+			} else {
+				sc = &deltascan.ColumnScratch{}
+			}
+			mu.Unlock()
+			var err error
+			b, err = readColBuf(srcs, c, leaves[c].Node.Type().Kind(), leaves[c].MaxDefinitionLevel, len(entries), sc, obs)
+			mu.Lock()
+			pool = append(pool, sc)
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+		return gatherColumn(ctx, b, outs, entries)
+	})
+	if err != nil {
+		return err
+	}
+
+	// Commit in order, origins from the permutation, close.
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for _, so := range outs {
+		o := so.o
+		for g, rgw := range so.rgws {
+			want := int64(so.end(g) - so.groups[g])
+			n, err := commitRowGroup(rgw)
+			if err != nil {
+				return fmt.Errorf("write row group of %s: %w", o.key, err)
+			}
+			if n != want {
+				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, want)
+			}
+			o.rows += n
+			o.stats.addRecords(n)
+		}
+		for j := so.lo; j < so.hi; j++ {
+			ref := int64(entries[j].ref)
+			s := srcs[entries[j].src]
+			srcIdx = append(srcIdx, uint32(s.index))
+			phys = append(phys, s.phys(ref-s.start))
+			if len(srcIdx) == cap(srcIdx) || j == so.hi-1 {
+				if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
+					return err
+				}
+				srcIdx, phys = srcIdx[:0], phys[:0]
+			}
+		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeSortedOutput(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// end is the end of row group g's rows.
+func (so *sortedOutput) end(g int) int {
+	if g+1 < len(so.groups) {
+		return so.groups[g+1]
+	}
+	return so.hi
+}
+
+// gatherColumn writes column b.col of every output row group, in sorted
+// order, and folds its statistics.
+func gatherColumn(ctx context.Context, b *colBuf, outs []*sortedOutput, entries []sortEntry) (err error) {
+	vals := make([]parquet.Value, gatherBatch)
+	for _, so := range outs {
+		var obs deltascan.ColumnObserver
+		if !so.observed {
+			obs = so.o.stats.columns()
+		}
+		for g, rgw := range so.rgws {
+			cw := rgw.ColumnWriters()[b.col]
+			end := so.end(g)
+			for lo := so.groups[g]; lo < end; lo += gatherBatch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				hi := min(end, lo+gatherBatch)
+				batch := vals[:hi-lo]
+				b.gather(batch, entries[lo:hi])
+				if obs != nil {
+					obs.ObserveColumnValues(b.col, batch)
+				}
+				if err := writeValues(cw, batch); err != nil {
+					return fmt.Errorf("write column %d of %s: %w", b.col, so.o.key, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// writeValues writes whole rows of values into a column writer.
+func writeValues(cw *parquet.ColumnWriter, vals []parquet.Value) (err error) {
+	defer pq.RecoverParquet(&err)
+	n, err := cw.WriteRowValues(vals)
+	if err == nil && n != len(vals) {
+		err = fmt.Errorf("wrote %d of %d values", n, len(vals))
+	}
+	return err
+}
+
+// runTasks runs fn(0..n-1) on up to GOMAXPROCS goroutines; after the first
+// error (or the end of ctx) the tasks not started are skipped, and that
+// error is returned.
+func runTasks(ctx context.Context, n int, fn func(i int) error) error {
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || first.Load() != nil {
+					return
+				}
+				err := ctx.Err()
+				if err == nil {
+					err = fn(i)
+				}
+				if err != nil {
+					first.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
