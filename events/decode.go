@@ -85,9 +85,9 @@ type envelope struct {
 	Type    string `json:"Type"`
 	Message string `json:"Message"`
 	// Event Grid (eventType) and CloudEvents (type, specversion).
-	EventType   string          `json:"eventType"`
-	SpecVersion string          `json:"specversion"`
-	Subject     string          `json:"subject"`
+	EventType   string `json:"eventType"`
+	SpecVersion string `json:"specversion"`
+	Subject     string `json:"subject"`
 	// A GCS object resource (JSON_API_V1 payload) without attributes.
 	ObjectKind string `json:"kind"`
 	Bucket     string `json:"bucket"`
