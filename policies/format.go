@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 )
@@ -25,6 +26,12 @@ func WriteHCL(w io.Writer, s *Set) error {
 	fmt.Fprintf(&b, "  replica             = %q\n", d.Replica)
 	fmt.Fprintf(&b, "  lease_ttl           = %q\n", units.FormatDuration(d.LeaseTTL))
 	fmt.Fprintf(&b, "  attempt_stale_after = %q\n", units.FormatDuration(d.AttemptStaleAfter))
+	if d.Events.Enabled() {
+		fmt.Fprintf(&b, "  events {\n")
+		fmt.Fprintf(&b, "    url                = %q\n", redact.URL(d.Events.URL))
+		fmt.Fprintf(&b, "    reconcile_interval = %q\n", units.FormatDuration(d.Events.ReconcileInterval))
+		fmt.Fprintf(&b, "  }\n")
+	}
 	fmt.Fprintf(&b, "}\n")
 	for _, p := range s.Tables {
 		fmt.Fprintf(&b, "\n# %s\ntable %q {\n", p.Source, p.Name)
