@@ -20,13 +20,17 @@ import (
 // do); an error leaves the message to be delivered again.
 type PollFunc func(ctx context.Context, table string) error
 
-// OpenFunc opens the subscription (Open, or a test's own).
-type OpenFunc func(ctx context.Context) (*pubsub.Subscription, error)
+// OpenFunc opens the subscription (Open, or a test's own) and returns it
+// with the func that releases what was opened beside it (called after the
+// subscription's Shutdown).
+type OpenFunc func(ctx context.Context) (*pubsub.Subscription, func() error, error)
 
 // Options configure a Consumer. Zero fields take the documented defaults.
 type Options struct {
-	// Handlers is how many messages are handled at once (default 8): a
-	// slow poll of one table does not hold back the others.
+	// Handlers is how many messages are handled at once (default 64): a
+	// message waits for its poll, which waits while the table runs, so
+	// messages of a table with a long run hold a handler each while the
+	// others go on.
 	Handlers int
 	// RetryBase and RetryMax bound the wait before the subscription is
 	// opened again after it failed (defaults 1s, 1m).
@@ -81,7 +85,7 @@ type Consumer struct {
 // table until SetTables.
 func NewConsumer(open OpenFunc, poll PollFunc, opts Options) *Consumer {
 	if opts.Handlers <= 0 {
-		opts.Handlers = 8
+		opts.Handlers = 64
 	}
 	if opts.RetryBase <= 0 {
 		opts.RetryBase = time.Second
@@ -147,7 +151,7 @@ func (c *Consumer) Run(ctx context.Context) {
 // runOnce opens the subscription and handles messages until a receive
 // fails or ctx ends.
 func (c *Consumer) runOnce(ctx context.Context) error {
-	sub, err := c.open(ctx)
+	sub, release, err := c.open(ctx)
 	if err != nil {
 		return fmt.Errorf("open subscription: %w", err)
 	}
@@ -156,6 +160,11 @@ func (c *Consumer) runOnce(ctx context.Context) error {
 		defer cancel()
 		if err := sub.Shutdown(sctx); err != nil && ctx.Err() == nil {
 			c.log.Debug("closing the event subscription", "error", err)
+		}
+		if release != nil {
+			if err := release(); err != nil {
+				c.log.Debug("closing the event subscription's connection", "error", err)
+			}
 		}
 	}()
 	var (

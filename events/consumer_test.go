@@ -40,12 +40,12 @@ func startConsumer(t *testing.T, p *polls, tables []Table) (*pubsub.Topic, *Cons
 	topic := mempubsub.NewTopic()
 	sub := mempubsub.NewSubscription(topic, time.Minute)
 	opened := false
-	c := NewConsumer(func(ctx context.Context) (*pubsub.Subscription, error) {
+	c := NewConsumer(func(ctx context.Context) (*pubsub.Subscription, func() error, error) {
 		if opened {
-			return nil, errors.New("opened twice")
+			return nil, nil, errors.New("opened twice")
 		}
 		opened = true
-		return sub, nil
+		return sub, nil, nil
 	}, p.poll, Options{Handlers: 2})
 	if err := c.SetTables(tables); err != nil {
 		t.Fatal(err)

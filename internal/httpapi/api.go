@@ -11,22 +11,33 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
 
 // StatusPage is the JSON of GET /status.
 type StatusPage struct {
-	Version      string                  `json:"version"`
-	Started      time.Time               `json:"started"`
-	Policies     string                  `json:"policies"`
-	LastReload   time.Time               `json:"last_reload"`
-	ReloadError  string                  `json:"reload_error,omitempty"`
-	Stopping     bool                    `json:"stopping"`
-	Workers      int                     `json:"workers"`
-	Replica      string                  `json:"replica,omitempty"`
-	PollInterval string                  `json:"poll_interval"`
-	Tables       []scheduler.TableStatus `json:"tables"`
+	Version      string    `json:"version"`
+	Started      time.Time `json:"started"`
+	Policies     string    `json:"policies"`
+	LastReload   time.Time `json:"last_reload"`
+	ReloadError  string    `json:"reload_error,omitempty"`
+	Stopping     bool      `json:"stopping"`
+	Workers      int       `json:"workers"`
+	Replica      string    `json:"replica,omitempty"`
+	PollInterval string    `json:"poll_interval"`
+	// Events is the change-event subscription (absent when off).
+	Events *EventsStatus           `json:"events,omitempty"`
+	Tables []scheduler.TableStatus `json:"tables"`
+}
+
+// EventsStatus is the change-event subscription in /status: where it reads
+// (redacted), the reconciling poll, and what became of the notifications.
+type EventsStatus struct {
+	URL               string `json:"url"`
+	ReconcileInterval string `json:"reconcile_interval"`
+	events.Stats
 }
 
 // Daemon is what the API reads and asks of the running daemon.
