@@ -37,7 +37,10 @@ func TestDecodeReadsEachStoresRecordedNotifications(t *testing.T) {
 		{"s3-delete.json", Message{Objects: []Object{{StoreS3, "lake", "sales/orders 2026/_delta_log/00000000000000000001.json", KindOther}}}},
 		{"s3-sns.json", Message{Objects: []Object{{StoreS3, "lake", "sales/orders 2026/_delta_log/00000000000000000007.json", KindCreated}}}},
 		{"versitygw-testevent.json", Message{Test: true}},
-		{"versitygw-put.json", Message{Objects: []Object{{StoreS3, "events", "t1/_delta_log/00000000000000000001.json", KindCreated}}}},
+		// Recorded from versitygw v1.8.0 through RabbitMQ (the end-to-end
+		// test's COMPACTORD_TEST_EVENTS_RECORD).
+		{"versitygw-put.json", Message{Objects: []Object{{StoreS3, "events", "lake/hot/_delta_log/00000000000000000000.json", KindCreated}}}},
+		{"versitygw-delete.json", Message{Objects: []Object{{StoreS3, "events", "lake/hot/_compactord/probe-d6ac45fcbe869d1d", KindOther}}}},
 		{"gcs-finalize.json", Message{Objects: []Object{{StoreGCS, "lake", "warehouse/events/_delta_log/00000000000000000042.json", KindCreated}}}},
 		{"gcs-delete.json", Message{Objects: []Object{{StoreGCS, "lake", "warehouse/events/_delta_log/00000000000000000001.json", KindOther}}}},
 		{"azure-eventgrid.json", Message{Objects: []Object{{StoreAzure, "lake", "gold/customers/_delta_log/00000000000000000012.json", KindCreated}}}},

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,10 @@ const (
 	// envCommits overrides the number of commits of the latency phase
 	// (the 200; the default keeps the suite quick).
 	envCommits = "COMPACTORD_TEST_EVENTS_COMMITS"
+	// envRecord names a directory where the relay writes the first
+	// notifications versitygw sends, as received (how
+	// testdata/versitygw-*.json were recorded).
+	envRecord = "COMPACTORD_TEST_EVENTS_RECORD"
 )
 
 const (
@@ -54,6 +59,8 @@ type relay struct {
 	held     *amqp.Delivery
 	dropped  int
 	sent     int
+	record   string // envRecord's directory ("" when not recording)
+	recorded int
 }
 
 // setMode switches the relay's mode and returns how many messages it has
@@ -103,6 +110,12 @@ func (r *relay) run(t *testing.T, in <-chan amqp.Delivery) {
 			continue
 		}
 		r.mu.Lock()
+		if r.record != "" && (r.recorded < 4 || r.recorded < 5 && bytes.Contains(d.Body, []byte("_delta_log/"))) {
+			if err := os.WriteFile(filepath.Join(r.record, fmt.Sprintf("versitygw-%d.json", r.recorded)), d.Body, 0o644); err != nil {
+				t.Errorf("record: %v", err)
+			}
+			r.recorded++
+		}
 		var keys []string
 		if m, err := events.Decode(d.Body, nil); err == nil {
 			for _, o := range m.Objects {
@@ -364,7 +377,7 @@ func TestVersitygwEventsThroughRabbitMQMakeTheDaemonNoticeCommits(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := &relay{ch: pubCh, to: daemonQueue, mode: "pass"}
+	rl := &relay{ch: pubCh, to: daemonQueue, mode: "pass", record: os.Getenv(envRecord)}
 	go rl.run(t, in)
 
 	endpoint := startVersitygw(t, vgw, rabbitURL, raw)
