@@ -127,11 +127,15 @@ func (c *Consumer) Stats() Stats {
 func (c *Consumer) Run(ctx context.Context) {
 	failures := 0
 	for ctx.Err() == nil {
+		before := c.received.Load()
 		err := c.runOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		c.subErrors.Add(1)
+		if c.received.Load() > before {
+			failures = 0 // it worked for a while: start the backoff again
+		}
 		failures++
 		wait := backoff(failures, c.opts.RetryBase, c.opts.RetryMax)
 		c.log.Warn("event subscription failed; opening it again", "error", err, "retry_in", wait)
@@ -141,9 +145,6 @@ func (c *Consumer) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
-		}
-		if err == nil {
-			failures = 0
 		}
 	}
 }

@@ -128,3 +128,30 @@ func TestReloadedTablesTakeEffectForTheNextMessage(t *testing.T) {
 		t.Fatalf("stats = %+v", got)
 	}
 }
+
+func TestASubscriptionThatFailsToOpenIsOpenedAgain(t *testing.T) {
+	p := &polls{}
+	topic := mempubsub.NewTopic()
+	sub := mempubsub.NewSubscription(topic, time.Minute)
+	t.Cleanup(func() { _ = topic.Shutdown(context.Background()) })
+	opens := 0
+	c := NewConsumer(func(ctx context.Context) (*pubsub.Subscription, func() error, error) {
+		opens++
+		if opens == 1 {
+			return nil, nil, errors.New("broker not up yet")
+		}
+		return sub, nil, nil
+	}, p.poll, Options{Handlers: 1, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond})
+	if err := c.SetTables([]Table{{"t1", "s3://lake/t1"}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	send(t, topic, s3Commit, nil)
+	waitFor(t, "the poll", func() bool { return p.count() == 1 })
+	if st := c.Stats(); st.SubscriptionErrors != 1 {
+		t.Fatalf("stats = %+v, want one subscription error", st)
+	}
+}
