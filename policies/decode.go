@@ -234,10 +234,44 @@ func decodeDaemonBody(d *Daemon, body *hclsyntax.Body, where ranges) hcl.Diagnos
 		where[a.Name] = a.SrcRange
 		diags = append(diags, set(d, a)...)
 	}
+	seenEvents := false
 	for _, b := range body.Blocks {
-		diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected in daemon.", b.Type))
+		if b.Type != "events" {
+			diags = append(diags, errAt(b.TypeRange, "Unsupported block type", "Blocks of type %q are not expected in daemon (want events).", b.Type))
+			continue
+		}
+		if seenEvents {
+			diags = append(diags, errAt(b.TypeRange, "Duplicate block", "Only one %q block is allowed in daemon.", b.Type))
+			continue
+		}
+		seenEvents = true
+		if len(b.Labels) > 0 {
+			diags = append(diags, errAt(b.LabelRanges[0], "Unexpected label", "A %q block takes no labels.", b.Type))
+		}
+		for _, nb := range b.Body.Blocks {
+			diags = append(diags, errAt(nb.TypeRange, "Unsupported block type", "Blocks of type %q are not expected in events.", nb.Type))
+		}
+		where["events"] = b.TypeRange
+		d.Events = Events{ReconcileInterval: DefaultReconcileInterval}
+		for _, a := range sortedAttrs(b.Body.Attributes) {
+			set, ok := eventsAttrs[a.Name]
+			if !ok {
+				diags = append(diags, unsupported("argument", a.Name, a.NameRange, eventsAttrs))
+				continue
+			}
+			where["events."+a.Name] = a.SrcRange
+			diags = append(diags, set(&d.Events, a)...)
+		}
+		if d.Events.URL == "" && !diags.HasErrors() {
+			diags = append(diags, errAt(b.TypeRange, "Missing events url", "An events block needs url, the subscription to read (awssqs://, gcppubsub://, azuresb://, rabbit:// or mem://)."))
+		}
 	}
 	return diags
+}
+
+var eventsAttrs = map[string]func(e *Events, a *hclsyntax.Attribute) hcl.Diagnostics{
+	"url":                func(e *Events, a *hclsyntax.Attribute) hcl.Diagnostics { return decString(a, &e.URL) },
+	"reconcile_interval": func(e *Events, a *hclsyntax.Attribute) hcl.Diagnostics { return decDuration(a, &e.ReconcileInterval) },
 }
 
 func unsupported[T any](kind, name string, rng hcl.Range, known map[string]T) *hcl.Diagnostic {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
 )
@@ -36,6 +37,12 @@ func WriteHCL(w io.Writer, s *Set) error {
 		for _, g := range groups {
 			fmt.Fprintf(&b, "    %q = %s\n", g, fmtFloat(d.GroupQuotas[g]))
 		}
+		fmt.Fprintf(&b, "  }\n")
+	}
+	if d.Events.Enabled() {
+		fmt.Fprintf(&b, "  events {\n")
+		fmt.Fprintf(&b, "    url                = %q\n", redact.URL(d.Events.URL))
+		fmt.Fprintf(&b, "    reconcile_interval = %q\n", units.FormatDuration(d.Events.ReconcileInterval))
 		fmt.Fprintf(&b, "  }\n")
 	}
 	fmt.Fprintf(&b, "}\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
@@ -320,6 +321,38 @@ type Daemon struct {
 	// fleet.group) over a sliding hour, in workers; a group not named has
 	// no bound of its own.
 	GroupQuotas map[string]float64 `json:"group_quotas,omitempty"`
+	// Events subscribes the daemon to the stores' change notifications
+	// (an `events {}` block inside the daemon block); URL "" is off.
+	Events Events `json:"events"`
+}
+
+// DefaultReconcileInterval is the poll period of every table while change
+// events are on: the reconciliation that catches lost events.
+const DefaultReconcileInterval = 10 * time.Minute
+
+// Events are the settings of the daemon's change-event subscription
+// (package events): a notification of a new commit of a watched table
+// polls that table at once, and the periodic poll slows to
+// ReconcileInterval.
+type Events struct {
+	// URL is the subscription's gocloud.dev/pubsub URL (awssqs://,
+	// gcppubsub://, azuresb://, rabbit://, mem://); "" turns events off.
+	URL string `json:"url,omitempty"`
+	// ReconcileInterval replaces Daemon.Poll as the period of every
+	// table's poll while events are on (default DefaultReconcileInterval).
+	ReconcileInterval time.Duration `json:"reconcile_interval,omitempty"`
+}
+
+// Enabled reports whether the daemon subscribes to change events.
+func (e Events) Enabled() bool { return e.URL != "" }
+
+// PollInterval is the period of every table's poll: Poll, or the
+// reconciling interval when change events are on.
+func (d Daemon) PollInterval() time.Duration {
+	if d.Events.Enabled() {
+		return d.Events.ReconcileInterval
+	}
+	return d.Poll
 }
 
 // minAttemptStaleAfter is the shortest AttemptStaleAfter: five heartbeats
@@ -698,6 +731,14 @@ func (d *Daemon) Validate() error {
 	}
 	if d.LeaseTTL < 3*time.Second {
 		errs = append(errs, &AttrError{Attr: "lease_ttl", Err: fmt.Errorf("%w: %v (want >= 3s)", ErrOutOfRange, d.LeaseTTL)})
+	}
+	if d.Events.Enabled() {
+		if err := events.CheckURL(d.Events.URL); err != nil {
+			errs = append(errs, &AttrError{Attr: "events.url", Err: fmt.Errorf("%w: %w", ErrBadURL, err)})
+		}
+		if d.Events.ReconcileInterval < time.Second {
+			errs = append(errs, &AttrError{Attr: "events.reconcile_interval", Err: fmt.Errorf("%w: %v (want >= 1s)", ErrOutOfRange, d.Events.ReconcileInterval)})
+		}
 	}
 	if d.AttemptStaleAfter < minAttemptStaleAfter {
 		errs = append(errs, &AttrError{Attr: "attempt_stale_after", Err: fmt.Errorf("%w: %v (want >= %v: live runs rewrite their intent records every %v)",

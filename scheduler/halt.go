@@ -154,6 +154,12 @@ func (t *table[P]) waitHalted() bool {
 		select {
 		case <-t.quit:
 		case <-t.s.stopping:
+		case <-t.pollKick:
+			if timer != nil {
+				timer.Stop()
+			}
+			t.releasePollWaiters() // a halted table reads nothing until resumed
+			continue
 		case <-t.resumed:
 			if timer != nil {
 				timer.Stop()

@@ -385,6 +385,7 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *tab
 		ops:        ops,
 		log:        s.log.Named(sp.Name),
 		trig:       make(chan string, 1),
+		pollKick:   make(chan struct{}, 1),
 		resumed:    make(chan struct{}, 1),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
@@ -427,6 +428,7 @@ type table[P any] struct {
 	log       hclog.Logger
 	sched     cron.Schedule
 	trig      chan string
+	pollKick  chan struct{} // PollNow's one-slot wake-up (pollWaiters say who waits)
 	resumed   chan struct{} // Resume's wake-up of a halted loop
 	quit      chan struct{}
 	done      chan struct{} // closed when loop returns
@@ -466,6 +468,8 @@ type table[P any] struct {
 	pollError        string
 	counters         *Counters
 	progress         *progress.Progress // the running operation's, nil between runs
+	// pollWaiters are the callers of PollNow waiting for the next poll.
+	pollWaiters []chan struct{}
 }
 
 func (t *table[P]) stop() {
@@ -556,6 +560,9 @@ func (t *table[P]) loop() {
 		case reason := <-t.trig:
 			timer.Stop()
 			t.attempt(reason, true)
+		case <-t.pollKick:
+			timer.Stop()
+			t.pollNow()
 		case <-timer.C():
 			t.onTimer()
 		}

@@ -82,6 +82,9 @@ type Counters struct {
 	PollErrors int64            `json:"poll_errors"`
 	Coalesced  int64            `json:"coalesced_triggers"`
 	Deferred   int64            `json:"deferred_triggers"`
+	// RequestedPolls counts the polls PollNow asked for (change events);
+	// each is also in Polls.
+	RequestedPolls int64 `json:"requested_polls"`
 	// DurationBuckets[i] counts runs that took at most DurationBuckets[i]
 	// seconds (cumulative, as Prometheus wants); DurationCount and
 	// DurationSum cover every run.

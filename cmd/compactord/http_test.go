@@ -241,6 +241,15 @@ compactord_queue_length 0
 # TYPE compactord_policy_reloads_total counter
 compactord_policy_reloads_total{result="success"} 0
 compactord_policy_reloads_total{result="failure"} 0
+# HELP compactord_events_total Change notifications received (received), the polls they asked for (polled), the objects they named outside every watched table (outside_tables, dropped) or inside one but no new commit (ignored, with the stores' test messages), messages in no known format (malformed), failed polls (poll_error, delivered again) and subscription failures (subscription_error); all 0 without an events block.
+# TYPE compactord_events_total counter
+compactord_events_total{outcome="received"} 0
+compactord_events_total{outcome="polled"} 0
+compactord_events_total{outcome="outside_tables"} 0
+compactord_events_total{outcome="ignored"} 0
+compactord_events_total{outcome="malformed"} 0
+compactord_events_total{outcome="poll_error"} 0
+compactord_events_total{outcome="subscription_error"} 0
 # HELP compactord_runs_total Compaction runs by result.
 # TYPE compactord_runs_total counter
 compactord_runs_total{table="a",result="committed"} 1

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"gocloud.dev/pubsub"
 
 	"github.com/compactord/compactord/clusteradvise"
+	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/internal/httpapi"
 	"github.com/compactord/compactord/internal/redact"
@@ -110,6 +112,9 @@ type Daemon struct {
 	hosts map[string]bool
 	// ui is the HTML view, with its in-memory history.
 	ui *webui.UI
+	// events is the change-event consumer (nil when the daemon block has
+	// no events block).
+	events *events.Consumer
 	// reloadMu serializes reloads (SIGHUP and POST /reload).
 	reloadMu sync.Mutex
 
@@ -169,7 +174,7 @@ func New(o Options, log hclog.Logger, mkBackend func(policies.Daemon) Backend) (
 		Poll:         be.Poll,
 		Workers:      dc.Workers,
 		GroupQuotas:  dc.GroupQuotas,
-		PollInterval: dc.Poll,
+		PollInterval: dc.PollInterval(),
 		BackoffBase:  dc.BackoffBase,
 		BackoffMax:   dc.BackoffMax,
 		Logger:       log.Named("scheduler"),
@@ -179,11 +184,43 @@ func New(o Options, log hclog.Logger, mkBackend func(policies.Daemon) Backend) (
 
 		ProgressLogInterval: o.ProgressInterval,
 	})
+	if dc.Events.Enabled() {
+		u := dc.Events.URL
+		d.events = events.NewConsumer(func(ctx context.Context) (*pubsub.Subscription, func() error, error) {
+			return events.Open(ctx, u)
+		},
+			d.pollNow, events.Options{Logger: log.Named("events")})
+	}
 	if d.ui, err = webui.New(webui.Source{Version: o.Version, Replica: dc.Replica, Status: d.sched.Status,
 		Policy: d.sched.Policy, Plan: be.Plan, Inspect: be.Inspect}); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// pollNow is the events consumer's poll: the scheduler's PollNow, with a
+// table that is gone or halted counted as done (the hint has nothing to do
+// there; the message is acknowledged).
+func (d *Daemon) pollNow(ctx context.Context, table string) error {
+	err := d.sched.PollNow(ctx, table)
+	if errors.Is(err, scheduler.ErrUnknownTable) || errors.Is(err, scheduler.ErrHalted) {
+		return nil
+	}
+	return err
+}
+
+// watchTables hands the loaded tables to the events consumer.
+func (d *Daemon) watchTables(ps []policies.Policy) {
+	if d.events == nil {
+		return
+	}
+	ts := make([]events.Table, len(ps))
+	for i, p := range ps {
+		ts[i] = events.Table{Name: p.Name, URL: p.URL}
+	}
+	if err := d.events.SetTables(ts); err != nil {
+		d.log.Error("change events cannot map onto the tables; keeping the previous mapping", "error", redact.Error(err))
+	}
 }
 
 // logPolicyWarnings logs what the policy directory has that does not stop
@@ -203,8 +240,13 @@ func (d *Daemon) start() {
 		d.be.Retain(ps)
 	}
 	added, _, _ := d.sched.Apply(ps)
-	d.log.Info("daemon started", "policies", d.opts.PolicyDir, "tables", len(ps), "added", added,
-		"workers", d.daemon.Workers, "poll", d.daemon.Poll, "replica", d.daemon.Replica)
+	d.watchTables(ps)
+	args := []any{"policies", d.opts.PolicyDir, "tables", len(ps), "added", added,
+		"workers", d.daemon.Workers, "poll", d.daemon.PollInterval(), "replica", d.daemon.Replica}
+	if d.events != nil {
+		args = append(args, "events", redact.URL(d.daemon.Events.URL))
+	}
+	d.log.Info("daemon started", args...)
 }
 
 // Reload re-reads the policy directory. A bad directory keeps the previous
@@ -232,6 +274,7 @@ func (d *Daemon) Reload() error {
 	d.set = set
 	d.mu.Unlock()
 	added, removed, changed := d.sched.Apply(set.Tables)
+	d.watchTables(set.Tables)
 	d.log.Info("policies reloaded", "added", added, "removed", removed, "changed", changed)
 	if d.be.Retain != nil && len(removed)+len(changed) > 0 {
 		// Close the handles of tables that went away only once their
@@ -284,6 +327,14 @@ func (d *Daemon) Serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	sctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go d.ui.Sample(sctx, webui.SamplePeriod)
+	eventsDone := make(chan struct{})
+	ectx, stopEvents := context.WithCancel(ctx)
+	defer stopEvents()
+	if d.events != nil {
+		go func() { defer close(eventsDone); d.events.Run(ectx) }()
+	} else {
+		close(eventsDone)
+	}
 
 	for {
 		select {
@@ -306,6 +357,10 @@ func (d *Daemon) Serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	}
 
 	d.stopping.Store(true)
+	// Events first: a message whose poll is cut short stays unacknowledged
+	// and comes again to the next daemon.
+	stopEvents()
+	<-eventsDone
 	d.log.Info("shutting down: no new runs; waiting for in-flight runs", "timeout", d.daemon.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), d.daemon.ShutdownTimeout)
 	defer cancel()
@@ -340,14 +395,20 @@ func (d *Daemon) Handler(loopback bool) http.Handler {
 			return httpapi.StatusPage{
 				Version: d.opts.Version, Started: d.started, Policies: d.opts.PolicyDir,
 				LastReload: d.reloaded, ReloadError: d.loadErr, Stopping: d.stopping.Load(),
-				Workers: d.daemon.Workers, Replica: d.daemon.Replica, PollInterval: d.daemon.Poll.String(),
+				Workers: d.daemon.Workers, Replica: d.daemon.Replica, PollInterval: d.daemon.PollInterval().String(),
+				Events: d.eventsStatus(),
 			}
 		},
 		Stopping: d.stopping.Load,
 		Counters: func() httpapi.Counters {
 			d.mu.Lock()
-			defer d.mu.Unlock()
-			return d.counters
+			c := d.counters
+			d.mu.Unlock()
+			if d.events != nil {
+				st := d.events.Stats()
+				c.Events = &st
+			}
+			return c
 		},
 		Tables:  d.sched.Status,
 		Policy:  d.sched.Policy,
@@ -368,6 +429,18 @@ func (d *Daemon) Handler(loopback bool) http.Handler {
 		Mount: d.ui.Register,
 	}, loopback)
 }
+
+// eventsStatus is the events part of /status (nil when events are off).
+func (d *Daemon) eventsStatus() *httpapi.EventsStatus {
+	if d.events == nil {
+		return nil
+	}
+	return &httpapi.EventsStatus{URL: redact.URL(d.daemon.Events.URL), ReconcileInterval: d.daemon.Events.ReconcileInterval.String(), Stats: d.events.Stats()}
+}
+
+// Events is the daemon's change-event consumer (nil when events are off;
+// tests read its counters).
+func (d *Daemon) Events() *events.Consumer { return d.events }
 
 // Scheduler is the daemon's scheduler (tests and the demo watch it).
 func (d *Daemon) Scheduler() *scheduler.Scheduler[policies.Policy] { return d.sched }

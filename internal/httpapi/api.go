@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/clusteradvise"
+	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -30,7 +31,9 @@ type StatusPage struct {
 	PollInterval string    `json:"poll_interval"`
 	// Queue lists the runs waiting for a worker, next first (filled here
 	// from Tables).
-	Queue  []QueueEntry            `json:"queue"`
+	Queue []QueueEntry `json:"queue"`
+	// Events is the change-event subscription (absent when off).
+	Events *EventsStatus           `json:"events,omitempty"`
 	Tables []scheduler.TableStatus `json:"tables"`
 }
 
@@ -53,6 +56,14 @@ func queueOf(ts []scheduler.TableStatus) []QueueEntry {
 	}
 	sort.SliceStable(q, func(i, j int) bool { return q[i].Position < q[j].Position })
 	return q
+}
+
+// EventsStatus is the change-event subscription in /status: where it reads
+// (redacted), the reconciling poll, and what became of the notifications.
+type EventsStatus struct {
+	URL               string `json:"url"`
+	ReconcileInterval string `json:"reconcile_interval"`
+	events.Stats
 }
 
 // Daemon is what the API reads and asks of the running daemon.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/logcleanup"
 	"github.com/compactord/compactord/retention"
@@ -31,6 +32,23 @@ type Counters struct {
 	ReloadsOK     int64
 	ReloadsFailed int64
 	SignalRuns    int64
+	// Events are the change-event consumer's counters (nil when events
+	// are off: the series are then 0).
+	Events *events.Stats
+}
+
+// eventOutcomes are the outcome labels of compactord_events_total.
+var eventOutcomes = []struct {
+	label string
+	value func(events.Stats) int64
+}{
+	{"received", func(s events.Stats) int64 { return s.Received }},
+	{"polled", func(s events.Stats) int64 { return s.Polled }},
+	{"outside_tables", func(s events.Stats) int64 { return s.Outside }},
+	{"ignored", func(s events.Stats) int64 { return s.Ignored }},
+	{"malformed", func(s events.Stats) int64 { return s.Malformed }},
+	{"poll_error", func(s events.Stats) int64 { return s.PollErrors }},
+	{"subscription_error", func(s events.Stats) int64 { return s.SubscriptionErrors }},
 }
 
 var tableStates = []string{scheduler.StateIdle, scheduler.StateQueued, scheduler.StateRunning,
@@ -162,6 +180,7 @@ var (
 	descConflicts = prometheus.NewDesc("compactord_commit_conflicts_total", "Concurrent commits met while committing, by kind.", []string{"table", "kind"}, nil)
 	descState     = prometheus.NewDesc("compactord_table_state", "1 for the table's current state (idle, queued, running, backoff, waiting, halted, disabled).", []string{"table", "state"}, nil)
 	descDuration  = prometheus.NewDesc("compactord_run_duration_seconds", "Duration of compaction runs.", []string{"table"}, nil)
+	descEvents    = prometheus.NewDesc("compactord_events_total", "Change notifications received (received), the polls they asked for (polled), the objects they named outside every watched table (outside_tables, dropped) or inside one but no new commit (ignored, with the stores' test messages), messages in no known format (malformed), failed polls (poll_error, delivered again) and subscription failures (subscription_error); all 0 without an events block.", []string{"outcome"}, nil)
 	// The next two are served only for tables that have a value.
 	descLastSuccess = prometheus.NewDesc("compactord_last_success_timestamp_seconds", "End of the table's last successful run (Unix time); absent until one.", []string{"table"}, nil)
 	descExpected    = prometheus.NewDesc("compactord_expected_run_interval_seconds", "The policy's triggers.max_time_since_last_run: a run is due at least this often while small files wait; absent when unset.", []string{"table"}, nil)
@@ -171,7 +190,7 @@ var (
 // (histograms by their base name); the monitoring kit's check holds its
 // rules and dashboard to it.
 func MetricNames() []string {
-	names := []string{"compactord_build_info", "compactord_tables", "compactord_queue_length", "compactord_policy_reloads_total",
+	names := []string{"compactord_build_info", "compactord_tables", "compactord_queue_length", "compactord_policy_reloads_total", "compactord_events_total",
 		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds",
 		"compactord_last_success_timestamp_seconds", "compactord_expected_run_interval_seconds"}
 	for _, s := range perTableSeries {
@@ -219,6 +238,13 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descQueue, gauge, float64(queued))
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsOK), "success")
 	ch <- prometheus.MustNewConstMetric(descReloads, counter, float64(dc.ReloadsFailed), "failure")
+	var es events.Stats
+	if dc.Events != nil {
+		es = *dc.Events
+	}
+	for _, o := range eventOutcomes {
+		ch <- prometheus.MustNewConstMetric(descEvents, counter, float64(o.value(es)), o.label)
+	}
 	for _, t := range ts {
 		for _, r := range scheduler.Results {
 			ch <- prometheus.MustNewConstMetric(descRuns, counter, float64(t.Counters.Runs[r]), t.Name, r)
