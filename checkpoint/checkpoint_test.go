@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -38,7 +39,7 @@ func TestAfterCommitFollowsTheModuloRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Checkpoint != nil) != tc.write || exists(t, dir, delta.CheckpointKey(tc.version)) != tc.write {
+		if (res.Checkpoint != nil) != tc.write || exists(t, dir, logpath.CheckpointKey(tc.version)) != tc.write {
 			t.Errorf("version %d: written=%v (%s), want %v", tc.version, res.Checkpoint != nil, res.Skipped, tc.write)
 		}
 	}
@@ -59,11 +60,11 @@ func TestCatchUpWritesTheNewestMultipleOfTheInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Checkpoint == nil || res.Checkpoint.Version != 40 || !exists(t, dir, delta.CheckpointKey(40)) {
+	if res.Checkpoint == nil || res.Checkpoint.Version != 40 || !exists(t, dir, logpath.CheckpointKey(40)) {
 		t.Fatalf("catch-up wrote %+v (%s), want version 40", res.Checkpoint, res.Skipped)
 	}
 	for _, v := range []int64{10, 20, 30, 45} {
-		if exists(t, dir, delta.CheckpointKey(v)) {
+		if exists(t, dir, logpath.CheckpointKey(v)) {
 			t.Errorf("checkpoint %d written", v)
 		}
 	}
@@ -141,7 +142,7 @@ func TestMaintainCheckpointsOurCommitsOnMultiplesAndRetriesMissedOnes(t *testing
 	if err != nil || len(res.Written) != 1 || res.Written[0].Version != 20 {
 		t.Fatalf("catch-up: %v %+v", err, res)
 	}
-	if exists(t, dir, delta.CheckpointKey(21)) {
+	if exists(t, dir, logpath.CheckpointKey(21)) {
 		t.Fatal("checkpoint at 21")
 	}
 }

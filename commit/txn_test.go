@@ -13,6 +13,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
@@ -41,7 +42,7 @@ func putRaw(t *testing.T, tbl *delta.Table, v int64, lines ...string) {
 		data = append(data, l...)
 		data = append(data, '\n')
 	}
-	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(v), data); err != nil {
+	if err := tbl.Log.PutIfAbsent(context.Background(), logpath.CommitKey(v), data); err != nil {
 		t.Fatalf("put version %d: %v", v, err)
 	}
 }

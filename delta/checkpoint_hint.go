@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // LastCheckpointRepair says what RepairLastCheckpoint rewrote.
@@ -47,7 +48,7 @@ func RepairLastCheckpoint(ctx context.Context, t *Table, l *LogListing) (*LastCh
 	// UUID-named V2 file as Spark's does (every name holds the same state).
 	for _, e := range l.Entries {
 		if e.Version == cp.version && e.Kind == LogV2Checkpoint {
-			cp.files = []logFile{{key: e.Key, kind: fileV2Checkpoint, version: e.Version, size: e.Size, modTime: e.ModTime}}
+			cp.files = []logpath.File{{Key: e.Key, Kind: logpath.V2Checkpoint, Version: e.Version, Size: e.Size, ModTime: e.ModTime}}
 			break
 		}
 	}
@@ -63,7 +64,7 @@ func RepairLastCheckpoint(ctx context.Context, t *Table, l *LogListing) (*LastCh
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &LastCheckpointRepair{Version: cp.version, Was: was, Key: cp.files[0].key}, nil
+	return &LastCheckpointRepair{Version: cp.version, Was: was, Key: cp.files[0].Key}, nil
 }
 
 // hintVersion is the version _last_checkpoint names, -1 when it is
@@ -79,17 +80,17 @@ func hintVersion(ctx context.Context, t *Table) (int64, error) {
 
 // lastCheckpointOf rebuilds the _last_checkpoint document of cp as
 // WriteCheckpoint writes it.
-func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckpointOut, error) {
-	lc := &lastCheckpointOut{Version: cp.version}
+func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*logpath.LastCheckpointOut, error) {
+	lc := &logpath.LastCheckpointOut{Version: cp.version}
 	var top cpActions
 	var sidecars []actions.Sidecar
 	for _, f := range cp.files {
-		acts, err := readCheckpointFile(ctx, t, f.key)
+		acts, err := readCheckpointFile(ctx, t, f.Key)
 		if err != nil {
 			return nil, err
 		}
 		lc.Size += int64(len(acts.files) + len(acts.others))
-		lc.SizeInBytes += f.size
+		lc.SizeInBytes += f.Size
 		lc.NumOfAddFiles += countAdds(acts.files)
 		for _, a := range acts.others {
 			if a.Sidecar != nil {
@@ -115,8 +116,8 @@ func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckp
 		lc.SizeInBytes += sc.SizeInBytes
 		lc.NumOfAddFiles += countAdds(acts.files)
 	}
-	if f := cp.files[0]; f.kind == fileV2Checkpoint {
-		lv2 := &lastV2{Path: strings.TrimPrefix(f.key, LogDir), SizeInBytes: f.size, ModificationTime: f.modTime.UnixMilli()}
+	if f := cp.files[0]; f.Kind == logpath.V2Checkpoint {
+		lv2 := &logpath.LastV2{Path: strings.TrimPrefix(f.Key, logpath.LogDir), SizeInBytes: f.Size, ModificationTime: f.ModTime.UnixMilli()}
 		// As the writer inlines them: the non-file actions, then
 		// checkpointMetadata.
 		var nonFile []actions.Action

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -25,7 +26,7 @@ type sparkHint struct {
 
 func readHint(t *testing.T, root string) (sparkHint, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(lastCheckpointKey)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(logpath.LastCheckpointKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 	tested := 0
 	for name := range testutil.ExpectedTables(t) {
 		src := testutil.DeltaTable(t, name)
-		raw, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(lastCheckpointKey)))
+		raw, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(logpath.LastCheckpointKey)))
 		if err != nil {
 			continue
 		}
@@ -69,13 +70,13 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 				t.Fatalf("repair of a current hint: %+v, %v", rep, err)
 			}
 			if want.V2 != nil {
-				if _, err := os.Stat(filepath.Join(work, filepath.FromSlash(LogDir+want.V2.Path))); err != nil {
+				if _, err := os.Stat(filepath.Join(work, filepath.FromSlash(logpath.LogDir+want.V2.Path))); err != nil {
 					// The V2 content sits under the classic name only:
 					// the hint names no UUID file.
 					want.V2 = nil
 				}
 			}
-			if err := os.Remove(filepath.Join(work, filepath.FromSlash(lastCheckpointKey))); err != nil {
+			if err := os.Remove(filepath.Join(work, filepath.FromSlash(logpath.LastCheckpointKey))); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := RepairLastCheckpoint(ctx, tbl, l)
@@ -125,7 +126,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 				t.Fatal(err)
 			}
 			_, written := readHint(t, work)
-			hint := filepath.Join(work, filepath.FromSlash(lastCheckpointKey))
+			hint := filepath.Join(work, filepath.FromSlash(logpath.LastCheckpointKey))
 			// As if the hint's write had failed: the hint before stays
 			// (or none, when it named the version rewritten here).
 			if older.Version < info.Version {

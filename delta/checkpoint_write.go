@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/pq"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
@@ -89,10 +90,6 @@ type CheckpointInfo struct {
 	LastCheckpoint bool `json:"lastCheckpoint"`
 }
 
-// CheckpointKey returns the classic checkpoint file of version v,
-// "_delta_log/%020d.checkpoint.parquet".
-func CheckpointKey(v int64) string { return fmt.Sprintf("%s%020d.checkpoint.parquet", LogDir, v) }
-
 // WriteCheckpoint writes a checkpoint of snap (which must have been loaded
 // from t) and then points _delta_log/_last_checkpoint at it.
 //
@@ -151,7 +148,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 	}
 
 	var info *CheckpointInfo
-	var lc *lastCheckpointOut
+	var lc *logpath.LastCheckpointOut
 	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2 {
 		info, lc, err = w.writeV2(ctx)
 	} else {
@@ -228,8 +225,8 @@ func (w *checkpointWrite) nonFileActions() []actions.Action {
 	return acts
 }
 
-func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *lastCheckpointOut, error) {
-	key := CheckpointKey(w.snap.Version)
+func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *logpath.LastCheckpointOut, error) {
+	key := logpath.CheckpointKey(w.snap.Version)
 	s := newCPSchema(layoutClassic, w.cols)
 	f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
 	if err != nil {
@@ -251,7 +248,7 @@ func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *l
 	}
 	info := w.info
 	info.Key, info.Actions, info.SizeInBytes, info.NumAddFiles = key, f.rows, size, adds
-	return &info, &lastCheckpointOut{Version: info.Version, Size: info.Actions, SizeInBytes: size, NumOfAddFiles: adds}, nil
+	return &info, &logpath.LastCheckpointOut{Version: info.Version, Size: info.Actions, SizeInBytes: size, NumOfAddFiles: adds}, nil
 }
 
 // progressBatch is how many file actions a checkpoint writes between two
@@ -290,7 +287,7 @@ func (w *checkpointWrite) fileActions(f *parquetObject, lo, hi int64) (int64, er
 	return adds, nil
 }
 
-func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCheckpointOut, error) {
+func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *logpath.LastCheckpointOut, error) {
 	v := w.snap.Version
 	per := int64(w.opts.SidecarActions)
 	if per <= 0 {
@@ -305,7 +302,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	s := newCPSchema(layoutSidecar, w.cols)
 	for p := int64(0); p < parts; p++ {
 		name := fmt.Sprintf("%020d.checkpoint.%010d.%010d.%s.parquet", v, p+1, parts, uuid.NewString())
-		key := sidecarDir + name
+		key := logpath.SidecarDir + name
 		f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
 		if err != nil {
 			return nil, nil, err
@@ -350,7 +347,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		buf.WriteByte('\n')
 	}
 	name := fmt.Sprintf("%020d.checkpoint.%s.json", v, uuid.NewString())
-	key := LogDir + name
+	key := logpath.LogDir + name
 	if err := uploadBytes(ctx, w.t.Bucket, key, buf.Bytes(), "application/json", true); err != nil {
 		return nil, nil, fmt.Errorf("table %s: write %s: %w", w.t.URL, key, err)
 	}
@@ -362,7 +359,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	info.Actions = fileRows + int64(len(top))
 	info.SizeInBytes = sideBytes + int64(buf.Len())
 	info.NumAddFiles = adds
-	lv2 := &lastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
+	lv2 := &logpath.LastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
 	if inline := append(append([]actions.Action(nil), nonFile...), actions.Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
 		lv2.NonFileActions = &inline
 	}
@@ -373,7 +370,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		}
 		lv2.SidecarFiles = &sc
 	}
-	return &info, &lastCheckpointOut{Version: v, Size: info.Actions, SizeInBytes: info.SizeInBytes, NumOfAddFiles: adds, V2Checkpoint: lv2}, nil
+	return &info, &logpath.LastCheckpointOut{Version: v, Size: info.Actions, SizeInBytes: info.SizeInBytes, NumOfAddFiles: adds, V2Checkpoint: lv2}, nil
 }
 
 // WriteCompatCheckpoint writes the classic-named compatibility checkpoint
@@ -390,15 +387,15 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 	if err != nil {
 		return "", fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	var v2 *logFile
+	var v2 *logpath.File
 	for i, f := range files {
-		if f.version != version {
+		if f.Version != version {
 			continue
 		}
-		switch f.kind {
-		case fileCheckpoint:
+		switch f.Kind {
+		case logpath.Checkpoint:
 			return "", nil
-		case fileV2Checkpoint:
+		case logpath.V2Checkpoint:
 			if v2 == nil {
 				v2 = &files[i]
 			}
@@ -407,11 +404,11 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 	if v2 == nil {
 		return "", nil
 	}
-	acts, err := readCheckpointFile(ctx, t, v2.key)
+	acts, err := readCheckpointFile(ctx, t, v2.Key)
 	if err != nil {
 		return "", err
 	}
-	key := CheckpointKey(version)
+	key := logpath.CheckpointKey(version)
 	s := newCPSchema(layoutV2Top, cpColumns{statsJSON: true})
 	f, err := t.newParquetObject(ctx, key, s, 0)
 	if err != nil {
@@ -635,54 +632,16 @@ func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, c
 	return b.Upload(ctx, key, bytes.NewReader(data), &blob.WriterOptions{ContentType: contentType, IfNotExist: ifNotExist})
 }
 
-// lastCheckpointOut is the _last_checkpoint document compactord writes:
-// version and size first (old readers split-read them), no parts for a
-// single-file checkpoint (Trino takes parts:1 for multi-part; parts is set
-// only when RepairLastCheckpoint points at another writer's multi-part
-// checkpoint), checksum last.
-type lastCheckpointOut struct {
-	Version       int64   `json:"version"`
-	Size          int64   `json:"size"`
-	Parts         *int    `json:"parts,omitempty"`
-	SizeInBytes   int64   `json:"sizeInBytes"`
-	NumOfAddFiles int64   `json:"numOfAddFiles"`
-	V2Checkpoint  *lastV2 `json:"v2Checkpoint,omitempty"`
-	Checksum      string  `json:"checksum,omitempty"`
-}
-
-type lastV2 struct {
-	Path             string             `json:"path"`
-	SizeInBytes      int64              `json:"sizeInBytes"`
-	ModificationTime int64              `json:"modificationTime"`
-	NonFileActions   *[]actions.Action  `json:"nonFileActions,omitempty"`
-	SidecarFiles     *[]actions.Sidecar `json:"sidecarFiles,omitempty"`
-}
-
-// encode renders the document with its protocol checksum.
-func (lc *lastCheckpointOut) encode() ([]byte, error) {
-	lc.Checksum = ""
-	body, err := actions.MarshalUnescaped(lc)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := lastCheckpointChecksum(body)
-	if err != nil {
-		return nil, err
-	}
-	lc.Checksum = sum
-	return actions.MarshalUnescaped(lc)
-}
-
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a
 // newer checkpoint already. It reports whether it wrote.
-func writeLastCheckpoint(ctx context.Context, t *Table, lc *lastCheckpointOut) (bool, error) {
+func writeLastCheckpoint(ctx context.Context, t *Table, lc *logpath.LastCheckpointOut) (bool, error) {
 	return writeLastCheckpointIf(ctx, t, lc, func(cur int64) bool { return cur <= lc.Version })
 }
 
 // writeLastCheckpointIf replaces _last_checkpoint with lc when replace
 // accepts the version it names when read just before (-1: missing or
 // corrupt). It reports whether it wrote.
-func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut, replace func(cur int64) bool) (bool, error) {
+func writeLastCheckpointIf(ctx context.Context, t *Table, lc *logpath.LastCheckpointOut, replace func(cur int64) bool) (bool, error) {
 	cur, err := hintVersion(ctx, t)
 	if err != nil {
 		return false, err
@@ -690,12 +649,12 @@ func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut,
 	if !replace(cur) {
 		return false, nil
 	}
-	data, err := lc.encode()
+	data, err := lc.Encode()
 	if err != nil {
-		return false, fmt.Errorf("table %s: encode %s: %w", t.URL, lastCheckpointKey, err)
+		return false, fmt.Errorf("table %s: encode %s: %w", t.URL, logpath.LastCheckpointKey, err)
 	}
-	if err := uploadBytes(ctx, t.Bucket, lastCheckpointKey, data, "application/json", false); err != nil {
-		return false, fmt.Errorf("table %s: write %s: %w", t.URL, lastCheckpointKey, err)
+	if err := uploadBytes(ctx, t.Bucket, logpath.LastCheckpointKey, data, "application/json", false); err != nil {
+		return false, fmt.Errorf("table %s: write %s: %w", t.URL, logpath.LastCheckpointKey, err)
 	}
 	return true, nil
 }

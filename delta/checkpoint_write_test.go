@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
@@ -26,7 +27,7 @@ import (
 // onlyLog is a copyTableDir filter keeping the _delta_log of a table.
 func onlyLog(keep func(name string) bool) func(rel string) bool {
 	return func(rel string) bool {
-		name, ok := strings.CutPrefix(rel, LogDir)
+		name, ok := strings.CutPrefix(rel, logpath.LogDir)
 		if !ok {
 			return true
 		}
@@ -38,7 +39,7 @@ func onlyLog(keep func(name string) bool) func(rel string) bool {
 // table can be replayed from JSON alone.
 func jsonReplayable(t *testing.T, root string, latest int64) bool {
 	for v := int64(0); v <= latest; v++ {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(CommitKey(v)))); err != nil {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(logpath.CommitKey(v)))); err != nil {
 			return false
 		}
 	}
@@ -54,8 +55,8 @@ func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
 	var dir string
 	if jsonReplayable(t, src, version) {
 		dir = copyTableDir(t, src, onlyLog(func(name string) bool {
-			f, ok := parseLogName(name)
-			return ok && f.kind == fileCommit
+			f, ok := logpath.Parse(name)
+			return ok && f.Kind == logpath.Commit
 		}))
 	} else {
 		dir = copyTableDir(t, src, onlyLog(nil))
@@ -132,7 +133,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 				t.Fatal("_last_checkpoint not written")
 			}
 			// Load from only the new checkpoint (and its sidecars).
-			keep := map[string]bool{info.Key: true, lastCheckpointKey: true}
+			keep := map[string]bool{info.Key: true, logpath.LastCheckpointKey: true}
 			for _, s := range info.Sidecars {
 				keep[s] = true
 			}
@@ -156,16 +157,16 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 
 func removeCheckpointsAt(t *testing.T, root string, v int64) {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(root, LogDir))
+	entries, err := os.ReadDir(filepath.Join(root, logpath.LogDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		f, ok := parseLogName(e.Name())
-		if !ok || f.version != v || f.kind == fileCommit || f.kind == fileCompaction {
+		f, ok := logpath.Parse(e.Name())
+		if !ok || f.Version != v || f.Kind == logpath.Commit || f.Kind == logpath.Compaction {
 			continue
 		}
-		if err := os.Remove(filepath.Join(root, LogDir, e.Name())); err != nil {
+		if err := os.Remove(filepath.Join(root, logpath.LogDir, e.Name())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,9 +174,9 @@ func removeCheckpointsAt(t *testing.T, root string, v int64) {
 
 func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 	t.Helper()
-	name := strings.TrimPrefix(info.Key, LogDir)
-	f, ok := parseLogName(name)
-	if !ok || f.kind != fileV2Checkpoint || !strings.HasSuffix(name, ".json") {
+	name := strings.TrimPrefix(info.Key, logpath.LogDir)
+	f, ok := logpath.Parse(name)
+	if !ok || f.Kind != logpath.V2Checkpoint || !strings.HasSuffix(name, ".json") {
 		t.Fatalf("V2 checkpoint %s is not UUID-named JSON", info.Key)
 	}
 	tbl := openDir(t, root)
@@ -204,7 +205,7 @@ func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(lastCheckpointKey)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(logpath.LastCheckpointKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +458,7 @@ func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(CheckpointKey(40))))
+	before, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(logpath.CheckpointKey(40))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	if !errors.Is(err, ErrCheckpointExists) {
 		t.Fatalf("err = %v, want ErrCheckpointExists", err)
 	}
-	after, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(CheckpointKey(40))))
+	after, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(logpath.CheckpointKey(40))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +498,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 			var size int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(CheckpointKey(snap.Version))))
+				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(snap.Version))))
 				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -543,7 +544,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if key != CheckpointKey(want.Version) {
+			if key != logpath.CheckpointKey(want.Version) {
 				t.Fatalf("wrote %q", key)
 			}
 			// A second call finds the classic name taken.
@@ -552,7 +553,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			}
 			// Only the compatibility checkpoint and the sidecars remain.
 			only := copyTableDir(t, work, func(rel string) bool {
-				return rel != key && !strings.HasPrefix(rel, sidecarDir)
+				return rel != key && !strings.HasPrefix(rel, logpath.SidecarDir)
 			})
 			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -144,9 +145,9 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 }
 
 func parseVersionPrefix(name string) (int64, error) {
-	f, ok := parseLogName(name)
+	f, ok := logpath.Parse(name)
 	if !ok {
 		return 0, fmt.Errorf("%s is not a log file name", name)
 	}
-	return f.version, nil
+	return f.Version, nil
 }

@@ -11,7 +11,8 @@
 // schema JSON, column paths, physical names, logical values), delta/props
 // (typed table properties), delta/stats (the Stats of an add and its
 // parsing), delta/actions (actions and their JSON codec, partition values,
-// protocol feature methods), delta/statscollect (computing statistics) and
+// protocol feature methods), delta/statscollect (computing statistics),
+// delta/logpath (log file names, the _last_checkpoint document) and
 // delta/pq (parquet open, object reader, page guard, the panic guard).
 // Scanning the live rows of data files lives above it in delta/scan.
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/delta/internal/deltatest"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -60,8 +61,8 @@ func TestALogLineOverTheLimitIsACorruptCommitNamingTheLine(t *testing.T) {
 	if !errors.As(err, &cf) {
 		t.Fatalf("LoadSnapshot = %v, want a *failure.CorruptFileError", err)
 	}
-	if cf.Kind != failure.Commit || cf.Path != CommitKey(1) {
-		t.Errorf("corrupt object = %s %s, want commit %s", cf.Kind, cf.Path, CommitKey(1))
+	if cf.Kind != failure.Commit || cf.Path != logpath.CommitKey(1) {
+		t.Errorf("corrupt object = %s %s, want commit %s", cf.Kind, cf.Path, logpath.CommitKey(1))
 	}
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Line != lines || tl.Size != 4<<10 || tl.Field != "LogLine" {
@@ -86,8 +87,8 @@ func TestACommitOverTheFileLimitIsRefusedBeforeItIsRead(t *testing.T) {
 	var err error
 	alloc := deltatest.AllocatedBy(func() { _, err = ReadCommit(context.Background(), tbl, 1) })
 	var cf *failure.CorruptFileError
-	if !errors.As(err, &cf) || cf.Path != CommitKey(1) {
-		t.Fatalf("ReadCommit = %v, want a *failure.CorruptFileError naming %s", err, CommitKey(1))
+	if !errors.As(err, &cf) || cf.Path != logpath.CommitKey(1) {
+		t.Fatalf("ReadCommit = %v, want a *failure.CorruptFileError naming %s", err, logpath.CommitKey(1))
 	}
 	for _, w := range []string{"1 MiB", "ReadLimits.LogFile"} {
 		if !strings.Contains(err.Error(), w) {
@@ -112,7 +113,7 @@ func TestALastCheckpointOverTheLimitIsIgnoredUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := openDir(t, root)
-	var lc *lastCheckpoint
+	var lc *logpath.LastCheckpoint
 	var reason string
 	alloc := deltatest.AllocatedBy(func() { lc, reason, err = readLastCheckpoint(context.Background(), tbl) })
 	if err != nil || lc != nil {

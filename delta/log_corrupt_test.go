@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -51,7 +52,7 @@ func copyTableDir(t testing.TB, src string, skip func(rel string) bool) string {
 	return dst
 }
 
-func logName(v int64) string { return strings.TrimPrefix(CommitKey(v), LogDir) }
+func logName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
 func TestCorruptLogGivesClearErrors(t *testing.T) {
 	tests := []struct {

@@ -10,45 +10,6 @@ import (
 	"github.com/compactord/compactord/internal/testutil"
 )
 
-func TestParseLogName(t *testing.T) {
-	tests := []struct {
-		name    string
-		ok      bool
-		kind    logFileKind
-		version int64
-		part    int
-		parts   int
-		start   int64
-	}{
-		{"00000000000000000007.json", true, fileCommit, 7, 0, 0, 0},
-		{"00000000000000000010.checkpoint.parquet", true, fileCheckpoint, 10, 0, 0, 0},
-		{"00000000000000000005.checkpoint.0000000002.0000000003.parquet", true, fileMultiPart, 5, 2, 3, 0},
-		{"00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json", true, fileV2Checkpoint, 2, 0, 0, 0},
-		{"00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet", true, fileV2Checkpoint, 2, 0, 0, 0},
-		{"00000000000000000006.00000000000000000015.compacted.json", true, fileCompaction, 15, 0, 0, 6},
-		{"00000000000000000005.checkpoint.0000000004.0000000003.parquet", false, 0, 0, 0, 0, 0},
-		{"00000000000000000016.00000000000000000015.compacted.json", false, 0, 0, 0, 0, 0},
-		{"00000000000000000007.crc", false, 0, 0, 0, 0, 0},
-		{"_last_checkpoint", false, 0, 0, 0, 0, 0},
-		{"0000000000000000007.json", false, 0, 0, 0, 0, 0},
-		{".00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
-		{"00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
-	}
-	for _, tt := range tests {
-		f, ok := parseLogName(tt.name)
-		if ok != tt.ok {
-			t.Errorf("%s: ok = %v, want %v", tt.name, ok, tt.ok)
-			continue
-		}
-		if ok && (f.kind != tt.kind || f.version != tt.version || f.part != tt.part || f.parts != tt.parts || f.start != tt.start) {
-			t.Errorf("%s: got %+v", tt.name, f)
-		}
-	}
-	if got := CommitKey(42); got != "_delta_log/00000000000000000042.json" {
-		t.Errorf("CommitKey(42) = %q", got)
-	}
-}
-
 func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	ctx := context.Background()
 	tbl := openDir(t, testutil.DeltaTable(t, "dv-inline-cdf"))

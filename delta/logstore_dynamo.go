@@ -20,6 +20,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -187,7 +188,7 @@ func (s *dynamoLogStore) describe(ctx context.Context) error {
 // DynamoDB table wrote it, so this commit is not in the log and the caller
 // gets ErrCommitExists (its commit loop then retries at N+1).
 func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	name, inLog := strings.CutPrefix(key, LogDir)
+	name, inLog := strings.CutPrefix(key, logpath.LogDir)
 	v, isCommit := commitFileVersion(name)
 	if !inLog || !isCommit {
 		return putIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
@@ -208,7 +209,7 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 	}
 	// Step 2: T(N), then the entry, only if none exists for N.
 	e := dynamoEntry{FileName: name, TempPath: dynamoTempDir + name + "." + uuid.NewString()}
-	if err := s.bucket.Upload(ctx, LogDir+e.TempPath, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := s.bucket.Upload(ctx, logpath.LogDir+e.TempPath, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
 		return fmt.Errorf("commit %s on %s: write temp file %s: %w", key, s.store, e.TempPath, err)
 	}
 	won, err := s.putNewEntry(ctx, e)
@@ -218,7 +219,7 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 	}
 	if !won {
 		// No entry names our temp file: it is garbage.
-		_ = s.bucket.Delete(context.WithoutCancel(ctx), LogDir+e.TempPath)
+		_ = s.bucket.Delete(context.WithoutCancel(ctx), logpath.LogDir+e.TempPath)
 		s.repairBestEffort(ctx, name)
 		return fmt.Errorf("commit %s on %s: entry exists in DynamoDB table %s: %w", key, s.store, s.ddbTable, ErrCommitExists)
 	}
@@ -256,9 +257,9 @@ func (s *dynamoLogStore) ensurePrevious(ctx context.Context, v int64) error {
 		if err != nil || e == nil || !e.Complete {
 			return err
 		}
-		ok, err := s.bucket.Exists(ctx, CommitKey(0))
+		ok, err := s.bucket.Exists(ctx, logpath.CommitKey(0))
 		if err != nil {
-			return fmt.Errorf("commit %s on %s: %w", CommitKey(0), s.store, err)
+			return fmt.Errorf("commit %s on %s: %w", logpath.CommitKey(0), s.store, err)
 		}
 		if !ok {
 			return fmt.Errorf("%w: old entries for table path %s still exist in DynamoDB table %s (delete them before recreating the table)", ErrDynamoDBLogStore, s.tablePath, s.ddbTable)
@@ -272,12 +273,12 @@ func (s *dynamoLogStore) ensurePrevious(ctx context.Context, v int64) error {
 	if prev != nil && !prev.Complete {
 		return s.repair(ctx, *prev)
 	}
-	ok, err := s.bucket.Exists(ctx, CommitKey(v-1))
+	ok, err := s.bucket.Exists(ctx, logpath.CommitKey(v-1))
 	if err != nil {
-		return fmt.Errorf("commit %s on %s: %w", CommitKey(v), s.store, err)
+		return fmt.Errorf("commit %s on %s: %w", logpath.CommitKey(v), s.store, err)
 	}
 	if !ok {
-		return fmt.Errorf("commit %s on %s: previous commit %s does not exist: %w", CommitKey(v), s.store, CommitKey(v-1), ErrVersionNotFound)
+		return fmt.Errorf("commit %s on %s: previous commit %s does not exist: %w", logpath.CommitKey(v), s.store, logpath.CommitKey(v-1), ErrVersionNotFound)
 	}
 	return nil
 }
@@ -351,7 +352,7 @@ func (s *dynamoLogStore) repair(ctx context.Context, e dynamoEntry) error {
 	if e.Complete {
 		return nil
 	}
-	target := LogDir + e.FileName
+	target := logpath.LogDir + e.FileName
 	copied := false
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -377,14 +378,14 @@ func (s *dynamoLogStore) repairOnce(ctx context.Context, e dynamoEntry, target s
 			return err
 		}
 		if !ok {
-			data, _, err := readBounded(ctx, s.bucket, LogDir+e.TempPath, s.maxTemp, "LogFile")
+			data, _, err := readBounded(ctx, s.bucket, logpath.LogDir+e.TempPath, s.maxTemp, "LogFile")
 			var tl *TooLargeError
 			if errors.As(err, &tl) {
 				// Copied, it would be a commit no reader can load.
-				return corruptLog(failure.Commit, LogDir+e.TempPath, err)
+				return corruptLog(failure.Commit, logpath.LogDir+e.TempPath, err)
 			}
 			if gcerrors.Code(err) == gcerrors.NotFound {
-				return fmt.Errorf("%w: entry %s is incomplete and its temp file %s%s is gone", ErrDynamoDBLogStore, e.FileName, LogDir, e.TempPath)
+				return fmt.Errorf("%w: entry %s is incomplete and its temp file %s%s is gone", ErrDynamoDBLogStore, e.FileName, logpath.LogDir, e.TempPath)
 			}
 			if err != nil {
 				return err
@@ -514,12 +515,12 @@ func parseDynamoEntry(it map[string]types.AttributeValue) (dynamoEntry, error) {
 }
 
 // commitFileName is "%020d.json", the fileName of version v's entry.
-func commitFileName(v int64) string { return strings.TrimPrefix(CommitKey(v), LogDir) }
+func commitFileName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
 // commitFileVersion parses a commit file name ("%020d.json").
 func commitFileVersion(name string) (int64, bool) {
-	f, ok := parseLogName(name)
-	return f.version, ok && f.kind == fileCommit
+	f, ok := logpath.Parse(name)
+	return f.Version, ok && f.Kind == logpath.Commit
 }
 
 // ReadVersioned implements objstore.ConditionalStore on the S3 store.

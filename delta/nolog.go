@@ -13,6 +13,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/redact"
 )
 
@@ -32,12 +33,12 @@ const (
 // hold tables, asks "did you mean" with the table URLs.
 func NoCommitsError(ctx context.Context, t *Table) error {
 	if l, ok := t.Log.(*localLogStore); ok {
-		dir := filepath.Join(l.root, filepath.FromSlash(LogDir))
+		dir := filepath.Join(l.root, filepath.FromSlash(logpath.LogDir))
 		if _, err := os.ReadDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("table %s: cannot read %s: %w", t.Name(), LogDir, err)
+			return fmt.Errorf("table %s: cannot read %s: %w", t.Name(), logpath.LogDir, err)
 		}
 	}
-	msg := fmt.Sprintf("table %s: no commits or checkpoints in %s", t.Name(), LogDir)
+	msg := fmt.Sprintf("table %s: no commits or checkpoints in %s", t.Name(), logpath.LogDir)
 	if hint := tableHint(ctx, t); hint != "" {
 		return fmt.Errorf("%s (not a Delta table: %s): %w", msg, hint, ErrVersionNotFound)
 	}
@@ -53,14 +54,14 @@ func tableHint(ctx context.Context, t *Table) string {
 		return ""
 	}
 	clean := strings.TrimSuffix(u.Path, "/")
-	if path.Base(clean) == strings.TrimSuffix(LogDir, "/") {
+	if path.Base(clean) == strings.TrimSuffix(logpath.LogDir, "/") {
 		p := *u
 		p.Path = path.Dir(clean)
 		return fmt.Sprintf("this is a table's log; did you mean %s?", redact.URL(p.String()))
 	}
 	var subs []string
 	err = List(ctx, t.Bucket, &blob.ListOptions{Delimiter: "/"}, func() { subs = nil }, func(obj *blob.ListObject) {
-		if obj.IsDir && len(subs) < maxSubdirsChecked && obj.Key != LogDir {
+		if obj.IsDir && len(subs) < maxSubdirsChecked && obj.Key != logpath.LogDir {
 			subs = append(subs, obj.Key)
 		}
 	})
@@ -72,7 +73,7 @@ func tableHint(ctx context.Context, t *Table) string {
 		if len(tables) == maxTableHints || ctx.Err() != nil {
 			break
 		}
-		if hasLog(ctx, t.Bucket, sub+LogDir) {
+		if hasLog(ctx, t.Bucket, sub+logpath.LogDir) {
 			p := *u
 			p.Path = path.Join(clean, sub)
 			tables = append(tables, redact.URL(p.String()))

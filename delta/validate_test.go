@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -17,7 +18,7 @@ import (
 // table at dir.
 func appendCommit(t *testing.T, dir string, v int64, lines ...string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(CommitKey(v))), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(logpath.CommitKey(v))), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -58,7 +59,7 @@ func TestLoadRefusesImpossibleNumbers(t *testing.T) {
 				t.Fatal(err)
 			}
 			appendCommit(t, dir, 2, `{"commitInfo":{"timestamp":1,"operation":"WRITE"}}`, c.line)
-			key := CommitKey(2)
+			key := logpath.CommitKey(2)
 			_, loadErr := LoadSnapshot(ctx, tbl, -1)
 			_, _, advErr := Advance(ctx, tbl, prev, 10)
 			for how, err := range map[string]error{"load": loadErr, "advance": advErr} {
@@ -117,7 +118,7 @@ func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
 			// The commits the checkpoint covers go, as log cleanup would
 			// delete them: the checkpoint is all there is.
 			for v := int64(0); v <= snap.Version; v++ {
-				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(CommitKey(v)))); err != nil {
+				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(logpath.CommitKey(v)))); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
@@ -177,7 +178,7 @@ func (r *run) find(ctx context.Context) error {
 	for _, dir := range tempSweepDirs {
 		err := r.list.shallow(ctx, dir, func(o object) error {
 			name := path.Base(o.key)
-			if dir == delta.LogDir {
+			if dir == logpath.LogDir {
 				if v, ok := parseCommitName(name); ok {
 					commits = append(commits, commitFile{version: v, modTime: o.modTime})
 					return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -110,7 +111,7 @@ func runOneShot(t *testing.T, args []string) (stdout, stderr string) {
 
 func checkpointExists(t *testing.T, dir string, v int64) bool {
 	t.Helper()
-	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CheckpointKey(v))))
+	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(v))))
 	return err == nil
 }
 
@@ -149,7 +150,7 @@ func TestOneShotCommandsCheckpointTheirCommitsOnMultiples(t *testing.T) {
 					t.Errorf("_last_checkpoint at %d (%v), want %d", v, err, c.want)
 				}
 				if !asJSON {
-					if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, delta.CheckpointKey(c.want)); !strings.Contains(stdout, line) {
+					if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, logpath.CheckpointKey(c.want)); !strings.Contains(stdout, line) {
 						t.Errorf("stdout lacks %q:\n%s", line, stdout)
 					}
 					return
