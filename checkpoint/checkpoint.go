@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
@@ -76,7 +77,7 @@ func Write(ctx context.Context, t *delta.Table, version int64, opts Options) (*R
 		version = res.Latest
 	}
 	if version > res.Latest {
-		return res, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, version, res.Latest, delta.ErrVersionNotFound)
+		return res, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, version, res.Latest, logpath.ErrVersionNotFound)
 	}
 	return res, write(ctx, t, l, version, opts, res)
 }

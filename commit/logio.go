@@ -23,7 +23,7 @@ func commitKey(v int64) string { return logpath.CommitKey(v) }
 func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []actions.Action, found bool, err error) {
 	acts, err = delta.ReadCommit(ctx, t, v)
 	if err != nil {
-		if errors.Is(err, delta.ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			return nil, false, nil
 		}
 		if errors.Is(err, actions.ErrMalformedAction) {

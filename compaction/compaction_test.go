@@ -14,6 +14,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -409,7 +410,7 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 // ambiguousLog answers put number at with an unknown outcome, after
 // landing it or not.
 type ambiguousLog struct {
-	inner delta.LogStore
+	inner logstore.LogStore
 	land  bool
 	at    int32
 	puts  atomic.Int32

@@ -39,7 +39,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 			return nil, false, nil
 		}
 		actions, modTime, err := readCommit(ctx, t, v)
-		if errors.Is(err, ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			break
 		}
 		if err != nil {

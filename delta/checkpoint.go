@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -22,8 +23,8 @@ import (
 // failing file yields (nil, reason) so that the caller falls back to the
 // listing; only I/O errors other than NotFound are returned as err.
 func readLastCheckpoint(ctx context.Context, t *Table) (*logpath.LastCheckpoint, string, error) {
-	data, _, err := readBounded(ctx, t.Bucket, logpath.LastCheckpointKey, t.limits().LastCheckpoint, "LastCheckpoint")
-	var tl *TooLargeError
+	data, _, err := logstore.ReadBounded(ctx, t.Bucket, logpath.LastCheckpointKey, t.limits().LastCheckpoint, "LastCheckpoint")
+	var tl *logstore.TooLargeError
 	switch {
 	case errors.As(err, &tl):
 		return nil, fmt.Sprintf("corrupt: %v", err), nil

@@ -14,12 +14,9 @@ import (
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 )
-
-// ErrVersionNotFound is wrapped by errors about a table version that does
-// not exist (no commit file, or a version beyond the latest).
-var ErrVersionNotFound = errors.New("table version not found")
 
 // listLog lists the commit, checkpoint and compaction files of the log in
 // one LIST (the _sidecars/, _staged_commits/ and .tmp/ subdirectories are
@@ -48,7 +45,7 @@ func listLog(ctx context.Context, t *Table) ([]logpath.File, error) {
 }
 
 // LatestVersion returns the newest version of the table (the highest
-// commit or checkpoint version in the log). It wraps ErrVersionNotFound
+// commit or checkpoint version in the log). It wraps logpath.ErrVersionNotFound
 // when the log is empty.
 func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 	files, err := listLog(ctx, t)
@@ -101,7 +98,7 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 }
 
 // ReadCommit reads and parses the commit file of version v. When the file
-// does not exist the error wraps ErrVersionNotFound. Parse errors name the
+// does not exist the error wraps logpath.ErrVersionNotFound. Parse errors name the
 // file and line.
 func ReadCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Action, error) {
 	actions, _, err := readCommit(ctx, t, version)
@@ -113,11 +110,11 @@ func ReadCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Ac
 func readCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Action, time.Time, error) {
 	key := logpath.CommitKey(version)
 	notFound := func() error {
-		return fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, ErrVersionNotFound)
+		return fmt.Errorf("table %s: version %d: %s: %w", t.URL, version, key, logpath.ErrVersionNotFound)
 	}
 	lim := t.limits()
-	data, modTime, err := readBounded(ctx, t.Bucket, key, lim.LogFile, "LogFile")
-	var tl *TooLargeError
+	data, modTime, err := logstore.ReadBounded(ctx, t.Bucket, key, lim.LogFile, "LogFile")
+	var tl *logstore.TooLargeError
 	switch {
 	case errors.As(err, &tl):
 		return nil, time.Time{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, key, err))
@@ -137,12 +134,12 @@ func readCommit(ctx context.Context, t *Table, version int64) ([]deltaactions.Ac
 // does with the default limits: newline-delimited JSON actions, blank lines
 // skipped.
 func ParseCommit(data []byte) ([]deltaactions.Action, error) {
-	return parseActionLines(data, DefaultMaxLogLine)
+	return parseActionLines(data, logstore.DefaultMaxLogLine)
 }
 
 // parseActionLines parses newline-delimited JSON actions (lines end in \n
 // or \r\n); blank lines are skipped. Errors carry the 1-based line number;
-// a line longer than maxLine bytes is a *TooLargeError.
+// a line longer than maxLine bytes is a *logstore.TooLargeError.
 func parseActionLines(data []byte, maxLine int64) ([]deltaactions.Action, error) {
 	actions := make([]deltaactions.Action, 0, bytes.Count(data, []byte{'\n'})+1)
 	for n := 1; len(data) > 0; n++ {
@@ -154,7 +151,7 @@ func parseActionLines(data []byte, maxLine int64) ([]deltaactions.Action, error)
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if int64(len(line)) > maxLine {
-			return nil, &TooLargeError{Line: n, Size: int64(len(line)), Field: "LogLine", Limit: maxLine}
+			return nil, &logstore.TooLargeError{Line: n, Size: int64(len(line)), Field: "LogLine", Limit: maxLine}
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue

@@ -60,7 +60,7 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 		table    string
 		damage   func(t *testing.T, root string)
 		want     []string // substrings of the error
-		notFound bool     // error wraps ErrVersionNotFound
+		notFound bool     // error wraps logpath.ErrVersionNotFound
 	}{
 		{
 			name:  "truncated JSON line",
@@ -188,7 +188,7 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), root) {
 				t.Errorf("error %q does not name the table", err)
 			}
-			if got := errors.Is(err, ErrVersionNotFound); got != tt.notFound {
+			if got := errors.Is(err, logpath.ErrVersionNotFound); got != tt.notFound {
 				t.Errorf("errors.Is(err, ErrVersionNotFound) = %v, want %v (%v)", got, tt.notFound, err)
 			}
 		})

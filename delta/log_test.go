@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -20,7 +21,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	if len(acts) != 2 || acts[0].Remove == nil || acts[1].Add == nil || acts[1].Add.DeletionVector.Cardinality != 1 {
 		t.Fatalf("commit 5 = %+v", acts)
 	}
-	if _, err := ReadCommit(ctx, tbl, 99); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := ReadCommit(ctx, tbl, 99); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("ReadCommit(99) err = %v, want ErrVersionNotFound", err)
 	}
 	v, err := LatestVersion(ctx, tbl)
@@ -52,7 +53,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	if err != nil || v != 108 {
 		t.Fatalf("LatestVersion(checkpoint only) = %d, %v", v, err)
 	}
-	if _, err := LatestVersion(ctx, openDir(t, t.TempDir())); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := LatestVersion(ctx, openDir(t, t.TempDir())); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("LatestVersion(empty) err = %v", err)
 	}
 }
@@ -78,7 +79,7 @@ func TestLogCompactionFilesAreIgnored(t *testing.T) {
 	os.Remove(filepath.Join(root, "_delta_log", logName(3)))
 	os.WriteFile(filepath.Join(root, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json"),
 		mustRead(t, filepath.Join(src, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json")), 0o644)
-	if _, err := LoadSnapshot(ctx, openDir(t, root), -1); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := LoadSnapshot(ctx, openDir(t, root), -1); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("err = %v, want a missing-commit error", err)
 	}
 }

@@ -26,7 +26,7 @@ import (
 // or checksum-failing hint is ignored). Log compaction files are ignored:
 // the commits they summarize are read instead. Every error names the table
 // and the file at fault; a version that does not exist wraps
-// ErrVersionNotFound.
+// logpath.ErrVersionNotFound.
 func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, error) {
 	files, err := listLog(ctx, t)
 	if err != nil {
@@ -51,7 +51,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		target = latest
 	}
 	if target > latest {
-		return nil, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, target, latest, ErrVersionNotFound)
+		return nil, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, target, latest, logpath.ErrVersionNotFound)
 	}
 	hint, _, err := readLastCheckpoint(ctx, t)
 	if err != nil {
@@ -166,7 +166,7 @@ func missingCommitError(t *Table, v, target int64, cp *checkpoint, incomplete ma
 	if len(why) > 0 {
 		msg += "; " + strings.Join(why, "; ")
 	}
-	return fmt.Errorf("%s): %w", msg, ErrVersionNotFound)
+	return fmt.Errorf("%s): %w", msg, logpath.ErrVersionNotFound)
 }
 
 // commitTimestamp returns the in-commit timestamp of the snapshot's version

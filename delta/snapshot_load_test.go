@@ -132,7 +132,7 @@ func TestLoadSnapshotTimeTravel(t *testing.T) {
 		}
 	}
 	_, err := LoadSnapshot(context.Background(), openDir(t, testutil.DeltaTable(t, "dv-small")), 7)
-	if !errors.Is(err, ErrVersionNotFound) {
+	if !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("loading a future version: err = %v, want ErrVersionNotFound", err)
 	}
 }

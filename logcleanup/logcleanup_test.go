@@ -59,7 +59,7 @@ func states(t *testing.T, tbl *delta.Table, latest int64) map[int64]logtest.Stat
 	for v := int64(0); v <= latest; v++ {
 		s, err := delta.LoadSnapshot(context.Background(), tbl, v)
 		if err != nil {
-			if errors.Is(err, delta.ErrVersionNotFound) {
+			if errors.Is(err, logpath.ErrVersionNotFound) {
 				continue
 			}
 			t.Fatal(err)

@@ -279,7 +279,7 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 	for v := start; v <= end; v++ {
 		acts, err := delta.ReadCommit(ctx, r.t, v)
 		if err != nil {
-			if errors.Is(err, delta.ErrVersionNotFound) {
+			if errors.Is(err, logpath.ErrVersionNotFound) {
 				return fmt.Errorf("vacuum %s: version %d: %w", r.t.URL, v, ErrCannotVacuumLite)
 			}
 			return fmt.Errorf("vacuum %s: %w", r.t.URL, err)

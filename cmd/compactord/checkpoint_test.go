@@ -73,7 +73,7 @@ func TestCheckpointAndCleanupLogCommands(t *testing.T) {
 	if s, err := delta.LoadSnapshot(ctx, tbl, -1); err != nil || s.Version != 13 || len(s.Files) != 7 {
 		t.Fatalf("latest after cleanup: %v", err)
 	}
-	if _, err := delta.LoadSnapshot(ctx, tbl, 12); !errors.Is(err, delta.ErrVersionNotFound) {
+	if _, err := delta.LoadSnapshot(ctx, tbl, 12); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("version 12 after cleanup: %v", err)
 	}
 }

@@ -1,11 +1,16 @@
 package logpath
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// ErrVersionNotFound is wrapped by errors about a table version that does
+// not exist (no commit file, or a version beyond the latest).
+var ErrVersionNotFound = errors.New("table version not found")
 
 // LogDir is the key prefix of the Delta log inside a table.
 const LogDir = "_delta_log/"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -146,7 +147,7 @@ func WrongScheme(t *testing.T, url, scheme string, lost int) {
 	switch {
 	case ourErr == nil:
 		reported = append(reported, "compactord")
-	case !errors.Is(ourErr, delta.ErrCommitExists):
+	case !errors.Is(ourErr, logstore.ErrCommitExists):
 		t.Fatal(ourErr)
 	}
 	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
@@ -211,7 +212,7 @@ func OutsideWriter(t *testing.T, url string) {
 	}
 	defer tbl.Close()
 	err = tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(v), TxnCommit("compactord", "compactord", 0))
-	if !errors.Is(err, delta.ErrCommitExists) {
+	if !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("PutIfAbsent after an outsider wrote v%d = %v, want ErrCommitExists", v, err)
 	}
 	got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(v))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/compactord/compactord/internal/testutil/stores"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -64,7 +64,7 @@ func CommitRace(t *testing.T, url string, writers, versions int) {
 		key := logpath.CommitKey(int64(v))
 		winners, errs := testutil.Race(writers, func(w int) error {
 			return tbls[w].Log.PutIfAbsent(ctx, key, raceCommit(v, w))
-		}, func(err error) bool { return errors.Is(err, delta.ErrCommitExists) })
+		}, func(err error) bool { return errors.Is(err, logstore.ErrCommitExists) })
 		if len(errs) > 0 {
 			t.Fatalf("version %d: unexpected errors: %v", v, errors.Join(errs...))
 		}

@@ -12,8 +12,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -49,7 +49,7 @@ func TestFakeS3LogStore(t *testing.T) {
 		f := stores.NewFakeS3(t, stores.FakeS3Options{IgnoreIfNoneMatch: true})
 		tbl := stores.Open(t, f.URL("nopia/table"))
 		err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), []byte(`{"commitInfo":{}}`+"\n"))
-		if !errors.Is(err, delta.ErrNoPutIfAbsent) {
+		if !errors.Is(err, logstore.ErrNoPutIfAbsent) {
 			t.Fatalf("PutIfAbsent on a store without put-if-absent: err = %v, want ErrNoPutIfAbsent", err)
 		}
 		if !strings.Contains(err.Error(), "s3://"+stores.Bucket+"/nopia/table") {
@@ -58,7 +58,7 @@ func TestFakeS3LogStore(t *testing.T) {
 		if ok, _ := tbl.Bucket.Exists(ctx, logpath.CommitKey(0)); ok {
 			t.Fatal("the refused store got a commit anyway")
 		}
-		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, delta.ErrNoPutIfAbsent) {
+		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, logstore.ErrNoPutIfAbsent) {
 			t.Fatalf("CheckPutIfAbsent = %v, want ErrNoPutIfAbsent", err)
 		}
 		if objs := stores.DataObjects(t, tbl); len(objs) != 0 {
@@ -76,7 +76,7 @@ func TestFakeS3LogStore(t *testing.T) {
 			t.Fatalf("PutIfAbsent after a lost response: %v", err)
 		}
 		other := []byte(`{"commitInfo":{"txnId":"theirs"}}` + "\n")
-		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), other); !errors.Is(err, delta.ErrCommitExists) {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), other); !errors.Is(err, logstore.ErrCommitExists) {
 			t.Fatalf("a different writer's PutIfAbsent = %v, want ErrCommitExists", err)
 		}
 	})
@@ -92,7 +92,7 @@ func TestFakeS3LogStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("second"))
-		if !errors.Is(err, delta.ErrCommitExists) {
+		if !errors.Is(err, logstore.ErrCommitExists) {
 			t.Fatalf("losing 8 MiB commit = %v, want ErrCommitExists", err)
 		}
 		raw := tbl.Bucket.Upload(ctx, logpath.CommitKey(0), bytes.NewReader(big("third")), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
@@ -125,7 +125,7 @@ func TestAzureConflictReturnsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"b"}}`+"\n"))
-	if !errors.Is(err, delta.ErrCommitExists) {
+	if !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("conflicting PutIfAbsent on Azure = %v, want ErrCommitExists", err)
 	}
 	cs, err := tbl.Conditional()
@@ -165,7 +165,7 @@ func TestS3LargeCommitIsConditional(t *testing.T) {
 	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), first); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("second")); !errors.Is(err, delta.ErrCommitExists) {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("second")); !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("second 20 MiB commit = %v, want ErrCommitExists", err)
 	}
 	got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(0))

@@ -24,6 +24,7 @@ import (
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
@@ -501,7 +502,7 @@ func DisableDVs(t testing.TB, tbl *delta.Table) {
 // unknown outcome (a request that timed out on our side but is still in
 // flight); Land makes it reach the store afterwards.
 type LandsLate struct {
-	delta.LogStore
+	logstore.LogStore
 	key  string
 	data []byte
 }
