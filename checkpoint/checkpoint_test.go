@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
@@ -197,7 +198,7 @@ func TestOpRepairsALastCheckpointLeftBehindItsCheckpoint(t *testing.T) {
 		}
 	}
 	// Checkpoint 4 lands; its _last_checkpoint write does not.
-	res, err := Write(ctx, tbl, 4, Options{Delta: delta.CheckpointOptions{SkipLastCheckpoint: true}})
+	res, err := Write(ctx, tbl, 4, Options{Delta: checkpointwrite.CheckpointOptions{SkipLastCheckpoint: true}})
 	if err != nil || res.Checkpoint == nil {
 		t.Fatalf("write 4: %v %+v", err, res)
 	}

@@ -3,8 +3,9 @@
 // (JSON commits, classic, multi-part and V2 checkpoints read from parquet,
 // sidecars, _last_checkpoint, log compaction files), the Snapshot, the
 // table-feature gate, row tracking, deletion-vector reading and writing,
-// and the parquet nodes shared by scans and checkpoint writing; for now
-// also checkpoint writing.
+// and the parquet nodes shared by scans and checkpoint writing. Checkpoint
+// writing lives above it in delta/checkpointwrite, which reads the log
+// through ReadCheckpointFile, ReadLastCheckpoint and ListLogFiles.
 //
 // The format pieces below it live in subpackages: delta/schema (types,
 // schema JSON, column paths, physical names, logical values), delta/props
@@ -17,5 +18,6 @@
 // delta/pq (parquet open, object reader, page guard, the panic guard).
 // Scanning the live rows of data files lives above it in delta/scan.
 //
-// It must not know about policies or scheduling.
+// It must not know about policies or scheduling, or import
+// delta/checkpointwrite or delta/scan.
 package delta

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -239,7 +240,7 @@ func TestOneShotCommandRepairsALastCheckpointLeftBehind(t *testing.T) {
 	// Version 2 by another writer, checkpointed; its _last_checkpoint
 	// write "failed": none is left.
 	tabletest.PutCommit(t, tbl, 2, []string{tabletest.AddLine(t, tabletest.WriteDataFile(t, tbl, tabletest.IDRange(200, 10)))})
-	if _, err := delta.WriteCheckpoint(ctx, tbl, tabletest.Latest(t, tbl), delta.CheckpointOptions{SkipLastCheckpoint: true}); err != nil {
+	if _, err := checkpointwrite.WriteCheckpoint(ctx, tbl, tabletest.Latest(t, tbl), checkpointwrite.CheckpointOptions{SkipLastCheckpoint: true}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != -1 {

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
@@ -98,7 +99,7 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap, err := LoadSnapshot(context.Background(), openDir(t, root), v)
+			snap, err := delta.LoadSnapshot(context.Background(), openDir(t, root), v)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
@@ -49,7 +50,7 @@ func jsonReplayable(t *testing.T, root string, latest int64) bool {
 // referenceSnapshot loads the table at version from JSON commits only when
 // it has all of them, else the normal way (tables whose early commits were
 // cleaned up upstream).
-func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
+func referenceSnapshot(t *testing.T, src string, version int64) *delta.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	var dir string
@@ -61,7 +62,7 @@ func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
 	} else {
 		dir = copyTableDir(t, src, onlyLog(nil))
 	}
-	snap, err := LoadSnapshot(ctx, openDir(t, dir), version)
+	snap, err := delta.LoadSnapshot(ctx, openDir(t, dir), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
 // tombstoneNow picks a checkpoint clock that keeps recent tombstones and
 // expires those older than the retention (so both paths are exercised on
 // tables with history).
-func tombstoneNow(s *Snapshot) time.Time {
+func tombstoneNow(s *delta.Snapshot) time.Time {
 	var newest int64
 	for _, r := range s.Tombstones {
 		if r.DeletionTimestamp != nil {
@@ -94,7 +95,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			src := testutil.DeltaTable(t, name)
 			work := copyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				if want.MustRefuse {
 					return
@@ -138,7 +139,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 				keep[s] = true
 			}
 			only := copyTableDir(t, work, func(rel string) bool { return !keep[rel] })
-			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,12 +181,12 @@ func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 		t.Fatalf("V2 checkpoint %s is not UUID-named JSON", info.Key)
 	}
 	tbl := openDir(t, root)
-	acts, err := readCheckpointFile(context.Background(), tbl, info.Key)
+	acts, err := delta.ReadCheckpointFile(context.Background(), tbl, info.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cms, sidecars int
-	for _, a := range acts.actions() {
+	for _, a := range acts.Actions() {
 		switch {
 		case a.CheckpointMetadata != nil:
 			cms++
@@ -219,7 +220,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 	if _, ok := m["parts"]; ok {
 		t.Fatal("_last_checkpoint of a single-file checkpoint has parts")
 	}
-	lc, reason, err := readLastCheckpoint(context.Background(), openDir(t, root))
+	lc, reason, err := delta.ReadLastCheckpoint(context.Background(), openDir(t, root))
 	if err != nil || lc == nil {
 		t.Fatalf("_last_checkpoint unreadable: %v %s", err, reason)
 	}
@@ -233,7 +234,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 // compareCheckpointSnapshot checks that got (from our checkpoint alone) is ref (JSON
 // replay) with expired tombstones and txns dropped.
-func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *deltaprops.Properties, snap *Snapshot) {
+func compareCheckpointSnapshot(t *testing.T, ref, got *delta.Snapshot, now time.Time, props *deltaprops.Properties, snap *delta.Snapshot) {
 	t.Helper()
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
@@ -454,7 +455,7 @@ func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	work := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), onlyLog(nil))
 	tbl := openDir(t, work)
-	snap, err := LoadSnapshot(ctx, tbl, 40)
+	snap, err := delta.LoadSnapshot(ctx, tbl, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +488,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 			writeBenchTable(b, dir, n)
 			tbl := openDir(b, dir)
 			ctx := context.Background()
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -536,7 +537,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
-			want, err := LoadSnapshot(ctx, tbl, -1)
+			want, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -555,16 +556,16 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			only := copyTableDir(t, work, func(rel string) bool {
 				return rel != key && !strings.HasPrefix(rel, logpath.SidecarDir)
 			})
-			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			acts, err := readCheckpointFile(ctx, openDir(t, only), key)
+			acts, err := delta.ReadCheckpointFile(ctx, openDir(t, only), key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cms := 0
-			for _, a := range acts.actions() {
+			for _, a := range acts.Actions() {
 				if a.CheckpointMetadata != nil {
 					cms++
 				}

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -58,7 +59,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
-			l, err := ListLog(ctx, tbl)
+			l, err := delta.ListLog(ctx, tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,10 +91,10 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 				(got.V2 != nil && *got.V2 != *want.V2) {
 				t.Fatalf("repaired\n%s\nSpark wrote\n%s", data, raw)
 			}
-			if lc, reason, err := readLastCheckpoint(ctx, tbl); err != nil || lc == nil || lc.Checksum == "" {
+			if lc, reason, err := delta.ReadLastCheckpoint(ctx, tbl); err != nil || lc == nil || lc.Checksum == "" {
 				t.Fatalf("repaired hint unreadable or without checksum: %v %s", err, reason)
 			}
-			if _, err := LoadSnapshot(ctx, tbl, -1); err != nil {
+			if _, err := delta.LoadSnapshot(ctx, tbl, -1); err != nil {
 				t.Fatal(err)
 			}
 			tested++
@@ -114,7 +115,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 			// A listing taken when the checkpoint before was the newest,
 			// and a newer hint since: no repair moves it back.
 			stale := copyTableDir(t, work, func(rel string) bool { return rel == info.Key })
-			staleList, err := ListLog(ctx, openDir(t, stale))
+			staleList, err := delta.ListLog(ctx, openDir(t, stale))
 			if err != nil {
 				t.Fatal(err)
 			}

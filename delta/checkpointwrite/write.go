@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/pq"
@@ -108,8 +109,8 @@ type CheckpointInfo struct {
 // of the version already exists the error wraps ErrCheckpointExists.
 // _last_checkpoint is replaced in one write after the checkpoint exists,
 // and never moved back to an older version.
-func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts CheckpointOptions) (*CheckpointInfo, error) {
-	if err := CheckpointWritable(snap); err != nil {
+func WriteCheckpoint(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts CheckpointOptions) (*CheckpointInfo, error) {
+	if err := delta.CheckpointWritable(snap); err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
 	if snap.IsSlim() {
@@ -167,8 +168,8 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 
 // checkpointWrite is one WriteCheckpoint call.
 type checkpointWrite struct {
-	t          *Table
-	snap       *Snapshot
+	t          *delta.Table
+	snap       *delta.Snapshot
 	opts       CheckpointOptions
 	cols       cpColumns
 	pv         *partitionParser
@@ -228,7 +229,7 @@ func (w *checkpointWrite) nonFileActions() []actions.Action {
 func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *logpath.LastCheckpointOut, error) {
 	key := logpath.CheckpointKey(w.snap.Version)
 	s := newCPSchema(layoutClassic, w.cols)
-	f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
+	f, err := newParquetObject(ctx, w.t, key, s, w.opts.RowGroupRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -303,7 +304,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *logpat
 	for p := int64(0); p < parts; p++ {
 		name := fmt.Sprintf("%020d.checkpoint.%010d.%010d.%s.parquet", v, p+1, parts, uuid.NewString())
 		key := logpath.SidecarDir + name
-		f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
+		f, err := newParquetObject(ctx, w.t, key, s, w.opts.RowGroupRows)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -382,8 +383,8 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *logpat
 // v2 Checkpoints"; Spark writes it before log cleanup). It returns the key
 // written, or "" when a classic-named checkpoint already exists or the
 // version has no V2 checkpoint.
-func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string, error) {
-	files, err := listLog(ctx, t)
+func WriteCompatCheckpoint(ctx context.Context, t *delta.Table, version int64) (string, error) {
+	files, err := delta.ListLogFiles(ctx, t)
 	if err != nil {
 		return "", fmt.Errorf("table %s: %w", t.URL, err)
 	}
@@ -404,18 +405,18 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 	if v2 == nil {
 		return "", nil
 	}
-	acts, err := readCheckpointFile(ctx, t, v2.Key)
+	acts, err := delta.ReadCheckpointFile(ctx, t, v2.Key)
 	if err != nil {
 		return "", err
 	}
 	key := logpath.CheckpointKey(version)
 	s := newCPSchema(layoutV2Top, cpColumns{statsJSON: true})
-	f, err := t.newParquetObject(ctx, key, s, 0)
+	f, err := newParquetObject(ctx, t, key, s, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.abort()
-	for _, a := range acts.actions() {
+	for _, a := range acts.Actions() {
 		if err := f.action(a); err != nil {
 			return "", err
 		}
@@ -437,7 +438,7 @@ type partitionParser struct {
 	out    map[string]any
 }
 
-func newPartitionParser(snap *Snapshot) (*partitionParser, error) {
+func newPartitionParser(snap *delta.Snapshot) (*partitionParser, error) {
 	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return nil, err
@@ -472,7 +473,7 @@ func (p *partitionParser) parse(values map[string]*string) map[string]any {
 // parquetObject is one checkpoint or sidecar parquet file being streamed
 // to the store.
 type parquetObject struct {
-	t      *Table
+	t      *delta.Table
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
@@ -487,7 +488,7 @@ type parquetObject struct {
 
 const checkpointBatchRows = 512
 
-func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, rowGroupRows int64) (*parquetObject, error) {
+func newParquetObject(ctx context.Context, t *delta.Table, key string, s *cpSchema, rowGroupRows int64) (*parquetObject, error) {
 	if rowGroupRows <= 0 {
 		rowGroupRows = DefaultCheckpointRowGroupRows
 	}
@@ -634,15 +635,15 @@ func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, c
 
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a
 // newer checkpoint already. It reports whether it wrote.
-func writeLastCheckpoint(ctx context.Context, t *Table, lc *logpath.LastCheckpointOut) (bool, error) {
+func writeLastCheckpoint(ctx context.Context, t *delta.Table, lc *logpath.LastCheckpointOut) (bool, error) {
 	return writeLastCheckpointIf(ctx, t, lc, func(cur int64) bool { return cur <= lc.Version })
 }
 
 // writeLastCheckpointIf replaces _last_checkpoint with lc when replace
 // accepts the version it names when read just before (-1: missing or
 // corrupt). It reports whether it wrote.
-func writeLastCheckpointIf(ctx context.Context, t *Table, lc *logpath.LastCheckpointOut, replace func(cur int64) bool) (bool, error) {
-	cur, err := hintVersion(ctx, t)
+func writeLastCheckpointIf(ctx context.Context, t *delta.Table, lc *logpath.LastCheckpointOut, replace func(cur int64) bool) (bool, error) {
+	cur, err := delta.LastCheckpointVersion(ctx, t)
 	if err != nil {
 		return false, err
 	}
@@ -661,7 +662,7 @@ func writeLastCheckpointIf(ctx context.Context, t *Table, lc *logpath.LastCheckp
 
 // checkpointProperties returns the snapshot's properties once those a
 // checkpoint depends on are known to be valid.
-func checkpointProperties(snap *Snapshot) (*deltaprops.Properties, error) {
+func checkpointProperties(snap *delta.Snapshot) (*deltaprops.Properties, error) {
 	props := snap.Properties()
 	return props, props.Check(deltaprops.PropCheckpointPolicy, deltaprops.PropCheckpointWriteStatsAsJSON, deltaprops.PropCheckpointWriteStatsAsStruct,
 		deltaprops.PropDeletedFileRetentionDuration, deltaprops.PropSetTransactionRetentionDuration)
