@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
+	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
 )
 
@@ -21,8 +23,8 @@ type Options struct {
 	// checkpoint is more than MaxBehind commits behind the latest version.
 	// 0 = the table's delta.checkpointInterval.
 	MaxBehind int64
-	// Delta is passed to delta.WriteCheckpoint (Now is set from Now).
-	Delta delta.CheckpointOptions
+	// Delta is passed to checkpointwrite.WriteCheckpoint (Now is set from Now).
+	Delta checkpointwrite.CheckpointOptions
 	// Logger receives one line per checkpoint written (default null).
 	Logger hclog.Logger
 }
@@ -53,7 +55,7 @@ type Result struct {
 	// (-1: none).
 	NewestBefore int64 `json:"newestBefore"`
 	// Checkpoint describes the checkpoint written; nil when none was.
-	Checkpoint *delta.CheckpointInfo `json:"checkpoint,omitempty"`
+	Checkpoint *checkpointwrite.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Skipped says why nothing was written.
 	Skipped string `json:"skipped,omitempty"`
 	// Duration is the time spent writing the checkpoint.
@@ -76,7 +78,7 @@ func Write(ctx context.Context, t *delta.Table, version int64, opts Options) (*R
 		version = res.Latest
 	}
 	if version > res.Latest {
-		return res, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, version, res.Latest, delta.ErrVersionNotFound)
+		return res, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, version, res.Latest, logpath.ErrVersionNotFound)
 	}
 	return res, write(ctx, t, l, version, opts, res)
 }
@@ -200,9 +202,9 @@ func writeSnapshot(ctx context.Context, t *delta.Table, l *delta.LogListing, sna
 	do := opts.Delta
 	do.Now = opts.now()
 	start := time.Now()
-	info, err := delta.WriteCheckpoint(ctx, t, snap, do)
+	info, err := checkpointwrite.WriteCheckpoint(ctx, t, snap, do)
 	res.Duration = time.Since(start)
-	if errors.Is(err, delta.ErrCheckpointExists) {
+	if errors.Is(err, checkpointwrite.ErrCheckpointExists) {
 		res.Skipped = fmt.Sprintf("version %d was checkpointed by another writer", snap.Version)
 		return nil
 	}

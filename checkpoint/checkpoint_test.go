@@ -10,6 +10,8 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/checkpointwrite"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -38,7 +40,7 @@ func TestAfterCommitFollowsTheModuloRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Checkpoint != nil) != tc.write || exists(t, dir, delta.CheckpointKey(tc.version)) != tc.write {
+		if (res.Checkpoint != nil) != tc.write || exists(t, dir, logpath.CheckpointKey(tc.version)) != tc.write {
 			t.Errorf("version %d: written=%v (%s), want %v", tc.version, res.Checkpoint != nil, res.Skipped, tc.write)
 		}
 	}
@@ -59,11 +61,11 @@ func TestCatchUpWritesTheNewestMultipleOfTheInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Checkpoint == nil || res.Checkpoint.Version != 40 || !exists(t, dir, delta.CheckpointKey(40)) {
+	if res.Checkpoint == nil || res.Checkpoint.Version != 40 || !exists(t, dir, logpath.CheckpointKey(40)) {
 		t.Fatalf("catch-up wrote %+v (%s), want version 40", res.Checkpoint, res.Skipped)
 	}
 	for _, v := range []int64{10, 20, 30, 45} {
-		if exists(t, dir, delta.CheckpointKey(v)) {
+		if exists(t, dir, logpath.CheckpointKey(v)) {
 			t.Errorf("checkpoint %d written", v)
 		}
 	}
@@ -141,7 +143,7 @@ func TestMaintainCheckpointsOurCommitsOnMultiplesAndRetriesMissedOnes(t *testing
 	if err != nil || len(res.Written) != 1 || res.Written[0].Version != 20 {
 		t.Fatalf("catch-up: %v %+v", err, res)
 	}
-	if exists(t, dir, delta.CheckpointKey(21)) {
+	if exists(t, dir, logpath.CheckpointKey(21)) {
 		t.Fatal("checkpoint at 21")
 	}
 }
@@ -200,7 +202,7 @@ func TestOpRepairsALastCheckpointLeftBehindItsCheckpoint(t *testing.T) {
 		}
 	}
 	// Checkpoint 4 lands; its _last_checkpoint write does not.
-	res, err := Write(ctx, tbl, 4, Options{Delta: delta.CheckpointOptions{SkipLastCheckpoint: true}})
+	res, err := Write(ctx, tbl, 4, Options{Delta: checkpointwrite.CheckpointOptions{SkipLastCheckpoint: true}})
 	if err != nil || res.Checkpoint == nil {
 		t.Fatalf("write 4: %v %+v", err, res)
 	}

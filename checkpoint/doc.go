@@ -7,7 +7,7 @@
 // newest multiple of the interval). Maintain, the daemon's pass and the
 // one-shot commands' step after their commits, does the last two and
 // repairs a _last_checkpoint left behind the newest checkpoint. The
-// checkpoint itself is written by delta.WriteCheckpoint.
+// checkpoint itself is written by checkpointwrite.WriteCheckpoint.
 //
 // It must not schedule anything and holds no state between runs; it never
 // commits to the table.

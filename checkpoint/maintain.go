@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/redact"
 )
 
@@ -33,13 +34,13 @@ type MaintainOptions struct {
 // MaintainResult says what Maintain wrote and what failed.
 type MaintainResult struct {
 	// Written are the checkpoints written, oldest first.
-	Written []*delta.CheckpointInfo
+	Written []*checkpointwrite.CheckpointInfo
 	// Failed are the errors of checkpoints that could not be written (and
 	// of a _last_checkpoint repair that failed).
 	Failed []error
 	// Repaired is set when _last_checkpoint named an older checkpoint than
 	// the newest (or was missing or corrupt) and was rewritten.
-	Repaired *delta.LastCheckpointRepair
+	Repaired *checkpointwrite.LastCheckpointRepair
 	// Duration is the time spent writing checkpoints.
 	Duration time.Duration
 }
@@ -52,7 +53,7 @@ type MaintainResult struct {
 // failed in an earlier run is retried this way, with no state kept. Then,
 // unless NoCatchUp, CatchUp covers the commits of writers that never
 // checkpoint. Last, a _last_checkpoint left behind the newest checkpoint
-// (its writer's write of it failed) is repaired (delta.RepairLastCheckpoint).
+// (its writer's write of it failed) is repaired (checkpointwrite.RepairLastCheckpoint).
 // A failed checkpoint or repair is reported in Failed and the pass goes
 // on; only the context's end makes it return an error.
 func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*MaintainResult, error) {
@@ -70,7 +71,7 @@ func Maintain(ctx context.Context, t *delta.Table, opts MaintainOptions) (*Maint
 		// _last_checkpoint write failed is not in Written.
 		l = nil
 	}
-	rep, rerr := delta.RepairLastCheckpoint(ctx, t, l)
+	rep, rerr := checkpointwrite.RepairLastCheckpoint(ctx, t, l)
 	if rerr != nil {
 		res.Failed = append(res.Failed, fmt.Errorf("repair _last_checkpoint: %w", rerr))
 	} else if rep != nil {

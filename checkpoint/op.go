@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
@@ -40,7 +41,7 @@ func Factory() tableop.Factory[policies.Policy, *delta.Table] {
 		engine, _, _ := strings.Cut(env.EngineInfo, "/")
 		return &Op{Options: MaintainOptions{
 			Options: Options{Now: env.Now, MaxBehind: int64(p.Checkpoint.MaxBehind), Logger: env.LoggerOr().Named(Name),
-				Delta: delta.CheckpointOptions{Progress: env.Progress}},
+				Delta: checkpointwrite.CheckpointOptions{Progress: env.Progress}},
 			Engine:    engine,
 			NoCatchUp: !p.Checkpoint.CatchUp,
 		}}, true, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // MaxGatherCommits is the most commits one GatherLog reads; a longer gap
@@ -30,7 +31,7 @@ func GatherLog(ctx context.Context, t *delta.Table, rec *Record, latest int64) (
 	}
 	for v := from; v <= latest; v++ {
 		acts, err := delta.ReadCommit(ctx, t, v)
-		if errors.Is(err, delta.ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			st.Missing++
 			rec.LogVersion = v
 			continue

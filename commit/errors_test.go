@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -23,7 +24,7 @@ func TestErrorClasses(t *testing.T) {
 		{"a concurrent metadata change is retried (re-plan)", fmt.Errorf("x: %w", ErrMetadataChanged), failure.Retry},
 		{"a conflicting DML is retried", fmt.Errorf("x: %w", ErrConflict), failure.Retry},
 		{"cancellation is retried", fmt.Errorf("x: %w", context.Canceled), failure.Retry},
-		{"a store without put-if-absent halts the table", fmt.Errorf("x: %w", delta.ErrNoPutIfAbsent), failure.Halt},
+		{"a store without put-if-absent halts the table", fmt.Errorf("x: %w", logstore.ErrNoPutIfAbsent), failure.Halt},
 		{"an inconsistent log halts", fmt.Errorf("x: %w", ErrInconsistentLog), failure.Halt},
 		{"a malformed commit halts", fmt.Errorf("x: %w", actions.ErrMalformedAction), failure.Halt},
 		{"a corrupt DV quarantines", fmt.Errorf("x: %w", delta.ErrCorruptDV), failure.Quarantine},

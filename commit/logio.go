@@ -10,19 +10,20 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 )
 
 // commitKey is the object key of version v's commit file.
-func commitKey(v int64) string { return delta.CommitKey(v) }
+func commitKey(v int64) string { return logpath.CommitKey(v) }
 
 // readCommit reads and parses version v's commit. found is false when no
 // commit exists at v yet.
 func readCommit(ctx context.Context, t *delta.Table, v int64) (acts []actions.Action, found bool, err error) {
 	acts, err = delta.ReadCommit(ctx, t, v)
 	if err != nil {
-		if errors.Is(err, delta.ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			return nil, false, nil
 		}
 		if errors.Is(err, actions.ErrMalformedAction) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
@@ -185,7 +186,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 		return -1, fmt.Errorf("commit: transaction needs a table and a read snapshot")
 	}
 	if tx.Table.Log == nil {
-		return -1, failure.With(failure.Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, delta.ErrNoPutIfAbsent))
+		return -1, failure.With(failure.Halt, fmt.Errorf("commit to %s: %w", tx.Table.URL, logstore.ErrNoPutIfAbsent))
 	}
 	o := tx.Options.withDefaults()
 	rt, err := delta.RowTrackingOf(tx.Snapshot)
@@ -277,7 +278,7 @@ func (tx *Txn) run(ctx context.Context, p participant) (int64, error) {
 			return next, nil
 		}
 		switch {
-		case errors.Is(err, delta.ErrCommitExists):
+		case errors.Is(err, logstore.ErrCommitExists):
 			o.Logger.Debug("lost commit race", "table", tx.Table.URL, "version", next, "attempt", attempt)
 		case errors.Is(err, objstore.ErrAmbiguous):
 			// Who won? Re-read the version (the catch-up loop compares txnIds).

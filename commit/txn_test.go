@@ -13,6 +13,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/objstore"
@@ -41,7 +43,7 @@ func putRaw(t *testing.T, tbl *delta.Table, v int64, lines ...string) {
 		data = append(data, l...)
 		data = append(data, '\n')
 	}
-	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(v), data); err != nil {
+	if err := tbl.Log.PutIfAbsent(context.Background(), logpath.CommitKey(v), data); err != nil {
 		t.Fatalf("put version %d: %v", v, err)
 	}
 }
@@ -183,7 +185,7 @@ func TestPlainTxnConflictsWhenAWinnerRemovesAFileItRead(t *testing.T) {
 
 // ambiguousLog lands (or drops) the write and then reports an unknown outcome.
 type ambiguousLog struct {
-	inner delta.LogStore
+	inner logstore.LogStore
 	land  bool
 	mu    sync.Mutex
 	calls int
@@ -268,8 +270,8 @@ func TestCommitRefusesATableWithoutALogStore(t *testing.T) {
 	tbl := memTable(t, 0)
 	tbl.Log = nil
 	_, err := testTxn(tbl, 0, Options{}).run(context.Background(), &recorder{actions: []deltaactions.Action{}})
-	if !errors.Is(err, delta.ErrNoPutIfAbsent) || failure.Of(err) != failure.Halt {
-		t.Fatalf("err %v, want delta.ErrNoPutIfAbsent (halt)", err)
+	if !errors.Is(err, logstore.ErrNoPutIfAbsent) || failure.Of(err) != failure.Halt {
+		t.Fatalf("err %v, want logstore.ErrNoPutIfAbsent (halt)", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/tableop"
@@ -365,7 +366,7 @@ func TestBatchesReadEachVersionOfTheLogOnce(t *testing.T) {
 	opts := binpackOpts()
 	opts.CommitEveryJobs = 1
 	opts.Writer.MaxConcurrentJobs = 1
-	key := delta.CommitKey(1)
+	key := logpath.CommitKey(1)
 	var saved []byte
 	puts := 0
 	opts.Commit.BeforePut = func(_ context.Context, v int64) error {

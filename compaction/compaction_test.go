@@ -13,6 +13,8 @@ import (
 	"github.com/compactord/compactord/composition"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -221,7 +223,7 @@ func TestRaceMetadataChangeAbandonsTheAttempt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), append(b, '\n')); err != nil {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(v), append(b, '\n')); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -277,7 +279,7 @@ func TestCompactRefusesUnsupportedFeaturesAsHalt(t *testing.T) {
 	ctx := context.Background()
 	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	p := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","columnMapping","icebergCompatV2"]}}`
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(1), []byte(p+"\n")); err != nil {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(1), []byte(p+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Compact(ctx, tbl, binpackOpts())
@@ -408,7 +410,7 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 // ambiguousLog answers put number at with an unknown outcome, after
 // landing it or not.
 type ambiguousLog struct {
-	inner delta.LogStore
+	inner logstore.LogStore
 	land  bool
 	at    int32
 	puts  atomic.Int32

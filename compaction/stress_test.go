@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/attempt"
@@ -54,7 +55,7 @@ func (c *snapCache) latest(ctx context.Context) (*delta.Snapshot, error) {
 	for {
 		v := c.snap.Version + 1
 		acts, err := delta.ReadCommit(ctx, c.t, v)
-		if errors.Is(err, delta.ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			break
 		}
 		if err != nil {

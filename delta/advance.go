@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // Advance returns snap moved forward by the commits after its version, read
@@ -38,7 +39,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 			return nil, false, nil
 		}
 		actions, modTime, err := readCommit(ctx, t, v)
-		if errors.Is(err, ErrVersionNotFound) {
+		if errors.Is(err, logpath.ErrVersionNotFound) {
 			break
 		}
 		if err != nil {
@@ -50,7 +51,7 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 			}
 		}
 		if err := r.apply(actions, false); err != nil {
-			return nil, false, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(v), err)
+			return nil, false, fmt.Errorf("table %s: %s: %w", t.URL, logpath.CommitKey(v), err)
 		}
 		commits = append(commits, actions)
 		version, ts = v, modTime.UnixMilli()

@@ -3,8 +3,6 @@ package delta
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,43 +14,31 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 )
-
-// lastCheckpointKey is the checkpoint hint file.
-const lastCheckpointKey = LogDir + "_last_checkpoint"
-
-// lastCheckpoint is the content of _delta_log/_last_checkpoint that log
-// replay uses: a hint, never trusted over the listing.
-type lastCheckpoint struct {
-	Version  int64  `json:"version"`
-	Parts    *int   `json:"parts,omitempty"`
-	Checksum string `json:"checksum,omitempty"`
-	V2       *struct {
-		Path string `json:"path"`
-	} `json:"v2Checkpoint,omitempty"`
-}
 
 // readLastCheckpoint reads the hint. A missing, unparseable or checksum-
 // failing file yields (nil, reason) so that the caller falls back to the
 // listing; only I/O errors other than NotFound are returned as err.
-func readLastCheckpoint(ctx context.Context, t *Table) (*lastCheckpoint, string, error) {
-	data, _, err := readBounded(ctx, t.Bucket, lastCheckpointKey, t.limits().LastCheckpoint, "LastCheckpoint")
-	var tl *TooLargeError
+func readLastCheckpoint(ctx context.Context, t *Table) (*logpath.LastCheckpoint, string, error) {
+	data, _, err := logstore.ReadBounded(ctx, t.Bucket, logpath.LastCheckpointKey, t.limits().LastCheckpoint, "LastCheckpoint")
+	var tl *logstore.TooLargeError
 	switch {
 	case errors.As(err, &tl):
 		return nil, fmt.Sprintf("corrupt: %v", err), nil
 	case gcerrors.Code(err) == gcerrors.NotFound:
 		return nil, "missing", nil
 	case err != nil:
-		return nil, "", fmt.Errorf("table %s: read %s: %w", t.URL, lastCheckpointKey, err)
+		return nil, "", fmt.Errorf("table %s: read %s: %w", t.URL, logpath.LastCheckpointKey, err)
 	}
-	var lc lastCheckpoint
+	var lc logpath.LastCheckpoint
 	if err := json.Unmarshal(data, &lc); err != nil {
 		return nil, fmt.Sprintf("corrupt: %v", err), nil
 	}
 	if lc.Checksum != "" {
-		sum, err := lastCheckpointChecksum(data)
+		sum, err := logpath.Checksum(data)
 		if err != nil {
 			return nil, fmt.Sprintf("corrupt: %v", err), nil
 		}
@@ -63,123 +49,47 @@ func readLastCheckpoint(ctx context.Context, t *Table) (*lastCheckpoint, string,
 	return &lc, "", nil
 }
 
-// lastCheckpointChecksum computes the checksum of a _last_checkpoint
-// document as the protocol defines it: the JSON is flattened into
-// path=value pairs (object keys quoted and URL-encoded, array indexes bare,
-// path parts joined by '+', string values quoted and URL-encoded, other
-// values as written), the pairs are sorted by path bytes and joined with
-// ',', the top-level "checksum" is skipped, and the result is MD5-hashed.
-func lastCheckpointChecksum(doc []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var root map[string]any
-	if err := dec.Decode(&root); err != nil {
-		return "", err
-	}
-	delete(root, "checksum")
-	type pair struct{ path, value string }
-	var pairs []pair
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		join := func(part string) string {
-			if path == "" {
-				return part
-			}
-			return path + "+" + part
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				walk(join(`"`+checksumEscape(k)+`"`), e)
-			}
-		case []any:
-			for i, e := range x {
-				walk(join(fmt.Sprint(i)), e)
-			}
-		case string:
-			pairs = append(pairs, pair{path, `"` + checksumEscape(x) + `"`})
-		case json.Number:
-			pairs = append(pairs, pair{path, string(x)})
-		case bool:
-			pairs = append(pairs, pair{path, fmt.Sprint(x)})
-		case nil:
-			pairs = append(pairs, pair{path, "null"})
-		}
-	}
-	walk("", root)
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].path < pairs[j].path })
-	var sb strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(p.path)
-		sb.WriteByte('=')
-		sb.WriteString(p.value)
-	}
-	sum := md5.Sum([]byte(sb.String()))
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// checksumEscape percent-encodes every UTF-8 byte except A-Za-z0-9-._~
-// with uppercase hex.
-func checksumEscape(s string) string {
-	const hexDigits = "0123456789ABCDEF"
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			sb.WriteByte(c)
-			continue
-		}
-		sb.WriteByte('%')
-		sb.WriteByte(hexDigits[c>>4])
-		sb.WriteByte(hexDigits[c&15])
-	}
-	return sb.String()
-}
-
 // checkpoint is one complete checkpoint found in the listing.
 type checkpoint struct {
 	version int64
-	files   []logFile // one file, or all parts in part order
+	files   []logpath.File // one file, or all parts in part order
 }
 
 // checkpointsByVersion groups the listed checkpoint files into complete
 // checkpoints, newest first. Incomplete multi-part sets are dropped and
 // reported in incomplete (by version) so that errors can mention them.
-func checkpointsByVersion(files []logFile, hint *lastCheckpoint) (complete []checkpoint, incomplete map[int64]string) {
+func checkpointsByVersion(files []logpath.File, hint *logpath.LastCheckpoint) (complete []checkpoint, incomplete map[int64]string) {
 	type multiKey struct {
 		version int64
 		parts   int
 	}
-	multi := map[multiKey][]logFile{}
-	singles := map[int64][]logFile{}
+	multi := map[multiKey][]logpath.File{}
+	singles := map[int64][]logpath.File{}
 	for _, f := range files {
-		switch f.kind {
-		case fileCheckpoint, fileV2Checkpoint:
-			singles[f.version] = append(singles[f.version], f)
-		case fileMultiPart:
-			k := multiKey{f.version, f.parts}
+		switch f.Kind {
+		case logpath.Checkpoint, logpath.V2Checkpoint:
+			singles[f.Version] = append(singles[f.Version], f)
+		case logpath.MultiPart:
+			k := multiKey{f.Version, f.Parts}
 			multi[k] = append(multi[k], f)
 		}
 	}
 	incomplete = map[int64]string{}
 	byVersion := map[int64]checkpoint{}
 	for k, parts := range multi {
-		have := make([]logFile, k.parts)
+		have := make([]logpath.File, k.parts)
 		n := 0
 		for _, p := range parts {
-			if have[p.part-1].key == "" {
-				have[p.part-1] = p
+			if have[p.Part-1].Key == "" {
+				have[p.Part-1] = p
 				n++
 			}
 		}
 		if n != k.parts {
 			var missing []string
 			for i, p := range have {
-				if p.key == "" {
-					missing = append(missing, fmt.Sprintf("%s%020d.checkpoint.%010d.%010d.parquet", LogDir, k.version, i+1, k.parts))
+				if p.Key == "" {
+					missing = append(missing, fmt.Sprintf("%s%020d.checkpoint.%010d.%010d.parquet", logpath.LogDir, k.version, i+1, k.parts))
 				}
 			}
 			incomplete[k.version] = "incomplete multi-part checkpoint, missing " + strings.Join(missing, ", ")
@@ -193,15 +103,15 @@ func checkpointsByVersion(files []logFile, hint *lastCheckpoint) (complete []che
 		// the same state.
 		best := fs[0]
 		for _, f := range fs {
-			if hint != nil && hint.V2 != nil && hint.Version == v && f.key == LogDir+hint.V2.Path {
+			if hint != nil && hint.V2 != nil && hint.Version == v && f.Key == logpath.LogDir+hint.V2.Path {
 				best = f
 				break
 			}
-			if f.kind == fileCheckpoint {
+			if f.Kind == logpath.Checkpoint {
 				best = f
 			}
 		}
-		byVersion[v] = checkpoint{version: v, files: []logFile{best}}
+		byVersion[v] = checkpoint{version: v, files: []logpath.File{best}}
 	}
 	for _, c := range byVersion {
 		complete = append(complete, c)
@@ -219,7 +129,7 @@ func readCheckpoint(ctx context.Context, t *Table, cp checkpoint) (cpActions, er
 	g.SetLimit(4)
 	for i, f := range cp.files {
 		g.Go(func() error {
-			acts, err := readCheckpointFile(gctx, t, f.key)
+			acts, err := readCheckpointFile(gctx, t, f.Key)
 			results[i] = acts
 			return err
 		})
@@ -289,7 +199,7 @@ func sidecarKey(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return sidecarDir + name, nil
+	return logpath.SidecarDir + name, nil
 }
 
 // readCheckpointFile reads one checkpoint or sidecar file, JSON or parquet.
@@ -316,7 +226,7 @@ func readCheckpointFile(ctx context.Context, t *Table, key string) (cpActions, e
 	}
 	if err != nil {
 		kind := failure.Checkpoint
-		if strings.HasPrefix(key, sidecarDir) {
+		if strings.HasPrefix(key, logpath.SidecarDir) {
 			kind = failure.Sidecar
 		}
 		return cpActions{}, fmt.Errorf("table %s: %w", t.URL, corruptLog(kind, key, err))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -274,7 +275,7 @@ func WriteTrackedDV(ctx context.Context, t *Table, prefix string, bitmaps []*roa
 	// The name is fresh and ours: an unknown outcome (a lost response, a
 	// 412 answering the SDK's retry of our own write) is settled by reading
 	// the object back, as commits are.
-	if err := putIfAbsentBlob(ctx, t.Bucket, tableName(t), key, body, "application/octet-stream"); err != nil {
+	if err := logstore.PutIfAbsentBlob(ctx, t.Bucket, tableName(t), key, body, "application/octet-stream"); err != nil {
 		if track == nil && errors.Is(err, objstore.ErrAmbiguous) {
 			// It may have landed and nothing will reference it. A tracked
 			// key is the attempt's: its Clean deletes it through the

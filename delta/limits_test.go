@@ -12,12 +12,14 @@ import (
 
 	"github.com/compactord/compactord/delta/internal/deltatest"
 
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 // openLimited opens the local table at dir with read limits.
-func openLimited(t testing.TB, dir string, l ReadLimits) *Table {
+func openLimited(t testing.TB, dir string, l logstore.ReadLimits) *Table {
 	t.Helper()
 	tbl, err := OpenTableWith(context.Background(), "file://"+dir, OpenOptions{Limits: l})
 	if err != nil {
@@ -55,15 +57,15 @@ func TestALogLineOverTheLimitIsACorruptCommitNamingTheLine(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(root, "_delta_log", logName(1)))
 	lines := bytes.Count(data, []byte("\n"))
 
-	_, err := LoadSnapshot(context.Background(), openLimited(t, root, ReadLimits{LogLine: 1 << 10}), -1)
+	_, err := LoadSnapshot(context.Background(), openLimited(t, root, logstore.ReadLimits{LogLine: 1 << 10}), -1)
 	var cf *failure.CorruptFileError
 	if !errors.As(err, &cf) {
 		t.Fatalf("LoadSnapshot = %v, want a *failure.CorruptFileError", err)
 	}
-	if cf.Kind != failure.Commit || cf.Path != CommitKey(1) {
-		t.Errorf("corrupt object = %s %s, want commit %s", cf.Kind, cf.Path, CommitKey(1))
+	if cf.Kind != failure.Commit || cf.Path != logpath.CommitKey(1) {
+		t.Errorf("corrupt object = %s %s, want commit %s", cf.Kind, cf.Path, logpath.CommitKey(1))
 	}
-	var tl *TooLargeError
+	var tl *logstore.TooLargeError
 	if !errors.As(err, &tl) || tl.Line != lines || tl.Size != 4<<10 || tl.Field != "LogLine" {
 		t.Errorf("error %v: want line %d of %d bytes over LogLine", err, lines, 4<<10)
 	}
@@ -74,7 +76,7 @@ func TestALogLineOverTheLimitIsACorruptCommitNamingTheLine(t *testing.T) {
 	}
 
 	// Under the limit, the same commit loads.
-	if _, err := LoadSnapshot(context.Background(), openLimited(t, root, ReadLimits{LogLine: 8 << 10}), -1); err != nil {
+	if _, err := LoadSnapshot(context.Background(), openLimited(t, root, logstore.ReadLimits{LogLine: 8 << 10}), -1); err != nil {
 		t.Errorf("LoadSnapshot with a line limit above the line: %v", err)
 	}
 }
@@ -82,12 +84,12 @@ func TestALogLineOverTheLimitIsACorruptCommitNamingTheLine(t *testing.T) {
 func TestACommitOverTheFileLimitIsRefusedBeforeItIsRead(t *testing.T) {
 	// 32 MiB of commit, 1 MiB of limit: reading it would allocate 32 MiB.
 	root := commitWithLongLine(t, 32<<20)
-	tbl := openLimited(t, root, ReadLimits{LogFile: 1 << 20})
+	tbl := openLimited(t, root, logstore.ReadLimits{LogFile: 1 << 20})
 	var err error
 	alloc := deltatest.AllocatedBy(func() { _, err = ReadCommit(context.Background(), tbl, 1) })
 	var cf *failure.CorruptFileError
-	if !errors.As(err, &cf) || cf.Path != CommitKey(1) {
-		t.Fatalf("ReadCommit = %v, want a *failure.CorruptFileError naming %s", err, CommitKey(1))
+	if !errors.As(err, &cf) || cf.Path != logpath.CommitKey(1) {
+		t.Fatalf("ReadCommit = %v, want a *failure.CorruptFileError naming %s", err, logpath.CommitKey(1))
 	}
 	for _, w := range []string{"1 MiB", "ReadLimits.LogFile"} {
 		if !strings.Contains(err.Error(), w) {
@@ -112,7 +114,7 @@ func TestALastCheckpointOverTheLimitIsIgnoredUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := openDir(t, root)
-	var lc *lastCheckpoint
+	var lc *logpath.LastCheckpoint
 	var reason string
 	alloc := deltatest.AllocatedBy(func() { lc, reason, err = readLastCheckpoint(context.Background(), tbl) })
 	if err != nil || lc != nil {
@@ -121,7 +123,7 @@ func TestALastCheckpointOverTheLimitIsIgnoredUnread(t *testing.T) {
 	if !strings.Contains(reason, "ReadLimits.LastCheckpoint") {
 		t.Errorf("reason %q does not name the limit", reason)
 	}
-	if alloc > uint64(DefaultMaxLastCheckpoint) {
+	if alloc > uint64(logstore.DefaultMaxLastCheckpoint) {
 		t.Errorf("ignoring the hint allocated %d bytes, want under the 1 MiB limit", alloc)
 	}
 	snap, err := LoadSnapshot(context.Background(), tbl, -1)
@@ -140,7 +142,7 @@ func TestParseActionLinesKeepsLineNumbersAcrossBlankAndCRLFLines(t *testing.T) {
 		t.Fatalf("parseActionLines = %d actions, %v; want 2", len(acts), err)
 	}
 	_, err = parseActionLines(data, 64)
-	var tl *TooLargeError
+	var tl *logstore.TooLargeError
 	if !errors.As(err, &tl) || tl.Line != 4 {
 		t.Errorf("parseActionLines = %v, want line 4 over the limit", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -51,7 +52,7 @@ func copyTableDir(t testing.TB, src string, skip func(rel string) bool) string {
 	return dst
 }
 
-func logName(v int64) string { return strings.TrimPrefix(CommitKey(v), LogDir) }
+func logName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
 func TestCorruptLogGivesClearErrors(t *testing.T) {
 	tests := []struct {
@@ -59,7 +60,7 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 		table    string
 		damage   func(t *testing.T, root string)
 		want     []string // substrings of the error
-		notFound bool     // error wraps ErrVersionNotFound
+		notFound bool     // error wraps logpath.ErrVersionNotFound
 	}{
 		{
 			name:  "truncated JSON line",
@@ -187,7 +188,7 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), root) {
 				t.Errorf("error %q does not name the table", err)
 			}
-			if got := errors.Is(err, ErrVersionNotFound); got != tt.notFound {
+			if got := errors.Is(err, logpath.ErrVersionNotFound); got != tt.notFound {
 				t.Errorf("errors.Is(err, ErrVersionNotFound) = %v, want %v (%v)", got, tt.notFound, err)
 			}
 		})

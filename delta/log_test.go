@@ -7,47 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
-
-func TestParseLogName(t *testing.T) {
-	tests := []struct {
-		name    string
-		ok      bool
-		kind    logFileKind
-		version int64
-		part    int
-		parts   int
-		start   int64
-	}{
-		{"00000000000000000007.json", true, fileCommit, 7, 0, 0, 0},
-		{"00000000000000000010.checkpoint.parquet", true, fileCheckpoint, 10, 0, 0, 0},
-		{"00000000000000000005.checkpoint.0000000002.0000000003.parquet", true, fileMultiPart, 5, 2, 3, 0},
-		{"00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json", true, fileV2Checkpoint, 2, 0, 0, 0},
-		{"00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet", true, fileV2Checkpoint, 2, 0, 0, 0},
-		{"00000000000000000006.00000000000000000015.compacted.json", true, fileCompaction, 15, 0, 0, 6},
-		{"00000000000000000005.checkpoint.0000000004.0000000003.parquet", false, 0, 0, 0, 0, 0},
-		{"00000000000000000016.00000000000000000015.compacted.json", false, 0, 0, 0, 0, 0},
-		{"00000000000000000007.crc", false, 0, 0, 0, 0, 0},
-		{"_last_checkpoint", false, 0, 0, 0, 0, 0},
-		{"0000000000000000007.json", false, 0, 0, 0, 0, 0},
-		{".00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
-		{"00000000000000000007.json.tmp", false, 0, 0, 0, 0, 0},
-	}
-	for _, tt := range tests {
-		f, ok := parseLogName(tt.name)
-		if ok != tt.ok {
-			t.Errorf("%s: ok = %v, want %v", tt.name, ok, tt.ok)
-			continue
-		}
-		if ok && (f.kind != tt.kind || f.version != tt.version || f.part != tt.part || f.parts != tt.parts || f.start != tt.start) {
-			t.Errorf("%s: got %+v", tt.name, f)
-		}
-	}
-	if got := CommitKey(42); got != "_delta_log/00000000000000000042.json" {
-		t.Errorf("CommitKey(42) = %q", got)
-	}
-}
 
 func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	ctx := context.Background()
@@ -59,7 +21,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	if len(acts) != 2 || acts[0].Remove == nil || acts[1].Add == nil || acts[1].Add.DeletionVector.Cardinality != 1 {
 		t.Fatalf("commit 5 = %+v", acts)
 	}
-	if _, err := ReadCommit(ctx, tbl, 99); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := ReadCommit(ctx, tbl, 99); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("ReadCommit(99) err = %v, want ErrVersionNotFound", err)
 	}
 	v, err := LatestVersion(ctx, tbl)
@@ -91,7 +53,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 	if err != nil || v != 108 {
 		t.Fatalf("LatestVersion(checkpoint only) = %d, %v", v, err)
 	}
-	if _, err := LatestVersion(ctx, openDir(t, t.TempDir())); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := LatestVersion(ctx, openDir(t, t.TempDir())); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("LatestVersion(empty) err = %v", err)
 	}
 }
@@ -117,7 +79,7 @@ func TestLogCompactionFilesAreIgnored(t *testing.T) {
 	os.Remove(filepath.Join(root, "_delta_log", logName(3)))
 	os.WriteFile(filepath.Join(root, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json"),
 		mustRead(t, filepath.Join(src, "_delta_log", "00000000000000000000.00000000000000000005.compacted.json")), 0o644)
-	if _, err := LoadSnapshot(ctx, openDir(t, root), -1); !errors.Is(err, ErrVersionNotFound) {
+	if _, err := LoadSnapshot(ctx, openDir(t, root), -1); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("err = %v, want a missing-commit error", err)
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/pq"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -103,18 +103,18 @@ func ListLog(ctx context.Context, t *Table) (*LogListing, error) {
 	if _, err := syncLog(ctx, t); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	var files []logFile
+	var files []logpath.File
 	var entries []LogEntry
-	err := listFlat(ctx, t.Bucket, LogDir, func() { files, entries = nil, nil }, func(obj *blob.ListObject) {
-		name := strings.TrimPrefix(obj.Key, LogDir)
+	err := listFlat(ctx, t.Bucket, logpath.LogDir, func() { files, entries = nil, nil }, func(obj *blob.ListObject) {
+		name := strings.TrimPrefix(obj.Key, logpath.LogDir)
 		e := LogEntry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
-		if f, ok := parseLogName(name); ok {
-			f.key, f.size, f.modTime = obj.Key, obj.Size, obj.ModTime
+		if f, ok := logpath.Parse(name); ok {
+			f.Key, f.Size, f.ModTime = obj.Key, obj.Size, obj.ModTime
 			files = append(files, f)
-			e.Version, e.Start, e.Part, e.Parts = f.version, f.start, f.part, f.parts
-			e.Kind = map[logFileKind]LogFileKind{fileCommit: LogCommit, fileCheckpoint: LogCheckpoint,
-				fileMultiPart: LogMultiPartCheckpoint, fileV2Checkpoint: LogV2Checkpoint, fileCompaction: LogCompaction}[f.kind]
-		} else if v, ok := checksumVersion(name); ok {
+			e.Version, e.Start, e.Part, e.Parts = f.Version, f.Start, f.Part, f.Parts
+			e.Kind = map[logpath.Kind]LogFileKind{logpath.Commit: LogCommit, logpath.Checkpoint: LogCheckpoint,
+				logpath.MultiPart: LogMultiPartCheckpoint, logpath.V2Checkpoint: LogV2Checkpoint, logpath.Compaction: LogCompaction}[f.Kind]
+		} else if v, ok := logpath.ChecksumVersion(name); ok {
 			e.Kind, e.Version = LogChecksum, v
 		} else {
 			return
@@ -184,15 +184,6 @@ func listOnce(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions, each 
 	}
 }
 
-// checksumVersion parses "%020d.crc".
-func checksumVersion(name string) (int64, bool) {
-	if len(name) != 24 || !strings.HasSuffix(name, ".crc") {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(name[:20], 10, 64)
-	return v, err == nil && v >= 0
-}
-
 // LatestCommit returns the newest commit version listed, -1 when none.
 func (l *LogListing) LatestCommit() int64 {
 	latest := int64(-1)
@@ -222,7 +213,7 @@ func (l *LogListing) NewestCheckpoint(version int64) int64 {
 // ListSidecars lists _delta_log/_sidecars/.
 func ListSidecars(ctx context.Context, t *Table) ([]LogEntry, error) {
 	var out []LogEntry
-	err := listFlat(ctx, t.Bucket, sidecarDir, func() { out = nil }, func(obj *blob.ListObject) {
+	err := listFlat(ctx, t.Bucket, logpath.SidecarDir, func() { out = nil }, func(obj *blob.ListObject) {
 		if strings.HasSuffix(obj.Key, ".parquet") {
 			out = append(out, LogEntry{Key: obj.Key, Kind: LogSidecar, Size: obj.Size, ModTime: obj.ModTime})
 		}

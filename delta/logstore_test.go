@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -22,7 +23,7 @@ func raceLogStore(t *testing.T, tbl *Table, writers, versions int) {
 		key := fmt.Sprintf("_delta_log/%020d.json", v)
 		winners, errs := testutil.Race(writers, func(w int) error {
 			return tbl.Log.PutIfAbsent(ctx, key, commitBody(v, w))
-		}, func(err error) bool { return errors.Is(err, ErrCommitExists) })
+		}, func(err error) bool { return errors.Is(err, logstore.ErrCommitExists) })
 		if len(errs) > 0 {
 			t.Fatalf("version %d: unexpected errors: %v", v, errs)
 		}
@@ -88,10 +89,19 @@ func TestLocalLogStoreLeavesNoTempFiles(t *testing.T) {
 }
 
 func TestLocalLogStoreRejectsKeysOutsideTheTable(t *testing.T) {
-	s := newLocalLogStore(t.TempDir())
+	s := logstore.NewLocal(t.TempDir())
 	for _, key := range []string{"", "/etc/passwd", "../x.json", "_delta_log/../../x", "a//b"} {
 		if err := s.PutIfAbsent(context.Background(), key, []byte("x")); err == nil {
 			t.Errorf("PutIfAbsent(%q) succeeded, want an error", key)
 		}
+	}
+}
+
+// TestOpenTableRefusesDynamoDBParamsWithoutTheLogStore checks the refusal
+// reaches OpenTable's caller (a policy's url goes the same way).
+func TestOpenTableRefusesDynamoDBParamsWithoutTheLogStore(t *testing.T) {
+	_, err := OpenTable(context.Background(), "s3://b/t?region=us-east-1&dynamodb_table=commits")
+	if err == nil || !strings.Contains(err.Error(), "without log_store=dynamodb") {
+		t.Fatalf("OpenTable = %v, want a refusal naming log_store=dynamodb", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/redact"
 )
 
@@ -27,21 +29,21 @@ const (
 // checkpoint. It says why where it can: a local _delta_log that cannot be
 // read fails with the system's reason (a local listing skips what it
 // cannot read, so an unreadable log lists empty), which wraps the
-// os.PathError; otherwise the error wraps ErrVersionNotFound and, when the
+// os.PathError; otherwise the error wraps logpath.ErrVersionNotFound and, when the
 // URL is a table's _delta_log itself or a directory whose subdirectories
 // hold tables, asks "did you mean" with the table URLs.
 func NoCommitsError(ctx context.Context, t *Table) error {
-	if l, ok := t.Log.(*localLogStore); ok {
-		dir := filepath.Join(l.root, filepath.FromSlash(LogDir))
+	if l, ok := t.Log.(*logstore.Local); ok {
+		dir := filepath.Join(l.Dir(), filepath.FromSlash(logpath.LogDir))
 		if _, err := os.ReadDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("table %s: cannot read %s: %w", t.Name(), LogDir, err)
+			return fmt.Errorf("table %s: cannot read %s: %w", t.Name(), logpath.LogDir, err)
 		}
 	}
-	msg := fmt.Sprintf("table %s: no commits or checkpoints in %s", t.Name(), LogDir)
+	msg := fmt.Sprintf("table %s: no commits or checkpoints in %s", t.Name(), logpath.LogDir)
 	if hint := tableHint(ctx, t); hint != "" {
-		return fmt.Errorf("%s (not a Delta table: %s): %w", msg, hint, ErrVersionNotFound)
+		return fmt.Errorf("%s (not a Delta table: %s): %w", msg, hint, logpath.ErrVersionNotFound)
 	}
-	return fmt.Errorf("%s (not a Delta table?): %w", msg, ErrVersionNotFound)
+	return fmt.Errorf("%s (not a Delta table?): %w", msg, logpath.ErrVersionNotFound)
 }
 
 // tableHint names the table(s) the user probably meant: the parent of a
@@ -53,14 +55,14 @@ func tableHint(ctx context.Context, t *Table) string {
 		return ""
 	}
 	clean := strings.TrimSuffix(u.Path, "/")
-	if path.Base(clean) == strings.TrimSuffix(LogDir, "/") {
+	if path.Base(clean) == strings.TrimSuffix(logpath.LogDir, "/") {
 		p := *u
 		p.Path = path.Dir(clean)
 		return fmt.Sprintf("this is a table's log; did you mean %s?", redact.URL(p.String()))
 	}
 	var subs []string
 	err = List(ctx, t.Bucket, &blob.ListOptions{Delimiter: "/"}, func() { subs = nil }, func(obj *blob.ListObject) {
-		if obj.IsDir && len(subs) < maxSubdirsChecked && obj.Key != LogDir {
+		if obj.IsDir && len(subs) < maxSubdirsChecked && obj.Key != logpath.LogDir {
 			subs = append(subs, obj.Key)
 		}
 	})
@@ -72,7 +74,7 @@ func tableHint(ctx context.Context, t *Table) string {
 		if len(tables) == maxTableHints || ctx.Err() != nil {
 			break
 		}
-		if hasLog(ctx, t.Bucket, sub+LogDir) {
+		if hasLog(ctx, t.Bucket, sub+logpath.LogDir) {
 			p := *u
 			p.Path = path.Join(clean, sub)
 			tables = append(tables, redact.URL(p.String()))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -31,7 +32,7 @@ func TestAnUnreadableLogShowsThePermissionError(t *testing.T) {
 	} {
 		err := load()
 		want := "table file://" + dir + ": cannot read _delta_log/: open " + logDir + ": permission denied"
-		if !errors.Is(err, fs.ErrPermission) || errors.Is(err, ErrVersionNotFound) || err.Error() != want {
+		if !errors.Is(err, fs.ErrPermission) || errors.Is(err, logpath.ErrVersionNotFound) || err.Error() != want {
 			t.Errorf("%s: err = %v, want %q", name, err, want)
 		}
 	}
@@ -56,7 +57,7 @@ func TestAURLBesideATableAsksDidYouMean(t *testing.T) {
 		}
 		_, err = LoadSnapshot(context.Background(), tbl, -1)
 		tbl.Close()
-		if !errors.Is(err, ErrVersionNotFound) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, logpath.ErrVersionNotFound) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.url, err, c.want)
 		}
 	}
@@ -74,7 +75,7 @@ func TestAURLBesideATableAsksDidYouMean(t *testing.T) {
 		t.Errorf("two tables: err = %v, want %q", err, want)
 	}
 	_, err = LoadSnapshot(context.Background(), openDir(t, filepath.Join(parent, "notes")), -1)
-	if want := "no commits or checkpoints in _delta_log/ (not a Delta table?)"; err == nil || !strings.HasSuffix(strings.TrimSuffix(err.Error(), ": "+ErrVersionNotFound.Error()), want) {
+	if want := "no commits or checkpoints in _delta_log/ (not a Delta table?)"; err == nil || !strings.HasSuffix(strings.TrimSuffix(err.Error(), ": "+logpath.ErrVersionNotFound.Error()), want) {
 		t.Errorf("an empty directory: err = %v, want %q", err, want)
 	}
 }

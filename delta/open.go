@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/objstore"
 )
@@ -42,9 +43,9 @@ type OpenOptions struct {
 	// as corrupt (ErrDVOutsideRoot) without being opened.
 	AllowedExternalPrefixes []string
 	// Limits bound the size of a log line, a commit file and
-	// _last_checkpoint (zero fields take the defaults, DefaultMaxLogLine
+	// _last_checkpoint (zero fields take the defaults, logstore.DefaultMaxLogLine
 	// and the others).
-	Limits ReadLimits
+	Limits logstore.ReadLimits
 }
 
 // OpenTable opens the Delta table at rawURL and chooses its log store by
@@ -159,7 +160,7 @@ func (t *Table) Name() string {
 
 // CheckPutIfAbsent verifies that the table's store honours put-if-absent.
 // On object stores it writes a scratch object under "_compactord/" twice
-// with a conditional create and returns an error wrapping ErrNoPutIfAbsent,
+// with a conditional create and returns an error wrapping logstore.ErrNoPutIfAbsent,
 // naming the store, when the second write succeeds; the first commit runs
 // the same check, so the daemon calls this only to fail fast at startup.
 // Local and in-memory tables pass by construction (link(2), a locked map).
@@ -235,7 +236,7 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 	return &Table{
 		URL:     canon,
 		Bucket:  b,
-		Log:     newLocalLogStore(dir),
+		Log:     logstore.NewLocal(dir),
 		closers: []func() error{b.Close},
 	}, nil
 }
@@ -255,7 +256,7 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 		return nil, fmt.Errorf("open table %s: missing bucket name", redact.URL(u.String()))
 	}
 	bucketURL := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawQuery: u.RawQuery}
-	ddb, err := splitLogStoreParams(&bucketURL)
+	ddb, err := logstore.SplitParams(&bucketURL)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 	// Every call below gets deadlines and retries of transient failures.
 	t, s3 := bucketTable(u, objstore.Wrap(b, opts.Store), true)
 	if ddb != nil {
-		if t.Log, err = newDynamoLogStore(ctx, s3, ddb, opts); err != nil {
+		if t.Log, err = logstore.NewDynamo(ctx, s3, ddb, logstore.DynamoOptions{Store: opts.Store, Logger: opts.Logger, AfterLogEntry: opts.AfterLogEntry, Limits: opts.Limits}); err != nil {
 			_ = t.Close()
 			return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), redact.Error(err))
 		}
@@ -283,22 +284,16 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 // bucketTable is the table at u's path inside bucket b, its log kept in the
 // same bucket by the returned store; probe says whether that store checks
 // on first write that the bucket honours conditional puts (see
-// newBlobLogStore).
-func bucketTable(u *url.URL, b *blob.Bucket, probe bool) (*Table, *blobLogStore) {
+// logstore.NewBlob).
+func bucketTable(u *url.URL, b *blob.Bucket, probe bool) (*Table, *logstore.Blob) {
 	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
-	log := newBlobLogStore(b, u.Scheme, storeName(u), probe)
+	log := logstore.NewBlob(b, u.Scheme, logstore.StoreName(u), probe)
 	return &Table{
 		URL:     u.String(),
 		Bucket:  b,
 		Log:     log,
 		closers: []func() error{b.Close},
 	}, log
-}
-
-// storeName names a store in errors and logs without its query string,
-// which may carry endpoints but never credentials worth echoing.
-func storeName(u *url.URL) string {
-	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
@@ -25,22 +26,22 @@ import (
 // or checksum-failing hint is ignored). Log compaction files are ignored:
 // the commits they summarize are read instead. Every error names the table
 // and the file at fault; a version that does not exist wraps
-// ErrVersionNotFound.
+// logpath.ErrVersionNotFound.
 func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, error) {
 	files, err := listLog(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	commits := map[int64]logFile{}
+	commits := map[int64]logpath.File{}
 	latest := int64(-1)
 	for _, f := range files {
-		if f.kind == fileCompaction {
+		if f.Kind == logpath.Compaction {
 			continue
 		}
-		if f.kind == fileCommit {
-			commits[f.version] = f
+		if f.Kind == logpath.Commit {
+			commits[f.Version] = f
 		}
-		latest = max(latest, f.version)
+		latest = max(latest, f.Version)
 	}
 	if latest < 0 {
 		return nil, NoCommitsError(ctx, t)
@@ -50,7 +51,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		target = latest
 	}
 	if target > latest {
-		return nil, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, target, latest, ErrVersionNotFound)
+		return nil, fmt.Errorf("table %s: version %d requested, latest is %d: %w", t.URL, target, latest, logpath.ErrVersionNotFound)
 	}
 	hint, _, err := readLastCheckpoint(ctx, t)
 	if err != nil {
@@ -100,7 +101,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	r := newReplay(0)
 	if cp != nil {
 		if err := r.apply(cpActs.others, true); err != nil {
-			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].key, err)
+			return nil, fmt.Errorf("table %s: checkpoint %s: %w", t.URL, cp.files[0].Key, err)
 		}
 	}
 	// The checkpoint's file actions are reconciled on their own, then the
@@ -109,7 +110,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	cpActs.files = nil
 	for i, acts := range commitActions {
 		if err := r.apply(acts, false); err != nil {
-			return nil, fmt.Errorf("table %s: %s: %w", t.URL, CommitKey(first+int64(i)), err)
+			return nil, fmt.Errorf("table %s: %s: %w", t.URL, logpath.CommitKey(first+int64(i)), err)
 		}
 	}
 	newAdds, newRemoves := reconcile(r.files)
@@ -161,17 +162,17 @@ func missingCommitError(t *Table, v, target int64, cp *checkpoint, incomplete ma
 	if cp != nil {
 		base = fmt.Sprintf("replaying from checkpoint %d", cp.version)
 	}
-	msg := fmt.Sprintf("table %s: cannot load version %d: commit %s is missing (%s", t.URL, target, CommitKey(v), base)
+	msg := fmt.Sprintf("table %s: cannot load version %d: commit %s is missing (%s", t.URL, target, logpath.CommitKey(v), base)
 	if len(why) > 0 {
 		msg += "; " + strings.Join(why, "; ")
 	}
-	return fmt.Errorf("%s): %w", msg, ErrVersionNotFound)
+	return fmt.Errorf("%s): %w", msg, logpath.ErrVersionNotFound)
 }
 
 // commitTimestamp returns the in-commit timestamp of the snapshot's version
 // when in-commit timestamps are enabled, else the commit file's
 // modification time (the checkpoint's when the commit file is gone).
-func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logFile, cp *checkpoint, commitActions [][]actions.Action, first int64) (int64, error) {
+func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[int64]logpath.File, cp *checkpoint, commitActions [][]actions.Action, first int64) (int64, error) {
 	if snap.Properties().InCommitTimestamps {
 		var acts []actions.Action
 		if snap.Version >= first {
@@ -191,10 +192,10 @@ func commitTimestamp(ctx context.Context, t *Table, snap *Snapshot, commits map[
 		}
 	}
 	if f, ok := commits[snap.Version]; ok {
-		return f.modTime.UnixMilli(), nil
+		return f.ModTime.UnixMilli(), nil
 	}
 	if cp != nil && cp.version == snap.Version {
-		return cp.files[0].modTime.UnixMilli(), nil
+		return cp.files[0].ModTime.UnixMilli(), nil
 	}
 	return 0, nil
 }
@@ -237,7 +238,7 @@ func commitStatsError(t *Table, bad *actions.Add, commits [][]actions.Action, fi
 	for i := len(commits) - 1; i >= 0; i-- {
 		for j := range commits[i] {
 			if commits[i][j].Add == bad {
-				return fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, CommitKey(first+int64(i)), err))
+				return fmt.Errorf("table %s: %w", t.URL, corruptLog(failure.Commit, logpath.CommitKey(first+int64(i)), err))
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -131,7 +132,7 @@ func TestLoadSnapshotTimeTravel(t *testing.T) {
 		}
 	}
 	_, err := LoadSnapshot(context.Background(), openDir(t, testutil.DeltaTable(t, "dv-small")), 7)
-	if !errors.Is(err, ErrVersionNotFound) {
+	if !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("loading a future version: err = %v, want ErrVersionNotFound", err)
 	}
 }
@@ -173,11 +174,11 @@ func TestLastCheckpointChecksumMatchesRealFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var lc lastCheckpoint
+		var lc logpath.LastCheckpoint
 		if json.Unmarshal(data, &lc) != nil || lc.Checksum == "" {
 			continue
 		}
-		sum, err := lastCheckpointChecksum(data)
+		sum, err := logpath.Checksum(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +187,7 @@ func TestLastCheckpointChecksumMatchesRealFiles(t *testing.T) {
 		}
 		// A changed value must change the checksum.
 		bad := strings.Replace(string(data), `"version":`, `"version":1`, 1)
-		if s2, _ := lastCheckpointChecksum([]byte(bad)); s2 == lc.Checksum {
+		if s2, _ := logpath.Checksum([]byte(bad)); s2 == lc.Checksum {
 			t.Errorf("%s: checksum ignores the version", p)
 		}
 		checked++

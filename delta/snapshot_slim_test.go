@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"context"
 	"testing"
 
 	"github.com/compactord/compactord/delta/actions"
@@ -50,33 +49,5 @@ func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
 	}
 	if other.Files[1] == slim.Files[1] || other.Files[1].Stats[len(other.Files[1].Stats)-1] != '}' || len(other.Files[1].Stats) > 20 {
 		t.Fatalf("slim without columns reused %p or kept %s", other.Files[1], other.Files[1].Stats)
-	}
-}
-
-// Advancing a slim snapshot gives a slim one: its carried-over files are
-// still cut, so it is refused by WriteCheckpoint and cannot be cut to
-// other columns.
-func TestAdvanceOfASlimSnapshotIsSlim(t *testing.T) {
-	dir, full := loadBenchTable(t, 500)
-	tbl := openDir(t, dir)
-	ctx := context.Background()
-	old, err := LoadSnapshot(ctx, tbl, full.Version-5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols := [][]string{{"id"}}
-	slim, err := old.Slim(cols, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, ok, err := Advance(ctx, tbl, slim, 100)
-	if err != nil || !ok || next.Version != full.Version {
-		t.Fatalf("advance to %d: %v %v %v", full.Version, next, ok, err)
-	}
-	if !next.IsSlim() || !next.SlimmableTo(cols) || next.SlimmableTo(nil) {
-		t.Fatalf("advanced slim snapshot: slim %v, to id %v, to none %v; want true, true, false", next.IsSlim(), next.SlimmableTo(cols), next.SlimmableTo(nil))
-	}
-	if _, err := WriteCheckpoint(ctx, tbl, next, CheckpointOptions{}); err == nil {
-		t.Fatal("a checkpoint was written from an advanced slim snapshot")
 	}
 }

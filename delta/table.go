@@ -2,24 +2,13 @@ package delta
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"gocloud.dev/blob"
+
+	"github.com/compactord/compactord/delta/logstore"
+	"github.com/compactord/compactord/objstore"
 )
-
-// ErrCommitExists is returned by LogStore.PutIfAbsent when the key already exists.
-var ErrCommitExists = errors.New("log entry already exists")
-
-// LogStore writes log entries atomically. Implementations exist per URL
-// scheme (local files use temp file + hard link; object stores use their
-// conditional-put primitive).
-type LogStore interface {
-	// PutIfAbsent writes data at key (relative to the table root) only if
-	// no object exists there. It returns an error wrapping ErrCommitExists
-	// when another writer got there first, and one wrapping objstore.ErrAmbiguous
-	// when the outcome is unknown.
-	PutIfAbsent(ctx context.Context, key string, data []byte) error
-}
 
 // Table is an open Delta table: its URL, a bucket rooted at the table
 // directory, and the log store used for commits.
@@ -30,10 +19,10 @@ type Table struct {
 	// ("_delta_log/00000000000000000000.json", "part-0000...parquet").
 	Bucket *blob.Bucket
 	// Log writes commits put-if-absent.
-	Log LogStore
+	Log logstore.LogStore
 	// Limits bound what reading the log allocates for one object (zero
 	// fields take the defaults; OpenOptions.Limits sets them).
-	Limits ReadLimits
+	Limits logstore.ReadLimits
 
 	// dvAllowed are the locations outside the root that `p` deletion
 	// vectors may be read from (OpenOptions.AllowedExternalPrefixes).
@@ -42,7 +31,7 @@ type Table struct {
 	closers []func() error
 }
 
-// logSyncer is a LogStore that decides commits before their N.json exists
+// logSyncer is a logstore.LogStore that decides commits before their N.json exists
 // (the DynamoDB log store): readers call SyncLog before they list the log
 // or look for newer versions, and it makes the newest decided commit
 // visible (repairing it if its writer stopped before the copy). It returns
@@ -58,3 +47,15 @@ func syncLog(ctx context.Context, t *Table) (int64, error) {
 	}
 	return -1, nil
 }
+
+// Conditional returns the table's objstore.ConditionalStore.
+func (t *Table) Conditional() (objstore.ConditionalStore, error) {
+	cs, ok := t.Log.(objstore.ConditionalStore)
+	if !ok {
+		return nil, fmt.Errorf("table %s: log store %T has no conditional writes", t.URL, t.Log)
+	}
+	return cs, nil
+}
+
+// limits returns the table's read limits with the defaults filled in.
+func (t *Table) limits() logstore.ReadLimits { return t.Limits.WithDefaults() }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -17,7 +17,7 @@ import (
 // table at dir.
 func appendCommit(t *testing.T, dir string, v int64, lines ...string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(CommitKey(v))), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(logpath.CommitKey(v))), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -58,7 +58,7 @@ func TestLoadRefusesImpossibleNumbers(t *testing.T) {
 				t.Fatal(err)
 			}
 			appendCommit(t, dir, 2, `{"commitInfo":{"timestamp":1,"operation":"WRITE"}}`, c.line)
-			key := CommitKey(2)
+			key := logpath.CommitKey(2)
 			_, loadErr := LoadSnapshot(ctx, tbl, -1)
 			_, _, advErr := Advance(ctx, tbl, prev, 10)
 			for how, err := range map[string]error{"load": loadErr, "advance": advErr} {
@@ -75,59 +75,6 @@ func TestLoadRefusesImpossibleNumbers(t *testing.T) {
 				if failure.Of(err) != failure.Halt {
 					t.Errorf("%s: class %v, want halt", how, failure.Of(err))
 				}
-			}
-		})
-	}
-}
-
-// TestLoadRefusesImpossibleNumbersInACheckpoint writes a checkpoint of a
-// snapshot whose file carries an impossible number (as a buggy writer's
-// checkpoint would) and loads the table from it: refused, naming the
-// checkpoint part and the file.
-func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		spoil func(a *actions.Add)
-		want  string
-	}{
-		{"negative size", func(a *actions.Add) { a.Size = -1 << 63 }, "negative size"},
-		{"cardinality above numRecords", func(a *actions.Add) { a.DeletionVector.Cardinality = 11 }, "deletes 11 rows but the file has 10"},
-		{"negative numRecords", func(a *actions.Add) { a.Stats = `{"numRecords":-10}`; a.DeletionVector = nil }, "negative numRecords"},
-		{"negative offset", func(a *actions.Add) { o := int32(-3); a.DeletionVector.Offset = &o }, "offset out of range"},
-		{"negative sizeInBytes", func(a *actions.Add) { a.DeletionVector.SizeInBytes = -3 }, "sizeInBytes out of range"},
-		{"negative cardinality", func(a *actions.Add) { a.DeletionVector.Cardinality = -3 }, "negative cardinality"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
-			dir := testutil.CopyDeltaTable(t, "dv-small")
-			tbl, err := OpenTable(ctx, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
-			snap, err := LoadSnapshot(ctx, tbl, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.spoil(snap.Files[0])
-			info, err := WriteCheckpoint(ctx, tbl, snap, CheckpointOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The commits the checkpoint covers go, as log cleanup would
-			// delete them: the checkpoint is all there is.
-			for v := int64(0); v <= snap.Version; v++ {
-				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(CommitKey(v)))); err != nil {
-					t.Fatal(err)
-				}
-			}
-			_, err = LoadSnapshot(ctx, tbl, -1)
-			var cf *failure.CorruptFileError
-			if !errors.As(err, &cf) || cf.Kind != failure.Checkpoint {
-				t.Fatalf("load: %v, want a corrupt checkpoint (%s)", err, info.Key)
-			}
-			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), snap.Files[0].Path) {
-				t.Errorf("load: %v, want %q naming %s", err, c.want, snap.Files[0].Path)
 			}
 		})
 	}

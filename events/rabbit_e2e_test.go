@@ -18,6 +18,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/events"
 	"github.com/compactord/compactord/internal/daemon"
 	"github.com/compactord/compactord/internal/testutil/stores"
@@ -289,7 +291,7 @@ func (a *appender) appendN(t *testing.T, n int) []int64 {
 			}
 			v := a.next
 			body := fmt.Sprintf("{\"commitInfo\":{\"operation\":\"WRITE\",\"txnId\":\"append-%d\"}}\n%s\n", v, line)
-			err := a.tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), []byte(body))
+			err := a.tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(v), []byte(body))
 			if err == nil {
 				a.next++
 				vs = append(vs, v)
@@ -297,7 +299,7 @@ func (a *appender) appendN(t *testing.T, n int) []int64 {
 				break
 			}
 			a.next = 0
-			if !errors.Is(err, delta.ErrCommitExists) {
+			if !errors.Is(err, logstore.ErrCommitExists) {
 				t.Fatalf("commit %d: %v", v, err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/planner"
 )
@@ -225,7 +226,7 @@ func TestDeletePlanKeepsWhatTheReadSnapshotReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := json.Marshal(map[string]any{"format": 1, "attempt": "planted", "operation": "unit", "owner": "x",
-		"keys": []string{live, "./" + live, delta.CommitKey(0), abandoned}})
+		"keys": []string{live, "./" + live, logpath.CommitKey(0), abandoned}})
 	if err := tbl.Bucket.WriteAll(ctx, PlanDir(sp.ID)+intentPrefix+"planted.json", rec, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestDeletePlanKeepsWhatTheReadSnapshotReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := tabletest.Keys(t, tbl)
-	for _, k := range []string{live, delta.CommitKey(0)} {
+	for _, k := range []string{live, logpath.CommitKey(0)} {
 		if !slices.Contains(keys, k) {
 			t.Errorf("%s was deleted by the plan's cleanup", k)
 		}

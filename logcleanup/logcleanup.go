@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/internal/deletegate"
 )
@@ -204,7 +205,7 @@ func Cleanup(ctx context.Context, t *delta.Table, opts Options) (*Result, error)
 		newest := l.NewestCheckpoint(snap.Version)
 		if opts.DryRun {
 			// A dry run writes nothing, the compatibility checkpoint included.
-		} else if key, err := delta.WriteCompatCheckpoint(ctx, t, newest); err != nil {
+		} else if key, err := checkpointwrite.WriteCompatCheckpoint(ctx, t, newest); err != nil {
 			return res, fmt.Errorf("table %s: compatibility checkpoint %d: %w", t.URL, newest, err)
 		} else {
 			res.CompatCheckpoint = key

@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
@@ -58,7 +59,7 @@ func states(t *testing.T, tbl *delta.Table, latest int64) map[int64]logtest.Stat
 	for v := int64(0); v <= latest; v++ {
 		s, err := delta.LoadSnapshot(context.Background(), tbl, v)
 		if err != nil {
-			if errors.Is(err, delta.ErrVersionNotFound) {
+			if errors.Is(err, logpath.ErrVersionNotFound) {
 				continue
 			}
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestCleanupDeletesBelowTheNewestCheckpointBeforeTheCutoff(t *testing.T) {
 		}
 	}
 	left := keys(t, dir)
-	for _, k := range []string{delta.CommitKey(20), delta.CheckpointKey(20), delta.CheckpointKey(30)} {
+	for _, k := range []string{logpath.CommitKey(20), logpath.CheckpointKey(20), logpath.CheckpointKey(30)} {
 		if !left[k] {
 			t.Errorf("%s was deleted", k)
 		}
@@ -236,7 +237,7 @@ func TestCleanupOfV2TableWritesCompatCheckpointAndDropsUnreferencedSidecars(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.CompatCheckpoint != delta.CheckpointKey(30) {
+	if res.CompatCheckpoint != logpath.CheckpointKey(30) {
 		t.Fatalf("compatibility checkpoint %q", res.CompatCheckpoint)
 	}
 	left := sidecars()

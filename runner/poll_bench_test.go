@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/compactord/compactord/policies"
@@ -81,7 +82,7 @@ func writePollBenchTable(b *testing.B, dir string, nFiles int) *delta.Table {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := delta.WriteCheckpoint(ctx, tbl, snap, delta.CheckpointOptions{}); err != nil {
+	if _, err := checkpointwrite.WriteCheckpoint(ctx, tbl, snap, checkpointwrite.CheckpointOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	var acts []actions.Action

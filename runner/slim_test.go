@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/policies"
@@ -63,7 +64,7 @@ func TestSlimSnapshotsPlanAndMeasureLikeFullOnes(t *testing.T) {
 					t.Fatalf("%s: slim plan %v (%v), full %v (%v)", p.Strategy, planPaths(gp), gerr, planPaths(wp), werr)
 				}
 			}
-			if _, err := delta.WriteCheckpoint(ctx, tbl, mustSlim(t, full), delta.CheckpointOptions{}); err == nil || errors.Is(err, delta.ErrCheckpointExists) {
+			if _, err := checkpointwrite.WriteCheckpoint(ctx, tbl, mustSlim(t, full), checkpointwrite.CheckpointOptions{}); err == nil || errors.Is(err, checkpointwrite.ErrCheckpointExists) {
 				t.Fatalf("checkpoint of a slim snapshot: %v", err)
 			}
 		})

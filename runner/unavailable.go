@@ -8,6 +8,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/scheduler"
 )
 
@@ -43,15 +44,15 @@ func openUnavailable(err error) error {
 
 // logUnavailable marks err, an error of reading t's log, as Unavailable
 // when t's log lists no commit or cannot be listed: listed again, the log
-// still has no version (delta.ErrVersionNotFound from LatestVersion, which
+// still has no version (logpath.ErrVersionNotFound from LatestVersion, which
 // also carries a local _delta_log's permission error). An error of a log
 // that has versions (a missing commit inside it, a corrupt checkpoint) is
 // returned as it is.
 func logUnavailable(ctx context.Context, t *delta.Table, err error) error {
-	if err == nil || ctx.Err() != nil || !(errors.Is(err, delta.ErrVersionNotFound) || refused(err)) {
+	if err == nil || ctx.Err() != nil || !(errors.Is(err, logpath.ErrVersionNotFound) || refused(err)) {
 		return err
 	}
-	if _, lerr := delta.LatestVersion(ctx, t); lerr != nil && (errors.Is(lerr, delta.ErrVersionNotFound) || refused(lerr)) {
+	if _, lerr := delta.LatestVersion(ctx, t); lerr != nil && (errors.Is(lerr, logpath.ErrVersionNotFound) || refused(lerr)) {
 		return scheduler.Unavailable(err)
 	}
 	return err

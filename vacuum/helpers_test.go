@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -73,7 +74,7 @@ func newFixture(t testing.TB, conf map[string]string, protocol string) *fixture 
 		fmt.Sprintf(`{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":%s,"createdTime":1}}`, uuid.NewString(), tabletest.Schema, cj),
 	}
 	tabletest.PutCommit(t, tbl, 0, lines)
-	f.touch(delta.CommitKey(0))
+	f.touch(logpath.CommitKey(0))
 	return f
 }
 
@@ -124,7 +125,7 @@ func (f *fixture) commit(actions ...deltaactions.Action) int64 {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.touch(delta.CommitKey(v))
+	f.touch(logpath.CommitKey(v))
 	return v
 }
 
@@ -161,10 +162,10 @@ func (f *fixture) tryVacuum(opts Options) (*Result, error) {
 	opts.SpillDir = f.t.TempDir()
 	res, err := Run(context.Background(), f.tbl, opts)
 	if err == nil && res.StartVersion >= 0 {
-		f.touch(delta.CommitKey(res.StartVersion))
+		f.touch(logpath.CommitKey(res.StartVersion))
 	}
 	if err == nil && res.EndVersion >= 0 {
-		f.touch(delta.CommitKey(res.EndVersion))
+		f.touch(logpath.CommitKey(res.EndVersion))
 	}
 	return res, err
 }
@@ -205,7 +206,7 @@ func ids(lo, n int64) []int64 {
 // deletion-vector files its adds reference to the fixture's clock.
 func (f *fixture) touchDVs(v int64) {
 	f.t.Helper()
-	f.touch(delta.CommitKey(v))
+	f.touch(logpath.CommitKey(v))
 	acts, err := delta.ReadCommit(context.Background(), f.tbl, v)
 	if err != nil {
 		f.t.Fatal(err)

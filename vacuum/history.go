@@ -15,12 +15,13 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // lastVacuumInfoKey is Spark's record of the last vacuum
 // (LastVacuumInfo.scala), shared with Spark so that either engine's lite
 // vacuum continues where the other's stopped.
-const lastVacuumInfoKey = delta.LogDir + "_last_vacuum_info"
+const lastVacuumInfoKey = logpath.LogDir + "_last_vacuum_info"
 
 // lastVacuumInfo is the content of _delta_log/_last_vacuum_info.
 type lastVacuumInfo struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -62,7 +63,7 @@ func TestLiteVacuumOf100kExpiredTombstonesListsNoDataDirectory(t *testing.T) {
 		for _, k := range keys[lo:min(lo+perCommit, n)] {
 			fmt.Fprintf(&b, `{"remove":{"path":%q,"deletionTimestamp":%d,"dataChange":true,"size":4}}`+"\n", k, created+1000)
 		}
-		if err := real.Log.PutIfAbsent(ctx, delta.CommitKey(v), b.Bytes()); err != nil {
+		if err := real.Log.PutIfAbsent(ctx, logpath.CommitKey(v), b.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 		v++
@@ -79,7 +80,7 @@ func TestLiteVacuumOf100kExpiredTombstonesListsNoDataDirectory(t *testing.T) {
 	}
 	for k := range lists {
 		prefix := k[:strings.IndexByte(k, '|')]
-		if prefix != delta.LogDir && prefix != "_compactord/" {
+		if prefix != logpath.LogDir && prefix != "_compactord/" {
 			t.Errorf("lite vacuum listed %q", k)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/tablepath"
@@ -87,7 +88,7 @@ func IsTempLeftover(key string) bool { return attempt.IsTempLeftover(key) }
 // removes, listed shallowly (their subdirectories, such as the DynamoDB log
 // store's _delta_log/.tmp/ whose files may still be needed to repair a
 // commit, are not entered).
-var tempSweepDirs = []string{delta.LogDir, "_compactord/"}
+var tempSweepDirs = []string{logpath.LogDir, "_compactord/"}
 
 // resolver turns the paths of file actions into canonical keys relative
 // to the table root (tablepath).

@@ -18,6 +18,7 @@ import (
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/planner"
 )
@@ -241,7 +242,7 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 				if err != nil {
 					t.Fatalf("step %d: delete: %v", step, err)
 				}
-				f.touch(delta.CommitKey(out.Version))
+				f.touch(logpath.CommitKey(out.Version))
 				acts, err := delta.ReadCommit(ctx, f.tbl, out.Version)
 				if err != nil {
 					t.Fatal(err)
@@ -263,7 +264,7 @@ func TestRandomizedVacuumNeverDeletesWhatTheWindowNeeds(t *testing.T) {
 				t.Fatalf("step %d: compaction: %v", step, err)
 			}
 			if res.CommittedVersion >= 0 {
-				f.touch(delta.CommitKey(res.CommittedVersion))
+				f.touch(logpath.CommitKey(res.CommittedVersion))
 				acts, err := delta.ReadCommit(ctx, f.tbl, res.CommittedVersion)
 				if err != nil {
 					t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
@@ -206,7 +207,7 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	must(os.WriteFile(filepath.Join(outside, "sentinel"), []byte("outside"), 0o644))
 	rel, err := filepath.Rel(dir, filepath.Join(outside, "sentinel"))
 	must(err)
-	for _, p := range []string{spell(rng, dir, delta.CommitKey(0)), spell(rng, dir, "_delta_log/_last_checkpoint"),
+	for _, p := range []string{spell(rng, dir, logpath.CommitKey(0)), spell(rng, dir, "_delta_log/_last_checkpoint"),
 		spell(rng, dir, "_compactord/attempts/dead.json"), filepath.ToSlash(rel), "file://" + filepath.ToSlash(outside) + "/sentinel"} {
 		ts := oldMs
 		v2 = append(v2, actions.Action{Remove: &actions.Remove{Path: p, DeletionTimestamp: &ts, DataChange: true}})
@@ -229,7 +230,7 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			recKeys = append(recKeys, s)
 		}
 	}
-	recKeys = append(recKeys, delta.CommitKey(1), "_compactord/attempts/dead.json", filepath.ToSlash(rel))
+	recKeys = append(recKeys, logpath.CommitKey(1), "_compactord/attempts/dead.json", filepath.ToSlash(rel))
 	rec, err := json.Marshal(map[string]any{"format": 1, "attempt": "dead", "operation": "compaction", "owner": "x",
 		"started": old, "heartbeat": old, "keys": recKeys})
 	must(err)

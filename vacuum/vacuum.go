@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/deletegate"
 	"github.com/compactord/compactord/internal/progress"
@@ -174,7 +175,7 @@ func (r *run) find(ctx context.Context) error {
 	for _, dir := range tempSweepDirs {
 		err := r.list.shallow(ctx, dir, func(o object) error {
 			name := path.Base(o.key)
-			if dir == delta.LogDir {
+			if dir == logpath.LogDir {
 				if v, ok := parseCommitName(name); ok {
 					commits = append(commits, commitFile{version: v, modTime: o.modTime})
 					return nil
@@ -275,7 +276,7 @@ func (r *run) findLite(ctx context.Context, h *history) error {
 	for v := start; v <= end; v++ {
 		acts, err := delta.ReadCommit(ctx, r.t, v)
 		if err != nil {
-			if errors.Is(err, delta.ErrVersionNotFound) {
+			if errors.Is(err, logpath.ErrVersionNotFound) {
 				return fmt.Errorf("vacuum %s: version %d: %w", r.t.URL, v, ErrCannotVacuumLite)
 			}
 			return fmt.Errorf("vacuum %s: %w", r.t.URL, err)

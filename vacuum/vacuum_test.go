@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -45,7 +46,7 @@ func newScenario(t *testing.T) *scenario {
 	f.put(s.orphanOld, []byte("never committed"))
 	s.tempOld = s.live.Path + ".17f1a2b3c4d5e6f7.tmp"
 	f.put(s.tempOld, nil)
-	s.logTmp = delta.LogDir + ".00000000000000000002.json.123456789.tmp"
+	s.logTmp = logpath.LogDir + ".00000000000000000002.json.123456789.tmp"
 	f.put(s.logTmp, nil)
 	f.put("_hidden/old.parquet", []byte("hidden"))
 	f.put(".hidden.parquet", []byte("hidden"))
@@ -63,7 +64,7 @@ func newScenario(t *testing.T) *scenario {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.touch(delta.CommitKey(out.Version))
+		f.touch(logpath.CommitKey(out.Version))
 		snap, err = delta.LoadSnapshot(ctx, f.tbl, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +93,7 @@ func newScenario(t *testing.T) *scenario {
 	f.now = f.now.Add(2 * day) // 1 day before
 	s.orphanNew = "part-00000-orphan-new.snappy.parquet"
 	f.put(s.orphanNew, []byte("maybe a concurrent writer's"))
-	f.put(delta.LogDir+".00000000000000000009.json.987654321.tmp", nil)
+	f.put(logpath.LogDir+".00000000000000000009.json.987654321.tmp", nil)
 	f.now = f.now.Add(day) // the vacuum
 	return s
 }
@@ -118,7 +119,7 @@ func (s *scenario) mustBeGone(t *testing.T, keys ...string) {
 func (s *scenario) kept() []string {
 	return []string{s.live.Path, s.unexpired.Path, s.dvFile.Path, s.newDVKey, s.orphanNew,
 		"_hidden/old.parquet", ".hidden.parquet", "_delta_log/_not_a_temp",
-		delta.LogDir + ".00000000000000000009.json.987654321.tmp"}
+		logpath.LogDir + ".00000000000000000009.json.987654321.tmp"}
 }
 
 func TestFullVacuumDeletesWhatNothingReferencesAndKeepsTheRest(t *testing.T) {
@@ -261,7 +262,7 @@ func TestLiteVacuumSaysWhenTheCommitsItNeedsWereCleanedUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []int64{0, 1} {
-		if err := os.Remove(filepath.Join(s.f.dir, filepath.FromSlash(delta.CommitKey(v)))); err != nil {
+		if err := os.Remove(filepath.Join(s.f.dir, filepath.FromSlash(logpath.CommitKey(v)))); err != nil {
 			t.Fatal(err)
 		}
 	}

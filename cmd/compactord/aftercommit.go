@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/redact"
 )
 
@@ -23,9 +24,9 @@ import (
 // the command's "checkpoint".
 type checkpointStep struct {
 	// Written are the checkpoints written.
-	Written []*delta.CheckpointInfo `json:"written,omitempty"`
+	Written []*checkpointwrite.CheckpointInfo `json:"written,omitempty"`
 	// Repaired is set when _last_checkpoint was rewritten.
-	Repaired *delta.LastCheckpointRepair `json:"lastCheckpointRepaired,omitempty"`
+	Repaired *checkpointwrite.LastCheckpointRepair `json:"lastCheckpointRepaired,omitempty"`
 	// Errors are the step's failures. They never fail the command: its
 	// commits stand, and the next run (or the daemon) retries.
 	Errors []string `json:"errors,omitempty"`

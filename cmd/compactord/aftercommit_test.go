@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -110,7 +112,7 @@ func runOneShot(t *testing.T, args []string) (stdout, stderr string) {
 
 func checkpointExists(t *testing.T, dir string, v int64) bool {
 	t.Helper()
-	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CheckpointKey(v))))
+	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(v))))
 	return err == nil
 }
 
@@ -149,7 +151,7 @@ func TestOneShotCommandsCheckpointTheirCommitsOnMultiples(t *testing.T) {
 					t.Errorf("_last_checkpoint at %d (%v), want %d", v, err, c.want)
 				}
 				if !asJSON {
-					if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, delta.CheckpointKey(c.want)); !strings.Contains(stdout, line) {
+					if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, logpath.CheckpointKey(c.want)); !strings.Contains(stdout, line) {
 						t.Errorf("stdout lacks %q:\n%s", line, stdout)
 					}
 					return
@@ -238,7 +240,7 @@ func TestOneShotCommandRepairsALastCheckpointLeftBehind(t *testing.T) {
 	// Version 2 by another writer, checkpointed; its _last_checkpoint
 	// write "failed": none is left.
 	tabletest.PutCommit(t, tbl, 2, []string{tabletest.AddLine(t, tabletest.WriteDataFile(t, tbl, tabletest.IDRange(200, 10)))})
-	if _, err := delta.WriteCheckpoint(ctx, tbl, tabletest.Latest(t, tbl), delta.CheckpointOptions{SkipLastCheckpoint: true}); err != nil {
+	if _, err := checkpointwrite.WriteCheckpoint(ctx, tbl, tabletest.Latest(t, tbl), checkpointwrite.CheckpointOptions{SkipLastCheckpoint: true}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := delta.LastCheckpointVersion(ctx, tbl); v != -1 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/checkpointwrite"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/logcleanup"
 )
@@ -24,7 +25,7 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 		log := fs.logger(stderr)
 		bar := newCLIProgress(stdout, stderr, *asJSON, log)
 		defer bar.Finish()
-		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: log, Delta: delta.CheckpointOptions{Progress: bar.Func()}})
+		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: log, Delta: checkpointwrite.CheckpointOptions{Progress: bar.Func()}})
 	}
 	return runOnTable(ctx, store.open, url, write, *asJSON, stdout, printCheckpoint)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/logcleanup"
 )
@@ -34,7 +35,7 @@ func TestCheckpointAndCleanupLogCommands(t *testing.T) {
 	if cp.Checkpoint == nil || cp.Checkpoint.Version != 13 || cp.NewestBefore != 10 {
 		t.Fatalf("checkpoint: %+v", cp)
 	}
-	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CheckpointKey(13)))); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(13)))); err != nil {
 		t.Fatal(err)
 	}
 	// The copy's files are new: age them as the commits were (2023),
@@ -57,7 +58,7 @@ func TestCheckpointAndCleanupLogCommands(t *testing.T) {
 	if dry.Boundary != 13 || len(dry.Deleted) != 13+1+countCRC(t, dir, 13) {
 		t.Fatalf("dry run: boundary %d, %d files", dry.Boundary, len(dry.Deleted))
 	}
-	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CommitKey(0)))); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CommitKey(0)))); err != nil {
 		t.Fatal("the dry run deleted commit 0")
 	}
 	out := run("cleanup-log", dir)
@@ -72,7 +73,7 @@ func TestCheckpointAndCleanupLogCommands(t *testing.T) {
 	if s, err := delta.LoadSnapshot(ctx, tbl, -1); err != nil || s.Version != 13 || len(s.Files) != 7 {
 		t.Fatalf("latest after cleanup: %v", err)
 	}
-	if _, err := delta.LoadSnapshot(ctx, tbl, 12); !errors.Is(err, delta.ErrVersionNotFound) {
+	if _, err := delta.LoadSnapshot(ctx, tbl, 12); !errors.Is(err, logpath.ErrVersionNotFound) {
 		t.Fatalf("version 12 after cleanup: %v", err)
 	}
 }

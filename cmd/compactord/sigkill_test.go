@@ -15,6 +15,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -170,11 +171,11 @@ func TestAKillNineAtAnyPointOfACheckpointOrCleanupLeavesATableThatLoadsTheSame(t
 			check(dir, "unkilled run")
 			switch tc.command {
 			case "checkpoint":
-				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CheckpointKey(latest)))); err != nil {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(latest)))); err != nil {
 					t.Fatalf("unkilled checkpoint wrote no checkpoint: %v", err)
 				}
 			case "cleanup-log":
-				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(delta.CommitKey(399)))); !os.IsNotExist(err) {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(logpath.CommitKey(399)))); !os.IsNotExist(err) {
 					t.Fatalf("unkilled cleanup kept commit 399: %v", err)
 				}
 			}

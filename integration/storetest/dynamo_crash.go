@@ -10,6 +10,7 @@ import (
 	"github.com/compactord/compactord/internal/testutil/stores"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // envDynamoCrasher names the writer the DynamoDB crash child runs:
@@ -77,10 +78,10 @@ func DynamoCrash(t *testing.T, url, crasher, repairer string) {
 	if e == nil || e.Complete || e.ExpireTime != 0 {
 		t.Fatalf("after the kill: entry of v%d is %+v, want an incomplete one without expireTime", v, e)
 	}
-	if ok, _ := tbl.Bucket.Exists(ctx, delta.CommitKey(v)); ok {
-		t.Fatalf("after the kill: %s exists; the child died after its copy", delta.CommitKey(v))
+	if ok, _ := tbl.Bucket.Exists(ctx, logpath.CommitKey(v)); ok {
+		t.Fatalf("after the kill: %s exists; the child died after its copy", logpath.CommitKey(v))
 	}
-	if ok, _ := tbl.Bucket.Exists(ctx, delta.LogDir+e.TempPath); !ok {
+	if ok, _ := tbl.Bucket.Exists(ctx, logpath.LogDir+e.TempPath); !ok {
 		t.Fatalf("after the kill: temp file %s missing", e.TempPath)
 	}
 	// A listing without DynamoDB (a reader without the log store) skips

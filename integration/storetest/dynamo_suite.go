@@ -14,6 +14,8 @@ import (
 	"github.com/compactord/compactord/internal/testutil/stores"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -109,11 +111,11 @@ func checkEntriesComplete(t *testing.T, tbl *delta.Table, pw *ProtocolWriter, fr
 		if !strings.HasPrefix(e.TempPath, ".tmp/"+protocolFile(v)+".") {
 			t.Fatalf("v%d: tempPath %q is not under .tmp/ as Delta names it", v, e.TempPath)
 		}
-		tmp, err := tbl.Bucket.ReadAll(ctx, delta.LogDir+e.TempPath)
+		tmp, err := tbl.Bucket.ReadAll(ctx, logpath.LogDir+e.TempPath)
 		if err != nil {
 			t.Fatalf("v%d: temp file of the winning entry: %v", v, err)
 		}
-		got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(v))
+		got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func WrongScheme(t *testing.T, url, scheme string, lost int) {
 	pw := NewProtocolWriter(t, url, scheme+strings.TrimPrefix(SparkTablePath(t, url), "s3a"))
 	var ourErr error
 	pw.AfterEntry = func(int64) bool {
-		ourErr = tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), TxnCommit("compactord", "compactord", 0))
+		ourErr = tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(v), TxnCommit("compactord", "compactord", 0))
 		return true
 	}
 	if err := pw.Write(ctx, v, TxnCommit("spark", "spark", 0)); err != nil {
@@ -145,7 +147,7 @@ func WrongScheme(t *testing.T, url, scheme string, lost int) {
 	switch {
 	case ourErr == nil:
 		reported = append(reported, "compactord")
-	case !errors.Is(ourErr, delta.ErrCommitExists):
+	case !errors.Is(ourErr, logstore.ErrCommitExists):
 		t.Fatal(ourErr)
 	}
 	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
@@ -180,7 +182,7 @@ func EndpointFromEnv(t *testing.T, rawURL string) {
 	if err := tbl.CheckPutIfAbsent(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), TxnCommit("env", "env", 0)); err != nil {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), TxnCommit("env", "env", 0)); err != nil {
 		t.Fatal(err)
 	}
 	e, err := NewProtocolWriter(t, rawURL, SparkTablePath(t, rawURL)).Entry(ctx, protocolFile(0))
@@ -209,11 +211,11 @@ func OutsideWriter(t *testing.T, url string) {
 		t.Fatal(err)
 	}
 	defer tbl.Close()
-	err = tbl.Log.PutIfAbsent(ctx, delta.CommitKey(v), TxnCommit("compactord", "compactord", 0))
-	if !errors.Is(err, delta.ErrCommitExists) {
+	err = tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(v), TxnCommit("compactord", "compactord", 0))
+	if !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("PutIfAbsent after an outsider wrote v%d = %v, want ErrCommitExists", v, err)
 	}
-	got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(v))
+	got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(v))
 	if err != nil || !bytes.Equal(got, outsider) {
 		t.Fatalf("v%d after the race: %q, %v; want the outsider's commit", v, got, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/logcleanup"
@@ -129,7 +129,7 @@ func TestALogCleanupWhoseCheckpointReadFailedDeletesNothing(t *testing.T) {
 		match func(*http.Request) bool
 	}{
 		{"the newest checkpoint, the boundary", func(r *http.Request) bool {
-			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, delta.CheckpointKey(maintBoundary))
+			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, logpath.CheckpointKey(maintBoundary))
 		}},
 		{"_last_checkpoint", func(r *http.Request) bool {
 			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/_last_checkpoint")

@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
@@ -190,7 +191,7 @@ func buildMaintTable(t testing.TB, url string) *maintTable {
 			mt.logKept = append(mt.logKept, e.Key)
 		}
 	}
-	mt.logKept = append(mt.logKept, delta.LogDir+"_last_checkpoint")
+	mt.logKept = append(mt.logKept, logpath.LogDir+"_last_checkpoint")
 	return mt
 }
 
@@ -373,8 +374,8 @@ func logKeys(ctx context.Context, tbl *delta.Table) ([]string, error) {
 	for _, e := range l.Entries {
 		out = append(out, e.Key)
 	}
-	if ok, err := tbl.Bucket.Exists(ctx, delta.LogDir+"_last_checkpoint"); err == nil && ok {
-		out = append(out, delta.LogDir+"_last_checkpoint")
+	if ok, err := tbl.Bucket.Exists(ctx, logpath.LogDir+"_last_checkpoint"); err == nil && ok {
+		out = append(out, logpath.LogDir+"_last_checkpoint")
 	} else if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return nil, err
 	}

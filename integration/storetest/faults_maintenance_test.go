@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/logcleanup"
@@ -87,8 +88,8 @@ func maintOps() []maintOp {
 				}
 				out = append(out, readableVersions(ctx, direct, 0, mt.latest, mt.rows)...)
 				if err == nil {
-					if ok, xerr := direct.Bucket.Exists(ctx, delta.CheckpointKey(mt.latest)); xerr != nil || !ok {
-						out = append(out, fmt.Sprintf("a successful checkpoint left no %s (%v)", delta.CheckpointKey(mt.latest), xerr))
+					if ok, xerr := direct.Bucket.Exists(ctx, logpath.CheckpointKey(mt.latest)); xerr != nil || !ok {
+						out = append(out, fmt.Sprintf("a successful checkpoint left no %s (%v)", logpath.CheckpointKey(mt.latest), xerr))
 					}
 				}
 				return out

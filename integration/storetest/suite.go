@@ -9,7 +9,8 @@ import (
 
 	"github.com/compactord/compactord/internal/testutil/stores"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -60,10 +61,10 @@ func CommitRace(t *testing.T, url string, writers, versions int) {
 	ctx := context.Background()
 	tbls := stores.OpenN(t, url, writers)
 	for v := 0; v < versions; v++ {
-		key := delta.CommitKey(int64(v))
+		key := logpath.CommitKey(int64(v))
 		winners, errs := testutil.Race(writers, func(w int) error {
 			return tbls[w].Log.PutIfAbsent(ctx, key, raceCommit(v, w))
-		}, func(err error) bool { return errors.Is(err, delta.ErrCommitExists) })
+		}, func(err error) bool { return errors.Is(err, logstore.ErrCommitExists) })
 		if len(errs) > 0 {
 			t.Fatalf("version %d: unexpected errors: %v", v, errors.Join(errs...))
 		}

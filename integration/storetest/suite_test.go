@@ -12,7 +12,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/objstore"
 )
 
@@ -47,17 +48,17 @@ func TestFakeS3LogStore(t *testing.T) {
 	t.Run("a store that ignores If-None-Match is refused, naming the store", func(t *testing.T) {
 		f := stores.NewFakeS3(t, stores.FakeS3Options{IgnoreIfNoneMatch: true})
 		tbl := stores.Open(t, f.URL("nopia/table"))
-		err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(`{"commitInfo":{}}`+"\n"))
-		if !errors.Is(err, delta.ErrNoPutIfAbsent) {
+		err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), []byte(`{"commitInfo":{}}`+"\n"))
+		if !errors.Is(err, logstore.ErrNoPutIfAbsent) {
 			t.Fatalf("PutIfAbsent on a store without put-if-absent: err = %v, want ErrNoPutIfAbsent", err)
 		}
 		if !strings.Contains(err.Error(), "s3://"+stores.Bucket+"/nopia/table") {
 			t.Fatalf("error does not name the store: %v", err)
 		}
-		if ok, _ := tbl.Bucket.Exists(ctx, delta.CommitKey(0)); ok {
+		if ok, _ := tbl.Bucket.Exists(ctx, logpath.CommitKey(0)); ok {
 			t.Fatal("the refused store got a commit anyway")
 		}
-		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, delta.ErrNoPutIfAbsent) {
+		if err := tbl.CheckPutIfAbsent(ctx); !errors.Is(err, logstore.ErrNoPutIfAbsent) {
 			t.Fatalf("CheckPutIfAbsent = %v, want ErrNoPutIfAbsent", err)
 		}
 		if objs := stores.DataObjects(t, tbl); len(objs) != 0 {
@@ -71,11 +72,11 @@ func TestFakeS3LogStore(t *testing.T) {
 		f := stores.NewFakeS3(t, stores.FakeS3Options{LosePutResponses: 1})
 		tbl := stores.Open(t, f.URL("lost"))
 		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
-		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), body); err != nil {
 			t.Fatalf("PutIfAbsent after a lost response: %v", err)
 		}
 		other := []byte(`{"commitInfo":{"txnId":"theirs"}}` + "\n")
-		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), other); !errors.Is(err, delta.ErrCommitExists) {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), other); !errors.Is(err, logstore.ErrCommitExists) {
 			t.Fatalf("a different writer's PutIfAbsent = %v, want ErrCommitExists", err)
 		}
 	})
@@ -87,14 +88,14 @@ func TestFakeS3LogStore(t *testing.T) {
 			line := `{"commitInfo":{"txnId":"` + id + `"}}` + "\n"
 			return []byte(strings.Repeat(line, (8<<20)/len(line)))
 		}
-		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), big("first")); err != nil {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("first")); err != nil {
 			t.Fatal(err)
 		}
-		err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), big("second"))
-		if !errors.Is(err, delta.ErrCommitExists) {
+		err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("second"))
+		if !errors.Is(err, logstore.ErrCommitExists) {
 			t.Fatalf("losing 8 MiB commit = %v, want ErrCommitExists", err)
 		}
-		raw := tbl.Bucket.Upload(ctx, delta.CommitKey(0), bytes.NewReader(big("third")), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+		raw := tbl.Bucket.Upload(ctx, logpath.CommitKey(0), bytes.NewReader(big("third")), &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
 		t.Logf("what the client itself reports for the early 412: code %v: %v", gcerrors.Code(raw), raw)
 	})
 
@@ -102,10 +103,10 @@ func TestFakeS3LogStore(t *testing.T) {
 		f := stores.NewFakeS3(t, stores.FakeS3Options{FailPutsBeforeStore: 3})
 		tbl := stores.Open(t, f.URL("fail"))
 		body := []byte(`{"commitInfo":{"txnId":"mine"}}` + "\n")
-		if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), body); err != nil {
+		if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), body); err != nil {
 			t.Fatalf("PutIfAbsent after transient failures: %v", err)
 		}
-		got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(0))
+		got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(0))
 		if err != nil || string(got) != string(body) {
 			t.Fatalf("stored %q, %v", got, err)
 		}
@@ -119,12 +120,12 @@ func TestFakeS3LogStore(t *testing.T) {
 func TestAzureConflictReturnsAnError(t *testing.T) {
 	ctx := context.Background()
 	tbl := stores.Open(t, stores.AzureTable(t))
-	key := delta.CommitKey(0)
+	key := logpath.CommitKey(0)
 	if err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"a"}}`+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	err := tbl.Log.PutIfAbsent(ctx, key, []byte(`{"commitInfo":{"txnId":"b"}}`+"\n"))
-	if !errors.Is(err, delta.ErrCommitExists) {
+	if !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("conflicting PutIfAbsent on Azure = %v, want ErrCommitExists", err)
 	}
 	cs, err := tbl.Conditional()
@@ -161,13 +162,13 @@ func TestS3LargeCommitIsConditional(t *testing.T) {
 		return []byte(strings.Repeat(line, (20<<20)/len(line)))
 	}
 	first := big("first")
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), first); err != nil {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), first); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), big("second")); !errors.Is(err, delta.ErrCommitExists) {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), big("second")); !errors.Is(err, logstore.ErrCommitExists) {
 		t.Fatalf("second 20 MiB commit = %v, want ErrCommitExists", err)
 	}
-	got, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(0))
+	got, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/attemptsweep"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -68,7 +69,7 @@ func TestSweep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			logKey := delta.LogDir + "00000000000000000001.json"
+			logKey := logpath.LogDir + "00000000000000000001.json"
 			record := tabletest.KilledAttempt(t, tbl, "compaction", append(append([]string{orphan, "part-never-written.parquet"}, referenced...), logKey)...)
 			// The sweep runs tc.age after the record's last write.
 			now := func() time.Time { return time.Now().Add(tc.age) }

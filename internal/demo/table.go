@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/deletegate"
 )
@@ -64,7 +65,7 @@ func CreateTable(ctx context.Context, t *delta.Table, now time.Time, engineInfo 
 			return err
 		}
 	}
-	if err := t.Log.PutIfAbsent(ctx, delta.CommitKey(0), buf.Bytes()); err != nil {
+	if err := t.Log.PutIfAbsent(ctx, logpath.CommitKey(0), buf.Bytes()); err != nil {
 		return fmt.Errorf("create table %s: %w", t.URL, err)
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // Spec describes the table Build creates.
@@ -85,7 +86,7 @@ func CommitAs(t testing.TB, tbl *delta.Table, v int64, engine string, actions ..
 		}
 		body = append(append(body, b...), '\n')
 	}
-	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(v), body); err != nil {
+	if err := tbl.Log.PutIfAbsent(context.Background(), logpath.CommitKey(v), body); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -176,7 +177,7 @@ func DataObjects(t testing.TB, tbl *delta.Table) []string {
 	t.Helper()
 	var keys []string
 	for _, k := range tabletest.Keys(t, tbl) {
-		if !strings.HasPrefix(k, delta.LogDir) && !strings.HasPrefix(k, "_compactord/") {
+		if !strings.HasPrefix(k, logpath.LogDir) && !strings.HasPrefix(k, "_compactord/") {
 			keys = append(keys, k)
 		}
 	}

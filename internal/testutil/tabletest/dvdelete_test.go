@@ -14,6 +14,7 @@ import (
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -41,7 +42,7 @@ func TestDeleteRowsWritesSparksDVDeleteShape(t *testing.T) {
 	if err != nil || res.Version != 1 || res.DeletedRows != 1 {
 		t.Fatalf("delete: %+v %v", res, err)
 	}
-	data, err := tbl.Bucket.ReadAll(ctx, delta.CommitKey(1))
+	data, err := tbl.Bucket.ReadAll(ctx, logpath.CommitKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func memTable(t *testing.T) *delta.Table {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
-	if err := tbl.Log.PutIfAbsent(ctx, delta.CommitKey(0), []byte(`{"commitInfo":{"operation":"WRITE","txnId":"seed-0"}}`+"\n")); err != nil {
+	if err := tbl.Log.PutIfAbsent(ctx, logpath.CommitKey(0), []byte(`{"commitInfo":{"operation":"WRITE","txnId":"seed-0"}}`+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	return tbl

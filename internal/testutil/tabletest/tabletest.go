@@ -23,6 +23,8 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltadv "github.com/compactord/compactord/delta/dv"
+	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/objstore"
 )
@@ -77,7 +79,7 @@ func AddLine(t testing.TB, a *actions.Add) string {
 // (put-if-absent, as a writer commits).
 func PutCommit(t testing.TB, tbl *delta.Table, v int64, lines []string) {
 	t.Helper()
-	if err := tbl.Log.PutIfAbsent(context.Background(), delta.CommitKey(v), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+	if err := tbl.Log.PutIfAbsent(context.Background(), logpath.CommitKey(v), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -500,7 +502,7 @@ func DisableDVs(t testing.TB, tbl *delta.Table) {
 // unknown outcome (a request that timed out on our side but is still in
 // flight); Land makes it reach the store afterwards.
 type LandsLate struct {
-	delta.LogStore
+	logstore.LogStore
 	key  string
 	data []byte
 }
@@ -525,7 +527,7 @@ func StoreObjects(t testing.TB, tbl *delta.Table) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	for _, k := range Keys(t, tbl) {
-		if !strings.HasPrefix(k, delta.LogDir) {
+		if !strings.HasPrefix(k, logpath.LogDir) {
 			out[k] = true
 		}
 	}

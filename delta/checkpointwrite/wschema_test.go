@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/internal/deltatest"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/parquet-go/parquet-go"
 )
@@ -97,7 +99,7 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap, err := LoadSnapshot(context.Background(), openDir(t, root), v)
+			snap, err := delta.LoadSnapshot(context.Background(), openDir(t, root), v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,9 +146,9 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 }
 
 func parseVersionPrefix(name string) (int64, error) {
-	f, ok := parseLogName(name)
+	f, ok := logpath.Parse(name)
 	if !ok {
 		return 0, fmt.Errorf("%s is not a log file name", name)
 	}
-	return f.version, nil
+	return f.Version, nil
 }

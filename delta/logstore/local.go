@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"context"
@@ -10,24 +10,27 @@ import (
 	"strings"
 )
 
-// localLogStore is put-if-absent on a local (or NFS-with-link) file system:
+// Local is put-if-absent on a local (or NFS-with-link) file system:
 // the entry is written in full to a hidden temp file in the target
 // directory, fsynced, then published with link(2), which fails with EEXIST
 // when the name is taken. Readers therefore never see a partial commit and
 // exactly one of many concurrent writers wins. gocloud's fileblob is not
 // used for commits because its IfNotExist check-then-rename is not atomic.
-type localLogStore struct {
+type Local struct {
 	root string
 }
 
-var _ LogStore = (*localLogStore)(nil)
+var _ LogStore = (*Local)(nil)
 
-func newLocalLogStore(root string) *localLogStore {
-	return &localLogStore{root: root}
+func NewLocal(root string) *Local {
+	return &Local{root: root}
 }
 
+// Dir is the table directory the store writes under.
+func (s *Local) Dir() string { return s.root }
+
 // PutIfAbsent implements LogStore.
-func (s *localLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
@@ -62,7 +65,7 @@ func (s *localLogStore) PutIfAbsent(ctx context.Context, key string, data []byte
 
 // path maps a slash-separated key under the table root to a file path,
 // refusing keys that would escape the root.
-func (s *localLogStore) path(key string) (string, error) {
+func (s *Local) path(key string) (string, error) {
 	if key == "" || strings.HasPrefix(key, "/") {
 		return "", fmt.Errorf("put %q: key must be relative to the table root", key)
 	}

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"bytes"
@@ -68,9 +68,6 @@ func (l ReadLimits) WithDefaults() ReadLimits {
 	return l
 }
 
-// limits returns the table's read limits with the defaults filled in.
-func (t *Table) limits() ReadLimits { return t.Limits.WithDefaults() }
-
 // TooLargeError says that an object or one of its lines is over a read
 // limit. The read paths return it inside a *failure.CorruptFileError
 // naming the object.
@@ -101,11 +98,11 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is %s, over the read limit of %s (ReadLimits.%s)", what, size, units.FormatBytes(e.Limit), e.Field)
 }
 
-// readBounded reads the object at key into a buffer of its size when that
+// ReadBounded reads the object at key into a buffer of its size when that
 // is at most limit bytes; an object over the limit, by its reported size
 // or by what was read, is a *TooLargeError (naming field), found before
 // its content is allocated. Other errors are the store's.
-func readBounded(ctx context.Context, b *blob.Bucket, key string, limit int64, field string) ([]byte, time.Time, error) {
+func ReadBounded(ctx context.Context, b *blob.Bucket, key string, limit int64, field string) ([]byte, time.Time, error) {
 	r, err := b.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, time.Time{}, err

@@ -1,11 +1,13 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 )
 
 // LastCheckpointRepair says what RepairLastCheckpoint rewrote.
@@ -32,26 +34,27 @@ type LastCheckpointRepair struct {
 // that read and the write is overwritten, and the next repair restores
 // it, since its checkpoint exists). l is a listing of the log (nil: listed
 // here). It returns nil when nothing was rewritten.
-func RepairLastCheckpoint(ctx context.Context, t *Table, l *LogListing) (*LastCheckpointRepair, error) {
-	if l == nil || (l.newest == nil && len(l.complete) > 0) {
+func RepairLastCheckpoint(ctx context.Context, t *delta.Table, l *delta.LogListing) (*LastCheckpointRepair, error) {
+	if l == nil || (l.NewestCheckpointFiles() == nil && len(l.CompleteCheckpoints()) > 0) {
 		var err error
-		if l, err = ListLog(ctx, t); err != nil {
+		if l, err = delta.ListLog(ctx, t); err != nil {
 			return nil, err
 		}
 	}
-	if l.newest == nil {
+	files := l.NewestCheckpointFiles()
+	if files == nil {
 		return nil, nil
 	}
-	cp := *l.newest
+	cp := checkpoint{version: files[0].Version, files: files}
 	// Of a version checkpointed under several names, the hint names the
 	// UUID-named V2 file as Spark's does (every name holds the same state).
 	for _, e := range l.Entries {
-		if e.Version == cp.version && e.Kind == LogV2Checkpoint {
-			cp.files = []logFile{{key: e.Key, kind: fileV2Checkpoint, version: e.Version, size: e.Size, modTime: e.ModTime}}
+		if e.Version == cp.version && e.Kind == delta.LogV2Checkpoint {
+			cp.files = []logpath.File{{Key: e.Key, Kind: logpath.V2Checkpoint, Version: e.Version, Size: e.Size, ModTime: e.ModTime}}
 			break
 		}
 	}
-	was, err := hintVersion(ctx, t)
+	was, err := delta.LastCheckpointVersion(ctx, t)
 	if err != nil || was >= cp.version {
 		return nil, err
 	}
@@ -63,35 +66,24 @@ func RepairLastCheckpoint(ctx context.Context, t *Table, l *LogListing) (*LastCh
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &LastCheckpointRepair{Version: cp.version, Was: was, Key: cp.files[0].key}, nil
-}
-
-// hintVersion is the version _last_checkpoint names, -1 when it is
-// missing, corrupt or fails its checksum (as for every reader of the hint,
-// and for WriteCheckpoint, which replaces such a file).
-func hintVersion(ctx context.Context, t *Table) (int64, error) {
-	lc, _, err := readLastCheckpoint(ctx, t)
-	if err != nil || lc == nil {
-		return -1, err
-	}
-	return lc.Version, nil
+	return &LastCheckpointRepair{Version: cp.version, Was: was, Key: cp.files[0].Key}, nil
 }
 
 // lastCheckpointOf rebuilds the _last_checkpoint document of cp as
 // WriteCheckpoint writes it.
-func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckpointOut, error) {
-	lc := &lastCheckpointOut{Version: cp.version}
-	var top cpActions
+func lastCheckpointOf(ctx context.Context, t *delta.Table, cp checkpoint) (*logpath.LastCheckpointOut, error) {
+	lc := &logpath.LastCheckpointOut{Version: cp.version}
+	var top *delta.CheckpointFile
 	var sidecars []actions.Sidecar
 	for _, f := range cp.files {
-		acts, err := readCheckpointFile(ctx, t, f.key)
+		acts, err := delta.ReadCheckpointFile(ctx, t, f.Key)
 		if err != nil {
 			return nil, err
 		}
-		lc.Size += int64(len(acts.files) + len(acts.others))
-		lc.SizeInBytes += f.size
-		lc.NumOfAddFiles += countAdds(acts.files)
-		for _, a := range acts.others {
+		lc.Size += int64(acts.FileActions() + len(acts.Others()))
+		lc.SizeInBytes += f.Size
+		lc.NumOfAddFiles += acts.Adds()
+		for _, a := range acts.Others() {
 			if a.Sidecar != nil {
 				sidecars = append(sidecars, *a.Sidecar)
 			}
@@ -103,25 +95,25 @@ func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckp
 		lc.Parts = &parts
 	}
 	for _, sc := range sidecars {
-		key, err := sidecarKey(sc.Path)
+		key, err := delta.SidecarKey(sc.Path)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: checkpoint %d: %w", t.URL, cp.version, err)
 		}
-		acts, err := readCheckpointFile(ctx, t, key)
+		acts, err := delta.ReadCheckpointFile(ctx, t, key)
 		if err != nil {
 			return nil, err
 		}
-		lc.Size += int64(len(acts.files))
+		lc.Size += int64(acts.FileActions())
 		lc.SizeInBytes += sc.SizeInBytes
-		lc.NumOfAddFiles += countAdds(acts.files)
+		lc.NumOfAddFiles += acts.Adds()
 	}
-	if f := cp.files[0]; f.kind == fileV2Checkpoint {
-		lv2 := &lastV2{Path: strings.TrimPrefix(f.key, LogDir), SizeInBytes: f.size, ModificationTime: f.modTime.UnixMilli()}
+	if f := cp.files[0]; f.Kind == logpath.V2Checkpoint {
+		lv2 := &logpath.LastV2{Path: strings.TrimPrefix(f.Key, logpath.LogDir), SizeInBytes: f.Size, ModificationTime: f.ModTime.UnixMilli()}
 		// As the writer inlines them: the non-file actions, then
 		// checkpointMetadata.
 		var nonFile []actions.Action
 		var cm *actions.CheckpointMetadata
-		for _, a := range top.others {
+		for _, a := range top.Others() {
 			switch {
 			case a.Sidecar != nil:
 			case a.CheckpointMetadata != nil:
@@ -145,12 +137,9 @@ func lastCheckpointOf(ctx context.Context, t *Table, cp checkpoint) (*lastCheckp
 	return lc, nil
 }
 
-func countAdds(files []fileEntry) int64 {
-	var n int64
-	for _, f := range files {
-		if f.add != nil {
-			n++
-		}
-	}
-	return n
+// checkpoint is one complete checkpoint: its version and its files (one,
+// or every part in part order).
+type checkpoint struct {
+	version int64
+	files   []logpath.File
 }

@@ -1,7 +1,6 @@
-package delta
+package logstore
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,25 +9,25 @@ import (
 func TestSplitLogStoreParams(t *testing.T) {
 	tests := []struct {
 		name, url string
-		want      *dynamoConfig
+		want      *DynamoConfig
 		rest      string // the query left for the S3 driver
 		err       string
 	}{
 		{name: "no log store", url: "s3://b/t?region=eu-west-1", rest: "region=eu-west-1"},
 		{name: "defaults: table delta_log, scheme s3a",
 			url:  "s3://lake/events/?log_store=dynamodb&region=eu-west-1",
-			want: &dynamoConfig{Table: "delta_log", TablePath: "s3a://lake/events"}, rest: "region=eu-west-1"},
+			want: &DynamoConfig{Table: "delta_log", TablePath: "s3a://lake/events"}, rest: "region=eu-west-1"},
 		{name: "every parameter",
 			url:  "s3://lake/a/b?log_store=dynamodb&dynamodb_table=commits&dynamodb_region=us-west-2&dynamodb_endpoint=http%3A%2F%2F127.0.0.1%3A4567&dynamodb_scheme=s3&endpoint=http%3A%2F%2Fs3",
-			want: &dynamoConfig{Table: "commits", Region: "us-west-2", Endpoint: "http://127.0.0.1:4567", TablePath: "s3://lake/a/b"}, rest: "endpoint=http%3A%2F%2Fs3"},
+			want: &DynamoConfig{Table: "commits", Region: "us-west-2", Endpoint: "http://127.0.0.1:4567", TablePath: "s3://lake/a/b"}, rest: "endpoint=http%3A%2F%2Fs3"},
 		{name: "explicit table path with another scheme",
 			url:  "s3://lake/events?log_store=dynamodb&dynamodb_table_path=s3n%3A%2F%2Flake%2Fevents",
-			want: &dynamoConfig{Table: "delta_log", TablePath: "s3n://lake/events"}},
+			want: &DynamoConfig{Table: "delta_log", TablePath: "s3n://lake/events"}},
 		{name: "table at the bucket root is Hadoop's s3a://bucket/",
 			url:  "s3://lake?log_store=dynamodb",
-			want: &dynamoConfig{Table: "delta_log", TablePath: "s3a://lake/"}},
+			want: &DynamoConfig{Table: "delta_log", TablePath: "s3a://lake/"}},
 		{name: "a path Spark prints decoded", url: "s3://lake/my%20table?log_store=dynamodb",
-			want: &dynamoConfig{Table: "delta_log", TablePath: "s3a://lake/my table"}},
+			want: &DynamoConfig{Table: "delta_log", TablePath: "s3a://lake/my table"}},
 		{name: "dynamodb parameter without the log store", url: "s3://b/t?dynamodb_table=x", err: "dynamodb_table given without log_store=dynamodb"},
 		{name: "unknown log store", url: "s3://b/t?log_store=zookeeper", err: `log_store="zookeeper" is not a log store`},
 		{name: "not s3", url: "gs://b/t?log_store=dynamodb", err: "for s3:// tables only"},
@@ -45,7 +44,7 @@ func TestSplitLogStoreParams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := splitLogStoreParams(u)
+			got, err := SplitParams(u)
 			if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.err)
 			} else if err != nil {
@@ -61,14 +60,5 @@ func TestSplitLogStoreParams(t *testing.T) {
 				t.Fatalf("query left for the S3 driver = %q, want %q", u.RawQuery, tt.rest)
 			}
 		})
-	}
-}
-
-// TestOpenTableRefusesDynamoDBParamsWithoutTheLogStore checks the refusal
-// reaches OpenTable's caller (a policy's url goes the same way).
-func TestOpenTableRefusesDynamoDBParamsWithoutTheLogStore(t *testing.T) {
-	_, err := OpenTable(context.Background(), "s3://b/t?region=us-east-1&dynamodb_table=commits")
-	if err == nil || !strings.Contains(err.Error(), "without log_store=dynamodb") {
-		t.Fatalf("OpenTable = %v, want a refusal naming log_store=dynamodb", err)
 	}
 }

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/compactord/compactord/objstore"
 )
 
-var _ objstore.ConditionalStore = (*localLogStore)(nil)
+var _ objstore.ConditionalStore = (*Local)(nil)
 
 // ReadVersioned implements objstore.ConditionalStore. The token is the content's
 // hash (control objects carry a fresh nonce per write).
-func (s *localLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
+func (s *Local) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	path, err := s.path(key)
 	if err != nil {
 		return nil, "", err
@@ -31,7 +31,7 @@ func (s *localLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, 
 }
 
 // CreateIfAbsent implements objstore.ConditionalStore with the hard-link publish.
-func (s *localLogStore) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *Local) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
 	err := s.PutIfAbsent(ctx, key, data)
 	if errors.Is(err, ErrCommitExists) {
 		return fmt.Errorf("create %s: %w", key, objstore.ErrPreconditionFailed)
@@ -42,7 +42,7 @@ func (s *localLogStore) CreateIfAbsent(ctx context.Context, key string, data []b
 // ReplaceIfMatch implements objstore.ConditionalStore: under an exclusive flock(2)
 // on "<key>.lock" (released by the kernel if the process dies), compare the
 // current content's token and publish the new content with rename(2).
-func (s *localLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
+func (s *Local) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("replace %s: %w", key, err)
 	}

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"bytes"
@@ -33,10 +33,10 @@ var ErrDynamoDBLogStore = failure.New(failure.Halt, "dynamodb log store")
 // earlier sends had unknown outcomes and which, re-read, had not landed.
 const maxLogPutAttempts = 5
 
-// blobLogStore writes log entries with the bucket's own conditional create
+// Blob writes log entries with the bucket's own conditional create
 // (WriterOptions.IfNotExist: S3 If-None-Match: *, GCS DoesNotExist, Azure
 // If-None-Match: *, memblob's locked existence check).
-type blobLogStore struct {
+type Blob struct {
 	bucket *blob.Bucket
 	store  string
 	scheme string
@@ -54,28 +54,28 @@ type blobLogStore struct {
 	probeErr error
 }
 
-var _ LogStore = (*blobLogStore)(nil)
+var _ LogStore = (*Blob)(nil)
 
-func newBlobLogStore(b *blob.Bucket, scheme, store string, probe bool) *blobLogStore {
-	return &blobLogStore{bucket: b, scheme: scheme, store: store, probe: probe}
+func NewBlob(b *blob.Bucket, scheme, store string, probe bool) *Blob {
+	return &Blob{bucket: b, scheme: scheme, store: store, probe: probe}
 }
 
 // PutIfAbsent implements LogStore. The data must be unique to this writer
 // (a commit carries its txnId): when the store refuses the write or its
 // answer is unknown, the key is re-read and a byte-identical object counts
 // as this writer's own.
-func (s *blobLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *Blob) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	if err := s.checkProbe(ctx); err != nil {
 		return err
 	}
-	return putIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
+	return PutIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
 }
 
 // Probe checks, on a scratch key, that the store refuses a second
 // conditional create. The result of the first completed probe is kept;
 // a probe that failed for an unrelated reason (network) is retried on the
 // next call.
-func (s *blobLogStore) Probe(ctx context.Context) error {
+func (s *Blob) Probe(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.probed {
@@ -88,7 +88,7 @@ func (s *blobLogStore) Probe(ctx context.Context) error {
 	return err
 }
 
-func (s *blobLogStore) checkProbe(ctx context.Context) error {
+func (s *Blob) checkProbe(ctx context.Context) error {
 	if !s.probe {
 		return nil
 	}
@@ -107,7 +107,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 	}
 	key := "_compactord/probe-" + hex.EncodeToString(nonce[:])
 	body := []byte("compactord put-if-absent probe " + key + "\n")
-	if err := putIfAbsentBlob(ctx, b, store, key, body, "text/plain"); err != nil {
+	if err := PutIfAbsentBlob(ctx, b, store, key, body, "text/plain"); err != nil {
 		return fmt.Errorf("put-if-absent probe on %s: first write of %s: %w", store, key, err)
 	}
 	// The scratch object is deleted on a best-effort basis: a store that
@@ -133,7 +133,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 	}
 }
 
-// putIfAbsentBlob creates key with data unless it exists. A refusal is
+// PutIfAbsentBlob creates key with data unless it exists. A refusal is
 // not taken at face value: SDKs retry failed PUTs on their own, so a
 // precondition failure may answer a retry of our own write that landed.
 // Refusals and unknown outcomes are therefore resolved by re-reading the
@@ -141,7 +141,7 @@ func ProbePutIfAbsent(ctx context.Context, b *blob.Bucket, store string) error {
 // deletion-vector file has a fresh random name); only when that is
 // impossible does the error wrap objstore.ErrAmbiguous. An object of other bytes
 // at key wraps ErrCommitExists.
-func putIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte, contentType string) error {
+func PutIfAbsentBlob(ctx context.Context, b *blob.Bucket, store, key string, data []byte, contentType string) error {
 	var lastErr error
 	for attempt := 0; attempt < maxLogPutAttempts; attempt++ {
 		err := uploadIfAbsent(ctx, b, key, data, contentType)
@@ -184,7 +184,7 @@ func isAmbiguousCode(c gcerrors.ErrorCode) bool {
 // sameObject reads key and reports whether it exists and equals data; an
 // object longer than data is not read past that length.
 func sameObject(ctx context.Context, b *blob.Bucket, key string, data []byte) (landed, mine bool, err error) {
-	got, _, err := readBounded(ctx, b, key, int64(len(data)), "LogFile")
+	got, _, err := ReadBounded(ctx, b, key, int64(len(data)), "LogFile")
 	var tl *TooLargeError
 	if errors.As(err, &tl) {
 		return true, false, nil

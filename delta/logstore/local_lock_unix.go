@@ -1,6 +1,6 @@
 //go:build unix
 
-package delta
+package logstore
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"fmt"
@@ -23,8 +23,8 @@ const (
 	dynamoTablePathSchemes = "s3a, s3 or s3n"
 )
 
-// dynamoConfig is a table's DynamoDB log store, as its URL asks for it.
-type dynamoConfig struct {
+// DynamoConfig is a table's DynamoDB log store, as its URL asks for it.
+type DynamoConfig struct {
 	// Table is the DynamoDB table holding the commit entries (Delta's
 	// ddb.tableName, default "delta_log").
 	Table string
@@ -36,15 +36,15 @@ type dynamoConfig struct {
 	TablePath string
 }
 
-// splitLogStoreParams removes the log store parameters from u's query and
+// SplitParams removes the log store parameters from u's query and
 // returns the DynamoDB configuration they ask for (nil for the default
 // put-if-absent store). A dynamodb_* parameter without log_store=dynamodb
 // is an error: silently ignoring it would commit without the coordination
 // the user asked for.
-func splitLogStoreParams(u *url.URL) (*dynamoConfig, error) {
+func SplitParams(u *url.URL) (*DynamoConfig, error) {
 	q := u.Query()
 	mode := q.Get(paramLogStore)
-	cfg := &dynamoConfig{
+	cfg := &DynamoConfig{
 		Table:    q.Get(paramDynamoTable),
 		Region:   q.Get(paramDynamoRegion),
 		Endpoint: q.Get(paramDynamoEndpoint),
@@ -63,34 +63,34 @@ func splitLogStoreParams(u *url.URL) (*dynamoConfig, error) {
 	switch mode {
 	case "":
 		if len(given) > 0 {
-			return nil, fmt.Errorf("open table %s: %s given without %s=%s", storeName(u), strings.Join(given, ", "), paramLogStore, logStoreDynamoDB)
+			return nil, fmt.Errorf("open table %s: %s given without %s=%s", StoreName(u), strings.Join(given, ", "), paramLogStore, logStoreDynamoDB)
 		}
 		return nil, nil
 	case logStoreDynamoDB:
 	default:
-		return nil, fmt.Errorf("open table %s: %s=%q is not a log store (want %s, or no %s for S3's put-if-absent)", storeName(u), paramLogStore, mode, logStoreDynamoDB, paramLogStore)
+		return nil, fmt.Errorf("open table %s: %s=%q is not a log store (want %s, or no %s for S3's put-if-absent)", StoreName(u), paramLogStore, mode, logStoreDynamoDB, paramLogStore)
 	}
 	if u.Scheme != "s3" {
-		return nil, fmt.Errorf("open table %s: %s=%s is for s3:// tables only", storeName(u), paramLogStore, logStoreDynamoDB)
+		return nil, fmt.Errorf("open table %s: %s=%s is for s3:// tables only", StoreName(u), paramLogStore, logStoreDynamoDB)
 	}
 	if cfg.Table == "" {
 		cfg.Table = defaultDynamoTable
 	}
 	prefix := strings.Trim(u.Path, "/")
 	if strings.Contains(prefix, "//") {
-		return nil, fmt.Errorf("open table %s: the path has an empty segment; Hadoop would address another location than S3 keys under it", storeName(u))
+		return nil, fmt.Errorf("open table %s: the path has an empty segment; Hadoop would address another location than S3 keys under it", StoreName(u))
 	}
 	if tablePath != "" && scheme != "" {
-		return nil, fmt.Errorf("open table %s: give %s or %s, not both", storeName(u), paramDynamoTablePath, paramDynamoScheme)
+		return nil, fmt.Errorf("open table %s: give %s or %s, not both", StoreName(u), paramDynamoTablePath, paramDynamoScheme)
 	}
 	if tablePath != "" {
 		tp, err := url.Parse(tablePath)
 		if err != nil {
-			return nil, fmt.Errorf("open table %s: %s=%q: %w", storeName(u), paramDynamoTablePath, tablePath, err)
+			return nil, fmt.Errorf("open table %s: %s=%q: %w", StoreName(u), paramDynamoTablePath, tablePath, err)
 		}
 		scheme = tp.Scheme
 		if tp.User != nil || tp.RawQuery != "" || tp.Fragment != "" || tp.Host != u.Host || strings.Trim(tp.Path, "/") != prefix || strings.HasSuffix(tp.Path, "/") && prefix != "" {
-			return nil, fmt.Errorf("open table %s: %s=%q must name this table (%s://%s/%s, no user info, query or trailing slash); only its scheme may differ", storeName(u), paramDynamoTablePath, tablePath, scheme, u.Host, prefix)
+			return nil, fmt.Errorf("open table %s: %s=%q must name this table (%s://%s/%s, no user info, query or trailing slash); only its scheme may differ", StoreName(u), paramDynamoTablePath, tablePath, scheme, u.Host, prefix)
 		}
 	}
 	if scheme == "" {
@@ -99,7 +99,7 @@ func splitLogStoreParams(u *url.URL) (*dynamoConfig, error) {
 	switch scheme {
 	case "s3a", "s3", "s3n":
 	default:
-		return nil, fmt.Errorf("open table %s: DynamoDB table path scheme %q (want %s, as Spark addresses the table)", storeName(u), scheme, dynamoTablePathSchemes)
+		return nil, fmt.Errorf("open table %s: DynamoDB table path scheme %q (want %s, as Spark addresses the table)", StoreName(u), scheme, dynamoTablePathSchemes)
 	}
 	cfg.TablePath = dynamoTablePath(scheme, u.Host, prefix)
 	return cfg, nil
@@ -110,4 +110,10 @@ func splitLogStoreParams(u *url.URL) (*dynamoConfig, error) {
 // bucket root.
 func dynamoTablePath(scheme, bucket, prefix string) string {
 	return scheme + "://" + bucket + "/" + prefix
+}
+
+// StoreName names a store in errors and logs without its query string,
+// which may carry endpoints but never credentials worth echoing.
+func StoreName(u *url.URL) string {
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/objstore"
 )
@@ -53,15 +54,15 @@ type dynamoEntry struct {
 	ExpireTime int64 // 0 when absent
 }
 
-// dynamoLogStore commits through Delta's DynamoDB protocol
+// Dynamo commits through Delta's DynamoDB protocol
 // (BaseExternalLogStore.write): write T(N) under _delta_log/.tmp/, put
 // E(N, T(N), complete=false) only if no entry for N exists (the mutual
 // exclusion), copy T(N) to N.json, put E again with complete=true and an
 // expireTime. Readers repair the newest entry when it is incomplete
 // (SyncLog), as BaseExternalLogStore.listFrom does. Control objects
 // (the lease) and keys that are not commits go to the S3 store itself.
-type dynamoLogStore struct {
-	s3        *blobLogStore
+type Dynamo struct {
+	s3        *Blob
 	bucket    *blob.Bucket
 	store     string
 	client    *dynamodb.Client
@@ -70,7 +71,7 @@ type dynamoLogStore struct {
 	timeout   time.Duration
 	logger    hclog.Logger
 	// afterEntry, when set, runs after the entry of a commit is put and
-	// before its copy (OpenOptions.AfterLogEntry).
+	// before its copy (DynamoOptions.AfterLogEntry).
 	afterEntry func(ctx context.Context, key string)
 	now        func() time.Time
 	// maxTemp bounds the temp file a repair copies (ReadLimits.LogFile).
@@ -82,16 +83,30 @@ type dynamoLogStore struct {
 }
 
 var (
-	_ LogStore                  = (*dynamoLogStore)(nil)
-	_ objstore.ConditionalStore = (*dynamoLogStore)(nil)
+	_ LogStore                  = (*Dynamo)(nil)
+	_ objstore.ConditionalStore = (*Dynamo)(nil)
 )
 
-// newDynamoLogStore builds the DynamoDB client from the SDK's default
+// DynamoOptions are what the DynamoDB log store takes of a table's open
+// options (delta.OpenOptions has the same fields).
+type DynamoOptions struct {
+	// Store sets the deadline of every DynamoDB call (MetadataTimeout).
+	Store objstore.Options
+	// Logger receives the log store's warnings (nil: none).
+	Logger hclog.Logger
+	// AfterLogEntry, when set, runs after a commit's entry is put and
+	// before its copy.
+	AfterLogEntry func(ctx context.Context, key string)
+	// Limits bound the temp file a repair copies (LogFile).
+	Limits ReadLimits
+}
+
+// NewDynamo builds the DynamoDB client from the SDK's default
 // chain (credentials, AWS_ENDPOINT_URL_DYNAMODB), with the URL's
 // dynamodb_endpoint over it. The region is dynamodb_region, else Delta's
 // ddb.region default us-east-1, never AWS_REGION: a region other than the
 // Spark writers' is another DynamoDB table, and no exclusion at all.
-func newDynamoLogStore(ctx context.Context, s3 *blobLogStore, cfg *dynamoConfig, opts OpenOptions) (*dynamoLogStore, error) {
+func NewDynamo(ctx context.Context, s3 *Blob, cfg *DynamoConfig, opts DynamoOptions) (*Dynamo, error) {
 	region := cfg.Region
 	if region == "" {
 		region = defaultDynamoRegion
@@ -113,7 +128,7 @@ func newDynamoLogStore(ctx context.Context, s3 *blobLogStore, cfg *dynamoConfig,
 	if timeout <= 0 {
 		timeout = objstore.DefaultOptions().MetadataTimeout
 	}
-	return &dynamoLogStore{
+	return &Dynamo{
 		s3:         s3,
 		bucket:     s3.bucket,
 		store:      s3.store,
@@ -130,7 +145,7 @@ func newDynamoLogStore(ctx context.Context, s3 *blobLogStore, cfg *dynamoConfig,
 
 // Probe checks that the DynamoDB table exists with Delta's key schema
 // (tablePath HASH S, fileName RANGE S). The first completed check is kept.
-func (s *dynamoLogStore) Probe(ctx context.Context) error {
+func (s *Dynamo) Probe(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.checked {
@@ -143,7 +158,7 @@ func (s *dynamoLogStore) Probe(ctx context.Context) error {
 	return err
 }
 
-func (s *dynamoLogStore) describe(ctx context.Context) error {
+func (s *Dynamo) describe(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	out, err := s.client.DescribeTable(cctx, &dynamodb.DescribeTableInput{TableName: &s.ddbTable})
@@ -186,11 +201,11 @@ func (s *dynamoLogStore) describe(ctx context.Context) error {
 // that finds N.json holding other bytes: a writer that does not use this
 // DynamoDB table wrote it, so this commit is not in the log and the caller
 // gets ErrCommitExists (its commit loop then retries at N+1).
-func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	name, inLog := strings.CutPrefix(key, LogDir)
+func (s *Dynamo) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	name, inLog := strings.CutPrefix(key, logpath.LogDir)
 	v, isCommit := commitFileVersion(name)
 	if !inLog || !isCommit {
-		return putIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
+		return PutIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
 	}
 	if err := s.Probe(ctx); err != nil {
 		return err
@@ -208,7 +223,7 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 	}
 	// Step 2: T(N), then the entry, only if none exists for N.
 	e := dynamoEntry{FileName: name, TempPath: dynamoTempDir + name + "." + uuid.NewString()}
-	if err := s.bucket.Upload(ctx, LogDir+e.TempPath, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := s.bucket.Upload(ctx, logpath.LogDir+e.TempPath, bytes.NewReader(data), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
 		return fmt.Errorf("commit %s on %s: write temp file %s: %w", key, s.store, e.TempPath, err)
 	}
 	won, err := s.putNewEntry(ctx, e)
@@ -218,7 +233,7 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 	}
 	if !won {
 		// No entry names our temp file: it is garbage.
-		_ = s.bucket.Delete(context.WithoutCancel(ctx), LogDir+e.TempPath)
+		_ = s.bucket.Delete(context.WithoutCancel(ctx), logpath.LogDir+e.TempPath)
 		s.repairBestEffort(ctx, name)
 		return fmt.Errorf("commit %s on %s: entry exists in DynamoDB table %s: %w", key, s.store, s.ddbTable, ErrCommitExists)
 	}
@@ -226,7 +241,7 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 		s.afterEntry(ctx, key)
 	}
 	// Step 3: copy T(N) to N.json (we hold its bytes).
-	err = putIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
+	err = PutIfAbsentBlob(ctx, s.bucket, s.store, key, data, "application/json")
 	switch {
 	case errors.Is(err, ErrCommitExists):
 		s.logger.Error("a writer that does not use this DynamoDB table wrote the commit this writer's entry holds; mixing log stores on one table loses commits",
@@ -250,15 +265,15 @@ func (s *dynamoLogStore) PutIfAbsent(ctx context.Context, key string, data []byt
 // of N-1 is repaired, and without one N-1.json must exist; for N = 0, a
 // complete entry without 00000000000000000000.json means entries of a
 // deleted table at the same path are still there.
-func (s *dynamoLogStore) ensurePrevious(ctx context.Context, v int64) error {
+func (s *Dynamo) ensurePrevious(ctx context.Context, v int64) error {
 	if v == 0 {
 		e, err := s.getEntry(ctx, commitFileName(0))
 		if err != nil || e == nil || !e.Complete {
 			return err
 		}
-		ok, err := s.bucket.Exists(ctx, CommitKey(0))
+		ok, err := s.bucket.Exists(ctx, logpath.CommitKey(0))
 		if err != nil {
-			return fmt.Errorf("commit %s on %s: %w", CommitKey(0), s.store, err)
+			return fmt.Errorf("commit %s on %s: %w", logpath.CommitKey(0), s.store, err)
 		}
 		if !ok {
 			return fmt.Errorf("%w: old entries for table path %s still exist in DynamoDB table %s (delete them before recreating the table)", ErrDynamoDBLogStore, s.tablePath, s.ddbTable)
@@ -272,12 +287,12 @@ func (s *dynamoLogStore) ensurePrevious(ctx context.Context, v int64) error {
 	if prev != nil && !prev.Complete {
 		return s.repair(ctx, *prev)
 	}
-	ok, err := s.bucket.Exists(ctx, CommitKey(v-1))
+	ok, err := s.bucket.Exists(ctx, logpath.CommitKey(v-1))
 	if err != nil {
-		return fmt.Errorf("commit %s on %s: %w", CommitKey(v), s.store, err)
+		return fmt.Errorf("commit %s on %s: %w", logpath.CommitKey(v), s.store, err)
 	}
 	if !ok {
-		return fmt.Errorf("commit %s on %s: previous commit %s does not exist: %w", CommitKey(v), s.store, CommitKey(v-1), ErrVersionNotFound)
+		return fmt.Errorf("commit %s on %s: previous commit %s does not exist: %w", logpath.CommitKey(v), s.store, logpath.CommitKey(v-1), logpath.ErrVersionNotFound)
 	}
 	return nil
 }
@@ -286,7 +301,7 @@ func (s *dynamoLogStore) ensurePrevious(ctx context.Context, v int64) error {
 // won is false when another writer's entry is there. A put whose outcome
 // is unknown, or that the SDK retried into a refusal, is settled by
 // reading the entry back: T(N)'s name is ours alone.
-func (s *dynamoLogStore) putNewEntry(ctx context.Context, e dynamoEntry) (won bool, err error) {
+func (s *Dynamo) putNewEntry(ctx context.Context, e dynamoEntry) (won bool, err error) {
 	var lastErr error
 	for attempt := 0; attempt < maxLogPutAttempts; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -334,7 +349,7 @@ func dynamoAmbiguous(err error) bool {
 
 // putComplete overwrites e's entry with complete="true" and expireTime
 // now+1 day (ExternalCommitEntry.asComplete).
-func (s *dynamoLogStore) putComplete(ctx context.Context, e dynamoEntry) error {
+func (s *Dynamo) putComplete(ctx context.Context, e dynamoEntry) error {
 	e.Complete = true
 	e.ExpireTime = s.now().Add(dynamoExpireDelay).Unix()
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -347,11 +362,11 @@ func (s *dynamoLogStore) putComplete(ctx context.Context, e dynamoEntry) error {
 
 // repair is Delta's fixDeltaLog: unless N.json exists, copy T(N) to it,
 // then mark the entry complete; up to four tries.
-func (s *dynamoLogStore) repair(ctx context.Context, e dynamoEntry) error {
+func (s *Dynamo) repair(ctx context.Context, e dynamoEntry) error {
 	if e.Complete {
 		return nil
 	}
-	target := LogDir + e.FileName
+	target := logpath.LogDir + e.FileName
 	copied := false
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -370,28 +385,28 @@ func (s *dynamoLogStore) repair(ctx context.Context, e dynamoEntry) error {
 	}
 }
 
-func (s *dynamoLogStore) repairOnce(ctx context.Context, e dynamoEntry, target string, copied *bool) error {
+func (s *Dynamo) repairOnce(ctx context.Context, e dynamoEntry, target string, copied *bool) error {
 	if !*copied {
 		ok, err := s.bucket.Exists(ctx, target)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			data, _, err := readBounded(ctx, s.bucket, LogDir+e.TempPath, s.maxTemp, "LogFile")
+			data, _, err := ReadBounded(ctx, s.bucket, logpath.LogDir+e.TempPath, s.maxTemp, "LogFile")
 			var tl *TooLargeError
 			if errors.As(err, &tl) {
 				// Copied, it would be a commit no reader can load.
-				return corruptLog(failure.Commit, LogDir+e.TempPath, err)
+				return &failure.CorruptFileError{Kind: failure.Commit, Path: logpath.LogDir + e.TempPath, Err: err}
 			}
 			if gcerrors.Code(err) == gcerrors.NotFound {
-				return fmt.Errorf("%w: entry %s is incomplete and its temp file %s%s is gone", ErrDynamoDBLogStore, e.FileName, LogDir, e.TempPath)
+				return fmt.Errorf("%w: entry %s is incomplete and its temp file %s%s is gone", ErrDynamoDBLogStore, e.FileName, logpath.LogDir, e.TempPath)
 			}
 			if err != nil {
 				return err
 			}
 			// Conditional, so a concurrent repairer or the writer itself
 			// (same bytes) or anyone else who got there first keeps N.json.
-			if err := putIfAbsentBlob(ctx, s.bucket, s.store, target, data, "application/json"); err != nil && !errors.Is(err, ErrCommitExists) {
+			if err := PutIfAbsentBlob(ctx, s.bucket, s.store, target, data, "application/json"); err != nil && !errors.Is(err, ErrCommitExists) {
 				return err
 			}
 		}
@@ -403,7 +418,7 @@ func (s *dynamoLogStore) repairOnce(ctx context.Context, e dynamoEntry, target s
 // repairBestEffort repairs the entry of name when it is incomplete, so that
 // a writer that lost the entry sees the winner's N.json when it reads the
 // log again; a failure is left to the next reader.
-func (s *dynamoLogStore) repairBestEffort(ctx context.Context, name string) {
+func (s *Dynamo) repairBestEffort(ctx context.Context, name string) {
 	e, err := s.getEntry(ctx, name)
 	if err == nil && e != nil {
 		err = s.repair(ctx, *e)
@@ -418,7 +433,7 @@ func (s *dynamoLogStore) repairBestEffort(ctx context.Context, name string) {
 // repair it when incomplete, so that a commit decided in DynamoDB but not
 // yet copied is in the listing that follows. It returns the entry's
 // version, or -1 without one.
-func (s *dynamoLogStore) SyncLog(ctx context.Context) (int64, error) {
+func (s *Dynamo) SyncLog(ctx context.Context) (int64, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	out, err := s.client.Query(cctx, &dynamodb.QueryInput{
 		TableName:                 &s.ddbTable,
@@ -449,7 +464,7 @@ func (s *dynamoLogStore) SyncLog(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-func (s *dynamoLogStore) getEntry(ctx context.Context, name string) (*dynamoEntry, error) {
+func (s *Dynamo) getEntry(ctx context.Context, name string) (*dynamoEntry, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	out, err := s.client.GetItem(cctx, &dynamodb.GetItemInput{
@@ -473,7 +488,7 @@ func (s *dynamoLogStore) getEntry(ctx context.Context, name string) (*dynamoEntr
 	return &e, nil
 }
 
-func (s *dynamoLogStore) item(e dynamoEntry) map[string]types.AttributeValue {
+func (s *Dynamo) item(e dynamoEntry) map[string]types.AttributeValue {
 	it := map[string]types.AttributeValue{
 		attrTablePath: &types.AttributeValueMemberS{Value: s.tablePath},
 		attrFileName:  &types.AttributeValueMemberS{Value: e.FileName},
@@ -514,25 +529,25 @@ func parseDynamoEntry(it map[string]types.AttributeValue) (dynamoEntry, error) {
 }
 
 // commitFileName is "%020d.json", the fileName of version v's entry.
-func commitFileName(v int64) string { return strings.TrimPrefix(CommitKey(v), LogDir) }
+func commitFileName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
 // commitFileVersion parses a commit file name ("%020d.json").
 func commitFileVersion(name string) (int64, bool) {
-	f, ok := parseLogName(name)
-	return f.version, ok && f.kind == fileCommit
+	f, ok := logpath.Parse(name)
+	return f.Version, ok && f.Kind == logpath.Commit
 }
 
 // ReadVersioned implements objstore.ConditionalStore on the S3 store.
-func (s *dynamoLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
+func (s *Dynamo) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	return s.s3.ReadVersioned(ctx, key)
 }
 
 // CreateIfAbsent implements objstore.ConditionalStore on the S3 store.
-func (s *dynamoLogStore) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *Dynamo) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
 	return s.s3.CreateIfAbsent(ctx, key, data)
 }
 
 // ReplaceIfMatch implements objstore.ConditionalStore on the S3 store.
-func (s *dynamoLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) error {
+func (s *Dynamo) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) error {
 	return s.s3.ReplaceIfMatch(ctx, key, data, token)
 }

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/schema"
 	deltastats "github.com/compactord/compactord/delta/stats"
@@ -549,11 +550,11 @@ func decimalValue(d schema.Decimal, t *schema.DataType) (parquet.Value, bool) {
 		}
 		return parquet.Int64Value(u.Int64()), true
 	}
-	w := DecimalBytes(t.Precision)
+	w := delta.DecimalBytes(t.Precision)
 	if u.BitLen() >= 8*w {
 		return parquet.Value{}, false
 	}
-	return parquet.FixedLenByteArrayValue(DecimalToBytes(new(big.Int).Set(u), w)), true
+	return parquet.FixedLenByteArrayValue(delta.DecimalToBytes(new(big.Int).Set(u), w)), true
 }
 
 // int96Value encodes microseconds since the epoch as Spark's INT96

@@ -1,8 +1,9 @@
-package delta
+package checkpointwrite
 
 import (
 	"fmt"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
@@ -90,9 +91,9 @@ func (c *wcompiler) compile(s wspec, parentDef, rep int) (*wnode, parquet.Node) 
 			cn, cpn := c.compile(f, n.def, rep)
 			n.children = append(n.children, cn)
 			n.byName[f.name] = cn
-			fields = append(fields, NamedField(f.name, cpn))
+			fields = append(fields, delta.NamedField(f.name, cpn))
 		}
-		pn = NewOrderedGroup(fields)
+		pn = delta.NewOrderedGroup(fields)
 	case wMap:
 		// key_value is repeated (+1 def, +1 rep); key required; value optional.
 		n.rep = rep + 1
@@ -199,7 +200,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 	for _, sp := range specs {
 		n, pn := c.compile(sp, 0, 0)
 		s.tops = append(s.tops, n)
-		fields = append(fields, NamedField(sp.name, pn))
+		fields = append(fields, delta.NamedField(sp.name, pn))
 		switch sp.name {
 		case actions.KindAdd:
 			s.add = n
@@ -220,7 +221,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 		}
 	}
 	s.ncols = c.col
-	s.schema = parquet.NewSchema("spark_schema", NewOrderedGroup(fields))
+	s.schema = parquet.NewSchema("spark_schema", delta.NewOrderedGroup(fields))
 	s.statsParsed = s.add.child("stats_parsed")
 	s.pvParsed = s.add.child("partitionValues_parsed")
 	return s
@@ -228,7 +229,7 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 
 // checkpointColumns decides the add columns of a table's checkpoints from
 // its properties, schema and protocol.
-func checkpointColumns(snap *Snapshot, props *deltaprops.Properties) (cpColumns, error) {
+func checkpointColumns(snap *delta.Snapshot, props *deltaprops.Properties) (cpColumns, error) {
 	cols := cpColumns{statsJSON: props.CheckpointWriteStatsAsJSON}
 	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil
@@ -319,5 +320,5 @@ func checkpointLeaf(t *schema.DataType) (parquet.Node, error) {
 	if t.Name == "timestamp" {
 		return parquet.Leaf(parquet.Int96Type), nil
 	}
-	return LeafNode(t)
+	return delta.LeafNode(t)
 }

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
@@ -35,7 +36,7 @@ func TestLongStatsStringsAreNotCopiedIntoTheCheckpointStatistics(t *testing.T) {
 	}
 	ctx := context.Background()
 	tbl := openDir(t, root)
-	snap, err := LoadSnapshot(ctx, tbl, -1)
+	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestLongStatsStringsAreNotCopiedIntoTheCheckpointStatistics(t *testing.T) {
 	}
 
 	// The stats string itself is kept whole.
-	back, err := LoadSnapshot(ctx, openDir(t, root), -1)
+	back, err := delta.LoadSnapshot(ctx, openDir(t, root), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

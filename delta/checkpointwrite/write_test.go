@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
@@ -26,7 +28,7 @@ import (
 // onlyLog is a copyTableDir filter keeping the _delta_log of a table.
 func onlyLog(keep func(name string) bool) func(rel string) bool {
 	return func(rel string) bool {
-		name, ok := strings.CutPrefix(rel, LogDir)
+		name, ok := strings.CutPrefix(rel, logpath.LogDir)
 		if !ok {
 			return true
 		}
@@ -38,7 +40,7 @@ func onlyLog(keep func(name string) bool) func(rel string) bool {
 // table can be replayed from JSON alone.
 func jsonReplayable(t *testing.T, root string, latest int64) bool {
 	for v := int64(0); v <= latest; v++ {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(CommitKey(v)))); err != nil {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(logpath.CommitKey(v)))); err != nil {
 			return false
 		}
 	}
@@ -48,19 +50,19 @@ func jsonReplayable(t *testing.T, root string, latest int64) bool {
 // referenceSnapshot loads the table at version from JSON commits only when
 // it has all of them, else the normal way (tables whose early commits were
 // cleaned up upstream).
-func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
+func referenceSnapshot(t *testing.T, src string, version int64) *delta.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	var dir string
 	if jsonReplayable(t, src, version) {
 		dir = copyTableDir(t, src, onlyLog(func(name string) bool {
-			f, ok := parseLogName(name)
-			return ok && f.kind == fileCommit
+			f, ok := logpath.Parse(name)
+			return ok && f.Kind == logpath.Commit
 		}))
 	} else {
 		dir = copyTableDir(t, src, onlyLog(nil))
 	}
-	snap, err := LoadSnapshot(ctx, openDir(t, dir), version)
+	snap, err := delta.LoadSnapshot(ctx, openDir(t, dir), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func referenceSnapshot(t *testing.T, src string, version int64) *Snapshot {
 // tombstoneNow picks a checkpoint clock that keeps recent tombstones and
 // expires those older than the retention (so both paths are exercised on
 // tables with history).
-func tombstoneNow(s *Snapshot) time.Time {
+func tombstoneNow(s *delta.Snapshot) time.Time {
 	var newest int64
 	for _, r := range s.Tombstones {
 		if r.DeletionTimestamp != nil {
@@ -93,7 +95,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			src := testutil.DeltaTable(t, name)
 			work := copyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				if want.MustRefuse {
 					return
@@ -132,12 +134,12 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 				t.Fatal("_last_checkpoint not written")
 			}
 			// Load from only the new checkpoint (and its sidecars).
-			keep := map[string]bool{info.Key: true, lastCheckpointKey: true}
+			keep := map[string]bool{info.Key: true, logpath.LastCheckpointKey: true}
 			for _, s := range info.Sidecars {
 				keep[s] = true
 			}
 			only := copyTableDir(t, work, func(rel string) bool { return !keep[rel] })
-			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,16 +158,16 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 
 func removeCheckpointsAt(t *testing.T, root string, v int64) {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(root, LogDir))
+	entries, err := os.ReadDir(filepath.Join(root, logpath.LogDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		f, ok := parseLogName(e.Name())
-		if !ok || f.version != v || f.kind == fileCommit || f.kind == fileCompaction {
+		f, ok := logpath.Parse(e.Name())
+		if !ok || f.Version != v || f.Kind == logpath.Commit || f.Kind == logpath.Compaction {
 			continue
 		}
-		if err := os.Remove(filepath.Join(root, LogDir, e.Name())); err != nil {
+		if err := os.Remove(filepath.Join(root, logpath.LogDir, e.Name())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,18 +175,18 @@ func removeCheckpointsAt(t *testing.T, root string, v int64) {
 
 func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 	t.Helper()
-	name := strings.TrimPrefix(info.Key, LogDir)
-	f, ok := parseLogName(name)
-	if !ok || f.kind != fileV2Checkpoint || !strings.HasSuffix(name, ".json") {
+	name := strings.TrimPrefix(info.Key, logpath.LogDir)
+	f, ok := logpath.Parse(name)
+	if !ok || f.Kind != logpath.V2Checkpoint || !strings.HasSuffix(name, ".json") {
 		t.Fatalf("V2 checkpoint %s is not UUID-named JSON", info.Key)
 	}
 	tbl := openDir(t, root)
-	acts, err := readCheckpointFile(context.Background(), tbl, info.Key)
+	acts, err := delta.ReadCheckpointFile(context.Background(), tbl, info.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cms, sidecars int
-	for _, a := range acts.actions() {
+	for _, a := range acts.Actions() {
 		switch {
 		case a.CheckpointMetadata != nil:
 			cms++
@@ -204,7 +206,7 @@ func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(lastCheckpointKey)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(logpath.LastCheckpointKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +220,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 	if _, ok := m["parts"]; ok {
 		t.Fatal("_last_checkpoint of a single-file checkpoint has parts")
 	}
-	lc, reason, err := readLastCheckpoint(context.Background(), openDir(t, root))
+	lc, reason, err := delta.ReadLastCheckpoint(context.Background(), openDir(t, root))
 	if err != nil || lc == nil {
 		t.Fatalf("_last_checkpoint unreadable: %v %s", err, reason)
 	}
@@ -232,7 +234,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 
 // compareCheckpointSnapshot checks that got (from our checkpoint alone) is ref (JSON
 // replay) with expired tombstones and txns dropped.
-func compareCheckpointSnapshot(t *testing.T, ref, got *Snapshot, now time.Time, props *deltaprops.Properties, snap *Snapshot) {
+func compareCheckpointSnapshot(t *testing.T, ref, got *delta.Snapshot, now time.Time, props *deltaprops.Properties, snap *delta.Snapshot) {
 	t.Helper()
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
@@ -453,11 +455,11 @@ func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	work := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), onlyLog(nil))
 	tbl := openDir(t, work)
-	snap, err := LoadSnapshot(ctx, tbl, 40)
+	snap, err := delta.LoadSnapshot(ctx, tbl, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(CheckpointKey(40))))
+	before, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(logpath.CheckpointKey(40))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +467,7 @@ func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	if !errors.Is(err, ErrCheckpointExists) {
 		t.Fatalf("err = %v, want ErrCheckpointExists", err)
 	}
-	after, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(CheckpointKey(40))))
+	after, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(logpath.CheckpointKey(40))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +488,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 			writeBenchTable(b, dir, n)
 			tbl := openDir(b, dir)
 			ctx := context.Background()
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -497,7 +499,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 			var size int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(CheckpointKey(snap.Version))))
+				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(logpath.CheckpointKey(snap.Version))))
 				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -535,7 +537,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
-			want, err := LoadSnapshot(ctx, tbl, -1)
+			want, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -543,7 +545,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if key != CheckpointKey(want.Version) {
+			if key != logpath.CheckpointKey(want.Version) {
 				t.Fatalf("wrote %q", key)
 			}
 			// A second call finds the classic name taken.
@@ -552,18 +554,18 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			}
 			// Only the compatibility checkpoint and the sidecars remain.
 			only := copyTableDir(t, work, func(rel string) bool {
-				return rel != key && !strings.HasPrefix(rel, sidecarDir)
+				return rel != key && !strings.HasPrefix(rel, logpath.SidecarDir)
 			})
-			got, err := LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			acts, err := readCheckpointFile(ctx, openDir(t, only), key)
+			acts, err := delta.ReadCheckpointFile(ctx, openDir(t, only), key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cms := 0
-			for _, a := range acts.actions() {
+			for _, a := range acts.Actions() {
 				if a.CheckpointMetadata != nil {
 					cms++
 				}

@@ -1,4 +1,4 @@
-package delta
+package logstore
 
 import (
 	"bytes"
@@ -25,19 +25,10 @@ import (
 // maxControlObject bounds ReadVersioned: control objects are tiny.
 const maxControlObject = 1 << 20
 
-// Conditional returns the table's objstore.ConditionalStore.
-func (t *Table) Conditional() (objstore.ConditionalStore, error) {
-	cs, ok := t.Log.(objstore.ConditionalStore)
-	if !ok {
-		return nil, fmt.Errorf("table %s: log store %T has no conditional writes", t.URL, t.Log)
-	}
-	return cs, nil
-}
-
-var _ objstore.ConditionalStore = (*blobLogStore)(nil)
+var _ objstore.ConditionalStore = (*Blob)(nil)
 
 // ReadVersioned implements objstore.ConditionalStore.
-func (s *blobLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
+func (s *Blob) ReadVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	if s.scheme == "mem" {
 		s.casMu.Lock()
 		defer s.casMu.Unlock()
@@ -45,7 +36,7 @@ func (s *blobLogStore) ReadVersioned(ctx context.Context, key string) ([]byte, s
 	return s.readVersioned(ctx, key)
 }
 
-func (s *blobLogStore) readVersioned(ctx context.Context, key string) ([]byte, string, error) {
+func (s *Blob) readVersioned(ctx context.Context, key string) ([]byte, string, error) {
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if objstore.Code(err) == gcerrors.NotFound {
 		return nil, "", fmt.Errorf("read %s on %s: %w", key, s.store, objstore.ErrObjectNotFound)
@@ -85,7 +76,7 @@ func (s *blobLogStore) readVersioned(ctx context.Context, key string) ([]byte, s
 }
 
 // CreateIfAbsent implements objstore.ConditionalStore.
-func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *Blob) CreateIfAbsent(ctx context.Context, key string, data []byte) error {
 	if err := s.checkProbe(ctx); err != nil {
 		return err
 	}
@@ -103,7 +94,7 @@ func (s *blobLogStore) CreateIfAbsent(ctx context.Context, key string, data []by
 }
 
 // ReplaceIfMatch implements objstore.ConditionalStore.
-func (s *blobLogStore) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
+func (s *Blob) ReplaceIfMatch(ctx context.Context, key string, data []byte, token string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			pq.CheckLibraryPanic(r)

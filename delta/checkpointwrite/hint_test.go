@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -25,7 +27,7 @@ type sparkHint struct {
 
 func readHint(t *testing.T, root string) (sparkHint, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(lastCheckpointKey)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(logpath.LastCheckpointKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 	tested := 0
 	for name := range testutil.ExpectedTables(t) {
 		src := testutil.DeltaTable(t, name)
-		raw, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(lastCheckpointKey)))
+		raw, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(logpath.LastCheckpointKey)))
 		if err != nil {
 			continue
 		}
@@ -57,7 +59,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
-			l, err := ListLog(ctx, tbl)
+			l, err := delta.ListLog(ctx, tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,13 +71,13 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 				t.Fatalf("repair of a current hint: %+v, %v", rep, err)
 			}
 			if want.V2 != nil {
-				if _, err := os.Stat(filepath.Join(work, filepath.FromSlash(LogDir+want.V2.Path))); err != nil {
+				if _, err := os.Stat(filepath.Join(work, filepath.FromSlash(logpath.LogDir+want.V2.Path))); err != nil {
 					// The V2 content sits under the classic name only:
 					// the hint names no UUID file.
 					want.V2 = nil
 				}
 			}
-			if err := os.Remove(filepath.Join(work, filepath.FromSlash(lastCheckpointKey))); err != nil {
+			if err := os.Remove(filepath.Join(work, filepath.FromSlash(logpath.LastCheckpointKey))); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := RepairLastCheckpoint(ctx, tbl, l)
@@ -89,10 +91,10 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 				(got.V2 != nil && *got.V2 != *want.V2) {
 				t.Fatalf("repaired\n%s\nSpark wrote\n%s", data, raw)
 			}
-			if lc, reason, err := readLastCheckpoint(ctx, tbl); err != nil || lc == nil || lc.Checksum == "" {
+			if lc, reason, err := delta.ReadLastCheckpoint(ctx, tbl); err != nil || lc == nil || lc.Checksum == "" {
 				t.Fatalf("repaired hint unreadable or without checksum: %v %s", err, reason)
 			}
-			if _, err := LoadSnapshot(ctx, tbl, -1); err != nil {
+			if _, err := delta.LoadSnapshot(ctx, tbl, -1); err != nil {
 				t.Fatal(err)
 			}
 			tested++
@@ -113,7 +115,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 		t.Run(name, func(t *testing.T) {
 			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
-			snap, err := LoadSnapshot(ctx, tbl, -1)
+			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +127,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 				t.Fatal(err)
 			}
 			_, written := readHint(t, work)
-			hint := filepath.Join(work, filepath.FromSlash(lastCheckpointKey))
+			hint := filepath.Join(work, filepath.FromSlash(logpath.LastCheckpointKey))
 			// As if the hint's write had failed: the hint before stays
 			// (or none, when it named the version rewritten here).
 			if older.Version < info.Version {
@@ -147,7 +149,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 			// A listing taken when the checkpoint before was the newest,
 			// and a newer hint since: no repair moves it back.
 			stale := copyTableDir(t, work, func(rel string) bool { return rel == info.Key })
-			staleList, err := ListLog(ctx, openDir(t, stale))
+			staleList, err := delta.ListLog(ctx, openDir(t, stale))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package delta
+package checkpointwrite
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/delta/pq"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	deltaschema "github.com/compactord/compactord/delta/schema"
@@ -89,10 +91,6 @@ type CheckpointInfo struct {
 	LastCheckpoint bool `json:"lastCheckpoint"`
 }
 
-// CheckpointKey returns the classic checkpoint file of version v,
-// "_delta_log/%020d.checkpoint.parquet".
-func CheckpointKey(v int64) string { return fmt.Sprintf("%s%020d.checkpoint.parquet", LogDir, v) }
-
 // WriteCheckpoint writes a checkpoint of snap (which must have been loaded
 // from t) and then points _delta_log/_last_checkpoint at it.
 //
@@ -111,8 +109,8 @@ func CheckpointKey(v int64) string { return fmt.Sprintf("%s%020d.checkpoint.parq
 // of the version already exists the error wraps ErrCheckpointExists.
 // _last_checkpoint is replaced in one write after the checkpoint exists,
 // and never moved back to an older version.
-func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts CheckpointOptions) (*CheckpointInfo, error) {
-	if err := CheckpointWritable(snap); err != nil {
+func WriteCheckpoint(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts CheckpointOptions) (*CheckpointInfo, error) {
+	if err := delta.CheckpointWritable(snap); err != nil {
 		return nil, fmt.Errorf("table %s: checkpoint version %d: %w", t.URL, snap.Version, err)
 	}
 	if snap.IsSlim() {
@@ -151,7 +149,7 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 	}
 
 	var info *CheckpointInfo
-	var lc *lastCheckpointOut
+	var lc *logpath.LastCheckpointOut
 	if snap.Protocol.HasFeature("v2Checkpoint") && props.CheckpointPolicy == deltaprops.CheckpointPolicyV2 {
 		info, lc, err = w.writeV2(ctx)
 	} else {
@@ -170,8 +168,8 @@ func WriteCheckpoint(ctx context.Context, t *Table, snap *Snapshot, opts Checkpo
 
 // checkpointWrite is one WriteCheckpoint call.
 type checkpointWrite struct {
-	t          *Table
-	snap       *Snapshot
+	t          *delta.Table
+	snap       *delta.Snapshot
 	opts       CheckpointOptions
 	cols       cpColumns
 	pv         *partitionParser
@@ -228,10 +226,10 @@ func (w *checkpointWrite) nonFileActions() []actions.Action {
 	return acts
 }
 
-func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *lastCheckpointOut, error) {
-	key := CheckpointKey(w.snap.Version)
+func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *logpath.LastCheckpointOut, error) {
+	key := logpath.CheckpointKey(w.snap.Version)
 	s := newCPSchema(layoutClassic, w.cols)
-	f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
+	f, err := newParquetObject(ctx, w.t, key, s, w.opts.RowGroupRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -251,7 +249,7 @@ func (w *checkpointWrite) writeClassic(ctx context.Context) (*CheckpointInfo, *l
 	}
 	info := w.info
 	info.Key, info.Actions, info.SizeInBytes, info.NumAddFiles = key, f.rows, size, adds
-	return &info, &lastCheckpointOut{Version: info.Version, Size: info.Actions, SizeInBytes: size, NumOfAddFiles: adds}, nil
+	return &info, &logpath.LastCheckpointOut{Version: info.Version, Size: info.Actions, SizeInBytes: size, NumOfAddFiles: adds}, nil
 }
 
 // progressBatch is how many file actions a checkpoint writes between two
@@ -290,7 +288,7 @@ func (w *checkpointWrite) fileActions(f *parquetObject, lo, hi int64) (int64, er
 	return adds, nil
 }
 
-func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCheckpointOut, error) {
+func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *logpath.LastCheckpointOut, error) {
 	v := w.snap.Version
 	per := int64(w.opts.SidecarActions)
 	if per <= 0 {
@@ -305,8 +303,8 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	s := newCPSchema(layoutSidecar, w.cols)
 	for p := int64(0); p < parts; p++ {
 		name := fmt.Sprintf("%020d.checkpoint.%010d.%010d.%s.parquet", v, p+1, parts, uuid.NewString())
-		key := sidecarDir + name
-		f, err := w.t.newParquetObject(ctx, key, s, w.opts.RowGroupRows)
+		key := logpath.SidecarDir + name
+		f, err := newParquetObject(ctx, w.t, key, s, w.opts.RowGroupRows)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -350,7 +348,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		buf.WriteByte('\n')
 	}
 	name := fmt.Sprintf("%020d.checkpoint.%s.json", v, uuid.NewString())
-	key := LogDir + name
+	key := logpath.LogDir + name
 	if err := uploadBytes(ctx, w.t.Bucket, key, buf.Bytes(), "application/json", true); err != nil {
 		return nil, nil, fmt.Errorf("table %s: write %s: %w", w.t.URL, key, err)
 	}
@@ -362,7 +360,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 	info.Actions = fileRows + int64(len(top))
 	info.SizeInBytes = sideBytes + int64(buf.Len())
 	info.NumAddFiles = adds
-	lv2 := &lastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
+	lv2 := &logpath.LastV2{Path: name, SizeInBytes: int64(buf.Len()), ModificationTime: attrs.ModTime.UnixMilli()}
 	if inline := append(append([]actions.Action(nil), nonFile...), actions.Action{CheckpointMetadata: &cm}); len(inline) <= lastCheckpointInlineLimit {
 		lv2.NonFileActions = &inline
 	}
@@ -373,7 +371,7 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 		}
 		lv2.SidecarFiles = &sc
 	}
-	return &info, &lastCheckpointOut{Version: v, Size: info.Actions, SizeInBytes: info.SizeInBytes, NumOfAddFiles: adds, V2Checkpoint: lv2}, nil
+	return &info, &logpath.LastCheckpointOut{Version: v, Size: info.Actions, SizeInBytes: info.SizeInBytes, NumOfAddFiles: adds, V2Checkpoint: lv2}, nil
 }
 
 // WriteCompatCheckpoint writes the classic-named compatibility checkpoint
@@ -385,20 +383,20 @@ func (w *checkpointWrite) writeV2(ctx context.Context) (*CheckpointInfo, *lastCh
 // v2 Checkpoints"; Spark writes it before log cleanup). It returns the key
 // written, or "" when a classic-named checkpoint already exists or the
 // version has no V2 checkpoint.
-func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string, error) {
-	files, err := listLog(ctx, t)
+func WriteCompatCheckpoint(ctx context.Context, t *delta.Table, version int64) (string, error) {
+	files, err := delta.ListLogFiles(ctx, t)
 	if err != nil {
 		return "", fmt.Errorf("table %s: %w", t.URL, err)
 	}
-	var v2 *logFile
+	var v2 *logpath.File
 	for i, f := range files {
-		if f.version != version {
+		if f.Version != version {
 			continue
 		}
-		switch f.kind {
-		case fileCheckpoint:
+		switch f.Kind {
+		case logpath.Checkpoint:
 			return "", nil
-		case fileV2Checkpoint:
+		case logpath.V2Checkpoint:
 			if v2 == nil {
 				v2 = &files[i]
 			}
@@ -407,18 +405,18 @@ func WriteCompatCheckpoint(ctx context.Context, t *Table, version int64) (string
 	if v2 == nil {
 		return "", nil
 	}
-	acts, err := readCheckpointFile(ctx, t, v2.key)
+	acts, err := delta.ReadCheckpointFile(ctx, t, v2.Key)
 	if err != nil {
 		return "", err
 	}
-	key := CheckpointKey(version)
+	key := logpath.CheckpointKey(version)
 	s := newCPSchema(layoutV2Top, cpColumns{statsJSON: true})
-	f, err := t.newParquetObject(ctx, key, s, 0)
+	f, err := newParquetObject(ctx, t, key, s, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.abort()
-	for _, a := range acts.actions() {
+	for _, a := range acts.Actions() {
 		if err := f.action(a); err != nil {
 			return "", err
 		}
@@ -440,7 +438,7 @@ type partitionParser struct {
 	out    map[string]any
 }
 
-func newPartitionParser(snap *Snapshot) (*partitionParser, error) {
+func newPartitionParser(snap *delta.Snapshot) (*partitionParser, error) {
 	mode, err := actions.ColumnMappingMode(&snap.Metadata)
 	if err != nil {
 		return nil, err
@@ -475,7 +473,7 @@ func (p *partitionParser) parse(values map[string]*string) map[string]any {
 // parquetObject is one checkpoint or sidecar parquet file being streamed
 // to the store.
 type parquetObject struct {
-	t      *Table
+	t      *delta.Table
 	key    string
 	cancel context.CancelFunc
 	bw     *blob.Writer
@@ -490,7 +488,7 @@ type parquetObject struct {
 
 const checkpointBatchRows = 512
 
-func (t *Table) newParquetObject(ctx context.Context, key string, s *cpSchema, rowGroupRows int64) (*parquetObject, error) {
+func newParquetObject(ctx context.Context, t *delta.Table, key string, s *cpSchema, rowGroupRows int64) (*parquetObject, error) {
 	if rowGroupRows <= 0 {
 		rowGroupRows = DefaultCheckpointRowGroupRows
 	}
@@ -635,74 +633,36 @@ func uploadBytes(ctx context.Context, b *blob.Bucket, key string, data []byte, c
 	return b.Upload(ctx, key, bytes.NewReader(data), &blob.WriterOptions{ContentType: contentType, IfNotExist: ifNotExist})
 }
 
-// lastCheckpointOut is the _last_checkpoint document compactord writes:
-// version and size first (old readers split-read them), no parts for a
-// single-file checkpoint (Trino takes parts:1 for multi-part; parts is set
-// only when RepairLastCheckpoint points at another writer's multi-part
-// checkpoint), checksum last.
-type lastCheckpointOut struct {
-	Version       int64   `json:"version"`
-	Size          int64   `json:"size"`
-	Parts         *int    `json:"parts,omitempty"`
-	SizeInBytes   int64   `json:"sizeInBytes"`
-	NumOfAddFiles int64   `json:"numOfAddFiles"`
-	V2Checkpoint  *lastV2 `json:"v2Checkpoint,omitempty"`
-	Checksum      string  `json:"checksum,omitempty"`
-}
-
-type lastV2 struct {
-	Path             string             `json:"path"`
-	SizeInBytes      int64              `json:"sizeInBytes"`
-	ModificationTime int64              `json:"modificationTime"`
-	NonFileActions   *[]actions.Action  `json:"nonFileActions,omitempty"`
-	SidecarFiles     *[]actions.Sidecar `json:"sidecarFiles,omitempty"`
-}
-
-// encode renders the document with its protocol checksum.
-func (lc *lastCheckpointOut) encode() ([]byte, error) {
-	lc.Checksum = ""
-	body, err := actions.MarshalUnescaped(lc)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := lastCheckpointChecksum(body)
-	if err != nil {
-		return nil, err
-	}
-	lc.Checksum = sum
-	return actions.MarshalUnescaped(lc)
-}
-
 // writeLastCheckpoint replaces _last_checkpoint with lc unless it names a
 // newer checkpoint already. It reports whether it wrote.
-func writeLastCheckpoint(ctx context.Context, t *Table, lc *lastCheckpointOut) (bool, error) {
+func writeLastCheckpoint(ctx context.Context, t *delta.Table, lc *logpath.LastCheckpointOut) (bool, error) {
 	return writeLastCheckpointIf(ctx, t, lc, func(cur int64) bool { return cur <= lc.Version })
 }
 
 // writeLastCheckpointIf replaces _last_checkpoint with lc when replace
 // accepts the version it names when read just before (-1: missing or
 // corrupt). It reports whether it wrote.
-func writeLastCheckpointIf(ctx context.Context, t *Table, lc *lastCheckpointOut, replace func(cur int64) bool) (bool, error) {
-	cur, err := hintVersion(ctx, t)
+func writeLastCheckpointIf(ctx context.Context, t *delta.Table, lc *logpath.LastCheckpointOut, replace func(cur int64) bool) (bool, error) {
+	cur, err := delta.LastCheckpointVersion(ctx, t)
 	if err != nil {
 		return false, err
 	}
 	if !replace(cur) {
 		return false, nil
 	}
-	data, err := lc.encode()
+	data, err := lc.Encode()
 	if err != nil {
-		return false, fmt.Errorf("table %s: encode %s: %w", t.URL, lastCheckpointKey, err)
+		return false, fmt.Errorf("table %s: encode %s: %w", t.URL, logpath.LastCheckpointKey, err)
 	}
-	if err := uploadBytes(ctx, t.Bucket, lastCheckpointKey, data, "application/json", false); err != nil {
-		return false, fmt.Errorf("table %s: write %s: %w", t.URL, lastCheckpointKey, err)
+	if err := uploadBytes(ctx, t.Bucket, logpath.LastCheckpointKey, data, "application/json", false); err != nil {
+		return false, fmt.Errorf("table %s: write %s: %w", t.URL, logpath.LastCheckpointKey, err)
 	}
 	return true, nil
 }
 
 // checkpointProperties returns the snapshot's properties once those a
 // checkpoint depends on are known to be valid.
-func checkpointProperties(snap *Snapshot) (*deltaprops.Properties, error) {
+func checkpointProperties(snap *delta.Snapshot) (*deltaprops.Properties, error) {
 	props := snap.Properties()
 	return props, props.Check(deltaprops.PropCheckpointPolicy, deltaprops.PropCheckpointWriteStatsAsJSON, deltaprops.PropCheckpointWriteStatsAsStruct,
 		deltaprops.PropDeletedFileRetentionDuration, deltaprops.PropSetTransactionRetentionDuration)
