@@ -9,6 +9,7 @@ import (
 	"github.com/compactord/compactord/checkpoint"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/checkpointwrite"
+	"github.com/compactord/compactord/internal/progressbar"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/logcleanup"
 )
@@ -23,7 +24,7 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	write := func(t *delta.Table) (*checkpoint.Result, error) {
 		log := fs.logger(stderr)
-		bar := newCLIProgress(stdout, stderr, *asJSON, log)
+		bar := progressbar.New(stdout, stderr, *asJSON, log)
 		defer bar.Finish()
 		return checkpoint.Write(ctx, t, *ver, checkpoint.Options{Logger: log, Delta: checkpointwrite.CheckpointOptions{Progress: bar.Func()}})
 	}

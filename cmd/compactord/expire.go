@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/inspect"
+	"github.com/compactord/compactord/internal/progressbar"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/retention"
 )
@@ -56,7 +57,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// daemon's and the other one-table commands' (parseTable).
 	ctx = store.run(ctx)
 	expire := func(t *delta.Table) (expireReport, error) {
-		bar := newCLIProgress(stdout, stderr, *asJSON, opts.Logger)
+		bar := progressbar.New(stdout, stderr, *asJSON, opts.Logger)
 		opts.Progress = bar.Func()
 		res, err := retention.Expire(ctx, t, opts)
 		bar.Finish()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compactord/compactord/compaction"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/progressbar"
 	"github.com/compactord/compactord/internal/redact"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/planner"
@@ -168,7 +169,7 @@ func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := ef.apply(ctx, &opts, log); err != nil {
 		return err
 	}
-	bar := newCLIProgress(stdout, stderr, *asJSON, log)
+	bar := progressbar.New(stdout, stderr, *asJSON, log)
 	opts.Progress = bar.Func()
 	res, err := compaction.RunPlan(ctx, t, pf.CompactionPlan, opts)
 	bar.Finish()
@@ -262,7 +263,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := cf.apply(&ps.opts); err != nil {
 		return err
 	}
-	bar := newCLIProgress(stdout, stderr, *asJSON, ps.opts.Logger)
+	bar := progressbar.New(stdout, stderr, *asJSON, ps.opts.Logger)
 	ps.opts.Progress = bar.Func()
 	res, err := compaction.Compact(ctx, ps.table, ps.opts)
 	bar.Finish()

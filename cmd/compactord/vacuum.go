@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/progressbar"
 	"github.com/compactord/compactord/internal/units"
 	"github.com/compactord/compactord/vacuum"
 )
@@ -63,7 +64,7 @@ func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	run := func(t *delta.Table) (vacuumReport, error) {
 		if !*dryRun {
 			// (A dry run prints its files on stdout as it finds them.)
-			bar := newCLIProgress(stdout, stderr, *asJSON, log)
+			bar := progressbar.New(stdout, stderr, *asJSON, log)
 			defer bar.Finish()
 			opts.Progress = bar.Func()
 		}

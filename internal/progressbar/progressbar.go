@@ -1,4 +1,4 @@
-package main
+package progressbar
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/schollz/progressbar/v3"
+	pb "github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/compactord/compactord/internal/progress"
@@ -19,26 +19,26 @@ import (
 // progress of a phase (besides its start and its end).
 const progressLogInterval = 5 * time.Second
 
-// cliProgress shows a command's operation progress: a bar on stderr when
+// CLI shows a command's operation progress: a bar on stderr when
 // stdout and stderr are both terminals and the output is not --json;
 // otherwise "progress" log lines at info level on stderr (seen with
 // --log-level info or -v), at a phase's start, every
 // progressLogInterval, and at its end. stdout is never written.
-type cliProgress struct {
+type CLI struct {
 	stderr io.Writer
 	log    hclog.Logger
 	bar    bool // draw a bar (else log)
 
 	mu      sync.Mutex
 	cur     progress.Progress // the phase shown
-	b       *progressbar.ProgressBar
+	b       *pb.ProgressBar
 	lastLog time.Time
 	pending bool // cur holds counts not logged yet
 }
 
-// newCLIProgress decides how the command shows progress.
-func newCLIProgress(stdout, stderr io.Writer, asJSON bool, log hclog.Logger) *cliProgress {
-	return &cliProgress{stderr: stderr, log: log, bar: !asJSON && isTerminal(stdout) && isTerminal(stderr)}
+// New decides how a command shows progress.
+func New(stdout, stderr io.Writer, asJSON bool, log hclog.Logger) *CLI {
+	return &CLI{stderr: stderr, log: log, bar: !asJSON && isTerminal(stdout) && isTerminal(stderr)}
 }
 
 // isTerminal reports whether w is a terminal.
@@ -48,9 +48,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Func is the progress.Func to give the operation.
-func (c *cliProgress) Func() progress.Func { return c.update }
+func (c *CLI) Func() progress.Func { return c.update }
 
-func (c *cliProgress) update(p progress.Progress) {
+func (c *CLI) update(p progress.Progress) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	newPhase := p.Op != c.cur.Op || p.Phase != c.cur.Phase || !p.Started.Equal(c.cur.Started)
@@ -64,17 +64,18 @@ func (c *cliProgress) update(p progress.Progress) {
 	}
 	now := time.Now()
 	c.pending = true
-	if newPhase || now.Sub(c.lastLog) >= progressLogInterval || done(p) {
+	if newPhase || now.Sub(c.lastLog) >= progressLogInterval || Done(p) {
 		c.logLine(p, now)
 	}
 }
 
 // done reports whether p has reached its known totals.
-func done(p progress.Progress) bool {
+// Done reports whether p counts all of its totals (a phase at its end).
+func Done(p progress.Progress) bool {
 	return (p.FilesTotal > 0 || p.BytesTotal > 0) && p.Files == p.FilesTotal && p.Bytes == p.BytesTotal
 }
 
-func (c *cliProgress) logLine(p progress.Progress, now time.Time) {
+func (c *CLI) logLine(p progress.Progress, now time.Time) {
 	c.lastLog, c.pending = now, false
 	elapsed := now.Sub(p.Started)
 	args := []any{"op", p.Op, "phase", p.Phase, "files", p.Files, "files_total", p.FilesTotal,
@@ -89,26 +90,26 @@ func (c *cliProgress) logLine(p progress.Progress, now time.Time) {
 }
 
 // draw renders p on the bar, starting a new one for a new phase.
-func (c *cliProgress) draw(p progress.Progress, newPhase bool) {
+func (c *CLI) draw(p progress.Progress, newPhase bool) {
 	if newPhase {
-		max, opts := p.BytesTotal, []progressbar.Option{
-			progressbar.OptionSetWriter(c.stderr),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100 * time.Millisecond),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionSetRenderBlankState(true),
+		max, opts := p.BytesTotal, []pb.Option{
+			pb.OptionSetWriter(c.stderr),
+			pb.OptionSetWidth(30),
+			pb.OptionThrottle(100 * time.Millisecond),
+			pb.OptionSetPredictTime(true),
+			pb.OptionSetElapsedTime(true),
+			pb.OptionShowElapsedTimeOnFinish(),
+			pb.OptionSetRenderBlankState(true),
 		}
 		if max <= 0 {
 			max = p.FilesTotal
-			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetItsString("files"), progressbar.OptionShowIts())
+			opts = append(opts, pb.OptionShowCount(), pb.OptionSetItsString("files"), pb.OptionShowIts())
 		}
 		if max <= 0 {
 			max = -1 // a spinner: nothing to count
 		}
-		opts = append(opts, progressbar.OptionSetDescription(describe(p)))
-		c.b = progressbar.NewOptions64(max, opts...)
+		opts = append(opts, pb.OptionSetDescription(describe(p)))
+		c.b = pb.NewOptions64(max, opts...)
 	}
 	c.b.Describe(describe(p))
 	if p.BytesTotal > 0 {
@@ -135,12 +136,12 @@ func describe(p progress.Progress) string {
 
 // endPhase finishes the phase shown (its bar ends with a new line; off a
 // terminal its last counts are logged unless they were).
-func (c *cliProgress) endPhase() {
+func (c *CLI) endPhase() {
 	if c.cur.Op == "" {
 		return
 	}
 	if c.b != nil {
-		if done(c.cur) {
+		if Done(c.cur) {
 			_ = c.b.Finish()
 		} else {
 			_ = c.b.Exit()
@@ -154,8 +155,8 @@ func (c *cliProgress) endPhase() {
 }
 
 // Finish ends the display; call it when the operation returned, before
-// the command prints its report. A nil *cliProgress does nothing.
-func (c *cliProgress) Finish() {
+// the command prints its report. A nil *CLI does nothing.
+func (c *CLI) Finish() {
 	if c == nil {
 		return
 	}
