@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
@@ -30,7 +31,7 @@ func TestCheckpointColumnsMatchRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	writeBenchTable(t, dir, 300)
+	deltatest.WriteBenchTable(t, dir, 300)
 	files = append(files, filepath.Join(dir, "_delta_log", "00000000000000000100.checkpoint.parquet"))
 	if len(files) < 10 {
 		t.Fatalf("found %d checkpoint files", len(files))
@@ -55,7 +56,7 @@ func TestCheckpointColumnsMatchRows(t *testing.T) {
 // the plan allows is left to the row reader whole.
 func TestCheckpointColumnsRead(t *testing.T) {
 	dir := t.TempDir()
-	writeBenchTable(t, dir, 300)
+	deltatest.WriteBenchTable(t, dir, 300)
 	data, err := os.ReadFile(filepath.Join(dir, "_delta_log", "00000000000000000100.checkpoint.parquet"))
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/internal/testutil"
 )
 
 // A multi-part checkpoint whose second part holds only txn actions (as
 // delta-kernel-rs writes them) loads, and the txn in that part counts.
 func TestACheckpointPartMayHoldOnlyTxnActions(t *testing.T) {
-	dir := copyTableDir(t, testutil.DeltaTable(t, "ckpt-app-txn"), func(rel string) bool {
+	dir := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "ckpt-app-txn"), func(rel string) bool {
 		return rel == "_delta_log/_last_checkpoint"
 	})
 	logDir := filepath.Join(dir, "_delta_log")

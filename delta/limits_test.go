@@ -33,7 +33,7 @@ func openLimited(t testing.TB, dir string, l logstore.ReadLimits) *Table {
 // line of n bytes (a commitInfo with a long field) and returns the root.
 func commitWithLongLine(t *testing.T, n int) string {
 	t.Helper()
-	root := copyTableDir(t, testutil.DeltaTable(t, "dv-small"), nil)
+	root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-small"), nil)
 	p := filepath.Join(root, "_delta_log", logName(1))
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestACommitOverTheFileLimitIsRefusedBeforeItIsRead(t *testing.T) {
 }
 
 func TestALastCheckpointOverTheLimitIsIgnoredUnread(t *testing.T) {
-	root := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), nil)
+	root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), nil)
 	p := filepath.Join(root, "_delta_log", "_last_checkpoint")
 	hint, err := os.ReadFile(p)
 	if err != nil {

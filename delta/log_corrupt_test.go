@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"maps"
 	"math/rand"
 	"os"
@@ -16,41 +15,10 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
-
-// copyTableDir copies a test table into a fresh temp dir (writable, so it
-// can be damaged) and returns the copy's root. skip decides which files
-// (relative slash paths) to leave out.
-func copyTableDir(t testing.TB, src string, skip func(rel string) bool) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if skip != nil && skip(filepath.ToSlash(rel)) {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 func logName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
@@ -174,7 +142,7 @@ func TestCorruptLogGivesClearErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := copyTableDir(t, testutil.DeltaTable(t, tt.table), nil)
+			root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, tt.table), nil)
 			tt.damage(t, root)
 			_, err := LoadSnapshot(context.Background(), openDir(t, root), -1)
 			if err == nil {
@@ -213,7 +181,7 @@ func TestLastCheckpointHintIsOnlyAHint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := copyTableDir(t, testutil.DeltaTable(t, tt.table), nil)
+			root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, tt.table), nil)
 			hint := filepath.Join(root, "_delta_log", "_last_checkpoint")
 			if tt.hint == "" {
 				os.Remove(hint)
@@ -265,7 +233,7 @@ func TestCheckpointEqualsJSONReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := copyTableDir(t, src, func(rel string) bool {
+			root := deltatest.CopyTableDir(t, src, func(rel string) bool {
 				return strings.Contains(rel, ".checkpoint") || strings.HasSuffix(rel, "_last_checkpoint")
 			})
 			jsonOnly, err := LoadSnapshot(context.Background(), openDir(t, root), -1)
@@ -443,24 +411,24 @@ func TestDamagedCheckpointsNeverPanic(t *testing.T) {
 func TestInvalidStatsRefused(t *testing.T) {
 	t.Run("parquet checkpoint", func(t *testing.T) {
 		dir := t.TempDir()
-		writeBenchTableStats(t, dir, 50, func(i int) string {
+		deltatest.WriteBenchTableStats(t, dir, 50, func(i int) string {
 			if i == 7 {
 				return `{"numRecords":3,"minValues":{"id":1,}}`
 			}
-			return benchStats(i)
+			return deltatest.BenchStats(i)
 		})
 		_, err := LoadSnapshot(context.Background(), openDir(t, dir), -1)
 		if err == nil {
 			t.Fatal("LoadSnapshot accepted a checkpoint add whose stats do not parse")
 		}
-		for _, w := range []string{"00000000000000000100.checkpoint.parquet", benchPath(7), "stats"} {
+		for _, w := range []string{"00000000000000000100.checkpoint.parquet", deltatest.BenchPath(7), "stats"} {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("error %q does not mention %q", err, w)
 			}
 		}
 	})
 	t.Run("Advance", func(t *testing.T) {
-		root := copyTableDir(t, testutil.DeltaTable(t, "dv-small"), nil)
+		root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-small"), nil)
 		tbl := openDir(t, root)
 		snap, err := LoadSnapshot(context.Background(), tbl, 0)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -38,7 +39,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 		}
 	}
 	// Cleaned-up history: the caller's version and the next are gone.
-	cleaned := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), func(rel string) bool {
+	cleaned := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), func(rel string) bool {
 		return rel == "_delta_log/"+logName(3) || rel == "_delta_log/"+logName(4)
 	})
 	if got, err := HasNewer(ctx, openDir(t, cleaned), 3); err != nil || !got {
@@ -48,7 +49,7 @@ func TestReadCommitLatestVersionHasNewer(t *testing.T) {
 		t.Errorf("HasNewer(46) = %v, %v; want false", got, err)
 	}
 	// A table whose log holds only checkpoints at the latest version.
-	root := copyTableDir(t, testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"), nil)
+	root := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "ckpt-only-domain-metadata-clustering-rowtracking"), nil)
 	v, err = LatestVersion(ctx, openDir(t, root))
 	if err != nil || v != 108 {
 		t.Fatalf("LatestVersion(checkpoint only) = %d, %v", v, err)
@@ -68,7 +69,7 @@ func TestLogCompactionFilesAreIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := copyTableDir(t, src, func(rel string) bool { return filepath.Ext(rel) == ".json" && len(filepath.Base(rel)) > 30 })
+	root := deltatest.CopyTableDir(t, src, func(rel string) bool { return filepath.Ext(rel) == ".json" && len(filepath.Base(rel)) > 30 })
 	without, err := LoadSnapshot(ctx, openDir(t, root), -1)
 	if err != nil {
 		t.Fatal(err)

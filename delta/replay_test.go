@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 )
 
 // Reconciling a checkpoint's actions and then overlaying the commits'
@@ -120,7 +121,7 @@ func BenchmarkSortByPath(b *testing.B) {
 	const n = 1_000_000
 	entries := make([]fileEntry, n)
 	for i := range entries {
-		entries[i] = fileEntry{add: &deltaactions.Add{Path: benchPath(i)}}
+		entries[i] = fileEntry{add: &deltaactions.Add{Path: deltatest.BenchPath(i)}}
 	}
 	work := make([]fileEntry, n)
 	b.ReportAllocs()

@@ -157,7 +157,7 @@ func BenchmarkScanStats(b *testing.B) {
 	stats := make([]string, 1024)
 	n := 0
 	for i := range stats {
-		stats[i] = benchStats(i * 977)
+		stats[i] = deltatest.BenchStats(i * 977)
 		n += len(stats[i])
 	}
 	b.SetBytes(int64(n))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -57,7 +58,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			work := copyTableDir(t, src, onlyLog(nil))
+			work := deltatest.CopyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
 			l, err := delta.ListLog(ctx, tbl)
 			if err != nil {
@@ -113,7 +114,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 	ctx := context.Background()
 	for _, name := range []string{"dv-partitioned-with-checkpoint", "ckpt-v2-json-sidecars-101-files"} {
 		t.Run(name, func(t *testing.T) {
-			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
+			work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
@@ -148,7 +149,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 
 			// A listing taken when the checkpoint before was the newest,
 			// and a newer hint since: no repair moves it back.
-			stale := copyTableDir(t, work, func(rel string) bool { return rel == info.Key })
+			stale := deltatest.CopyTableDir(t, work, func(rel string) bool { return rel == info.Key })
 			staleList, err := delta.ListLog(ctx, openDir(t, stale))
 			if err != nil {
 				t.Fatal(err)

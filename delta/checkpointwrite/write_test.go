@@ -18,6 +18,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	deltaprops "github.com/compactord/compactord/delta/props"
 	"github.com/compactord/compactord/delta/schema"
@@ -55,12 +56,12 @@ func referenceSnapshot(t *testing.T, src string, version int64) *delta.Snapshot 
 	ctx := context.Background()
 	var dir string
 	if jsonReplayable(t, src, version) {
-		dir = copyTableDir(t, src, onlyLog(func(name string) bool {
+		dir = deltatest.CopyTableDir(t, src, onlyLog(func(name string) bool {
 			f, ok := logpath.Parse(name)
 			return ok && f.Kind == logpath.Commit
 		}))
 	} else {
-		dir = copyTableDir(t, src, onlyLog(nil))
+		dir = deltatest.CopyTableDir(t, src, onlyLog(nil))
 	}
 	snap, err := delta.LoadSnapshot(ctx, openDir(t, dir), version)
 	if err != nil {
@@ -93,7 +94,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 		want := exp[name]
 		t.Run(name, func(t *testing.T) {
 			src := testutil.DeltaTable(t, name)
-			work := copyTableDir(t, src, onlyLog(nil))
+			work := deltatest.CopyTableDir(t, src, onlyLog(nil))
 			tbl := openDir(t, work)
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
@@ -138,7 +139,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 			for _, s := range info.Sidecars {
 				keep[s] = true
 			}
-			only := copyTableDir(t, work, func(rel string) bool { return !keep[rel] })
+			only := deltatest.CopyTableDir(t, work, func(rel string) bool { return !keep[rel] })
 			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
@@ -453,7 +454,7 @@ func canonicalStat(v any, dt *schema.DataType) string {
 
 func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	work := copyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), onlyLog(nil))
+	work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), onlyLog(nil))
 	tbl := openDir(t, work)
 	snap, err := delta.LoadSnapshot(ctx, tbl, 40)
 	if err != nil {
@@ -485,7 +486,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
-			writeBenchTable(b, dir, n)
+			deltatest.WriteBenchTable(b, dir, n)
 			tbl := openDir(b, dir)
 			ctx := context.Background()
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
@@ -504,10 +505,10 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				base := ms.HeapInuse
-				before := cpuTime()
+				before := deltatest.CPUTime()
 				b.StartTimer()
 				var info *CheckpointInfo
-				peak := peakHeap(func() { info, err = WriteCheckpoint(ctx, tbl, snap, CheckpointOptions{}) })
+				peak := deltatest.PeakHeap(func() { info, err = WriteCheckpoint(ctx, tbl, snap, CheckpointOptions{}) })
 				b.StopTimer()
 				if err != nil {
 					b.Fatal(err)
@@ -515,7 +516,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 				if info.NumAddFiles != int64(len(snap.Files)) {
 					b.Fatalf("%d adds written, snapshot has %d", info.NumAddFiles, len(snap.Files))
 				}
-				cpu += cpuTime() - before
+				cpu += deltatest.CPUTime() - before
 				size = info.SizeInBytes
 				maxPeak = max(maxPeak, peak)
 				if peak > base {
@@ -535,7 +536,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"ckpt-v2-uuid-json-golden", "ckpt-v2-uuid-parquet-golden", "ckpt-v2-json-no-sidecars-txn"} {
 		t.Run(name, func(t *testing.T) {
-			work := copyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
+			work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
 			tbl := openDir(t, work)
 			want, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
@@ -553,7 +554,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 				t.Fatalf("second call: %q, %v", again, err)
 			}
 			// Only the compatibility checkpoint and the sidecars remain.
-			only := copyTableDir(t, work, func(rel string) bool {
+			only := deltatest.CopyTableDir(t, work, func(rel string) bool {
 				return rel != key && !strings.HasPrefix(rel, logpath.SidecarDir)
 			})
 			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
