@@ -136,3 +136,20 @@ func TestExpireSaysWhichArgumentIsWrong(t *testing.T) {
 		}
 	}
 }
+
+// A subcommand missing or unknown is a usage error that says what the
+// command takes, once (not "usage: usage:").
+func TestTheClusteringCommandsSayWhatTheyTakeOnce(t *testing.T) {
+	table := testutil.CopyDeltaTable(t, "dv-small")
+	for _, args := range [][]string{{"clustering"}, {"clustering", "advice", table}, {"predicates"}, {"predicates", "add", table}} {
+		var out, errb strings.Builder
+		code := mainExit(context.Background(), args, &out, &errb)
+		msg := errb.String()
+		if code != 2 || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out.String())
+		}
+		if strings.Contains(msg, "usage: usage") || !strings.Contains(msg, "takes") || !strings.Contains(msg, "usage: compactord "+args[0]+" ") {
+			t.Errorf("%v: stderr does not say once what the command takes:\n%s", args, msg)
+		}
+	}
+}

@@ -24,7 +24,7 @@ func runPredicates(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) != 3 || pos[0] != "add" {
-		return fmt.Errorf("%w: usage: compactord predicates %s", errUsage, commandSynopsis("predicates"))
+		return fmt.Errorf("%w: predicates takes add, a table URL and a file of JSON lines (- for stdin) (usage: compactord predicates %s)", errUsage, commandSynopsis("predicates"))
 	}
 	ctx = store.run(ctx)
 	url, file := pos[1], pos[2]
@@ -76,7 +76,7 @@ func runClustering(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) != 2 || pos[0] != "advise" {
-		return fmt.Errorf("%w: usage: compactord clustering %s", errUsage, commandSynopsis("clustering"))
+		return fmt.Errorf("%w: clustering takes advise and a table URL (usage: compactord clustering %s)", errUsage, commandSynopsis("clustering"))
 	}
 	if opts.MinTableBytes, err = units.ParseSize(*minTable); err != nil {
 		return fmt.Errorf("%w: --min-table-size: %v", errUsage, err)
