@@ -13,9 +13,10 @@ import (
 const module = "github.com/compactord/compactord"
 
 // testSupport reports whether pkg is test support: this package and its
-// subpackages, and the real-server suites under integration/.
+// subpackages, the real-server suites under integration/ and delta's own
+// test helpers (delta/internal/deltatest).
 func testSupport(pkg string) bool {
-	for _, root := range []string{module + "/internal/testutil", module + "/integration"} {
+	for _, root := range []string{module + "/internal/testutil", module + "/integration", module + "/delta/internal/deltatest"} {
 		if pkg == root || strings.HasPrefix(pkg, root+"/") {
 			return true
 		}
