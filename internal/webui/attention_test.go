@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/inspect"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
@@ -217,5 +218,34 @@ func TestFleetJSONSaysWhereAQueuedTableIsInTheQueueAndWhy(t *testing.T) {
 		if r.Queue != want {
 			t.Errorf("%s: queue %q, want %q", r.Name, r.Queue, want)
 		}
+	}
+}
+
+// A table whose keys CLUSTER BY AUTO chose shows them on its page with the
+// last decision: old and new keys, the version that committed them, the
+// evidence and the estimates.
+func TestTablePageShowsTheAutoClusteringKeysAndTheLastDecision(t *testing.T) {
+	ts, pols := fleetOfEveryState()
+	src := fakeSource(ts, pols)
+	at := time.Date(2026, 3, 1, 3, 5, 0, 0, time.UTC)
+	src.Inspect = func(_ context.Context, p policies.Policy) (*inspect.Report, error) {
+		return &inspect.Report{Table: p.Name, Version: 9, AutoClustering: &inspect.AutoClustering{Keys: []string{"b", "c"}, KeysSince: at, Checked: at,
+			Verdict: "change: {b, c} reads 91% fewer bytes", Predicates: 500, EvidencePerDay: 71.4,
+			LastDecision: &clusteradvise.Decision{At: at, Version: 9, Old: []string{"a"}, New: []string{"b", "c"}, Applied: true,
+				EvidenceWeight: 480, EvidenceRate: 71.4, OldBytesRead: 300 << 20, NewBytesRead: 27 << 20}}}, nil
+	}
+	body := get(t, serve(t, src).URL+"/tables/a-healthy")
+	for _, want := range []string{
+		`<td id="auto-keys">b, c since 2026-03-01 03:05:00Z</td>`,
+		`2026-03-01 03:05:00Z: change: {b, c} reads 91% fewer bytes`,
+		`a &rarr; b, c, committed as version 9`,
+		`300 MiB &rarr; 27 MiB`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the table page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(get(t, serve(t, fakeSource(ts, pols)).URL+"/tables/a-healthy"), "Clustering keys (auto)") {
+		t.Error("a table without auto clustering shows the section")
 	}
 }

@@ -79,7 +79,9 @@ func parseWebPages() (*webPages, error) {
 		"seconds": func(s float64) string {
 			return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
 		},
-		"pct": func(r float64) string { return fmt.Sprintf("%.2f%%", r*100) },
+		"pct":   func(r float64) string { return fmt.Sprintf("%.2f%%", r*100) },
+		"join":  func(xs []string) string { return strings.Join(xs, ", ") },
+		"bytes": func(f float64) string { return units.FormatBytes(int64(f)) },
 	}
 	fleet, err := template.New("fleet.html").Funcs(funcs).ParseFS(webFiles, "web/fleet.html")
 	if err != nil {
