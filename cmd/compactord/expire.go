@@ -123,8 +123,8 @@ func printExpire(stdout io.Writer, url string, res *retention.Result) {
 			if name == "" {
 				name = "(unpartitioned)"
 			}
-			fmt.Fprintf(stdout, "  %s: %d rows; %d files removed (%d wholly expired, %d rewritten), %d with a new deletion vector\n",
-				name, p.Rows, p.FilesRemoved+p.FilesRewritten, p.FilesRemoved, p.FilesRewritten, p.FilesWithNewDV)
+			fmt.Fprintf(stdout, "  %s: %s; %s removed (%d wholly expired, %d rewritten), %d with a new deletion vector\n",
+				name, plural(p.Rows, "row"), plural(p.FilesRemoved+p.FilesRewritten, "file"), p.FilesRemoved, p.FilesRewritten, p.FilesWithNewDV)
 		}
 		return
 	}

@@ -71,7 +71,7 @@ func TestExpireDryRunTotalsAddUpAndShowNullPartitionsAsNull(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		"files removed 4 (1 wholly expired, 3 rewritten), files with a new deletion vector 1, files added 3",
-		"k=null: 10 rows; 1 files removed (1 wholly expired, 0 rewritten), 0 with a new deletion vector",
+		"k=null: 10 rows; 1 file removed (1 wholly expired, 0 rewritten), 0 with a new deletion vector",
 		"k=a: 30 rows; 3 files removed (0 wholly expired, 3 rewritten), 1 with a new deletion vector",
 	} {
 		if !strings.Contains(s, want) {
