@@ -25,9 +25,11 @@ done
 echo "== go test -race"
 # The events of every test go to a log of this run's own; tools/testsummary
 # prints the package lines, the output of failed tests and how many tests
-# ran, passed, failed and skipped.
+# ran, passed, failed and skipped. Three packages at once on two cores: the
+# store suites and the daemon's end-to-end tests spend most of their time
+# waiting on emulators, retries and child processes.
 go build -o "${TMPDIR:-/tmp}/compactord-testsummary.$$" ./tools/testsummary
 test_log=$(mktemp "${TMPDIR:-/tmp}/compactord-test.XXXXXX.json")
 echo "test events: $test_log"
-go test -race -count=1 -timeout 25m -json ./... 2>&1 | tee "$test_log" | "${TMPDIR:-/tmp}/compactord-testsummary.$$"
+go test -race -count=1 -p 3 -timeout 25m -json ./... 2>&1 | tee "$test_log" | "${TMPDIR:-/tmp}/compactord-testsummary.$$"
 rm -f "${TMPDIR:-/tmp}/compactord-testsummary.$$"
