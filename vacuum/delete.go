@@ -201,8 +201,11 @@ func deleteAll(ctx context.Context, gate *deletegate.Gate, c *candidates, concur
 // removeEmptyDirs removes, deepest first, the directories of a local table
 // that are empty after the deletes (rmdir fails on a non-empty one, so a
 // directory a writer just put a file in stays). It returns how many it
-// removed. The root itself is never removed.
-func removeEmptyDirs(root string, dirs []string, onFile func(File)) int64 {
+// removed. The root itself is never removed. A bucket has no directories
+// to delete, so this is os.Remove, not the gate's Delete: the gate checks
+// each directory first as a data key (canonical, outside _delta_log/ and
+// _compactord/, no symbolic link on its way below the root).
+func removeEmptyDirs(root string, gate *deletegate.Gate, dirs []string, onFile func(File)) int64 {
 	sorted := append([]string(nil), dirs...)
 	sort.Slice(sorted, func(i, j int) bool {
 		di, dj := strings.Count(sorted[i], "/"), strings.Count(sorted[j], "/")
@@ -214,7 +217,7 @@ func removeEmptyDirs(root string, dirs []string, onFile func(File)) int64 {
 	var n int64
 	for _, d := range sorted {
 		rel := strings.TrimSuffix(d, "/")
-		if rel == "" || rel == "." || strings.Contains("/"+rel+"/", "/../") {
+		if rel == "" || gate.Check(rel, deletegate.Data) != "" {
 			continue
 		}
 		if err := os.Remove(filepath.Join(root, filepath.FromSlash(rel))); err == nil {

@@ -117,7 +117,7 @@ func Run(ctx context.Context, t *delta.Table, opts Options) (*Result, error) {
 	res.FilesDeleted, res.BytesDeleted, res.DeleteErrors = st.files.Load(), st.bytes.Load(), st.errs.Load()
 	res.DeletesRefused = r.gate.Refused()
 	if root := localRoot(t); root != "" && delErr == nil {
-		res.DirsDeleted = removeEmptyDirs(root, r.dirs, opts.OnFile)
+		res.DirsDeleted = removeEmptyDirs(root, r.gate, r.dirs, opts.OnFile)
 	}
 	if !opts.NoCommitInfo {
 		v, err := r.commitEnd(ctx, delErr == nil)
