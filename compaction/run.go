@@ -316,14 +316,11 @@ func (r *run) result(ctx context.Context, execErr error) (*RunResult, error) {
 // that no commit published. It runs after the executor returned.
 func (r *run) clean(ctx context.Context) {
 	r.release(slices.Clone(r.unreleased))
-	n, err := r.objs.Clean(ctx, deletegate.ForTable(r.t.Bucket, r.t.URL, deletegate.Options{}).Deleter(deletegate.Output))
+	n, err := deletegate.EndAttempt(ctx, r.t.Bucket, r.t.URL, r.objs, r.journal, r.opts.Logger)
 	if err != nil {
 		r.opts.Logger.Warn("delete uncommitted outputs", "table", r.t.URL, "error", err)
 	}
 	if n > 0 {
 		r.opts.Logger.Info("deleted uncommitted outputs", "table", r.t.URL, "objects", n)
 	}
-	// The record stays when a delete failed: the sweep of dead records
-	// retries it once the record is stale.
-	r.journal.Finish(ctx, err == nil, r.opts.Logger, r.t.URL)
 }

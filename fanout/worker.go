@@ -123,7 +123,7 @@ func (w *unitWorker) run(ctx context.Context) (*ResultManifest, error) {
 		return nil, err
 	}
 	// The record stays when the worker ends: the coordinator reads it.
-	defer func() { _ = jr.Close(ctx, false) }()
+	defer func() { _ = jr.Close(ctx, nil) }()
 	w.objs = &attempt.Objects{}
 	w.objs.OnTrack(jr.Track)
 	wo := w.sp.Writer.Options()

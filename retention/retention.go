@@ -376,12 +376,8 @@ func expireOnce(ctx context.Context, t *delta.Table, opts Options, res *Result) 
 		objs.OnTrack(journal.Track)
 	}
 	defer func() {
-		_, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output))
-		if err != nil {
+		if _, err := deletegate.EndAttempt(ctx, t.Bucket, t.URL, objs, journal, opts.Logger); err != nil {
 			opts.Logger.Warn("delete uncommitted retention outputs", "table", t.URL, "error", err)
-		}
-		if journal != nil {
-			journal.Finish(ctx, err == nil, opts.Logger, t.URL)
 		}
 	}()
 	var total, done int64

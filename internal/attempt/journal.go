@@ -42,7 +42,6 @@ const recordFormat = 1
 // implements it.
 type Store interface {
 	WriteAll(ctx context.Context, key string, p []byte, opts *blob.WriterOptions) error
-	Delete(ctx context.Context, key string) error
 }
 
 // Record is the content of an intent record: who runs the attempt, and
@@ -196,33 +195,34 @@ func (j *Journal) writeLocked(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the heartbeat and, when remove is set (the attempt deleted
-// everything it wrote and did not commit), deletes the record; otherwise
-// the record stays for the sweep of dead records to finish the cleanup.
-// It ignores ctx's cancellation, as Clean does. Close is called once.
-func (j *Journal) Close(ctx context.Context, remove bool) error {
+// Close stops the heartbeat and, when remove is not nil (the attempt
+// deleted everything it wrote and did not commit), deletes the record
+// through it (the table's deletion gate, as a record); otherwise the record
+// stays for the sweep of dead records to finish the cleanup. It ignores
+// ctx's cancellation, as Clean does. Close is called once.
+func (j *Journal) Close(ctx context.Context, remove Deleter) error {
 	close(j.stop)
 	<-j.done
-	if !remove {
+	if remove == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanTimeout)
 	defer cancel()
-	if err := j.store.Delete(ctx, j.key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+	if err := remove.Delete(ctx, j.key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("delete intent record %s: %w", j.key, err)
 	}
 	return nil
 }
 
 // Finish ends the attempt's record after its Clean: it logs a key the
-// record may have missed, and closes the journal, deleting the record when
-// the clean succeeded (cleaned) and keeping it otherwise, for the sweep of
-// dead records to retry once it is stale.
-func (j *Journal) Finish(ctx context.Context, cleaned bool, log hclog.Logger, table string) {
+// record may have missed, and closes the journal, deleting the record
+// through remove when the clean succeeded (remove not nil) and keeping it
+// otherwise, for the sweep of dead records to retry once it is stale.
+func (j *Journal) Finish(ctx context.Context, remove Deleter, log hclog.Logger, table string) {
 	if err := j.Err(); err != nil {
 		log.Warn("the intent record may miss a key", "table", table, "record", j.key, "error", err)
 	}
-	if err := j.Close(ctx, cleaned); err != nil {
+	if err := j.Close(ctx, remove); err != nil {
 		log.Warn("delete the intent record", "table", table, "error", err)
 	}
 }

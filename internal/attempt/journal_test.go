@@ -9,8 +9,8 @@ import (
 )
 
 // The record names every tracked key as soon as Track returns, the
-// heartbeat rewrites it while the attempt lives, and Close(true) deletes
-// it (Close(false) keeps it for the sweep).
+// heartbeat rewrites it while the attempt lives, and Close with a deleter deletes
+// it (Close(nil) keeps it for the sweep).
 func TestJournal(t *testing.T) {
 	for _, remove := range []bool{true, false} {
 		ctx := context.Background()
@@ -59,7 +59,11 @@ func TestJournal(t *testing.T) {
 		if err := j.Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := j.Close(ctx, remove); err != nil {
+		var del Deleter
+		if remove {
+			del = b
+		}
+		if err := j.Close(ctx, del); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := b.Exists(ctx, j.Key()); err != nil || ok == remove {

@@ -223,3 +223,22 @@ func ForTable(b *blob.Bucket, tableURL string, opts Options) *Gate {
 	}
 	return New(b, opts)
 }
+
+// EndAttempt ends an attempt on the table at tableURL on every exit path:
+// it deletes the objects the attempt wrote and no commit kept (as Output),
+// then, when every one went, the attempt's intent record j (as a Record;
+// j may be nil), both through the table's gate. A failed delete keeps the
+// record for the sweep of dead records to retry once it is stale. It
+// returns how many objects it deleted and the first clean error.
+func EndAttempt(ctx context.Context, b *blob.Bucket, tableURL string, objs *attempt.Objects, j *attempt.Journal, log hclog.Logger) (int, error) {
+	gate := ForTable(b, tableURL, Options{Logger: log})
+	n, err := objs.Clean(ctx, gate.Deleter(Output))
+	if j != nil {
+		var remove attempt.Deleter
+		if err == nil {
+			remove = gate.Deleter(Record)
+		}
+		j.Finish(ctx, remove, log, tableURL)
+	}
+	return n, err
+}

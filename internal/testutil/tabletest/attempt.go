@@ -25,7 +25,7 @@ func KilledAttempt(t testing.TB, tbl *delta.Table, operation string, keys ...str
 	if err := j.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Close(ctx, false); err != nil { // killed: the record stays
+	if err := j.Close(ctx, nil); err != nil { // killed: the record stays
 		t.Fatal(err)
 	}
 	return j.Key()

@@ -144,11 +144,9 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	objs := &attempt.Objects{}
 	objs.OnTrack(journal.Track)
 	defer func() {
-		_, err := objs.Clean(ctx, deletegate.ForTable(t.Bucket, t.URL, deletegate.Options{}).Deleter(deletegate.Output))
-		if err != nil {
+		if _, err := deletegate.EndAttempt(ctx, t.Bucket, t.URL, objs, journal, o.Logger); err != nil {
 			o.Logger.Warn("delete uncommitted deletion vector file", "table", t.URL, "error", err)
 		}
-		journal.Finish(ctx, err == nil, o.Logger, t.URL)
 	}()
 	// Tracked (and so cleaned unless committed) before it is created.
 	dvs, err := delta.WriteTrackedDV(ctx, t, "", bitmaps, objs.Track)
