@@ -185,7 +185,8 @@ func (b *bucket) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.C
 	})
 }
 
-// Delete implements driver.Bucket. A retried delete whose first attempt
+// Delete implements driver.Bucket; the deletion gate's deletes reach the
+// store here (this is the store, below the gate). A retried delete whose first attempt
 // landed may answer NotFound; callers that delete treat that as done.
 func (b *bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	return b.do(ctx, "delete "+key, b.opts.MetadataTimeout, func(ctx context.Context) error {

@@ -156,7 +156,8 @@ func (g *guard) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.Co
 	return g.inner.Copy(ctx, dstKey, srcKey, &blob.CopyOptions{BeforeCopy: opts.BeforeCopy})
 }
 
-// Delete implements driver.Bucket.
+// Delete implements driver.Bucket: below the deletion gate, the last
+// check of a local key before the store.
 func (g *guard) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	if err := g.checked(key); err != nil {
 		return err

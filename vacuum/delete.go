@@ -120,6 +120,8 @@ func (c *candidates) each(fn func(File) error) error {
 	return nil
 }
 
+// close closes and removes the candidates' spill file: the process's own
+// scratch file, not an object of the table, so not the deletion gate.
 func (c *candidates) close() {
 	if c.f != nil {
 		name := c.f.Name()

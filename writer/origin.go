@@ -276,18 +276,3 @@ func (m *OriginMap) Close() error {
 	}
 	return nil
 }
-
-// createSpill creates a temp file in dir and unlinks it at once: it lives
-// until closed (or the process exits), so no path can leak.
-func createSpill(dir, pattern string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, fmt.Errorf("create spill file: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return nil, fmt.Errorf("unlink spill file %s: %w", f.Name(), err)
-	}
-	return f, nil
-}

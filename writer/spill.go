@@ -17,15 +17,28 @@ type spillPool struct{ dir string }
 var _ parquet.BufferPool = spillPool{}
 
 func (p spillPool) GetBuffer() io.ReadWriteSeeker {
-	f, err := os.CreateTemp(p.dir, "compactord-pages-*")
+	f, err := createSpill(p.dir, "compactord-pages-*")
 	if err != nil {
 		return errBuffer{fmt.Errorf("page spill file in %s: %w", p.dir, err)}
 	}
+	return f
+}
+
+// createSpill creates a temp file in dir and unlinks it at once: it lives
+// until closed (or the process exits), so no path can leak. These are
+// the process's own scratch files, never a table's objects: they are not
+// deleted through the deletion gate.
+func createSpill(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("create spill file: %w", err)
+	}
 	if err := os.Remove(f.Name()); err != nil {
 		_ = f.Close()
-		return errBuffer{fmt.Errorf("unlink page spill file: %w", err)}
+		_ = os.Remove(f.Name())
+		return nil, fmt.Errorf("unlink spill file %s: %w", f.Name(), err)
 	}
-	return f
+	return f, nil
 }
 
 func (p spillPool) PutBuffer(b io.ReadWriteSeeker) {

@@ -40,6 +40,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		o.Dir = d
 		if !o.Keep {
+			// The demo's own scratch directory, made above: no table of
+			// the user's, so not the deletion gate.
 			defer os.RemoveAll(d)
 		}
 	}

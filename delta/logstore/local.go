@@ -78,7 +78,11 @@ func (s *Local) path(key string) (string, error) {
 }
 
 // writeTemp writes data to a new hidden file in dir (a leading dot keeps
-// Spark and delta-rs listings from seeing it) and returns its name.
+// Spark and delta-rs listings from seeing it) and returns its name. The
+// log store removes that file itself once it is linked or renamed into
+// place (or failed to be): a name this call made, never one from a log or
+// a listing, so not through the deletion gate (a killed write's leftover
+// is the sweep's, which goes through it).
 func writeTemp(dir, base string, data []byte) (name string, err error) {
 	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
