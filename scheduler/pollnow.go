@@ -16,16 +16,9 @@ import (
 // ends early with ctx's error, or ErrStopping when the table or the
 // scheduler stops.
 func (s *Scheduler[P]) PollNow(ctx context.Context, name string) error {
-	select {
-	case <-s.stopping:
-		return ErrStopping
-	default:
-	}
-	s.mu.Lock()
-	t, ok := s.tables[name]
-	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTable, name)
+	t, err := s.live(name)
+	if err != nil {
+		return err
 	}
 	done := make(chan struct{})
 	t.mu.Lock()

@@ -275,18 +275,28 @@ func (s *Scheduler[P]) WaitStopped(ctx context.Context) error {
 // queued, more triggers add nothing (the run reads the table when it starts);
 // while one is running, at most one more follows it. A manual trigger skips any backoff wait.
 func (s *Scheduler[P]) Trigger(name, reason string) error {
+	t, err := s.live(name)
+	if err != nil {
+		return err
+	}
+	return t.trigger(reason)
+}
+
+// live returns the table called name, or ErrStopping while the scheduler
+// shuts down, or ErrUnknownTable.
+func (s *Scheduler[P]) live(name string) (*table[P], error) {
 	select {
 	case <-s.stopping:
-		return ErrStopping
+		return nil, ErrStopping
 	default:
 	}
 	s.mu.Lock()
 	t, ok := s.tables[name]
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTable, name)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, name)
 	}
-	return t.trigger(reason)
+	return t, nil
 }
 
 // TriggerAll triggers every enabled, not halted table and returns how many.
