@@ -136,11 +136,9 @@ func (o *Op) run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 		res.Held = []tableop.Hold{{Code: HoldKept, Reason: fmt.Sprintf("advised %s ago (every %s): %s", now.Sub(rec.Checked).Round(time.Second), every, rec.Verdict)}}
 		return res, nil
 	}
-	target := o.TargetFileSize
-	if target <= 0 {
-		if target = snap.Properties().TargetFileSize; target <= 0 {
-			target = planner.DefaultTargetFileSize
-		}
+	target, err := planner.TargetFileSize(o.TargetFileSize, snap.Properties())
+	if err != nil {
+		return res, fmt.Errorf("table %s: %w", t.Name(), err)
 	}
 	adv, err := clusteradvise.AdviseTable(ctx, t, snap, rec, target, o.SampleRows, o.Options)
 	if err != nil {

@@ -256,6 +256,19 @@ type settings struct {
 	cubeMinCubes                             int
 }
 
+// TargetFileSize is the output size of a table's rewrites: size when set
+// (a policy's or a flag's), else the table's delta.targetFileSize (an error
+// names it when it is malformed), else DefaultTargetFileSize.
+func TargetFileSize(size int64, props *deltaprops.Properties) (int64, error) {
+	if size > 0 {
+		return size, nil
+	}
+	if err := props.Check(deltaprops.PropTargetFileSize); err != nil {
+		return 0, err
+	}
+	return cmp.Or(props.TargetFileSize, DefaultTargetFileSize), nil
+}
+
 func resolve(p Policy, props *deltaprops.Properties) (settings, error) {
 	s := settings{Policy: p}
 	if s.Strategy == "" {
@@ -264,12 +277,9 @@ func resolve(p Policy, props *deltaprops.Properties) (settings, error) {
 	if s.JobOrder == "" {
 		s.JobOrder = JobOrderFilesDesc
 	}
-	s.target = p.TargetFileSize
-	if s.target == 0 {
-		if err := props.Check(deltaprops.PropTargetFileSize); err != nil {
-			return s, err
-		}
-		s.target = cmp.Or(props.TargetFileSize, DefaultTargetFileSize)
+	var err error
+	if s.target, err = TargetFileSize(p.TargetFileSize, props); err != nil {
+		return s, err
 	}
 	s.minSize = orDefault(p.MinFileSize, DefaultMinFileSize)
 	s.maxUnclustered = orDefault(p.MaxUnclusteredBytes, DefaultMaxUnclusteredBytes)

@@ -95,8 +95,9 @@ func runClustering(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if size, err = units.ParseSize(*target); err != nil {
 			return fmt.Errorf("%w: --target-file-size: %v", errUsage, err)
 		}
-	} else if size = snap.Properties().TargetFileSize; size <= 0 {
-		size = planner.DefaultTargetFileSize
+	}
+	if size, err = planner.TargetFileSize(size, snap.Properties()); err != nil {
+		return fmt.Errorf("table %s: %w", t.Name(), err)
 	}
 	now := time.Now().UTC()
 	rep, err := clusteradvise.AdviseNow(ctx, t, snap, now, size, *sampleRows, opts)
