@@ -93,8 +93,11 @@ type jobState struct {
 
 // compaction is the state of one compaction transaction.
 type compaction struct {
-	snap       *delta.Snapshot
-	jobs       []*jobState
+	snap *delta.Snapshot
+	jobs []*jobState
+	// keys match the winners' file actions to the sources however a
+	// winner spells a path; byPath is by that key.
+	keys       delta.FileKeys
 	byPath     map[string]*sourceState
 	dvAllowed  bool
 	dvs        dvIO
@@ -119,9 +122,10 @@ func DVsAllowed(snap *delta.Snapshot) bool {
 	return false
 }
 
-func newCompaction(snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, deleteTime int64) (*compaction, error) {
+func newCompaction(keys delta.FileKeys, snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, deleteTime int64) (*compaction, error) {
 	c := &compaction{
 		snap:       snap,
+		keys:       keys,
 		byPath:     map[string]*sourceState{},
 		dvAllowed:  DVsAllowed(snap),
 		dvs:        dvs,
@@ -156,14 +160,15 @@ func newCompaction(snap *delta.Snapshot, jobs []*CompactionJob, dvs dvIO, delete
 				ss.run = &r
 				ss.out = r.Output
 			}
-			if prev, dup := c.byPath[src.Path]; dup && prev.job.dropped == nil && j.dropped == nil {
+			key := keys.Of(src.Path)
+			if prev, dup := c.byPath[key]; dup && prev.job.dropped == nil && j.dropped == nil {
 				return nil, failure.With(failure.Halt, fmt.Errorf("compaction commit: source %s appears in jobs %s and %s", src.Path, prev.job.job.ID, job.ID))
 			}
 			// The read snapshot must still list the source exactly as read.
 			if l, ok := live[src.Path]; !ok || l.FileKey() != src.FileKey() {
 				return nil, failure.With(failure.Halt, fmt.Errorf("compaction commit: source %s (dv %q) is not live in snapshot version %d", src.Path, src.DeletionVector.UniqueID(), snap.Version))
 			}
-			c.byPath[src.Path] = ss
+			c.byPath[key] = ss
 			j.sources = append(j.sources, ss)
 		}
 	}
@@ -227,28 +232,29 @@ func (c *compaction) observe(ctx context.Context, version int64, actions []delta
 			c.conflicts[KindMetadata]++
 			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
 		case a.Remove != nil:
-			removes[a.Remove.Path] = a.Remove
+			removes[c.keys.Of(a.Remove.Path)] = a.Remove
 		case a.Add != nil:
-			adds[a.Add.Path] = a.Add
+			adds[c.keys.Of(a.Add.Path)] = a.Add
 		}
 	}
 	touched := false
-	// Deterministic order: by path.
-	for _, p := range slices.Sorted(maps.Keys(removes)) {
-		rm := removes[p]
-		ss, ok := c.byPath[p]
+	// Deterministic order: by key.
+	for _, k := range slices.Sorted(maps.Keys(removes)) {
+		rm := removes[k]
+		p := rm.Path
+		ss, ok := c.byPath[k]
 		if !ok || ss.job.dropped != nil {
 			continue
 		}
 		touched = true
 		j := ss.job
-		if rm.FileKey() != ss.current.FileKey() {
+		if rm.DeletionVector.UniqueID() != ss.current.DeletionVector.UniqueID() {
 			// The log removed a version of the file we never saw live.
 			c.conflicts[KindCopyOnWrite]++
 			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed %s with DV %q, expected %q", p, rm.DeletionVector.UniqueID(), ss.current.DeletionVector.UniqueID()), version)
 			continue
 		}
-		add, readded := adds[p]
+		add, readded := adds[k]
 		if !readded {
 			c.conflicts[KindCopyOnWrite]++
 			c.drop(j, KindCopyOnWrite, fmt.Sprintf("winner removed source %s%s", p, compactedBy(info, version)), version)

@@ -206,7 +206,7 @@ func TestCompactionConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mk(tt.dv)
-			c, err := newCompaction(s.snap, s.res, s.d, 1234)
+			c, err := newCompaction(delta.FileKeys{}, s.snap, s.res, s.d, 1234)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +283,7 @@ func TestCompactionRemoveShape(t *testing.T) {
 	b := file("b.parquet", 2, d.put(roaring64.BitmapOf(1)))
 	c2 := file("c.parquet", 2, d.put(roaring64.BitmapOf(0)))
 	snap := dvSnap(a, b, c2)
-	c, err := newCompaction(snap, []*CompactionJob{binpack("j", "part-out.parquet", a, b, c2)}, d, 1734070118440)
+	c, err := newCompaction(delta.FileKeys{}, snap, []*CompactionJob{binpack("j", "part-out.parquet", a, b, c2)}, d, 1734070118440)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestReconcileAcrossTwoOutputsOfOneJob(t *testing.T) {
 			{Add: &actions.Add{Path: "o0.parquet", Stats: `{"numRecords":19,"tightBounds":true}`}, Rows: 19},
 			{Add: &actions.Add{Path: "o1.parquet", Stats: `{"numRecords":10,"tightBounds":true}`}, Rows: 10},
 		}}
-	comp, err := newCompaction(dvSnap(a, b, c), []*CompactionJob{res}, d, 1)
+	comp, err := newCompaction(delta.FileKeys{}, dvSnap(a, b, c), []*CompactionJob{res}, d, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestInvalidCompositionIsNeverCommitted(t *testing.T) {
 	bad.Runs[1].RowOffsetInTarget = 9 // overlaps a's run
 	good := binpack("good", "o2.parquet", file("c.parquet", 5, nil), file("e.parquet", 5, nil))
 	snap := dvSnap(append(append([]*actions.Add{}, bad.Sources...), good.Sources...)...)
-	comp, err := newCompaction(snap, []*CompactionJob{bad, good}, newMemDVs(), 1)
+	comp, err := newCompaction(delta.FileKeys{}, snap, []*CompactionJob{bad, good}, newMemDVs(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestAJobDroppedForAnotherCompactionSaysWhoAndWhatToSet(t *testing.T) {
 		d := newMemDVs()
 		a, b := file("a.parquet", 100, nil), file("b.parquet", 100, nil)
 		cf, e := file("c.parquet", 50, nil), file("e.parquet", 50, nil)
-		comp, err := newCompaction(dvSnap(a, b, cf, e), []*CompactionJob{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", cf, e)}, d, 1234)
+		comp, err := newCompaction(delta.FileKeys{}, dvSnap(a, b, cf, e), []*CompactionJob{binpack("j1", "out1.parquet", a, b), binpack("j2", "out2.parquet", cf, e)}, d, 1234)
 		if err != nil {
 			t.Fatal(err)
 		}

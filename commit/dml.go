@@ -93,7 +93,13 @@ type DML struct {
 	// Isolation is Serializable or WriteSerializable (TableIsolation).
 	Isolation string
 
-	dvs       dvIO
+	dvs dvIO
+	// keys match a winner's file actions to the transaction's files
+	// however the winner spells a path; targets, readOnly and the
+	// winners' actions are by that key (readOnly is ReadOnly so, built at
+	// the first winner).
+	keys      delta.FileKeys
+	readOnly  map[string]bool
 	targets   map[string]*dmlTarget
 	conflicts map[string]int
 	deleted   int64
@@ -167,15 +173,18 @@ func (d *DML) init() error {
 	d.Txn.IsolationLevel = d.Isolation
 	d.conflicts = map[string]int{}
 	d.targets = map[string]*dmlTarget{}
+	if d.Txn.Table != nil {
+		d.keys = d.Txn.Table.FileKeys()
+	}
 	for _, c := range d.Changes {
-		if _, dup := d.targets[c.Read.Path]; dup {
+		if _, dup := d.targets[d.keys.Of(c.Read.Path)]; dup {
 			return fmt.Errorf("commit: file %s changed twice in one transaction", c.Read.Path)
 		}
 		t := &dmlTarget{base: c.Read, whole: c.Whole, cow: c.Rewritten, ours: roaring64.New()}
 		if c.Deleted != nil {
 			t.ours = c.Deleted.Clone()
 		}
-		d.targets[c.Read.Path] = t
+		d.targets[d.keys.Of(c.Read.Path)] = t
 	}
 	return nil
 }
@@ -189,6 +198,14 @@ func (d *DML) conflict(kind, format string, args ...any) error {
 // domain metadata, txn appIds, deleted files (reconciling where possible),
 // then added files the reads should have seen.
 func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
+	if d.readOnly == nil {
+		d.readOnly = make(map[string]bool, len(d.ReadOnly))
+		for f, ok := range d.ReadOnly {
+			if ok {
+				d.readOnly[d.keys.Of(f)] = true
+			}
+		}
+	}
 	removes := map[string]*deltaactions.Remove{}
 	adds := map[string]*deltaactions.Add{}
 	var addOrder []*deltaactions.Add
@@ -201,9 +218,9 @@ func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions
 		case a.Txn != nil && d.ReadAppIDs[a.Txn.AppID]:
 			return d.conflict(KindConcurrentTxn, "winning commit %d wrote txn %s", version, a.Txn.AppID)
 		case a.Remove != nil:
-			removes[a.Remove.Path] = a.Remove
+			removes[d.keys.Of(a.Remove.Path)] = a.Remove
 		case a.Add != nil:
-			adds[a.Add.Path] = a.Add
+			adds[d.keys.Of(a.Add.Path)] = a.Add
 			addOrder = append(addOrder, a.Add)
 		case a.CommitInfo != nil:
 			var b bool
@@ -212,7 +229,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions
 			}
 		}
 	}
-	// Deleted files, by path for a deterministic order.
+	// Deleted files, by key for a deterministic order.
 	paths := make([]string, 0, len(removes))
 	for p := range removes {
 		paths = append(paths, p)
@@ -224,7 +241,7 @@ func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions
 		rm := removes[p]
 		t, ours := d.targets[p]
 		if !ours {
-			if d.ReadOnly[p] && rm.DataChange {
+			if d.readOnly[p] && rm.DataChange {
 				if re, ok := adds[p]; ok && re.DeletionVector != nil {
 					// A DV update: the re-added file holds a subset of the
 					// rows we read, so nothing we saw changed into our reads.
@@ -252,10 +269,10 @@ func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions
 	// Added files the transaction should have read.
 	if checkAll || d.Isolation == Serializable || (d.Isolation == WriteSerializable && !blind) {
 		for _, a := range addOrder {
-			if !a.DataChange || handled[a.Path] {
+			if !a.DataChange || handled[d.keys.Of(a.Path)] {
 				continue
 			}
-			if rm, ok := removes[a.Path]; ok && rm.DataChange && a.DeletionVector != nil {
+			if rm, ok := removes[d.keys.Of(a.Path)]; ok && rm.DataChange && a.DeletionVector != nil {
 				// An in-place DV update of a file we did not read: its rows
 				// are a subset of a file that existed at our read version.
 				continue
@@ -279,8 +296,8 @@ func (d *DML) observe(ctx context.Context, version int64, actions []deltaactions
 // changes: same-file DV merge, reverse remap onto a compaction output, or a
 // conflict.
 func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, rm *deltaactions.Remove, adds map[string]*deltaactions.Add, handled map[string]bool) error {
-	p := rm.Path
-	if rm.FileKey() != t.base.FileKey() {
+	p, key := rm.Path, d.keys.Of(rm.Path)
+	if rm.DeletionVector.UniqueID() != t.base.DeletionVector.UniqueID() {
 		return d.conflict(KindConcurrentDelete, "winning commit %d removed %s with DV %q, not the version %q this transaction read",
 			version, p, rm.DeletionVector.UniqueID(), t.base.DeletionVector.UniqueID())
 	}
@@ -290,7 +307,7 @@ func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, r
 	if err := d.loadBase(ctx, t); err != nil {
 		return err
 	}
-	re, readded := adds[p]
+	re, readded := adds[key]
 	switch {
 	case readded && re.DeletionVector != nil && rm.DataChange:
 		// Same-file DV merge.
@@ -309,7 +326,7 @@ func (d *DML) resolveRemoved(ctx context.Context, version int64, t *dmlTarget, r
 			return d.conflict(KindConcurrentDelete, "winning commit %d deleted %d of the same rows of %s", version, overlap.GetCardinality(), p)
 		}
 		t.base, t.baseDV = re, w
-		handled[p] = true
+		handled[key] = true
 		d.conflicts[KindDVMerged]++
 		return nil
 	case !rm.DataChange && composition.HasTags(rm.Tags):
@@ -328,7 +345,8 @@ func (d *DML) reverseRemap(ctx context.Context, version int64, t *dmlTarget, rm 
 		return d.conflict(KindConcurrentDelete, "winning compaction %d moved %s without a usable single-target composition tag (%v)", version, p, err)
 	}
 	target := comp[0]
-	out, ok := adds[target.Target]
+	targetKey := d.keys.Of(target.Target)
+	out, ok := adds[targetKey]
 	if !ok {
 		return d.conflict(KindConcurrentDelete, "winning compaction %d moved %s into %s, which it did not add", version, p, target.Target)
 	}
@@ -340,20 +358,20 @@ func (d *DML) reverseRemap(ctx context.Context, version int64, t *dmlTarget, rm 
 	if err != nil {
 		return d.conflict(KindConcurrentDelete, "remap deletions of %s onto %s (winner %d): %v", p, target.Target, version, err)
 	}
-	nt, exists := d.targets[target.Target]
+	nt, exists := d.targets[targetKey]
 	if !exists {
 		nt = &dmlTarget{base: out, ours: roaring64.New()}
 		if err := d.loadBase(ctx, nt); err != nil {
 			return err
 		}
-		d.targets[target.Target] = nt
+		d.targets[targetKey] = nt
 	}
 	if overlap := roaring64.And(nt.baseDV, remapped); !overlap.IsEmpty() {
 		return d.conflict(KindConcurrentDelete, "compaction output %s already deletes %d of the remapped rows", target.Target, overlap.GetCardinality())
 	}
 	nt.ours.Or(remapped)
-	delete(d.targets, p)
-	handled[target.Target] = true
+	delete(d.targets, d.keys.Of(p))
+	handled[targetKey] = true
 	d.conflicts[KindReverseRemapped]++
 	return nil
 }

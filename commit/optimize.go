@@ -72,7 +72,7 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 	if opts.InlineDVMaxRows > 0 {
 		inlineMax = uint64(opts.InlineDVMaxRows)
 	}
-	c, err := newCompaction(snap, jobs, tableDVs{t: t, inlineMax: inlineMax, objs: objs}, o.Now().UnixMilli())
+	c, err := newCompaction(t.FileKeys(), snap, jobs, tableDVs{t: t, inlineMax: inlineMax, objs: objs}, o.Now().UnixMilli())
 	if err != nil {
 		return out, err
 	}
@@ -129,7 +129,7 @@ func CommitCompaction(ctx context.Context, t *delta.Table, snap *delta.Snapshot,
 	// Keep only reconciliations of committed jobs.
 	kept := out.Reconciled[:0]
 	for _, r := range out.Reconciled {
-		if ss := c.byPath[r.Source]; ss != nil && ss.job.dropped == nil {
+		if ss := c.byPath[c.keys.Of(r.Source)]; ss != nil && ss.job.dropped == nil {
 			kept = append(kept, r)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/compactord/compactord/composition"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
@@ -75,7 +76,7 @@ func TestCompactionCommitMatchesDatabricksShape(t *testing.T) {
 	c := file("part-c.parquet", 2, d.put(roaring64.BitmapOf(0)))
 	snap := dvSnap(a, b, c)
 	res := binpack("j", "part-out.parquet", a, b, c)
-	comp, err := newCompaction(snap, []*CompactionJob{res}, d, 1734070118440)
+	comp, err := newCompaction(delta.FileKeys{}, snap, []*CompactionJob{res}, d, 1734070118440)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestCompositionTagsMatchEveryDatabricksOptimize(t *testing.T) {
 			if res.Outputs[0].Rows != outRows {
 				t.Fatalf("output rows %d, DBR %d", res.Outputs[0].Rows, outRows)
 			}
-			c, err := newCompaction(dvSnap(adds...), []*CompactionJob{res}, d, 1)
+			c, err := newCompaction(delta.FileKeys{}, dvSnap(adds...), []*CompactionJob{res}, d, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -154,14 +154,31 @@ func (tx *Txn) Commit(ctx context.Context) (int64, error) {
 	return tx.run(ctx, &plainTxn{tx: tx})
 }
 
-type plainTxn struct{ tx *Txn }
+type plainTxn struct {
+	tx *Txn
+	// read is tx.ReadFiles by replay key (delta.FileKeys), built at the
+	// first winner: a winner may spell a read file otherwise.
+	read map[string]bool
+}
 
 func (p *plainTxn) observe(ctx context.Context, version int64, actions []deltaactions.Action) error {
+	keys := delta.FileKeys{}
+	if p.tx.Table != nil {
+		keys = p.tx.Table.FileKeys()
+	}
+	if p.read == nil {
+		p.read = make(map[string]bool, len(p.tx.ReadFiles))
+		for f, ok := range p.tx.ReadFiles {
+			if ok {
+				p.read[keys.Of(f)] = true
+			}
+		}
+	}
 	for _, a := range actions {
 		switch {
 		case a.Protocol != nil, a.Metadata != nil:
 			return fmt.Errorf("winning commit %d: %w", version, ErrMetadataChanged)
-		case a.Remove != nil && p.tx.ReadFiles[a.Remove.Path]:
+		case a.Remove != nil && p.read[keys.Of(a.Remove.Path)]:
 			return fmt.Errorf("winning commit %d removed %s which this transaction read: %w", version, a.Remove.Path, ErrConflict)
 		case a.DomainMetadata != nil && p.tx.Domains[a.DomainMetadata.Domain]:
 			return fmt.Errorf("winning commit %d wrote domain %s which this transaction writes: %w", version, a.DomainMetadata.Domain, ErrConflict)

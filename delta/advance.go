@@ -81,8 +81,9 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		// slim too (and so refused by WriteCheckpoint).
 		slim: snap.slim,
 	}
-	adds, removes := reconcile(r.files)
-	next.Files, next.Tombstones = overlayFiles(sortedByKey(snap.Files, addKey), sortedByKey(snap.Tombstones, removeKey), adds, removes)
+	keys := t.FileKeys()
+	adds, removes := reconcile(keys, r.files)
+	next.Files, next.Tombstones = overlayFiles(keys, sortedByKey(snap.Files, keys.add), sortedByKey(snap.Tombstones, keys.remove), adds, removes)
 	// snap's files had their stats checked when they were read.
 	if bad, err := checkStats(adds); err != nil {
 		return nil, false, commitStatsError(t, bad, commits, snap.Version+1, err)

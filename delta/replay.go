@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	deltaactions "github.com/compactord/compactord/delta/actions"
+	"github.com/compactord/compactord/internal/tablepath"
 )
 
 // Log replay without a map of every file: the file actions of a
@@ -31,6 +32,8 @@ type replay struct {
 type fileEntry struct {
 	add *deltaactions.Add
 	rm  *deltaactions.Remove
+	// key is the path's replay key (FileKeys.of), set by reconcile.
+	key string
 }
 
 func (e fileEntry) path() string {
@@ -87,6 +90,43 @@ func (r *replay) apply(actions []deltaactions.Action, fromCheckpoint bool) error
 	return nil
 }
 
+// FileKeys gives each file action path of a table its replay key: the
+// canonical key inside the table root (tablepath.Root.ReplayKey), so that
+// one file spelled two ways (relative and absolute, or encoded otherwise)
+// is one key, as Spark's replay matches them. Log replay matches adds and
+// removes by it, and so must every check of a winning commit's actions
+// against the files a transaction read. The zero value keys a path by
+// itself.
+type FileKeys struct {
+	root *tablepath.Root
+}
+
+// FileKeys returns the file keys of t (by path itself when its URL has no
+// root, which opening the table would have refused).
+func (t *Table) FileKeys() FileKeys {
+	root, err := tablepath.ParseRoot(t.URL)
+	if err != nil {
+		return FileKeys{}
+	}
+	return FileKeys{root: &root}
+}
+
+// Of returns path's replay key.
+func (k FileKeys) Of(path string) string {
+	if k.root == nil {
+		return path
+	}
+	return k.root.ReplayKey(path)
+}
+
+func (k FileKeys) add(a *deltaactions.Add) (string, *deltaactions.DeletionVector) {
+	return k.Of(a.Path), a.DeletionVector
+}
+
+func (k FileKeys) remove(r *deltaactions.Remove) (string, *deltaactions.DeletionVector) {
+	return k.Of(r.Path), r.DeletionVector
+}
+
 // cmpFileKey orders logical file keys: by path, then DV unique id (built
 // only when the paths are equal).
 func cmpFileKey(p1 string, dv1 *deltaactions.DeletionVector, p2 string, dv2 *deltaactions.DeletionVector) int {
@@ -109,8 +149,11 @@ func boolInt(b bool) int {
 
 // reconcile returns the live adds and the tombstones of entries (in log
 // order: the last action of a key wins), each sorted by key.
-func reconcile(entries []fileEntry) ([]*deltaactions.Add, []*deltaactions.Remove) {
-	same := sortByPath(entries, fileEntry.path, func(a, b fileEntry) int {
+func reconcile(keys FileKeys, entries []fileEntry) ([]*deltaactions.Add, []*deltaactions.Remove) {
+	for i := range entries {
+		entries[i].key = keys.Of(entries[i].path())
+	}
+	same := sortByPath(entries, func(e fileEntry) string { return e.key }, func(a, b fileEntry) int {
 		return cmpFileKey("", a.dv(), "", b.dv())
 	})
 	adds := make([]*deltaactions.Add, 0, len(entries))
@@ -137,21 +180,14 @@ func reconcile(entries []fileEntry) ([]*deltaactions.Add, []*deltaactions.Remove
 // key, keys unique) after the reconciled actions of later commits (adds
 // and rms, as reconcile returns them): a key the commits act on takes the
 // commits' action, whatever base held for it.
-func overlayFiles(baseAdds []*deltaactions.Add, baseRms []*deltaactions.Remove, adds []*deltaactions.Add, rms []*deltaactions.Remove) ([]*deltaactions.Add, []*deltaactions.Remove) {
-	return overlay(baseAdds, adds, adds, rms, addKey), overlay(baseRms, rms, adds, rms, removeKey)
-}
-
-func addKey(a *deltaactions.Add) (string, *deltaactions.DeletionVector) {
-	return a.Path, a.DeletionVector
-}
-func removeKey(r *deltaactions.Remove) (string, *deltaactions.DeletionVector) {
-	return r.Path, r.DeletionVector
+func overlayFiles(keys FileKeys, baseAdds []*deltaactions.Add, baseRms []*deltaactions.Remove, adds []*deltaactions.Add, rms []*deltaactions.Remove) ([]*deltaactions.Add, []*deltaactions.Remove) {
+	return overlay(keys, baseAdds, adds, adds, rms, keys.add), overlay(keys, baseRms, rms, adds, rms, keys.remove)
 }
 
 // overlay merges base without the keys of adds and rms with over (all
 // sorted by key). The few keys of the commits are looked up in base, which
 // is copied in runs between them: base's files are not read.
-func overlay[T any](base, over []T, adds []*deltaactions.Add, rms []*deltaactions.Remove, key func(T) (string, *deltaactions.DeletionVector)) []T {
+func overlay[T any](keys FileKeys, base, over []T, adds []*deltaactions.Add, rms []*deltaactions.Remove, key func(T) (string, *deltaactions.DeletionVector)) []T {
 	find := func(p string, dv *deltaactions.DeletionVector) (int, bool) {
 		return slices.BinarySearchFunc(base, 0, func(b T, _ int) int {
 			bp, bdv := key(b)
@@ -160,12 +196,12 @@ func overlay[T any](base, over []T, adds []*deltaactions.Add, rms []*deltaaction
 	}
 	var drop []int
 	for _, a := range adds {
-		if i, ok := find(a.Path, a.DeletionVector); ok {
+		if i, ok := find(keys.add(a)); ok {
 			drop = append(drop, i)
 		}
 	}
 	for _, r := range rms {
-		if i, ok := find(r.Path, r.DeletionVector); ok {
+		if i, ok := find(keys.remove(r)); ok {
 			drop = append(drop, i)
 		}
 	}

@@ -48,13 +48,13 @@ func TestReplayMatchesSequentialApply(t *testing.T) {
 			}
 		}
 		cut := r.IntN(len(actions) + 1)
-		cpAdds, cpRms := reconcile(entriesOf(actions[:cut]))
-		newAdds, newRms := reconcile(entriesOf(actions[cut:]))
-		gotAdds, gotRms := overlayFiles(cpAdds, cpRms, newAdds, newRms)
-		checkReplayed(t, round, gotAdds, adds, addKey)
-		checkReplayed(t, round, gotRms, rms, removeKey)
+		cpAdds, cpRms := reconcile(FileKeys{}, entriesOf(actions[:cut]))
+		newAdds, newRms := reconcile(FileKeys{}, entriesOf(actions[cut:]))
+		gotAdds, gotRms := overlayFiles(FileKeys{}, cpAdds, cpRms, newAdds, newRms)
+		checkReplayed(t, round, gotAdds, adds, FileKeys{}.add)
+		checkReplayed(t, round, gotRms, rms, FileKeys{}.remove)
 		// Advance's path: the base is an earlier result.
-		againAdds, againRms := overlayFiles(sortedByKey(gotAdds, addKey), sortedByKey(gotRms, removeKey), nil, nil)
+		againAdds, againRms := overlayFiles(FileKeys{}, sortedByKey(gotAdds, FileKeys{}.add), sortedByKey(gotRms, FileKeys{}.remove), nil, nil)
 		if !slices.Equal(againAdds, gotAdds) || !slices.Equal(againRms, gotRms) {
 			t.Fatalf("round %d: an empty overlay changed the files", round)
 		}

@@ -106,14 +106,15 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	}
 	// The checkpoint's file actions are reconciled on their own, then the
 	// commits' replace those of the keys they act on.
-	cpAdds, cpRemoves := reconcile(cpActs.files)
+	keys := t.FileKeys()
+	cpAdds, cpRemoves := reconcile(keys, cpActs.files)
 	cpActs.files = nil
 	for i, acts := range commitActions {
 		if err := r.apply(acts, false); err != nil {
 			return nil, fmt.Errorf("table %s: %s: %w", t.URL, logpath.CommitKey(first+int64(i)), err)
 		}
 	}
-	newAdds, newRemoves := reconcile(r.files)
+	newAdds, newRemoves := reconcile(keys, r.files)
 	if r.protocol == nil {
 		return nil, fmt.Errorf("table %s: no protocol action in the log up to version %d", t.URL, target)
 	}
@@ -136,7 +137,7 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 		}
 		return nil, fmt.Errorf("table %s: version %d: schema: %w", t.URL, target, err)
 	}
-	snap.Files, snap.Tombstones = overlayFiles(cpAdds, cpRemoves, newAdds, newRemoves)
+	snap.Files, snap.Tombstones = overlayFiles(keys, cpAdds, cpRemoves, newAdds, newRemoves)
 	// A checkpoint's stats were checked as it was decoded; the commits'
 	// adds that are live are checked here (those a later commit removed
 	// are not: no reader of the snapshot sees them).

@@ -112,6 +112,51 @@ func (r Root) relate(decodedPath, logPath string) Ref {
 	return Ref{Outside: logPath}
 }
 
+// ReplayKey returns the key under which log replay and conflict checks
+// match a file action's path: its canonical key when it resolves inside the
+// root, so that "part-1.parquet", "part%2D1.parquet", "./part-1.parquet"
+// and "s3://bucket/table/part-1.parquet" name one file (as Spark's replay
+// qualifies every path before it matches them); otherwise the path as
+// written behind a NUL byte, which no key holds, so that an outside or
+// undecodable path matches only itself. A path already canonical is
+// returned as it is, without allocating.
+func (r Root) ReplayKey(logPath string) string {
+	if isPlainKey(logPath) {
+		return logPath
+	}
+	ref, err := r.Resolve(logPath)
+	if err != nil || !ref.Inside() {
+		return "\x00" + logPath
+	}
+	return ref.Key
+}
+
+// isPlainKey reports whether a log path is its own canonical key: relative,
+// nothing to decode, no dot or empty segments, no slash at either end.
+func isPlainKey(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	seg := 0 // start of the current segment
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) {
+			switch c := p[i]; c {
+			case '%', ':', 0:
+				return false
+			case '/':
+			default:
+				continue
+			}
+		}
+		switch p[seg:i] {
+		case "", ".", "..":
+			return false
+		}
+		seg = i + 1
+	}
+	return true
+}
+
 // Key is Resolve for a path that must lie inside the root: a path outside
 // is an error wrapping ErrOutside, naming the path.
 func (r Root) Key(logPath string) (string, error) {

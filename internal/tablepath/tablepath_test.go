@@ -120,3 +120,35 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// Every spelling of one file inside the root replays under one key; a path
+// outside, or one that does not decode, matches only itself and never a key
+// inside the root.
+func TestReplayKey(t *testing.T) {
+	root, err := ParseRoot("s3://bucket/warehouse/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"part-1.parquet", "part-1.parquet"},
+		{"day=1/part-1.parquet", "day=1/part-1.parquet"},
+		{"part%2D1.parquet", "part-1.parquet"},
+		{"./part-1.parquet", "part-1.parquet"},
+		{"day=1//part-1.parquet", "day=1/part-1.parquet"},
+		{"day=1/../part-1.parquet", "part-1.parquet"},
+		{"s3://bucket/warehouse/events/part-1.parquet", "part-1.parquet"},
+		{"s3a://bucket/warehouse/events/day%3D1/part-1.parquet", "day=1/part-1.parquet"},
+		{"/warehouse/events/part-1.parquet", "part-1.parquet"},
+		{"a:b.parquet", "a:b.parquet"},
+		{"a%25zz", "a%zz"},
+		// Outside or undecodable: the path itself behind a NUL, never a key.
+		{"a%zz", "\x00a%zz"},
+		{"s3://other/part-1.parquet", "\x00s3://other/part-1.parquet"},
+		{"../part-1.parquet", "\x00../part-1.parquet"},
+		{"gs://bucket/warehouse/events/part-1.parquet", "\x00gs://bucket/warehouse/events/part-1.parquet"},
+	} {
+		if got := root.ReplayKey(tc.path); got != tc.want {
+			t.Errorf("ReplayKey(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
