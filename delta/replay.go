@@ -32,8 +32,6 @@ type replay struct {
 type fileEntry struct {
 	add *deltaactions.Add
 	rm  *deltaactions.Remove
-	// key is the path's replay key (FileKeys.of), set by reconcile.
-	key string
 }
 
 func (e fileEntry) path() string {
@@ -150,10 +148,7 @@ func boolInt(b bool) int {
 // reconcile returns the live adds and the tombstones of entries (in log
 // order: the last action of a key wins), each sorted by key.
 func reconcile(keys FileKeys, entries []fileEntry) ([]*deltaactions.Add, []*deltaactions.Remove) {
-	for i := range entries {
-		entries[i].key = keys.Of(entries[i].path())
-	}
-	same := sortByPath(entries, func(e fileEntry) string { return e.key }, func(a, b fileEntry) int {
+	same := sortByPath(entries, func(e fileEntry) string { return keys.Of(e.path()) }, func(a, b fileEntry) int {
 		return cmpFileKey("", a.dv(), "", b.dv())
 	})
 	adds := make([]*deltaactions.Add, 0, len(entries))
