@@ -488,7 +488,7 @@ func run(ctx context.Context, cfg config) (*Results, error) {
 			return nil, err
 		}
 		start := time.Now()
-		if _, err := clusteradvise.Apply(ctx, t, snap, k, commit.Options{}); err != nil {
+		if _, err := autocluster.Apply(ctx, t, snap, k, commit.Options{}); err != nil {
 			return nil, err
 		}
 		if err := d.compact(ctx, p); err != nil {
