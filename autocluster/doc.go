@@ -2,7 +2,9 @@
 // policy with `clustering { columns = "auto" }`: it gathers the DML
 // predicates of the commits since its last run into the table's evidence
 // (package clusteradvise), advises, decides with the policy's hysteresis,
-// and sets the chosen key (clusteradvise.Apply), recording every change
+// and sets the chosen key (Apply, PlanKey: the delta.clustering domain in
+// the shape Spark and Databricks write, the clustering and domainMetadata
+// features added only where the protocol allows), recording every change
 // or refusal (old and new keys, evidence, estimates) in the table's
 // `_compactord/clustering.json`, in the run's result (/status) and in the
 // log. The compaction that follows clusters on the table's key as it does

@@ -159,9 +159,9 @@ func (o *Op) run(ctx context.Context, t *delta.Table) (tableop.Result, error) {
 	}
 	hold := tableop.Hold{Code: HoldKept, Reason: v.Reason}
 	if v.Change {
-		ver, err := clusteradvise.Apply(ctx, t, snap, v.Key, o.Commit)
+		ver, err := Apply(ctx, t, snap, v.Key, o.Commit)
 		switch {
-		case errors.Is(err, clusteradvise.ErrRefused):
+		case errors.Is(err, ErrRefused):
 			dec.Reason = err.Error()
 			hold = tableop.Hold{Code: HoldRefused, Reason: err.Error()}
 			res.Counts[CountRefused] = 1

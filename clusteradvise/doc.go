@@ -19,10 +19,9 @@
 //     min/max statistics, predicate.MayMatch); score = bytes not read per
 //     day × evidence rate − bytes to re-cluster amortised over a horizon;
 //   - the decision (Decide, pure: a hysteresis margin over the current key
-//     and a minimum dwell) and its application (Apply: the delta.clustering
-//     domain in the shape Spark and Databricks write, the clustering
-//     feature added only where the protocol allows).
+//     and a minimum dwell).
 //
-// It must not rewrite data (incremental clustering does that once the key
-// is set), delete anything, or schedule itself.
+// It must not commit to the table's log (package autocluster sets the key
+// it decides on), rewrite data (incremental clustering does that once the
+// key is set), delete anything, or schedule itself.
 package clusteradvise

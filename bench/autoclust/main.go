@@ -1,367 +1,553 @@
-// Command autoclust is the CLUSTER BY AUTO benchmark: synthetic tables of
-// eight integer columns (clusteradvise/synth), three workloads of 500
-// predicates each (ranges on a; equality on b and ranges on c; uniform
-// over all columns), the advisor's pick from a bounded sample, and the
-// files read by 500 held-out predicates of each workload before and after
-// the table is laid out on the pick, against the best key of at most two
-// columns found by exhaustive search with the same estimator. It prints
-// the estimator's error (estimated vs measured files read) per workload.
+// Command autoclust is the CLUSTER BY AUTO benchmark, measured on real
+// tables: a synthetic table of eight long columns (clusteradvise/synth) is
+// written as an ingest stream leaves it (many small snappy parquet files
+// in random order, each add with the statistics compactord's collector
+// computes), and copied once per workload (data files hard-linked). Each
+// copy gets 500 predicates of its workload (ranges on a; equality on b and
+// ranges on c; uniform over all columns) as pushed evidence, the path of
+// `compactord predicates add` and POST /tables/{name}/predicates
+// (clusteradvise.ReadPushed, RecordPushed); then the daemon's own runner
+// (runner.Backend with runner.DefaultOps) runs the autocluster operation,
+// which samples the table, advises, decides and sets the delta.clustering
+// key, and the compaction operation, which clusters the table on that key
+// with the real Z-cube writer at the policy's target file size.
 //
-// What is simulated: the table lives in memory and no parquet is written;
-// "after clustering" is every row ordered on the Hilbert key of the pick
-// (range buckets drawn from a sample, as compactord's writer does) and cut
-// into files of equal row counts, whose min/max statistics are computed
-// from all their rows; files read are counted with predicate.MayMatch, as
-// a reader's data skipping prunes.
+// Files read by 500 held-out predicates of each workload are counted on
+// the tables' live files with the min/max statistics their adds carry in
+// the Delta log (predicate.MayMatch over predicate.DeltaStats, the data
+// skipping a reader does): before (the ingested table), binpacked (the
+// table compacted at the target size without a key) and after. The best
+// key of at most two columns is found by clustering a copy of the table on
+// each of the 36 keys for real (or, with -shortlist N, on the N keys per
+// workload the estimator ranks best), and the estimator's figures (the
+// advisor's sample laid out on the key at the file count the advisor
+// assumes) are compared with the measured ones.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/compactord/compactord/autocluster"
 	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/clusteradvise/synth"
+	"github.com/compactord/compactord/commit"
+	"github.com/compactord/compactord/compaction"
+	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/predicate"
-	"github.com/compactord/compactord/internal/curve"
+	"github.com/compactord/compactord/internal/units"
+	"github.com/compactord/compactord/policies"
+	"github.com/compactord/compactord/runner"
+	"github.com/compactord/compactord/scheduler"
+	"github.com/compactord/compactord/tableop"
 )
 
 func main() {
-	rows := flag.Int("rows", 2_000_000, "rows of the synthetic table")
-	perFile := flag.Int("rows-per-file", 10_000, "rows of a file at the target size")
-	sampleRows := flag.Int("sample", clusteradvise.DefaultSampleRows, "rows the advisor samples")
-	n := flag.Int("predicates", 500, "predicates per workload (and as many held out)")
+	var cfg config
+	flag.IntVar(&cfg.rows, "rows", 2_000_000, "rows of the synthetic table")
+	flag.IntVar(&cfg.ingestRows, "ingest-rows", 2000, "rows of each ingested (small) file")
+	target := flag.String("target", "512KiB", "the policy's target file `size`")
+	minTable := flag.String("min-table-size", "16MiB", "CLUSTER BY AUTO's table size threshold (the daemon's default, 1 GiB, is over the synthetic table)")
+	maxUncl := flag.String("max-unclustered", "8MiB", "the policy's clustering max_unclustered_bytes: auto clusters on Z-cubes over it")
+	flag.IntVar(&cfg.sampleRows, "sample", clusteradvise.DefaultSampleRows, "rows the advisor samples")
+	flag.IntVar(&cfg.n, "predicates", 500, "predicates per workload (and as many held out)")
+	flag.IntVar(&cfg.shortlist, "shortlist", 0, "cluster for real only the `N` keys per workload the estimator ranks best (0: all 36)")
+	flag.StringVar(&cfg.work, "work", "bench/out/autoclust/tables", "`directory` for the tables (emptied first)")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the per-key tables (else each is removed once measured)")
 	jsonOut := flag.String("json-out", "", "also write the results as JSON to this `file`")
 	flag.Parse()
-	res, err := run(*rows, *perFile, *sampleRows, *n)
+	var err error
+	for _, s := range []struct {
+		text string
+		to   *int64
+	}{{*target, &cfg.target}, {*minTable, &cfg.minTable}, {*maxUncl, &cfg.maxUnclustered}} {
+		if *s.to, err = units.ParseSize(s.text); err != nil {
+			fail(err)
+		}
+	}
+	cfg.log = hclog.New(&hclog.LoggerOptions{Name: "autoclust", Level: hclog.Warn, Output: os.Stderr})
+	res, err := run(context.Background(), cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "autoclust:", err)
-		os.Exit(1)
+		fail(err)
 	}
 	printText(res)
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "autoclust:", err)
-			os.Exit(1)
+			fail(err)
 		}
 	}
 }
 
-// Result is one workload's outcome.
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "autoclust:", err)
+	os.Exit(1)
+}
+
+type config struct {
+	rows, ingestRows, sampleRows, n, shortlist int
+	target, minTable, maxUnclustered           int64
+	work                                       string
+	keep                                       bool
+	log                                        hclog.Logger
+}
+
+// Results is the benchmark's outcome.
+type Results struct {
+	Rows           int     `json:"rows"`
+	TargetFileSize int64   `json:"target_file_size"`
+	TableBytes     int64   `json:"table_bytes"`
+	IngestFiles    int     `json:"ingest_files"`
+	BinpackFiles   int     `json:"binpack_files"`
+	LayoutFiles    int     `json:"estimator_layout_files"`
+	KeysClustered  int     `json:"keys_clustered"`
+	ClusterSeconds float64 `json:"mean_cluster_seconds"`
+	// KeyFiles is the file count of each really clustered key's table.
+	KeyFiles  map[string]int `json:"key_files"`
+	Workloads []Result       `json:"workloads"`
+}
+
+// Result is one workload's outcome. Files read are means per held-out
+// predicate.
 type Result struct {
 	Workload string   `json:"workload"`
 	Picked   []string `json:"picked"`
 	Verdict  string   `json:"verdict"`
-	// Files read per held-out predicate (means).
-	Before        float64  `json:"before"`
-	AfterMeasured float64  `json:"after_measured"`
-	AfterEstimate float64  `json:"after_estimated"`
-	Speedup       float64  `json:"speedup"`
+	Files    int      `json:"files_after"`
+	// Before is the ingested table, Binpack the table compacted at the
+	// target size without a key.
+	Before        float64 `json:"before"`
+	Binpack       float64 `json:"binpacked"`
+	AfterMeasured float64 `json:"after_measured"`
+	AfterEstimate float64 `json:"after_estimated"`
+	// Fewer is Before/After, FewerBinpack Binpack/After.
+	Fewer        float64 `json:"fewer"`
+	FewerBinpack float64 `json:"fewer_than_binpacked"`
+	// BestKey2 is the key of at most two columns with the fewest files read
+	// measured on its really clustered table; EstBestKey2 the estimator's
+	// best of all 36.
 	BestKey2      []string `json:"best_key_2"`
 	Best2Measured float64  `json:"best2_measured"`
-	Best2Estimate float64  `json:"best2_estimated"`
+	EstBestKey2   []string `json:"estimator_best_key_2"`
 	VsBest2       float64  `json:"vs_best2"`
-	// Estimator error on the pick and the exhaustive best key: the mean
-	// over them of |estimated - measured| / measured of the mean files
-	// read, and the mean absolute error per predicate in files.
-	EstRelErr      float64 `json:"estimator_relative_error"`
-	EstAbsErr      float64 `json:"estimator_abs_error_files"`
-	AdviseSeconds  float64 `json:"advise_seconds"`
-	LayoutFiles    int     `json:"files"`
-	CandidatesSeen int     `json:"candidates"`
+	// EstRelErr is (estimated - measured) / measured of the mean files
+	// read on the pick; EstRelErrKeys the mean of |that| over every key
+	// clustered for real; EstAbsErr the mean |estimated - measured| per
+	// predicate on the pick, in files.
+	EstRelErr     float64 `json:"estimator_relative_error"`
+	EstRelErrKeys float64 `json:"estimator_mean_abs_relative_error_keys"`
+	EstAbsErr     float64 `json:"estimator_abs_error_files"`
+	AdviseSeconds float64 `json:"advise_seconds"`
+	TotalSeconds  float64 `json:"autocluster_and_compaction_seconds"`
 }
 
-var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// daemon runs operations the way `compactord run` does: runner.Backend
+// over runner.DefaultOps, with the autocluster operation's table size
+// threshold lowered to cfg.minTable.
+type daemon struct {
+	b   *runner.Backend
+	cfg config
+}
 
-func run(rows, perFile, sampleRows, n int) ([]Result, error) {
-	tbl := synth.NewTable(rows, 1)
-	cols := synth.ColumnMap()
-	nFiles := (rows + perFile - 1) / perFile
-	ingest := make([]int, rows)
-	for i := range ingest {
-		ingest[i] = i
+func newDaemon(cfg config) *daemon {
+	ops := runner.DefaultOps(compaction.RunOptions{})
+	if f, i := tableop.Named(ops, autocluster.Name); i >= 0 {
+		ops[i] = runner.Factory{Name: f.Name, New: func(p policies.Policy, env tableop.Env) (tableop.Op[*delta.Table], bool, error) {
+			op, ok, err := f.New(p, env)
+			if o, isAuto := op.(*autocluster.Op); ok && err == nil && isAuto {
+				o.Options.MinTableBytes = cfg.minTable
+			}
+			return op, ok, err
+		}}
 	}
-	current := filesOf(tbl, ingest, nFiles)
-	smp := tbl.Sample(sampleRows, 2)
-	resolve := func(p []string) (predicate.Column, bool) { c, ok := cols[p[len(p)-1]]; return c, ok }
-	// The measured layouts, per key (the same for every workload).
-	layouts := map[string][]predicate.FileStats{}
-	layoutOf := func(key []string) ([]predicate.FileStats, error) {
-		k := strings.Join(key, ",")
-		if fs, ok := layouts[k]; ok {
-			return fs, nil
+	return &daemon{b: &runner.Backend{Tables: runner.NewTables(), Logger: cfg.log, Ops: ops}, cfg: cfg}
+}
+
+// policy is the table's policy: strategy auto, the target file size, no
+// settle window (the benchmark's files are all just written), and
+// `clustering { columns = "auto" }` when auto.
+func (d *daemon) policy(name, dir string, auto bool) policies.Policy {
+	p := policies.DefaultPolicy()
+	p.Name, p.URL = name, "file://"+dir
+	p.TargetFileSize = d.cfg.target
+	p.SettleWindow = 0
+	p.Clustering.Auto = auto
+	p.Clustering.MaxUnclusteredBytes = d.cfg.maxUnclustered
+	return p
+}
+
+func (d *daemon) run(ctx context.Context, p policies.Policy, op string) (scheduler.RunReport, error) {
+	return d.b.Run(ctx, scheduler.RunRequest[policies.Policy]{Table: p.Name, Op: op, Policy: p, Reason: "bench"})
+}
+
+// compact runs compaction until a run commits nothing.
+func (d *daemon) compact(ctx context.Context, p policies.Policy) error {
+	for range 10 {
+		rep, err := d.run(ctx, p, compaction.Name)
+		if err != nil {
+			return err
 		}
-		order, err := hilbertOrder(tbl, key, smp)
+		if !rep.Committed {
+			return nil
+		}
+	}
+	return fmt.Errorf("table %s: compaction still committing after 10 runs", p.Name)
+}
+
+// layout is a table's live files with the statistics of their adds.
+type layout struct {
+	files   []predicate.FileStats
+	bytes   int64
+	noStats int // files whose adds carry no min/max for a column
+}
+
+func (d *daemon) layoutOf(ctx context.Context, p policies.Policy) (*layout, *delta.Snapshot, error) {
+	t, err := d.b.Tables.Get(ctx, p.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := delta.LoadSnapshot(ctx, t, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &layout{}
+	for _, a := range snap.Files {
+		l.bytes += a.Size
+		st, err := a.FullStats()
+		if err != nil || st == nil || len(st.MinValues) < len(synth.Columns) || len(st.MaxValues) < len(synth.Columns) {
+			l.noStats++
+		}
+		if err != nil {
+			st = nil // read in full, as a reader would
+		}
+		l.files = append(l.files, predicate.DeltaStats{Stats: st})
+	}
+	return l, snap, nil
+}
+
+// filesRead is the files each predicate reads and their mean.
+func filesRead(es []predicate.Expr, files []predicate.FileStats) (float64, []float64) {
+	per := make([]float64, len(es))
+	var sum float64
+	for i, e := range es {
+		for _, f := range files {
+			if ok, err := predicate.MayMatch(e, f); ok || err != nil {
+				per[i]++
+			}
+		}
+		sum += per[i]
+	}
+	return sum / float64(max(1, len(es))), per
+}
+
+var workloads = []string{synth.WorkloadA, synth.WorkloadBC, synth.WorkloadUniform}
+
+func keyName(k []string) string {
+	if len(k) == 0 {
+		return "(none)"
+	}
+	s := slices.Clone(k)
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+func allKeys() [][]string {
+	var keys [][]string
+	for i, a := range synth.Columns {
+		keys = append(keys, []string{a})
+		for _, b := range synth.Columns[i+1:] {
+			keys = append(keys, []string{a, b})
+		}
+	}
+	return keys
+}
+
+func run(ctx context.Context, cfg config) (*Results, error) {
+	var err error
+	if cfg.work, err = filepath.Abs(cfg.work); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(cfg.work); err != nil {
+		return nil, err
+	}
+	d := newDaemon(cfg)
+	defer d.b.Tables.Close()
+	out := &Results{Rows: cfg.rows, TargetFileSize: cfg.target, KeyFiles: map[string]int{}}
+
+	// The ingested table.
+	baseDir := filepath.Join(cfg.work, "base")
+	tbl := synth.NewTable(cfg.rows, 1)
+	n, err := writeBase(baseDir, tbl, cfg.ingestRows)
+	if err != nil {
+		return nil, err
+	}
+	tbl = nil
+	out.IngestFiles = n
+	base := d.policy("base", baseDir, false)
+	before, baseSnap, err := d.layoutOf(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	if before.noStats > 0 {
+		return nil, fmt.Errorf("%d ingested files without min/max statistics", before.noStats)
+	}
+	out.TableBytes = before.bytes
+	cols, err := clusteradvise.TableColumns(baseSnap)
+	if err != nil {
+		return nil, err
+	}
+	resolve := func(p []string) (predicate.Column, bool) { c, ok := cols[p[len(p)-1]]; return c, ok }
+	held := map[string][]predicate.Expr{}
+	for wi, w := range workloads {
+		for _, text := range synth.Workload(w, cfg.n, uint64(200+wi)) {
+			e, err := predicate.ParseSpark(text, resolve)
+			if err != nil {
+				return nil, err
+			}
+			held[w] = append(held[w], e.Expr)
+		}
+	}
+	// The advisor's sample, as the autocluster operation draws it from the
+	// ingested files, and the file count it lays the sample out in.
+	baseTable, err := d.b.Tables.Get(ctx, base.URL)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := clusteradvise.ReadSample(ctx, baseTable, baseSnap, cols, cfg.sampleRows)
+	if err != nil {
+		return nil, err
+	}
+	out.LayoutFiles = int(max(1, (before.bytes+cfg.target/2)/cfg.target))
+	estimate := func(w string, key []string) (float64, []float64, error) {
+		fs, err := clusteradvise.Layout(smp, key, cols, out.LayoutFiles)
+		if err != nil {
+			return 0, nil, err
+		}
+		m, per := filesRead(held[w], fs)
+		scale := float64(out.LayoutFiles) / float64(len(fs)) // a sample smaller than the file count
+		for i := range per {
+			per[i] *= scale
+		}
+		return m * scale, per, nil
+	}
+
+	// The table compacted at the target size without a key.
+	bp := d.policy("binpack", filepath.Join(cfg.work, "binpack"), false)
+	if err := copyTable(baseDir, filepath.Join(cfg.work, "binpack")); err != nil {
+		return nil, err
+	}
+	if err := d.compact(ctx, bp); err != nil {
+		return nil, err
+	}
+	binpacked, _, err := d.layoutOf(ctx, bp)
+	if err != nil {
+		return nil, err
+	}
+	out.BinpackFiles = len(binpacked.files)
+
+	// Each workload: evidence pushed, then the daemon's operations.
+	for wi, w := range workloads {
+		r := Result{Workload: w}
+		r.Before, _ = filesRead(held[w], before.files)
+		r.Binpack, _ = filesRead(held[w], binpacked.files)
+		dir := filepath.Join(cfg.work, "auto-"+w)
+		if err := copyTable(baseDir, dir); err != nil {
+			return nil, err
+		}
+		p := d.policy("auto-"+w, dir, true)
+		t, err := d.b.Tables.Get(ctx, p.URL)
 		if err != nil {
 			return nil, err
 		}
-		fs := filesOf(tbl, order, nFiles)
-		layouts[k] = fs
-		return fs, nil
-	}
-	var out []Result
-	for wi, w := range []string{synth.WorkloadA, synth.WorkloadBC, synth.WorkloadUniform} {
-		train := synth.Workload(w, n, uint64(100+wi))
-		held := synth.Workload(w, n, uint64(200+wi))
-		rec := clusteradvise.NewRecord(0)
-		for i, p := range train {
-			if err := rec.Add(p, 1, epoch.Add(-time.Duration(n-i)*7*24*time.Hour/time.Duration(n)), clusteradvise.SourcePush); err != nil {
-				return nil, err
-			}
+		now := time.Now().UTC()
+		var lines strings.Builder
+		train := synth.Workload(w, cfg.n, uint64(100+wi))
+		for i, text := range train {
+			at := now.Add(-time.Duration(len(train)-i) * 7 * 24 * time.Hour / time.Duration(len(train)))
+			b, _ := json.Marshal(clusteradvise.Pushed{Predicate: text, Weight: 1, Time: at})
+			lines.Write(append(b, '\n'))
 		}
-		rec.DecayTo(epoch)
-		opts := clusteradvise.DefaultOptions()
-		opts.MinTableBytes = 0
-		var files []clusteradvise.File
-		for _, f := range current {
-			files = append(files, clusteradvise.File{Size: int64(perFile * synth.RowBytes), Stats: f})
+		batch, err := clusteradvise.ReadPushed(strings.NewReader(lines.String()), now)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := clusteradvise.RecordPushed(ctx, t, batch, now); err != nil {
+			return nil, err
 		}
 		start := time.Now()
-		adv, err := clusteradvise.Advise(clusteradvise.Input{Columns: cols, Files: files, TargetFileSize: int64(perFile * synth.RowBytes), Sample: smp, Evidence: rec}, opts)
+		rep, err := d.run(ctx, p, autocluster.Name)
 		if err != nil {
 			return nil, err
 		}
-		v := clusteradvise.Decide(adv, clusteradvise.State{}, epoch, opts)
-		r := Result{Workload: w, Verdict: v.Reason, AdviseSeconds: time.Since(start).Seconds(), LayoutFiles: nFiles, CandidatesSeen: len(adv.Ranking)}
-		var heldExprs []predicate.Expr
-		for _, p := range held {
-			e, err := predicate.ParseSpark(p, resolve)
+		r.AdviseSeconds = time.Since(start).Seconds()
+		if len(rep.Held) > 0 {
+			r.Verdict = rep.Held[0].Reason
+		}
+		if err := d.compact(ctx, p); err != nil {
+			return nil, err
+		}
+		r.TotalSeconds = time.Since(start).Seconds()
+		after, snap, err := d.layoutOf(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if after.noStats > 0 {
+			return nil, fmt.Errorf("table %s: %d clustered files without min/max statistics", p.Name, after.noStats)
+		}
+		if r.Picked, err = clusteradvise.CurrentKey(snap); err != nil {
+			return nil, err
+		}
+		r.Files = len(after.files)
+		var perMeasured []float64
+		r.AfterMeasured, perMeasured = filesRead(held[w], after.files)
+		r.Fewer = r.Before / math.Max(r.AfterMeasured, 1e-9)
+		r.FewerBinpack = r.Binpack / math.Max(r.AfterMeasured, 1e-9)
+		if len(r.Picked) > 0 {
+			est, per, err := estimate(w, r.Picked)
 			if err != nil {
 				return nil, err
 			}
-			heldExprs = append(heldExprs, e.Expr)
-		}
-		r.Before = meanFiles(heldExprs, current)
-		measured := map[string]float64{}
-		measure := func(key []string) (float64, error) {
-			k := strings.Join(key, ",")
-			if m, ok := measured[k]; ok {
-				return m, nil
+			r.AfterEstimate = est
+			r.EstRelErr = (est - r.AfterMeasured) / math.Max(r.AfterMeasured, 1e-9)
+			var abs float64
+			for i := range per {
+				abs += math.Abs(per[i] - perMeasured[i])
 			}
-			fs, err := layoutOf(key)
-			if err != nil {
-				return 0, err
-			}
-			m := meanFiles(heldExprs, fs)
-			measured[k] = m
-			return m, nil
-		}
-		estimate := func(key []string) (float64, []float64, error) {
-			fs, err := clusteradvise.Layout(smp, key, cols, nFiles)
-			if err != nil {
-				return 0, nil, err
-			}
-			scale := float64(nFiles) / float64(len(fs))
-			per := make([]float64, len(heldExprs))
-			var sum float64
-			for i, e := range heldExprs {
-				per[i] = float64(countFiles(e, fs)) * scale
-				sum += per[i]
-			}
-			return sum / float64(len(heldExprs)), per, nil
-		}
-		if v.Change {
-			r.Picked = v.Key
-			if r.AfterMeasured, err = measure(v.Key); err != nil {
-				return nil, err
-			}
-			if r.AfterEstimate, _, err = estimate(v.Key); err != nil {
-				return nil, err
-			}
+			r.EstAbsErr = abs / float64(len(per))
 		} else {
-			r.AfterMeasured, r.AfterEstimate = r.Before, r.Before
+			r.AfterEstimate = r.AfterMeasured
 		}
-		r.Speedup = r.Before / math.Max(r.AfterMeasured, 1e-9)
-		// Exhaustive search over keys of at most two columns, same estimator.
+		out.Workloads = append(out.Workloads, r)
+		cfg.log.Warn("workload done", "workload", w, "picked", keyName(r.Picked), "before", r.Before, "after", r.AfterMeasured, "seconds", round(r.TotalSeconds))
+	}
+
+	// The exhaustive search: every key of at most two columns estimated;
+	// all of them (or each workload's shortlist) clustered for real.
+	keys := allKeys()
+	ests := map[string]map[string]float64{} // workload -> key -> estimate
+	want := map[string]bool{}
+	for _, w := range workloads {
+		ests[w] = map[string]float64{}
+		for _, k := range keys {
+			m, _, err := estimate(w, k)
+			if err != nil {
+				return nil, err
+			}
+			ests[w][keyName(k)] = m
+		}
+		ranked := slices.Clone(keys)
+		sort.SliceStable(ranked, func(i, j int) bool { return ests[w][keyName(ranked[i])] < ests[w][keyName(ranked[j])] })
+		for i, k := range ranked {
+			if cfg.shortlist <= 0 || i < cfg.shortlist {
+				want[keyName(k)] = true
+			}
+		}
+	}
+	for i := range out.Workloads {
+		r := &out.Workloads[i]
 		best := math.Inf(1)
-		var relErrs, absErrs []float64
-		for i, a := range synth.Columns {
-			keys := [][]string{{a}}
-			for _, b := range synth.Columns[i+1:] {
-				keys = append(keys, []string{a, b})
-			}
-			for _, key := range keys {
-				est, _, err := estimate(key)
-				if err != nil {
-					return nil, err
-				}
-				if est < best {
-					best, r.BestKey2, r.Best2Estimate = est, key, est
-				}
+		for _, k := range keys {
+			if e := ests[r.Workload][keyName(k)]; e < best {
+				best, r.EstBestKey2 = e, k
 			}
 		}
-		// The estimator's error, on the keys measured (the pick and the
-		// exhaustive best): per predicate and of the mean.
-		for _, key := range [][]string{r.Picked, r.BestKey2} {
-			if len(key) == 0 {
+		if len(r.Picked) > 0 && len(r.Picked) <= 2 {
+			want[keyName(r.Picked)] = true
+		}
+	}
+	measured := map[string]map[string]float64{} // key -> workload -> files read
+	var clusterSecs float64
+	for _, k := range keys {
+		name := keyName(k)
+		if !want[name] {
+			continue
+		}
+		dir := filepath.Join(cfg.work, "key-"+strings.ReplaceAll(name, ",", "-"))
+		if err := copyTable(baseDir, dir); err != nil {
+			return nil, err
+		}
+		p := d.policy("key-"+name, dir, false)
+		t, err := d.b.Tables.Get(ctx, p.URL)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := delta.LoadSnapshot(ctx, t, -1)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if _, err := autocluster.Apply(ctx, t, snap, k, commit.Options{}); err != nil {
+			return nil, err
+		}
+		if err := d.compact(ctx, p); err != nil {
+			return nil, err
+		}
+		clusterSecs += time.Since(start).Seconds()
+		l, _, err := d.layoutOf(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out.KeyFiles[name] = len(l.files)
+		measured[name] = map[string]float64{}
+		for _, w := range workloads {
+			measured[name][w], _ = filesRead(held[w], l.files)
+		}
+		out.KeysClustered++
+		cfg.log.Warn("key clustered", "key", name, "files", len(l.files), "seconds", round(time.Since(start).Seconds()))
+		if !cfg.keep {
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out.ClusterSeconds = clusterSecs / float64(max(1, out.KeysClustered))
+	for i := range out.Workloads {
+		r := &out.Workloads[i]
+		best := math.Inf(1)
+		var relErr float64
+		for _, k := range keys {
+			m, ok := measured[keyName(k)][r.Workload]
+			if !ok {
 				continue
 			}
-			est, per, err := estimate(key)
-			if err != nil {
-				return nil, err
+			if m < best {
+				best, r.BestKey2 = m, k
 			}
-			fs, err := layoutOf(key)
-			if err != nil {
-				return nil, err
-			}
-			var abs, meas float64
-			for j, e := range heldExprs {
-				m := float64(countFiles(e, fs))
-				meas += m
-				abs += math.Abs(per[j] - m)
-			}
-			meas /= float64(len(heldExprs))
-			relErrs = append(relErrs, math.Abs(est-meas)/math.Max(meas, 1))
-			absErrs = append(absErrs, abs/float64(len(heldExprs)))
+			relErr += math.Abs(ests[r.Workload][keyName(k)]-m) / math.Max(m, 1e-9)
 		}
-		r.Best2Measured, _ = measure(r.BestKey2)
-		r.VsBest2 = r.AfterMeasured / math.Max(r.Best2Measured, 1e-9)
-		r.EstRelErr, r.EstAbsErr = mean(relErrs), mean(absErrs)
-		out = append(out, r)
+		r.Best2Measured = best
+		r.EstRelErrKeys = relErr / float64(max(1, len(measured)))
+		r.VsBest2 = r.AfterMeasured / math.Max(best, 1e-9)
 	}
 	return out, nil
 }
 
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(max(1, len(xs)))
-}
+func round(f float64) float64 { return math.Round(f*100) / 100 }
 
-// hilbertOrder orders every row on the Hilbert key of key (Z-order for one
-// column) with range buckets drawn from the sample's values, as
-// compactord's clustered rewrite does.
-func hilbertOrder(tbl *synth.Table, key []string, smp *clusteradvise.Sample) ([]int, error) {
-	bz := make([]*curve.Bucketizer[int64], len(key))
-	nb := 1
-	for d, c := range key {
-		vals := make([]int64, 0, smp.Rows)
-		for _, v := range smp.Values[c] {
-			vals = append(vals, v.I)
-		}
-		bz[d] = curve.NewBucketizer(vals, 1000, func(a, b int64) int { return int(sign(a - b)) })
-		nb = max(nb, bz[d].NumBuckets())
-	}
-	enc, err := curve.ForColumns(len(key), nb)
-	if err != nil {
-		return nil, err
-	}
-	if enc.KeyLen() > 8 {
-		return nil, fmt.Errorf("key %v: %d-byte curve keys", key, enc.KeyLen())
-	}
-	// Keys of at most 8 bytes compare as big-endian integers.
-	keys := make([]uint64, tbl.Rows)
-	coords := make([]uint32, len(key))
-	var buf []byte
-	for i := range keys {
-		for d, c := range key {
-			coords[d] = bz[d].Bucket(tbl.Data[c][i])
-		}
-		if buf, err = enc.AppendKey(buf[:0], coords); err != nil {
-			return nil, err
-		}
-		var k uint64
-		for _, b := range buf {
-			k = k<<8 | uint64(b)
-		}
-		keys[i] = k << (8 * (8 - len(buf)))
-	}
-	order := make([]int, tbl.Rows)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return keys[order[i]] < keys[order[j]] })
-	return order, nil
-}
-
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
-}
-
-// fileStats is one file's min/max statistics over every column.
-type fileStats struct {
-	rows     int64
-	min, max map[string]*predicate.Value
-}
-
-func (f *fileStats) NumRecords() (int64, bool) { return f.rows, true }
-
-func (f *fileStats) Column(col predicate.Column) (predicate.ColumnStats, error) {
-	zero := int64(0)
-	c := col.Path[0]
-	return predicate.ColumnStats{Min: f.min[c], Max: f.max[c], NullCount: &zero}, nil
-}
-
-// filesOf cuts the rows in order into n files and computes their stats
-// from all their rows.
-func filesOf(tbl *synth.Table, order []int, n int) []predicate.FileStats {
-	out := make([]predicate.FileStats, 0, n)
-	for g := range n {
-		lo, hi := g*len(order)/n, (g+1)*len(order)/n
-		fs := &fileStats{rows: int64(hi - lo), min: map[string]*predicate.Value{}, max: map[string]*predicate.Value{}}
-		for _, c := range synth.Columns {
-			data := tbl.Data[c]
-			mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
-			for _, i := range order[lo:hi] {
-				mn, mx = min(mn, data[i]), max(mx, data[i])
-			}
-			a, b := predicate.Int(mn), predicate.Int(mx)
-			fs.min[c], fs.max[c] = &a, &b
-		}
-		out = append(out, fs)
-	}
-	return out
-}
-
-func countFiles(e predicate.Expr, files []predicate.FileStats) int {
-	n := 0
-	for _, f := range files {
-		if ok, err := predicate.MayMatch(e, f); ok || err != nil {
-			n++
-		}
-	}
-	return n
-}
-
-func meanFiles(es []predicate.Expr, files []predicate.FileStats) float64 {
-	var s float64
-	for _, e := range es {
-		s += float64(countFiles(e, files))
-	}
-	return s / float64(len(es))
-}
-
-func printText(res []Result) {
+func printText(res *Results) {
+	fmt.Printf("%d rows, %s in %d ingested files; binpacked at %s: %d files; the estimator lays out %d files; %d keys clustered for real (%.1f s each)\n",
+		res.Rows, units.FormatBytes(res.TableBytes), res.IngestFiles, units.FormatBytes(res.TargetFileSize), res.BinpackFiles, res.LayoutFiles, res.KeysClustered, res.ClusterSeconds)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tpicked\tfiles\tbefore\tafter (measured)\tafter (estimated)\tfewer\tbest key <=2\tbest measured\tpicked/best\test. rel. error\test. abs. error\tadvise s")
-	for _, r := range res {
-		picked := "(none)"
-		if len(r.Picked) > 0 {
-			p := slices.Clone(r.Picked)
-			slices.Sort(p)
-			picked = strings.Join(p, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t%.1fx\t%s\t%.2f\t%.2f\t%.1f%%\t%.2f\t%.1f\n", r.Workload, picked, r.LayoutFiles, r.Before, r.AfterMeasured, r.AfterEstimate, r.Speedup,
-			strings.Join(r.BestKey2, ","), r.Best2Measured, r.VsBest2, 100*r.EstRelErr, r.EstAbsErr, r.AdviseSeconds)
+	fmt.Fprintln(tw, "workload\tpicked\tfiles\tbefore\tbinpacked\tafter (measured)\tafter (estimated)\tfewer\tfewer than binpacked\tbest key <=2 (measured)\tbest measured\tpicked/best\testimator's best\test. error\test. abs. error\test. error, all keys\ts")
+	for _, r := range res.Workloads {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.1fx\t%.1fx\t%s\t%.2f\t%.2f\t%s\t%+.1f%%\t%.2f\t%.1f%%\t%.1f\n",
+			r.Workload, keyName(r.Picked), r.Files, r.Before, r.Binpack, r.AfterMeasured, r.AfterEstimate, r.Fewer, r.FewerBinpack,
+			keyName(r.BestKey2), r.Best2Measured, r.VsBest2, keyName(r.EstBestKey2), 100*r.EstRelErr, r.EstAbsErr, 100*r.EstRelErrKeys, r.TotalSeconds)
 	}
 	tw.Flush()
-	for _, r := range res {
+	for _, r := range res.Workloads {
 		fmt.Printf("%s: %s\n", r.Workload, r.Verdict)
 	}
 }

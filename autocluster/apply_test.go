@@ -1,12 +1,14 @@
-package clusteradvise_test
+package autocluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/compactord/compactord/autocluster"
 	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
@@ -22,8 +24,8 @@ func TestTheClusteringDomainHasTheShapeDatabricksWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbr := snap.Domains[clusteradvise.ClusteringDomain].Configuration
-	ours, err := clusteradvise.DomainConfiguration([][]string{{"department"}})
+	dbr := snap.Domains[autocluster.ClusteringDomain].Configuration
+	ours, err := autocluster.DomainConfiguration([][]string{{"department"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,12 +36,12 @@ func TestTheClusteringDomainHasTheShapeDatabricksWrites(t *testing.T) {
 
 func TestApplySetsTheKeyAddingTheFeaturesAndInspectReadsItBack(t *testing.T) {
 	ctx := context.Background()
-	tbl := newXYTable(t, 2, 10, []string{"appendOnly"})
+	tbl := newKeyTable(t, 2, 10, []string{"appendOnly"})
 	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := clusteradvise.Apply(ctx, tbl, snap, []string{"x", "y"}, commit.Options{})
+	v, err := autocluster.Apply(ctx, tbl, snap, []string{"x", "y"}, commit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestApplySetsTheKeyAddingTheFeaturesAndInspectReadsItBack(t *testing.T) {
 	if err != nil || strings.Join(key, ",") != "x,y" {
 		t.Fatalf("key %v (%v), want x,y", key, err)
 	}
-	if got := after.Domains[clusteradvise.ClusteringDomain].Configuration; got != `{"clusteringColumns":[["x"],["y"]],"domainName":"delta.clustering"}` {
+	if got := after.Domains[autocluster.ClusteringDomain].Configuration; got != `{"clusteringColumns":[["x"],["y"]],"domainName":"delta.clustering"}` {
 		t.Fatalf("domain %s", got)
 	}
 	wf := strings.Join(after.Protocol.WriterFeatures, ",")
@@ -62,11 +64,11 @@ func TestApplySetsTheKeyAddingTheFeaturesAndInspectReadsItBack(t *testing.T) {
 		t.Fatalf("protocol %+v", after.Protocol)
 	}
 	ci := tabletest.Committed(t, tbl, v)[0].CommitInfo
-	if ci.Operation() != clusteradvise.OperationClusterBy || !strings.Contains(string(ci["operationParameters"]), `"newClusteringColumns":"[\"x\",\"y\"]"`) {
+	if ci.Operation() != autocluster.OperationClusterBy || !strings.Contains(string(ci["operationParameters"]), `"newClusteringColumns":"[\"x\",\"y\"]"`) {
 		t.Fatalf("commitInfo %s", ci["operationParameters"])
 	}
 	// A second change keeps the protocol and writes only the domain.
-	v2, err := clusteradvise.Apply(ctx, tbl, after, []string{"y"}, commit.Options{})
+	v2, err := autocluster.Apply(ctx, tbl, after, []string{"y"}, commit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +90,16 @@ func TestApplyRefusesWhereTheProtocolDoesNotAllowTheKey(t *testing.T) {
 		tbl        func() *delta.Table
 		key        []string
 	}{
-		{"legacy protocol", "writer version 2", func() *delta.Table { return newXYTable(t, 1, 5, nil) }, []string{"x"}},
+		{"legacy protocol", "writer version 2", func() *delta.Table { return newKeyTable(t, 1, 5, nil) }, []string{"x"}},
 		{"preview liquid", "liquid", func() *delta.Table {
 			return tabletest.CopyFixture(t, "liquid-legacy-rowtracking")
 		}, []string{"id"}},
-		{"five columns", "over the 4", func() *delta.Table { return newXYTable(t, 1, 5, []string{}) }, []string{"x", "y", "v", "x", "y"}},
-		{"no such column", "column z", func() *delta.Table { return newXYTable(t, 1, 5, []string{}) }, []string{"z"}},
+		{"five columns", "over the 4", func() *delta.Table { return newKeyTable(t, 1, 5, []string{}) }, []string{"x", "y", "v", "x", "y"}},
+		{"no such column", "column z", func() *delta.Table { return newKeyTable(t, 1, 5, []string{}) }, []string{"z"}},
 		{"no statistics", "no statistics", func() *delta.Table {
-			tbl := newXYTable(t, 1, 5, []string{})
+			tbl := newKeyTable(t, 1, 5, []string{})
 			tabletest.PutCommit(t, tbl, 1, []string{`{"commitInfo":{"operation":"SET TBLPROPERTIES"}}`,
-				fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.dataSkippingNumIndexedCols":"2"},"createdTime":1}}`, xySchema)})
+				fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.dataSkippingNumIndexedCols":"2"},"createdTime":1}}`, keySchema)})
 			return tbl
 		}, []string{"v"}},
 	} {
@@ -107,8 +109,8 @@ func TestApplyRefusesWhereTheProtocolDoesNotAllowTheKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = clusteradvise.Apply(ctx, tbl, snap, c.key, commit.Options{})
-			if !errors.Is(err, clusteradvise.ErrRefused) || !strings.Contains(err.Error(), c.want) {
+			_, err = autocluster.Apply(ctx, tbl, snap, c.key, commit.Options{})
+			if !errors.Is(err, autocluster.ErrRefused) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want a refusal naming %q", err, c.want)
 			}
 		})
@@ -117,13 +119,13 @@ func TestApplyRefusesWhereTheProtocolDoesNotAllowTheKey(t *testing.T) {
 
 func TestApplyLosesToAConcurrentChangeOfTheClusteringDomain(t *testing.T) {
 	ctx := context.Background()
-	tbl := newXYTable(t, 1, 5, []string{"domainMetadata", "clustering"})
+	tbl := newKeyTable(t, 1, 5, []string{"domainMetadata", "clustering"})
 	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	once := false
-	_, err = clusteradvise.Apply(ctx, tbl, snap, []string{"x"}, commit.Options{BeforePut: func(ctx context.Context, v int64) error {
+	_, err = autocluster.Apply(ctx, tbl, snap, []string{"x"}, commit.Options{BeforePut: func(ctx context.Context, v int64) error {
 		if !once {
 			once = true
 			tabletest.PutCommit(t, tbl, v, []string{`{"commitInfo":{"operation":"CLUSTER BY"}}`, `{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"y\"]]}","removed":false}}`})
@@ -133,4 +135,42 @@ func TestApplyLosesToAConcurrentChangeOfTheClusteringDomain(t *testing.T) {
 	if !errors.Is(err, commit.ErrConflict) {
 		t.Fatalf("got %v, want a conflict", err)
 	}
+}
+
+type keyRow struct {
+	X int64  `parquet:"x"`
+	Y int64  `parquet:"y"`
+	V string `parquet:"v"`
+}
+
+const keySchema = `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}},{"name":"y","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
+
+// newKeyTable writes a real table of files files of rowsPerFile rows
+// (x, y, v), committed as version 0 with a protocol of the given writer
+// features (nil: writer version 2).
+func newKeyTable(t *testing.T, files, rowsPerFile int, writerFeatures []string) *delta.Table {
+	t.Helper()
+	tbl := tabletest.Open(t, "file://"+t.TempDir())
+	proto := `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`
+	if writerFeatures != nil {
+		wf, _ := json.Marshal(writerFeatures)
+		proto = fmt.Sprintf(`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":%s}}`, wf)
+	}
+	lines := []string{
+		`{"commitInfo":{"timestamp":1767225600000,"operation":"CREATE TABLE"}}`,
+		proto,
+		fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{},"createdTime":1}}`, keySchema),
+	}
+	for f := range files {
+		rows := make([]keyRow, rowsPerFile)
+		for i := range rows {
+			rows[i] = keyRow{X: int64(f*rowsPerFile + i), Y: int64(i), V: "v"}
+		}
+		a := tabletest.WriteParquet(t, tbl, rows)
+		a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"x":%d,"y":0},"maxValues":{"x":%d,"y":%d},"nullCount":{"x":0,"y":0}}`,
+			rowsPerFile, f*rowsPerFile, (f+1)*rowsPerFile-1, rowsPerFile-1)
+		lines = append(lines, tabletest.AddLine(t, a))
+	}
+	tabletest.PutCommit(t, tbl, 0, lines)
+	return tbl
 }

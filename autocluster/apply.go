@@ -1,4 +1,4 @@
-package clusteradvise
+package autocluster
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/commit"
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
@@ -66,8 +67,8 @@ func PlanKey(snap *delta.Snapshot, key []string) ([]actions.Action, error) {
 	switch {
 	case len(key) == 0:
 		return nil, refuse("no columns")
-	case len(key) > MaxKeyColumns:
-		return nil, refuse("%d columns, over the %d liquid clustering allows", len(key), MaxKeyColumns)
+	case len(key) > clusteradvise.MaxKeyColumns:
+		return nil, refuse("%d columns, over the %d liquid clustering allows", len(key), clusteradvise.MaxKeyColumns)
 	case len(snap.Metadata.PartitionColumns) > 0:
 		return nil, refuse("the table is partitioned by %s, and a clustered table must not be", strings.Join(snap.Metadata.PartitionColumns, ", "))
 	case snap.Protocol.HasFeature("liquid"):
@@ -78,7 +79,7 @@ func PlanKey(snap *delta.Snapshot, key []string) ([]actions.Action, error) {
 	if err := delta.Writable(snap); err != nil {
 		return nil, refuse("%v", err)
 	}
-	cols, err := TableColumns(snap)
+	cols, err := clusteradvise.TableColumns(snap)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func Apply(ctx context.Context, t *delta.Table, snap *delta.Snapshot, key []stri
 	if err != nil {
 		return -1, failure.With(failure.Halt, fmt.Errorf("table %s: %w", t.Name(), err))
 	}
-	old, err := CurrentKey(snap)
+	old, err := clusteradvise.CurrentKey(snap)
 	if err != nil {
 		return -1, err
 	}
@@ -171,7 +172,7 @@ func Apply(ctx context.Context, t *delta.Table, snap *delta.Snapshot, key []stri
 	}
 	v, err := tx.Commit(ctx)
 	if err != nil {
-		return -1, fmt.Errorf("table %s: set clustering key %s: %w", t.Name(), keyString(key), err)
+		return -1, fmt.Errorf("table %s: set clustering key %s: %w", t.Name(), keyText(key), err)
 	}
 	return v, nil
 }
