@@ -2,7 +2,6 @@ package autocluster_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,7 +98,7 @@ func TestApplyRefusesWhereTheProtocolDoesNotAllowTheKey(t *testing.T) {
 		{"no statistics", "no statistics", func() *delta.Table {
 			tbl := newKeyTable(t, 1, 5, []string{})
 			tabletest.PutCommit(t, tbl, 1, []string{`{"commitInfo":{"operation":"SET TBLPROPERTIES"}}`,
-				fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.dataSkippingNumIndexedCols":"2"},"createdTime":1}}`, keySchema)})
+				fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{"delta.dataSkippingNumIndexedCols":"2"},"createdTime":1}}`, tabletest.XYSchema)})
 			return tbl
 		}, []string{"v"}},
 	} {
@@ -137,40 +136,12 @@ func TestApplyLosesToAConcurrentChangeOfTheClusteringDomain(t *testing.T) {
 	}
 }
 
-type keyRow struct {
-	X int64  `parquet:"x"`
-	Y int64  `parquet:"y"`
-	V string `parquet:"v"`
-}
-
-const keySchema = `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}},{"name":"y","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
-
 // newKeyTable writes a real table of files files of rowsPerFile rows
-// (x, y, v), committed as version 0 with a protocol of the given writer
-// features (nil: writer version 2).
+// (x ascending over the files, y the row's index), committed as version 0
+// with a protocol of the given writer features (nil: writer version 2).
 func newKeyTable(t *testing.T, files, rowsPerFile int, writerFeatures []string) *delta.Table {
 	t.Helper()
-	tbl := tabletest.Open(t, "file://"+t.TempDir())
-	proto := `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`
-	if writerFeatures != nil {
-		wf, _ := json.Marshal(writerFeatures)
-		proto = fmt.Sprintf(`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":%s}}`, wf)
-	}
-	lines := []string{
-		`{"commitInfo":{"timestamp":1767225600000,"operation":"CREATE TABLE"}}`,
-		proto,
-		fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{},"createdTime":1}}`, keySchema),
-	}
-	for f := range files {
-		rows := make([]keyRow, rowsPerFile)
-		for i := range rows {
-			rows[i] = keyRow{X: int64(f*rowsPerFile + i), Y: int64(i), V: "v"}
-		}
-		a := tabletest.WriteParquet(t, tbl, rows)
-		a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"x":%d,"y":0},"maxValues":{"x":%d,"y":%d},"nullCount":{"x":0,"y":0}}`,
-			rowsPerFile, f*rowsPerFile, (f+1)*rowsPerFile-1, rowsPerFile-1)
-		lines = append(lines, tabletest.AddLine(t, a))
-	}
-	tabletest.PutCommit(t, tbl, 0, lines)
-	return tbl
+	return tabletest.NewXYTable(t, files, rowsPerFile, writerFeatures, func(f, i int) (int64, int64) {
+		return int64(f*rowsPerFile + i), int64(i)
+	})
 }

@@ -19,46 +19,15 @@ import (
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
-type xyRow struct {
-	X int64  `parquet:"x"`
-	Y int64  `parquet:"y"`
-	V string `parquet:"v"`
-}
-
-const xySchema = `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}},{"name":"y","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"string","nullable":true,"metadata":{}}]}`
-
 // newXYTable writes a real table of files rows of random x and y (every
 // file spans both columns' ranges), committed as version 0 with a
 // protocol of the given writer features (nil: writer version 2).
 func newXYTable(t *testing.T, files, rowsPerFile int, writerFeatures []string, extra ...string) *delta.Table {
 	t.Helper()
-	tbl := tabletest.Open(t, "file://"+t.TempDir())
 	r := rand.New(rand.NewPCG(5, 6))
-	proto := `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`
-	if writerFeatures != nil {
-		wf, _ := json.Marshal(writerFeatures)
-		proto = fmt.Sprintf(`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":%s}}`, wf)
-	}
-	lines := []string{
-		`{"commitInfo":{"timestamp":1767225600000,"operation":"CREATE TABLE"}}`,
-		proto,
-		fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{},"createdTime":1}}`, xySchema),
-	}
-	lines = append(lines, extra...)
-	for range files {
-		rows := make([]xyRow, rowsPerFile)
-		minX, maxX, minY, maxY := int64(1<<62), int64(-1), int64(1<<62), int64(-1)
-		for i := range rows {
-			rows[i] = xyRow{X: r.Int64N(1000), Y: r.Int64N(1000), V: "v"}
-			minX, maxX = min(minX, rows[i].X), max(maxX, rows[i].X)
-			minY, maxY = min(minY, rows[i].Y), max(maxY, rows[i].Y)
-		}
-		a := tabletest.WriteParquet(t, tbl, rows)
-		a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"x":%d,"y":%d},"maxValues":{"x":%d,"y":%d},"nullCount":{"x":0,"y":0}}`, rowsPerFile, minX, minY, maxX, maxY)
-		lines = append(lines, tabletest.AddLine(t, a))
-	}
-	tabletest.PutCommit(t, tbl, 0, lines)
-	return tbl
+	return tabletest.NewXYTable(t, files, rowsPerFile, writerFeatures, func(int, int) (int64, int64) {
+		return r.Int64N(1000), r.Int64N(1000)
+	}, extra...)
 }
 
 func commitInfoLine(t *testing.T, op string, ms int64, params map[string]string) string {
