@@ -89,6 +89,7 @@ type table struct {
 	nextID    int
 	ingested  int64
 	rewritten int64
+	cubeBytes int64 // bytes of Z-cube files that zcube jobs rewrote (merges)
 	jobs      map[planner.Strategy]int
 	bytesBy   map[planner.Strategy]int64
 }
@@ -208,6 +209,9 @@ func (t *table) apply(pl *planner.CompactionPlan, now int64) error {
 			rows = append(rows, f.rows...)
 		}
 		for _, src := range j.Sources {
+			if j.Sort != nil && src.Tags[planner.TagZCubeID] != "" {
+				t.cubeBytes += src.Size
+			}
 			delete(t.files, src.Path)
 		}
 		t.jobs[j.Strategy]++
@@ -328,6 +332,7 @@ type result struct {
 	files          int
 	ingested       int64
 	rewritten      int64
+	cubeBytes      int64
 	pruning        []pruneStat // averaged over the measurements in the stream
 	final          []pruneStat // after the last batch, the fixed predicate set
 	jobs           map[planner.Strategy]int
@@ -470,7 +475,7 @@ func simulate(a arm, cfg config) (result, error) {
 		return res, fmt.Errorf("%s: pruning: %w", name, err)
 	}
 	res.final = final
-	res.files, res.ingested, res.rewritten, res.jobs, res.bytesBy = len(t.files), t.ingested, t.rewritten, t.jobs, t.bytesBy
+	res.files, res.ingested, res.rewritten, res.cubeBytes, res.jobs, res.bytesBy = len(t.files), t.ingested, t.rewritten, t.cubeBytes, t.jobs, t.bytesBy
 	res.elapsed = time.Since(start)
 	return res, nil
 }
@@ -607,9 +612,15 @@ func run(cfg config, w io.Writer) error {
 func jobsText(r result) string {
 	var parts []string
 	for _, st := range []planner.Strategy{planner.StrategyBinpack, planner.StrategyLightweight, planner.StrategyZCube} {
-		if n := r.jobs[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d (%.1f MiB)", st, n, float64(r.bytesBy[st])/(1<<20)))
+		n := r.jobs[st]
+		if n == 0 {
+			continue
 		}
+		text := fmt.Sprintf("%s %d (%.1f MiB", st, n, float64(r.bytesBy[st])/(1<<20))
+		if st == planner.StrategyZCube {
+			text += fmt.Sprintf(", %.1f of it Z-cube files merged", float64(r.cubeBytes)/(1<<20))
+		}
+		parts = append(parts, text+")")
 	}
 	return strings.Join(parts, ", ")
 }
