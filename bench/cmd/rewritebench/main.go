@@ -6,7 +6,11 @@
 //   - compactord: writer.RewriteAll over bins of the table's files (each bin
 //     up to the target size), nothing committed, outputs deleted afterwards
 //     unless -keep; with -sort COLS every bin is a sorted (Z-cube) job on
-//     those columns (-nocopy sends it through the external row sort);
+//     those columns (-nocopy sends it through the external row sort); with
+//     -plan STRATEGY the jobs are the planner's instead (every file below
+//     the target a candidate, -sort naming the clustering columns): -plan
+//     lightweight is the lightweight tier, its sources in the (min, max)
+//     order of one column (-lightweight-column), rows not sorted;
 //   - parquetgo: a bare parquet-go loop (open each file, read rows, write one
 //     zstd file per target size) with no Delta logic, the floor to compare
 //     against.
@@ -33,6 +37,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
+	"github.com/compactord/compactord/planner"
 	"github.com/compactord/compactord/writer"
 )
 
@@ -49,6 +54,10 @@ type report struct {
 	// Sorted jobs: whether they took the column path, spilled chunks.
 	Columnar bool `json:"columnar,omitempty"`
 	Spills   int  `json:"spills,omitempty"`
+	// Planned rewrites (-plan): the jobs and the column the lightweight
+	// tier ordered files by.
+	Jobs      int    `json:"jobs,omitempty"`
+	OrderedBy string `json:"orderedBy,omitempty"`
 }
 
 func main() {
@@ -71,6 +80,8 @@ func main() {
 	curveName := flag.String("curve", "hilbert", "curve of a sorted rewrite (hilbert or zorder)")
 	sortMem := flag.Int("sortmem", 0, "memory bound of the external row sort in bytes (0: default)")
 	colMem := flag.Int("colmem", 0, "memory bound of the column path of a sorted rewrite in bytes (0: default)")
+	planStrategy := flag.String("plan", "", "plan the jobs with the planner's strategy (lightweight, binpack, zcube) on the -sort columns instead of bins in file order")
+	lightweightCol := flag.String("lightweight-column", "", "with -plan lightweight: the column the tier orders files by (default: the planner's pick)")
 	flag.Parse()
 	if *traceFile != "" {
 		startOrExit(*traceFile, trace.Start)
@@ -117,7 +128,25 @@ func main() {
 				spec.Columns = append(spec.Columns, strings.Split(c, "."))
 			}
 		}
-		r, err = runCompactord(ctx, *table, opts, spec, *keep)
+		var pick planJobs
+		if *planStrategy != "" {
+			pick = func(snap *delta.Snapshot, target int64) ([]*writer.Job, string, error) {
+				var cols [][]string
+				if spec != nil {
+					cols = spec.Columns
+				}
+				var lw []string
+				if *lightweightCol != "" {
+					lw = strings.Split(*lightweightCol, ".")
+				}
+				js, pl, err := plannedJobs(snap, planner.Strategy(*planStrategy), cols, lw, target)
+				if err != nil || pl.Lightweight == nil {
+					return js, "", err
+				}
+				return js, pl.Lightweight.Column, nil
+			}
+		}
+		r, err = runCompactord(ctx, *table, opts, spec, pick, *keep)
 	case "parquetgo":
 		r, err = runParquetGo(*table, *out, *target)
 	default:
@@ -161,7 +190,11 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
-func runCompactord(ctx context.Context, dir string, opts writer.Options, spec *writer.SortSpec, keep bool) (report, error) {
+// planJobs returns the jobs of a planned rewrite of snap and, for the
+// lightweight tier, the column it ordered files by.
+type planJobs func(snap *delta.Snapshot, target int64) ([]*writer.Job, string, error)
+
+func runCompactord(ctx context.Context, dir string, opts writer.Options, spec *writer.SortSpec, pick planJobs, keep bool) (report, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return report{}, err
@@ -192,12 +225,18 @@ func runCompactord(ctx context.Context, dir string, opts writer.Options, spec *w
 		cur.Sources = append(cur.Sources, f)
 		curSize += f.Size
 	}
+	var r report
+	if pick != nil {
+		if js, r.OrderedBy, err = pick(snap, binSize); err != nil {
+			return report{}, err
+		}
+		r.Jobs = len(js)
+	}
 	start := time.Now()
 	// The bench owns the attempt: without -keep it deletes what it wrote.
 	objs := &attempt.Objects{}
 	results, err := writer.RewriteAll(ctx, t, snap, js, objs, opts)
 	secs := time.Since(start).Seconds()
-	var r report
 	r.Seconds = secs
 	for _, res := range results {
 		if res == nil {
