@@ -146,6 +146,9 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
 		return nil, err
 	}
+	if target == latest {
+		t.newest.noteRetention(snap.Properties().LogRetention)
+	}
 	return snap, nil
 }
 
