@@ -73,7 +73,9 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 // removed v+1 (and v) since the caller saw v. So HasNewer also checks that v
 // still exists, and when neither does it falls back to listing the log.
 // That second check is skipped while the table handle's own last finding
-// that v was the newest is recent (newestTrust): a commit written after
+// that v was the newest (by HasNewer, by a LoadSnapshot of the latest
+// version, or by Advance reading up to v) is recent (newestSeen.window:
+// half the log retention, at most an hour): a commit written after
 // that finding and already removed would have to be older than the
 // table's log retention, which is how old a commit must be before any
 // Delta log cleanup deletes it. A poller calling every few minutes thus

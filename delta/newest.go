@@ -54,12 +54,12 @@ func (n *newestSeen) found(v int64, now time.Time) {
 	n.version, n.at = v, now
 }
 
-// noteRetention records the log retention of a snapshot of the latest
-// version.
-func (n *newestSeen) noteRetention(r time.Duration) {
+// loaded records a snapshot of the latest version: v was the newest when
+// the log was listed at now, and the table's log retention is r.
+func (n *newestSeen) loaded(v int64, now time.Time, r time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.retention = r
+	n.version, n.at, n.retention = v, now, r
 }
 
 // clock is the handle's clock (tests replace it).

@@ -111,6 +111,47 @@ func TestHasNewerOfAnIdleTableCostsOneRequestAfterTheFirst(t *testing.T) {
 	}
 }
 
+// A poller's first check after a full load or an advance is one request
+// too: the listing, or the commit read up to the missing next one, found
+// the newest version.
+func TestHasNewerAfterLoadOrAdvanceCostsOneRequest(t *testing.T) {
+	ctx := context.Background()
+	pt := newPollTable(t, 2, "{}")
+	snap, err := LoadSnapshot(ctx, pt.Table, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, calls := pt.hasNewer(t, 2, time.Minute); got || total(calls) != 1 {
+		t.Fatalf("HasNewer(2) after LoadSnapshot = %v with calls %v; want false for one HEAD", got, calls)
+	}
+	pt.commit(t, 3, "")
+	next, ok, err := Advance(ctx, pt.Table, snap, 10)
+	if err != nil || !ok || next.Version != 3 {
+		t.Fatalf("Advance = %v, %v, %v; want version 3", next, ok, err)
+	}
+	if got, calls := pt.hasNewer(t, 3, time.Minute); got || total(calls) != 1 {
+		t.Fatalf("HasNewer(3) after Advance = %v with calls %v; want false for one HEAD", got, calls)
+	}
+	// Advance finding no commit right after its snapshot is a gap (here
+	// log cleanup took commits 1 and 2), not a finding that the
+	// snapshot's version is the newest.
+	old, err := LoadSnapshot(ctx, pt.Table, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int64{1, 2} {
+		if err := os.Remove(filepath.Join(pt.root, logpath.CommitKey(v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := Advance(ctx, pt.Table, old, 10); ok || err != nil {
+		t.Fatalf("Advance over a gap = %v, %v; want not ok", ok, err)
+	}
+	if got, calls := pt.hasNewer(t, 1, time.Minute); !got || calls["list"] == 0 {
+		t.Fatalf("HasNewer(1) after the gap = %v with calls %v; want true, found by listing the log", got, calls)
+	}
+}
+
 // Once the finding is older than the trust window, log cleanup may have
 // removed the commits after it: the caller's version is checked again and
 // a cleaned-up history is found by listing, as before.

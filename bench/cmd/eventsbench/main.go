@@ -447,10 +447,18 @@ func oneRun(ctx context.Context, c config, mode, proxyURL string, cnt *counter, 
 	// The window starts between two rounds of periodic polls and lasts
 	// whole intervals, so that it holds every table's periodic poll the
 	// same number of times.
-	offset := min(interval/2, 30*time.Second)
-	start := t0.Add(offset)
-	for start.Before(time.Now().Add(2 * time.Second)) {
-		start = start.Add(interval)
+	// The periodic rounds come every interval after the start's (about
+	// t0): the window starts after the start's polls, at least 10 s
+	// before the next round, else half an interval past a later one.
+	start := t0.Add(min(interval/2, 30*time.Second))
+	if soon := time.Now().Add(2 * time.Second); start.Before(soon) {
+		start = soon
+	}
+	if start.After(t0.Add(interval - 10*time.Second)) {
+		start = t0.Add(interval / 2)
+		for start.Before(time.Now().Add(2 * time.Second)) {
+			start = start.Add(interval)
+		}
 	}
 	n := math.Ceil(float64(c.window) / float64(interval))
 	length := time.Duration(n) * interval
@@ -562,7 +570,7 @@ func printTable(ss []summary) {
 		if s.Goal > 0 {
 			goal = fmt.Sprintf("%.0f", s.Goal)
 		}
-		fmt.Printf("| %s | %d | %s | %.0f | %d | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f | %s | %.2f | %.2f | %.2f | %d | %.0f | %.0f | %s |\n",
+		fmt.Printf("| %s | %d | %s | %.0f | %d | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f | %s | %.3f | %.3f | %.3f | %d | %.0f | %.0f | %s |\n",
 			s.Run, s.Tables, s.Interval, s.WindowMinutes, s.Writes,
 			s.PerMin["total"], s.PerMin["GET"], s.PerMin["HEAD"], s.PerMin["LIST"], s.PerMin["PUT"],
 			s.IdlePerMin["total"], s.IdlePerMin["GET"], s.IdlePerMin["HEAD"], s.IdlePerMin["LIST"], s.IdlePerMin["PUT"],
