@@ -25,9 +25,10 @@ RECONCILE=${RECONCILE:-10m}
 WRITE_PCT=${WRITE_PCT:-1}
 RUNS=${RUNS:-poll,events}
 WORK=${WORK:-bench/out/events}
-rm -rf "$WORK"
 mkdir -p "$WORK/bin"
 WORK=$(cd "$WORK" && pwd)
+# A fresh store and fresh runs each time (only what this script writes).
+rm -rf "$WORK/s3" "$WORK"/run-* "$WORK/results.jsonl" "$WORK/versitygw.log"
 
 # shellcheck source=../scripts/emulators/lib.sh
 source scripts/emulators/lib.sh

@@ -467,7 +467,7 @@ func oneRun(ctx context.Context, c config, mode, proxyURL string, cnt *counter, 
 	cnt.measure(start, length)
 
 	perMinute := max(1, int(math.Round(float64(c.tables)*c.writePct/100)))
-	writes := int(float64(perMinute) * length.Minutes())
+	writes := int(math.Round(float64(perMinute) * length.Minutes()))
 	gap := time.Minute / time.Duration(perMinute)
 	rng := rand.New(rand.NewPCG(uint64(len(mode)), 34))
 	order := rng.Perm(c.tables)
@@ -570,7 +570,7 @@ func printTable(ss []summary) {
 		if s.Goal > 0 {
 			goal = fmt.Sprintf("%.0f", s.Goal)
 		}
-		fmt.Printf("| %s | %d | %s | %.0f | %d | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f | %s | %.3f | %.3f | %.3f | %d | %.0f | %.0f | %s |\n",
+		fmt.Printf("| %s | %d | %s | %.1f | %d | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f (%.1f/%.1f/%.1f/%.1f) | %.1f | %s | %.3f | %.3f | %.3f | %d | %.0f | %.0f | %s |\n",
 			s.Run, s.Tables, s.Interval, s.WindowMinutes, s.Writes,
 			s.PerMin["total"], s.PerMin["GET"], s.PerMin["HEAD"], s.PerMin["LIST"], s.PerMin["PUT"],
 			s.IdlePerMin["total"], s.IdlePerMin["GET"], s.IdlePerMin["HEAD"], s.IdlePerMin["LIST"], s.IdlePerMin["PUT"],
