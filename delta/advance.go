@@ -38,8 +38,16 @@ func Advance(ctx context.Context, t *Table, snap *Snapshot, maxCommits int) (nex
 		if v > snap.Version+int64(maxCommits) {
 			return nil, false, nil
 		}
+		asked := t.clock()
 		actions, modTime, err := readCommit(ctx, t, v)
 		if errors.Is(err, logpath.ErrVersionNotFound) {
+			if v > snap.Version+1 {
+				// Commit v-1 was just read and v is not there yet: v-1 is
+				// the newest, and the poller's next HasNewer of it needs
+				// one request. (A first commit missing is a gap, no
+				// finding.)
+				t.newest.found(v-1, asked)
+			}
 			break
 		}
 		if err != nil {

@@ -67,15 +67,26 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 // HasNewer reports whether the table has a version newer than v. Versions
 // are contiguous, so this is an existence check of commit v+1 (one HEAD
 // request on object stores), cheap enough for pollers; with the DynamoDB
-// log store, the newest entry is asked first (one query). When neither v+1 nor
-// v exists (log cleanup removed them since the caller saw v), it falls back
-// to listing the log.
+// log store, the newest entry is asked first (one query).
+//
+// A missing v+1 alone does not prove v is the newest: log cleanup may have
+// removed v+1 (and v) since the caller saw v. So HasNewer also checks that v
+// still exists, and when neither does it falls back to listing the log.
+// That second check is skipped while the table handle's own last finding
+// that v was the newest (by HasNewer, by a LoadSnapshot of the latest
+// version, or by Advance reading up to v) is recent (newestSeen.window:
+// half the log retention, at most an hour): a commit written after
+// that finding and already removed would have to be older than the
+// table's log retention, which is how old a commit must be before any
+// Delta log cleanup deletes it. A poller calling every few minutes thus
+// pays one request per call for a table that does not change.
 func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 	if latest, err := syncLog(ctx, t); err != nil {
 		return false, fmt.Errorf("table %s: %w", t.URL, err)
 	} else if latest > v {
 		return true, nil
 	}
+	asked := t.clock()
 	ok, err := t.Bucket.Exists(ctx, logpath.CommitKey(v+1))
 	if err != nil {
 		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v+1), err)
@@ -83,11 +94,16 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 	if ok || v < 0 {
 		return ok, nil
 	}
+	if t.newest.trusted(v, asked) {
+		t.newest.found(v, asked)
+		return false, nil
+	}
 	ok, err = t.Bucket.Exists(ctx, logpath.CommitKey(v))
 	if err != nil {
 		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v), err)
 	}
 	if ok {
+		t.newest.found(v, asked)
 		return false, nil
 	}
 	latest, err := LatestVersion(ctx, t)

@@ -28,6 +28,7 @@ import (
 // and the file at fault; a version that does not exist wraps
 // logpath.ErrVersionNotFound.
 func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, error) {
+	listed := t.clock()
 	files, err := listLog(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.URL, err)
@@ -146,6 +147,11 @@ func LoadSnapshot(ctx context.Context, t *Table, version int64) (*Snapshot, erro
 	}
 	if snap.Timestamp, err = commitTimestamp(ctx, t, snap, commits, cp, commitActions, first); err != nil {
 		return nil, err
+	}
+	if target == latest {
+		// The listing found latest the newest version: HasNewer's first
+		// check of it needs no second request.
+		t.newest.loaded(latest, listed, snap.Properties().LogRetention)
 	}
 	return snap, nil
 }

@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -27,6 +28,11 @@ type Table struct {
 	// dvAllowed are the locations outside the root that `p` deletion
 	// vectors may be read from (OpenOptions.AllowedExternalPrefixes).
 	dvAllowed []location
+
+	// newest is HasNewer's last finding of the newest version.
+	newest newestSeen
+	// now is the clock of newest (nil: time.Now; tests set it).
+	now func() time.Time
 
 	closers []func() error
 }
