@@ -42,6 +42,10 @@ type OpenOptions struct {
 	// vector is read only inside the table root, and any other is refused
 	// as corrupt (ErrDVOutsideRoot) without being opened.
 	AllowedExternalPrefixes []string
+	// Buckets, when set, shares one store client per bucket among the
+	// object-store tables opened with it (a daemon's fleet); nil gives
+	// each table its own.
+	Buckets *BucketPool
 	// Limits bound the size of a log line, a commit file and
 	// _last_checkpoint (zero fields take the defaults, logstore.DefaultMaxLogLine
 	// and the others).
@@ -261,17 +265,29 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 		return nil, err
 	}
 	bucketURL.Path = ""
+	open := func() (*blob.Bucket, error) {
+		if u.Scheme == "gs" {
+			return openGCSBucket(ctx, &bucketURL)
+		}
+		return blob.OpenBucket(ctx, bucketURL.String())
+	}
 	var b *blob.Bucket
-	if u.Scheme == "gs" {
-		b, err = openGCSBucket(ctx, &bucketURL)
+	var release func() error
+	if opts.Buckets != nil {
+		b, release, err = opts.Buckets.acquire(bucketURL.String(), open)
 	} else {
-		b, err = blob.OpenBucket(ctx, bucketURL.String())
+		b, err = open()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", redact.URL(u.String()), redact.Error(err))
 	}
 	// Every call below gets deadlines and retries of transient failures.
 	t, s3 := bucketTable(u, objstore.Wrap(b, opts.Store), true)
+	if release != nil {
+		// The table's wrappers hold nothing of their own: closing it
+		// releases its share of the client.
+		t.closers = []func() error{release}
+	}
 	if ddb != nil {
 		if t.Log, err = logstore.NewDynamo(ctx, s3, ddb, logstore.DynamoOptions{Store: opts.Store, Logger: opts.Logger, AfterLogEntry: opts.AfterLogEntry, Limits: opts.Limits}); err != nil {
 			_ = t.Close()

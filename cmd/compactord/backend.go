@@ -28,6 +28,8 @@ func newRunner(log hclog.Logger, dc policies.Daemon, sf *storeFlags) *runner.Bac
 	// The DynamoDB log store's warnings (a commit left for the next reader
 	// to publish, a writer outside the DynamoDB table).
 	opts.Logger = log.Named("logstore")
+	// The fleet's tables of one bucket share one store client.
+	opts.Buckets = delta.NewBucketPool()
 	tables := runner.NewTablesWith(opts)
 	return &runner.Backend{
 		Tables: tables,
