@@ -107,12 +107,12 @@ func TestASizeFlagWithoutAUnitIsRefused(t *testing.T) {
 // --workers 0 or less is refused, not silently the default of 2.
 func TestRunRefusesWorkersBelowOne(t *testing.T) {
 	for _, n := range []string{"0", "-1", "257"} {
-		_, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", n}, &strings.Builder{})
+		_, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &strings.Builder{}), []string{"--policies", t.TempDir(), "--workers", n})
 		if want := "--workers " + n + ": want 1 to 256 runs at once"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--workers %s: err = %v, want %q", n, err, want)
 		}
 	}
-	if o, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", "3"}, &strings.Builder{}); err != nil || o.Workers != 3 {
+	if o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &strings.Builder{}), []string{"--policies", t.TempDir(), "--workers", "3"}); err != nil || o.Workers != 3 {
 		t.Fatalf("--workers 3: %+v, %v", o.Workers, err)
 	}
 }

@@ -37,7 +37,7 @@ func TestCheckPrintsNoCredentialsUnlessAsked(t *testing.T) {
 	}
 	for _, args := range [][]string{{dir}, {dir, "--json"}} {
 		var out, errOut bytes.Buffer
-		if err := runCheck(context.Background(), args, &out, &errOut); err != nil {
+		if err := commandNamed("check").exec(context.Background(), args, &out, &errOut); err != nil {
 			t.Fatalf("check %v: %v", args, err)
 		}
 		for _, s := range []string{"AKIACHECKKEY", "CHECKPASS", "CHECKSECRET"} {
@@ -50,7 +50,7 @@ func TestCheckPrintsNoCredentialsUnlessAsked(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := runCheck(context.Background(), []string{dir, "--show-secrets"}, &out, &bytes.Buffer{}); err != nil {
+	if err := commandNamed("check").exec(context.Background(), []string{dir, "--show-secrets"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "CHECKSECRET") {

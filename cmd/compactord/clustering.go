@@ -16,8 +16,7 @@ import (
 // evidence: `compactord predicates add URL FILE` (FILE "-" is stdin), JSON
 // lines {"predicate": "<Spark SQL boolean expression>", "weight": n,
 // "time": "<RFC 3339>"}.
-func runPredicates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newCommandFlags(ctx, "predicates", "warn", stderr)
+func runPredicates(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	store := cf.addStoreFlags(stderr)
 	pos, err := cf.parse(args)
 	if err != nil {
@@ -60,8 +59,7 @@ func runPredicates(ctx context.Context, args []string, stdout, stderr io.Writer)
 // `compactord clustering advise URL`: the evidence (stored, plus the DML
 // commits since it was last gathered), each candidate key's estimate and
 // the verdict the daemon would reach. It changes nothing.
-func runClustering(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newCommandFlags(ctx, "clustering", "warn", stderr)
+func runClustering(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	asJSON := cf.Bool("json", false, "print the advice as JSON")
 	target := cf.String("target-file-size", "", "file `size` of the simulated layout (default: the table's delta.targetFileSize, else 128 MiB)")
 	sampleRows := cf.Int("sample-rows", clusteradvise.DefaultSampleRows, "rows of the table's values to sample")

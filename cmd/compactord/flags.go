@@ -54,10 +54,8 @@ func newCommandFlags(ctx context.Context, name, defaultLevel string, stderr io.W
 func (cf *commandFlags) usage() {
 	w := cf.Output()
 	synopsis, summary := commandSynopsis(cf.name), ""
-	for _, c := range commands() {
-		if c.name == cf.name {
-			summary = c.summary
-		}
+	if c := commandNamed(cf.name); c != nil {
+		summary = c.summary
 	}
 	fmt.Fprintf(w, "usage: compactord %s %s\n", cf.name, synopsis)
 	if summary != "" {

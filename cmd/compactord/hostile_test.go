@@ -509,7 +509,7 @@ func TestCatNeverReadsOutsideTheRootNorEchoesTheBytesItRead(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := hostileDVTable(t, c.path)
 			var out, errOut bytes.Buffer
-			err := runCat(context.Background(), []string{"file://" + dir}, &out, &errOut)
+			err := commandNamed("cat").exec(context.Background(), []string{"file://" + dir}, &out, &errOut)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dvSmallFile) {
 				t.Fatalf("cat: %v, want %q naming %s", err, c.want, dvSmallFile)
 			}
@@ -565,7 +565,7 @@ func TestInspectSurvivesImpossibleSizesAndCounts(t *testing.T) {
 		dir := testutil.CopyDeltaTable(t, "dv-small")
 		commit(t, dir, add("bad.parquet", -1<<63, ""))
 		var out, errOut bytes.Buffer
-		err := runInspect(context.Background(), []string{"file://" + dir}, &out, &errOut)
+		err := commandNamed("inspect").exec(context.Background(), []string{"file://" + dir}, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), "corrupt commit _delta_log/00000000000000000002.json") || !strings.Contains(err.Error(), "bad.parquet: negative size") {
 			t.Fatalf("inspect: %v, want the corrupt commit and the file named", err)
 		}
@@ -574,7 +574,7 @@ func TestInspectSurvivesImpossibleSizesAndCounts(t *testing.T) {
 		dir := testutil.CopyDeltaTable(t, "dv-small")
 		commit(t, dir, add("huge-0.parquet", 1<<62, ""), add("huge-1.parquet", 1<<62-635, ""))
 		var out, errOut bytes.Buffer
-		if err := runInspect(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+		if err := commandNamed("inspect").exec(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), "3 (-8192 PiB)") {
@@ -665,14 +665,14 @@ func TestAPanickingHandlerAnswers500AndTheDaemonServesOn(t *testing.T) {
 func TestAllowExternalPrefixLetsCatReadThere(t *testing.T) {
 	dir := hostileDVTable(t, func(dir string) string { return "file://" + filepath.Dir(dir) + "/sentinel" })
 	var out, errOut bytes.Buffer
-	err := runCat(context.Background(), []string{"file://" + dir, "--allow-external-prefix", "file://" + filepath.Dir(dir)}, &out, &errOut)
+	err := commandNamed("cat").exec(context.Background(), []string{"file://" + dir, "--allow-external-prefix", "file://" + filepath.Dir(dir)}, &out, &errOut)
 	if err == nil || strings.Contains(err.Error(), "outside the table root") || !strings.Contains(err.Error(), "size field does not match") {
 		t.Fatalf("cat: %v, want the sentinel read and refused for its size field", err)
 	}
 	if found := secretIn(strings.ReplaceAll(err.Error()+out.String()+errOut.String(), dir, "")); len(found) > 0 {
 		t.Errorf("output carries the secret as %q: %v", found, err)
 	}
-	err = runCat(context.Background(), []string{"file://" + dir, "--allow-external-prefix", "srv/dv"}, &out, &errOut)
+	err = commandNamed("cat").exec(context.Background(), []string{"file://" + dir, "--allow-external-prefix", "srv/dv"}, &out, &errOut)
 	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--allow-external-prefix") {
 		t.Fatalf("cat with a relative prefix: %v, want a usage error naming the flag", err)
 	}
