@@ -134,6 +134,17 @@ func (e *hostileEnv) liveFile() *deltaactions.Add {
 	return nil
 }
 
+// copyLive copies the bytes of a live data file to name in the table
+// directory, uncommitted; it returns the live file's add and the copy's
+// size.
+func (e *hostileEnv) copyLive(name string) (*deltaactions.Add, int) {
+	live := e.liveFile()
+	data, err := os.ReadFile(filepath.Join(e.tbl, live.Path))
+	must(e.t, err)
+	must(e.t, os.WriteFile(filepath.Join(e.tbl, name), data, 0o644))
+	return live, len(data)
+}
+
 // age sets every file of the table (and the outside directory) 30 days
 // back, so that every commit lies outside the default retention window.
 func (e *hostileEnv) age() {
@@ -319,12 +330,9 @@ func TestHostileInput(t *testing.T) {
 		{
 			name: "3 a live add spelled ./ and a remove of ./live",
 			craft: func(e *hostileEnv) {
-				live := e.liveFile()
-				data, err := os.ReadFile(filepath.Join(e.tbl, live.Path))
-				must(e.t, err)
-				must(e.t, os.WriteFile(filepath.Join(e.tbl, "dup.parquet"), data, 0o644))
+				live, size := e.copyLive("dup.parquet")
 				e.commit(map[string]any{"add": map[string]any{"path": "./dup.parquet", "partitionValues": map[string]any{},
-					"size": len(data), "modificationTime": e.old.UnixMilli(), "dataChange": true}})
+					"size": size, "modificationTime": e.old.UnixMilli(), "dataChange": true}})
 				e.commit(remove("./"+live.Path), remove("x/../"+live.Path), remove("%2E/"+live.Path))
 			},
 			cmds: vacuumAll, mustSucceed: true,
@@ -332,12 +340,9 @@ func TestHostileInput(t *testing.T) {
 		{
 			name: "4 a p deletion vector pointing outside the table",
 			craft: func(e *hostileEnv) {
-				live := e.liveFile()
-				data, err := os.ReadFile(filepath.Join(e.tbl, live.Path))
-				must(e.t, err)
-				must(e.t, os.WriteFile(filepath.Join(e.tbl, "pdv.parquet"), data, 0o644))
+				_, size := e.copyLive("pdv.parquet")
 				e.commit(map[string]any{"add": map[string]any{"path": "pdv.parquet", "partitionValues": map[string]any{},
-					"size": len(data), "modificationTime": e.old.UnixMilli(), "dataChange": true,
+					"size": size, "modificationTime": e.old.UnixMilli(), "dataChange": true,
 					"deletionVector": map[string]any{"storageType": "p", "pathOrInlineDv": "file://" + filepath.ToSlash(e.outside) + "/sentinel.bin",
 						"offset": 1, "sizeInBytes": 12, "cardinality": 1}}})
 			},
