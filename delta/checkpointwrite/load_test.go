@@ -64,11 +64,7 @@ func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := testutil.CopyDeltaTable(t, "dv-small")
-			tbl, err := delta.OpenTable(ctx, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
+			tbl := logtest.Open(t, dir)
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)
