@@ -640,10 +640,7 @@ func TestTheTablePageSurvivesImpossibleSizes(t *testing.T) {
 // page's inspection panic: the request gets a 500, the panic is logged
 // with the path, and the next request is served.
 func TestAPanickingHandlerAnswers500AndTheDaemonServesOn(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "t.hcl", "table \"t\" {\n  url = \"mem://t\"\n}\n")
-	fb := &fakeBackend{runs: map[string]int{}}
-	be := fb.backend()
+	dir, fb, be := memTableDaemon(t, "t")
 	be.Inspect = func(ctx context.Context, p policies.Policy) (*inspect.Report, error) {
 		var rows []int64
 		_ = rows[len(p.Name)] // index out of range

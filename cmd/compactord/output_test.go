@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -130,19 +131,19 @@ func TestHumanOutputUsesTheOneSizeFormat(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		fixture string
-		command string
+		run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		args    []string
 		want    string
 	}{
-		{"compact", "ckpt-v2-json-sidecars-101-files", "compact", nil, `101 files removed, 1 added, ` + humanSize + ` read, ` + humanSize + ` written`},
-		{"checkpoint", "dv-basic-no-checkpoint", "checkpoint", nil, `\d+ expired\), ` + humanSize + `, `},
-		{"vacuum dry run", "dbr-optimize-dv-cdc-logcompaction", "vacuum", []string{"--dry-run", "--retention", "0s", "--force-retention"}, `\t` + humanSize + `\t.*\n(.*\n)*dry run \(full\): would delete \d+ files, ` + humanSize + ` `},
-		{"inspect", "ckpt-v2-json-sidecars-101-files", "inspect", nil, `files +101 \(53\.3 KiB\)`},
+		{"compact", "ckpt-v2-json-sidecars-101-files", commandNamed("compact").exec, nil, `101 files removed, 1 added, ` + humanSize + ` read, ` + humanSize + ` written`},
+		{"checkpoint", "dv-basic-no-checkpoint", commandNamed("checkpoint").exec, nil, `\d+ expired\), ` + humanSize + `, `},
+		{"vacuum dry run", "dbr-optimize-dv-cdc-logcompaction", commandNamed("vacuum").exec, []string{"--dry-run", "--retention", "0s", "--force-retention"}, `\t` + humanSize + `\t.*\n(.*\n)*dry run \(full\): would delete \d+ files, ` + humanSize + ` `},
+		{"inspect", "ckpt-v2-json-sidecars-101-files", commandNamed("inspect").exec, nil, `files +101 \(53\.3 KiB\)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tbl := tabletest.CopyFixture(t, c.fixture)
 			var out, errOut bytes.Buffer
-			if err := commandNamed(c.command).exec(context.Background(), append([]string{tbl.URL}, c.args...), &out, &errOut); err != nil {
+			if err := c.run(context.Background(), append([]string{tbl.URL}, c.args...), &out, &errOut); err != nil {
 				t.Fatalf("%v (%s)", err, errOut.String())
 			}
 			if !regexp.MustCompile(c.want).MatchString(out.String()) {

@@ -275,10 +275,7 @@ func TestAHaltSurvivesARestartUntilResumed(t *testing.T) {
 }
 
 func TestThePlanOfAHaltedTableAnswers409WithTheHaltReason(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "h.hcl", "table \"h\" {\n  url = \"mem://h\"\n}\n")
-	fb := &fakeBackend{runs: map[string]int{}}
-	be := fb.backend()
+	dir, fb, be := memTableDaemon(t, "h")
 	unsupported := errors.New("table h: writer feature \"fancyFeature\" is not supported")
 	be.Run = func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
 		return scheduler.RunReport{}, failure.With(failure.Halt, unsupported)
