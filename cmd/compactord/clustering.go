@@ -18,12 +18,9 @@ import (
 // "time": "<RFC 3339>"}.
 func runPredicates(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	store := cf.addStoreFlags(stderr)
-	pos, err := cf.parse(args)
+	pos, err := cf.parseSubcommand(args, "add", 2, "add, a table URL and a file of JSON lines (- for stdin)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 3 || pos[0] != "add" {
-		return fmt.Errorf("%w: predicates takes add, a table URL and a file of JSON lines (- for stdin) (usage: compactord predicates %s)", errUsage, commandSynopsis("predicates"))
 	}
 	ctx = store.run(ctx)
 	url, file := pos[1], pos[2]
@@ -69,12 +66,9 @@ func runClustering(ctx context.Context, cf *commandFlags, args []string, stdout,
 	cf.Float64Var(&opts.MinGain, "min-gain", opts.MinGain, "fraction fewer bytes than the current layout a key must read")
 	minTable := cf.String("min-table-size", units.FormatBytes(opts.MinTableBytes), "table `size` under which no key is chosen")
 	store := cf.addStoreFlags(stderr)
-	pos, err := cf.parse(args)
+	pos, err := cf.parseSubcommand(args, "advise", 1, "advise and a table URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 || pos[0] != "advise" {
-		return fmt.Errorf("%w: clustering takes advise and a table URL (usage: compactord clustering %s)", errUsage, commandSynopsis("clustering"))
 	}
 	if opts.MinTableBytes, err = units.ParseSize(*minTable); err != nil {
 		return fmt.Errorf("%w: --min-table-size: %v", errUsage, err)

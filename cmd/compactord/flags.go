@@ -180,6 +180,19 @@ func durationFlagVar(fs *flag.FlagSet, p *time.Duration, name string, value time
 	fs.Var(units.DurationFlag{D: p}, name, usage)
 }
 
+// parseSubcommand parses args that must be the subcommand sub and n more
+// positional arguments; takes says what they are in the usage error.
+func (cf *commandFlags) parseSubcommand(args []string, sub string, n int, takes string) ([]string, error) {
+	pos, err := cf.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != n+1 || pos[0] != sub {
+		return nil, fmt.Errorf("%w: %s takes %s (usage: compactord %s %s)", errUsage, cf.name, takes, cf.name, commandSynopsis(cf.name))
+	}
+	return pos, nil
+}
+
 // parseOne parses args that must hold exactly one positional argument
 // (what, e.g. "table URL").
 func (cf *commandFlags) parseOne(args []string, what string) (string, error) {
