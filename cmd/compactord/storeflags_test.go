@@ -26,6 +26,17 @@ import (
 	"github.com/compactord/compactord/policies"
 )
 
+// fakeS3WithEvents is an in-process S3, reached with fake AWS
+// credentials, holding a copy of dv-small under events.
+func fakeS3WithEvents(t *testing.T) *stores.FakeS3 {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
+	return s3
+}
+
 // Every command that opens a table gives up on a store that never answers
 // (a fault proxy in front of an in-process S3 holds every request) as its
 // --store-timeout, --store-attempts and --store-retry-budget say: the flags
@@ -36,11 +47,8 @@ import (
 // cancellation is not transient), so its store answers 500 instead (which
 // the S3 SDK retries too, a few seconds per attempt).
 func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	t.Setenv(fanout.IndexEnv, "0") // run-unit's unit
-	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
-	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
+	s3 := fakeS3WithEvents(t)
 	proxy := faultproxy.New(t, s3.Endpoint, faultproxy.Options{})
 	url := stores.S3URL(proxy.URL, stores.Bucket, "events")
 	ctx := context.Background()

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -29,11 +27,7 @@ import (
 // log collected; restart it by calling it again after ld.stop.
 func startRealDaemon(t *testing.T, dir string, poll time.Duration) *loggedDaemon {
 	t.Helper()
-	pr, pw := io.Pipe()
-	logs := &logLines{}
-	go logs.read(pr)
-	t.Cleanup(func() { pw.Close() })
-	log := hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: pw, JSONFormat: true, Level: hclog.Info})
+	logs, log := jsonLog(t)
 	be := newDeltaBackend(log, policies.Daemon{}, nil)
 	d, err := newDaemon(daemonOptions{PolicyDir: dir, Poll: poll}, log, func(policies.Daemon) backend { return be })
 	if err != nil {
