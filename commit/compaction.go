@@ -2,7 +2,6 @@ package commit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -411,7 +410,7 @@ func (c *compaction) attemptActions(ctx context.Context) (removes []*deltaaction
 			a.DataChange = false
 			if d, ok := descs[outRef{j, i}]; ok {
 				a.DeletionVector = d
-				wide, err := markWide(a.Stats)
+				wide, err := statscollect.MarkStatsWideChecked(a.Stats)
 				if err != nil {
 					return nil, nil, fmt.Errorf("output %s: %w", a.Path, err)
 				}
@@ -460,20 +459,6 @@ func compactionRemove(src *deltaactions.Add, numRecords int64, run *composition.
 		rm.Tags = tags
 	}
 	return rm, nil
-}
-
-// markWide rewrites a stats JSON string with tightBounds=false, keeping
-// every other field and the key order (statscollect.MarkStatsWide); stats that do
-// not parse are an error rather than silently left tight.
-func markWide(stats string) (string, error) {
-	if stats == "" {
-		return "", nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(stats), &m); err != nil {
-		return "", fmt.Errorf("parse stats: %w", err)
-	}
-	return statscollect.MarkStatsWide(stats), nil
 }
 
 // metrics returns DBR-style operationMetrics for the surviving jobs.

@@ -14,6 +14,7 @@ import (
 	deltaactions "github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/predicate"
 	"github.com/compactord/compactord/delta/props"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/compactord/compactord/failure"
 )
 
@@ -486,7 +487,7 @@ func (d *DML) build(ctx context.Context) ([]deltaactions.Action, map[string]stri
 			add.DeletionVector = descs[i]
 			add.DataChange = true
 			add.ModificationTime = now
-			wide, err := markWide(add.Stats)
+			wide, err := statscollect.MarkStatsWideChecked(add.Stats)
 			if err != nil {
 				return nil, nil, fmt.Errorf("file %s: %w", add.Path, err)
 			}

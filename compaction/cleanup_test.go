@@ -158,23 +158,10 @@ func TestEveryExitPathDeletesExactlyTheUncommittedObjects(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			files := [][]int64{tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100), tabletest.IDRange(300, 100)}
-			tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
-			var maxSize int64
-			for _, f := range tabletest.Latest(t, tbl).Files {
-				maxSize = max(maxSize, f.Size)
-			}
 			var logs bytes.Buffer
 			opts := binpackOpts()
 			opts.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
-			opts.Policy.TargetFileSize = 2*maxSize + maxSize/2 // two files per job
-			pl, _, err := PlanTable(ctx, tbl, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(pl.Jobs) != 2 {
-				t.Fatalf("want 2 jobs, got %d", len(pl.Jobs))
-			}
+			tbl, files, pl := twoJobTable(t, &opts)
 			want := sc.setup(t, tbl, &opts, cancel, files, pl)
 			before := storeObjects(t, tbl)
 

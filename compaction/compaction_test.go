@@ -29,6 +29,28 @@ func binpackOpts() RunOptions {
 	return RunOptions{Policy: pol, EngineInfo: "compactord/test"}
 }
 
+// twoJobTable writes a table of four files of 100 rows (ids 0..399, in
+// order) and plans its binpack compaction with opts, its target file size
+// set to two and a half files: two jobs of two files each.
+func twoJobTable(t *testing.T, opts *RunOptions) (*delta.Table, [][]int64, *planner.CompactionPlan) {
+	t.Helper()
+	files := [][]int64{tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100), tabletest.IDRange(300, 100)}
+	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
+	var maxSize int64
+	for _, f := range tabletest.Latest(t, tbl).Files {
+		maxSize = max(maxSize, f.Size)
+	}
+	opts.Policy.TargetFileSize = 2*maxSize + maxSize/2 // two files per job
+	pl, _, err := PlanTable(context.Background(), tbl, *opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Jobs) != 2 {
+		t.Fatalf("want 2 jobs, got %d", len(pl.Jobs))
+	}
+	return tbl, files, pl
+}
+
 // checkCompactionCommit checks the invariants of a compaction commit:
 // commitInfo first, only dataChange=false removes and adds (and the row id
 // high-water mark of row tracking tables).
@@ -146,22 +168,9 @@ func TestRaceCompactionAgainstDVDelete(t *testing.T) {
 
 func TestRaceCopyOnWriteWinnerDropsOnlyItsJob(t *testing.T) {
 	ctx := context.Background()
-	files := [][]int64{tabletest.IDRange(0, 100), tabletest.IDRange(100, 100), tabletest.IDRange(200, 100), tabletest.IDRange(300, 100)}
-	tbl := tabletest.NewTable(t, "file://"+t.TempDir(), files...)
-	snap := tabletest.Latest(t, tbl)
-	var maxSize int64
-	for _, f := range snap.Files {
-		maxSize = max(maxSize, f.Size)
-	}
 	opts := binpackOpts()
-	opts.Policy.TargetFileSize = 2*maxSize + maxSize/2 // two files per bin
-	pl, _, err := PlanTable(ctx, tbl, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Jobs) != 2 {
-		t.Fatalf("want 2 jobs, got %d", len(pl.Jobs))
-	}
+	tbl, files, pl := twoJobTable(t, &opts)
+	snap := tabletest.Latest(t, tbl)
 	// The copy-on-write winner rewrites a source of job 0; a DV delete hits job 1.
 	victim := pl.Jobs[0].SourcePaths[0]
 	var victimID, otherID int64

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/compactord/compactord/failure"
@@ -11,25 +10,13 @@ import (
 
 func TestAFileWhoseStatsContradictItsFooterIsQuarantinedAndTheRestCompacts(t *testing.T) {
 	ctx := context.Background()
-	tbl := tabletest.NewTable(t, "mem://poison")
-	var lines []string
-	var poison string
+	// The third file's stats claim one row more than its footer holds.
+	tbl, adds := tabletest.NewTableWithLyingStats(t, "mem://poison", 4, 2)
+	poison := adds[2].Path
 	want := map[int64]int{}
-	for i := int64(0); i < 4; i++ {
-		ids := tabletest.IDRange(i*10, 10)
-		for _, id := range ids {
-			want[id]++
-		}
-		a := tabletest.WriteDataFile(t, tbl, ids)
-		if i == 2 {
-			// The stats claim one row more than the footer holds.
-			a.Stats = strings.Replace(a.Stats, `"numRecords":10`, `"numRecords":11`, 1)
-			poison = a.Path
-		}
-		lines = append(lines, tabletest.AddLine(t, a))
+	for _, id := range tabletest.IDRange(0, 40) {
+		want[id]++
 	}
-	lines = append(lines, `{"commitInfo":{"operation":"WRITE","txnId":"w1"}}`)
-	tabletest.PutCommit(t, tbl, 1, lines)
 
 	op := &Op{Options: binpackOpts()}
 	res, err := op.Run(ctx, tbl)

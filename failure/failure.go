@@ -114,10 +114,17 @@ type CorruptFileError struct {
 
 // Error implements error.
 func (e *CorruptFileError) Error() string {
-	if e.DataFile != "" && e.DataFile != e.Path {
-		return fmt.Sprintf("corrupt %s %s of data file %s: %v", e.Kind, e.Path, e.DataFile, e.Err)
+	return fileMessage("corrupt", e.Kind, e.Path, e.DataFile, e.Err)
+}
+
+// fileMessage is the message of a corrupt or missing object: what, its
+// kind and path, the data file it belongs to when that is another, and the
+// cause.
+func fileMessage(what string, kind Kind, path, dataFile string, err error) string {
+	if dataFile != "" && dataFile != path {
+		return fmt.Sprintf("%s %s %s of data file %s: %v", what, kind, path, dataFile, err)
 	}
-	return fmt.Sprintf("corrupt %s %s: %v", e.Kind, e.Path, e.Err)
+	return fmt.Sprintf("%s %s %s: %v", what, kind, path, err)
 }
 
 // Unwrap returns the cause.
@@ -137,28 +144,16 @@ func (e *CorruptFileError) FailureClass() Class {
 // the corrupt-file errors anywhere in err's tree name, in tree order and
 // without repeats (a run that failed several jobs joins their errors).
 func CorruptDataFiles(err error) []string {
-	var out []string
-	seen := map[string]bool{}
+	var files []string
 	for _, cf := range CorruptFiles(err) {
-		if cf.DataFile != "" && !seen[cf.DataFile] {
-			seen[cf.DataFile] = true
-			out = append(out, cf.DataFile)
-		}
+		files = append(files, cf.DataFile)
 	}
-	return out
+	return distinctNonEmpty(files)
 }
 
 // CorruptFiles returns every corrupt-file error in err's tree, in tree
 // order (a worker process reports them to its coordinator).
-func CorruptFiles(err error) []*CorruptFileError {
-	var out []*CorruptFileError
-	walkTree(err, func(e error) {
-		if cf, ok := e.(*CorruptFileError); ok {
-			out = append(out, cf)
-		}
-	})
-	return out
-}
+func CorruptFiles(err error) []*CorruptFileError { return inTree[*CorruptFileError](err) }
 
 // MissingFileError says that an object the table's log references (a data
 // file, a deletion vector) was not found in the store. Its class is Retry:
@@ -180,10 +175,7 @@ type MissingFileError struct {
 
 // Error implements error.
 func (e *MissingFileError) Error() string {
-	if e.DataFile != "" && e.DataFile != e.Path {
-		return fmt.Sprintf("missing %s %s of data file %s: %v", e.Kind, e.Path, e.DataFile, e.Err)
-	}
-	return fmt.Sprintf("missing %s %s: %v", e.Kind, e.Path, e.Err)
+	return fileMessage("missing", e.Kind, e.Path, e.DataFile, e.Err)
 }
 
 // Unwrap returns the cause.
@@ -196,26 +188,39 @@ func (e *MissingFileError) FailureClass() Class { return Retry }
 // the missing-file errors anywhere in err's tree name, in tree order and
 // without repeats.
 func MissingDataFiles(err error) []string {
-	var out []string
-	seen := map[string]bool{}
+	var files []string
+	for _, mf := range MissingFiles(err) {
+		files = append(files, mf.DataFile)
+	}
+	return distinctNonEmpty(files)
+}
+
+// MissingFiles returns every missing-file error in err's tree, in tree
+// order (a worker process reports them to its coordinator).
+func MissingFiles(err error) []*MissingFileError { return inTree[*MissingFileError](err) }
+
+// inTree returns every error of type E in err's tree, in tree order.
+func inTree[E error](err error) []E {
+	var out []E
 	walkTree(err, func(e error) {
-		if mf, ok := e.(*MissingFileError); ok && mf.DataFile != "" && !seen[mf.DataFile] {
-			seen[mf.DataFile] = true
-			out = append(out, mf.DataFile)
+		if x, ok := e.(E); ok {
+			out = append(out, x)
 		}
 	})
 	return out
 }
 
-// MissingFiles returns every missing-file error in err's tree, in tree
-// order (a worker process reports them to its coordinator).
-func MissingFiles(err error) []*MissingFileError {
-	var out []*MissingFileError
-	walkTree(err, func(e error) {
-		if mf, ok := e.(*MissingFileError); ok {
-			out = append(out, mf)
+// distinctNonEmpty returns files without the empty ones and repeats, in
+// order.
+func distinctNonEmpty(files []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
 		}
-	})
+	}
 	return out
 }
 

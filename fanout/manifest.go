@@ -144,11 +144,7 @@ func (e *storedError) Unwrap() []error { return e.errs }
 func corruptObjects(err error) []CorruptObject {
 	var out []CorruptObject
 	for _, cf := range failure.CorruptFiles(err) {
-		msg := ""
-		if cf.Err != nil {
-			msg = cf.Err.Error()
-		}
-		out = append(out, CorruptObject{Kind: string(cf.Kind), Path: cf.Path, DataFile: cf.DataFile, Error: msg})
+		out = append(out, storedObject(cf.Kind, cf.Path, cf.DataFile, cf.Err))
 	}
 	return out
 }
@@ -157,13 +153,19 @@ func corruptObjects(err error) []CorruptObject {
 func missingObjects(err error) []CorruptObject {
 	var out []CorruptObject
 	for _, mf := range failure.MissingFiles(err) {
-		msg := ""
-		if mf.Err != nil {
-			msg = mf.Err.Error()
-		}
-		out = append(out, CorruptObject{Kind: string(mf.Kind), Path: mf.Path, DataFile: mf.DataFile, Error: msg})
+		out = append(out, storedObject(mf.Kind, mf.Path, mf.DataFile, mf.Err))
 	}
 	return out
+}
+
+// storedObject is a corrupt or missing object as a manifest stores it
+// (its error as the message; "" for none).
+func storedObject(kind failure.Kind, path, dataFile string, err error) CorruptObject {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return CorruptObject{Kind: string(kind), Path: path, DataFile: dataFile, Error: msg}
 }
 
 // intentKey is where a unit's attempt keeps its intent record

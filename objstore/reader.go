@@ -113,9 +113,12 @@ func (r *reader) stalled() {
 	}
 }
 
-func (r *reader) drop() {
+// drop closes the current attempt's body and cancels the attempt; it
+// returns the body's Close error.
+func (r *reader) drop() error {
+	var err error
 	if r.cur != nil {
-		_ = r.cur.Close()
+		err = r.cur.Close()
 		r.cur = nil
 	}
 	r.mu.Lock()
@@ -125,6 +128,7 @@ func (r *reader) drop() {
 	}
 	r.stall = false
 	r.mu.Unlock()
+	return err
 }
 
 // Read implements driver.Reader.
@@ -162,7 +166,7 @@ func (r *reader) Read(p []byte) (int, error) {
 			// resumed like a cut body.
 			err = fmt.Errorf("%s: no progress within %v: %w (%v)", op, r.b.opts.ReadIdleTimeout, context.DeadlineExceeded, err)
 		}
-		r.drop()
+		_ = r.drop()
 		if n > 0 {
 			// Deliver what arrived; the next Read resumes after it.
 			if Transient(err) && r.ctx.Err() == nil {
@@ -191,21 +195,10 @@ func (r *reader) expected() int64 {
 
 // Close implements driver.Reader.
 func (r *reader) Close() error {
-	var err error
 	if r.idle != nil {
 		r.idle.Stop()
 	}
-	if r.cur != nil {
-		err = r.cur.Close()
-		r.cur = nil
-	}
-	r.mu.Lock()
-	if r.cancel != nil {
-		r.cancel()
-		r.cancel = nil
-	}
-	r.mu.Unlock()
-	return err
+	return r.drop()
 }
 
 // Attributes implements driver.Reader.

@@ -542,11 +542,28 @@ func neverFires(s string, now time.Time) bool {
 	return err == nil && sch.Next(now).IsZero()
 }
 
+// addFunc records a validation error of attribute attr.
+type addFunc func(attr string, sentinel error, format string, args ...any)
+
+// notNegative records an ErrOutOfRange for attr when v < 0.
+func notNegative[T ~int | ~int64](add addFunc, attr string, v T) {
+	if v < 0 {
+		add(attr, ErrOutOfRange, "%v (want >= 0)", v)
+	}
+}
+
+// ratio records an ErrOutOfRange for attr when v is outside [0, 1].
+func ratio(add addFunc, attr string, v float64) {
+	if v < 0 || v > 1 {
+		add(attr, ErrOutOfRange, "%v (want [0, 1])", v)
+	}
+}
+
 // Validate checks a policy; the error names the offending attribute. Each
 // error wraps one of the sentinel errors above.
 func (p *Policy) Validate() error {
 	var errs []error
-	add := func(attr string, sentinel error, format string, args ...any) {
+	var add addFunc = func(attr string, sentinel error, format string, args ...any) {
 		errs = append(errs, &AttrError{Attr: attr, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)})
 	}
 	if p.URL == "" {
@@ -586,37 +603,19 @@ func (p *Policy) Validate() error {
 	if p.MinFileSize < 0 {
 		add("min_file_size", ErrOutOfRange, "%d bytes (want >= 0)", p.MinFileSize)
 	}
-	if p.MaxDeletedRowsRatio < 0 || p.MaxDeletedRowsRatio > 1 {
-		add("max_deleted_rows_ratio", ErrOutOfRange, "%v (want [0, 1])", p.MaxDeletedRowsRatio)
-	}
-	if p.SettleWindow < 0 {
-		add("settle_window", ErrOutOfRange, "%v (want >= 0)", p.SettleWindow)
-	}
-	if p.MaxBytesPerRun < 0 {
-		add("max_bytes_per_run", ErrOutOfRange, "%d (want >= 0)", p.MaxBytesPerRun)
-	}
-	if p.MaxJobsPerRun < 0 {
-		add("max_jobs_per_run", ErrOutOfRange, "%d (want >= 0)", p.MaxJobsPerRun)
-	}
-	if p.CommitEveryJobs < 0 {
-		add("commit_every_jobs", ErrOutOfRange, "%d (want >= 0)", p.CommitEveryJobs)
-	}
-	if p.CommitInterval < 0 {
-		add("commit_interval", ErrOutOfRange, "%v (want >= 0)", p.CommitInterval)
-	}
+	ratio(add, "max_deleted_rows_ratio", p.MaxDeletedRowsRatio)
+	notNegative(add, "settle_window", p.SettleWindow)
+	notNegative(add, "max_bytes_per_run", p.MaxBytesPerRun)
+	notNegative(add, "max_jobs_per_run", p.MaxJobsPerRun)
+	notNegative(add, "commit_every_jobs", p.CommitEveryJobs)
+	notNegative(add, "commit_interval", p.CommitInterval)
 	if !contains(jobOrders, p.JobOrder) {
 		add("job_order", ErrBadEnum, "%q (want one of %s)", p.JobOrder, strings.Join(jobOrders, ", "))
 	}
 	c := p.Clustering
-	if c.MaxUnclusteredBytes < 0 {
-		add("clustering.max_unclustered_bytes", ErrOutOfRange, "%d (want >= 0)", c.MaxUnclusteredBytes)
-	}
-	if c.MaxRelativeFileRange < 0 || c.MaxRelativeFileRange > 1 {
-		add("clustering.max_relative_file_range", ErrOutOfRange, "%v (want [0, 1])", c.MaxRelativeFileRange)
-	}
-	if c.MinCubeSize < 0 {
-		add("clustering.min_cube_size", ErrOutOfRange, "%d (want >= 0)", c.MinCubeSize)
-	}
+	notNegative(add, "clustering.max_unclustered_bytes", c.MaxUnclusteredBytes)
+	ratio(add, "clustering.max_relative_file_range", c.MaxRelativeFileRange)
+	notNegative(add, "clustering.min_cube_size", c.MinCubeSize)
 	if c.CubeMergeMinCubes == 1 || c.CubeMergeMinCubes < -1 {
 		add("clustering.cube_merge_min_cubes", ErrOutOfRange, "%d (want 0 for the default, >= 2, or -1 for Delta's merge of every partial cube)", c.CubeMergeMinCubes)
 	}
@@ -624,18 +623,10 @@ func (p *Policy) Validate() error {
 		add("clustering.lightweight_column", ErrBadEnum, "%q is not one of columns %v", c.LightweightColumn, c.Columns)
 	}
 	t := p.Triggers
-	if t.SmallFiles < 0 {
-		add("triggers.small_files", ErrOutOfRange, "%d (want >= 0)", t.SmallFiles)
-	}
-	if t.DeletedRowsRatio < 0 || t.DeletedRowsRatio > 1 {
-		add("triggers.deleted_rows_ratio", ErrOutOfRange, "%v (want [0, 1])", t.DeletedRowsRatio)
-	}
-	if t.UnclusteredBytes < 0 {
-		add("triggers.unclustered_bytes", ErrOutOfRange, "%d (want >= 0)", t.UnclusteredBytes)
-	}
-	if t.MaxTimeSinceLastRun < 0 {
-		add("triggers.max_time_since_last_run", ErrOutOfRange, "%v (want >= 0)", t.MaxTimeSinceLastRun)
-	}
+	notNegative(add, "triggers.small_files", t.SmallFiles)
+	ratio(add, "triggers.deleted_rows_ratio", t.DeletedRowsRatio)
+	notNegative(add, "triggers.unclustered_bytes", t.UnclusteredBytes)
+	notNegative(add, "triggers.max_time_since_last_run", t.MaxTimeSinceLastRun)
 	if r := p.Retention; r != nil {
 		if r.Column == "" {
 			add("retention.column", ErrMissingURL, "retention needs a column")
@@ -658,18 +649,14 @@ func (p *Policy) Validate() error {
 		default:
 			add("executor.kind", ErrBadEnum, "%q (want local, process or kubernetes)", e.Kind)
 		}
-		if e.MinBacklogBytes < 0 {
-			add("executor.min_backlog_bytes", ErrOutOfRange, "%d (want >= 0)", e.MinBacklogBytes)
-		}
+		notNegative(add, "executor.min_backlog_bytes", e.MinBacklogBytes)
 		if e.Parallelism < 1 || e.Parallelism > 10000 {
 			add("executor.parallelism", ErrOutOfRange, "%d (want 1..10000)", e.Parallelism)
 		}
 		if e.BackoffLimitPerIndex < 0 || e.BackoffLimitPerIndex > 100 {
 			add("executor.backoff_limit_per_index", ErrOutOfRange, "%d (want 0..100)", e.BackoffLimitPerIndex)
 		}
-		if e.MaxUnits < 0 {
-			add("executor.max_units", ErrOutOfRange, "%d (want >= 0)", e.MaxUnits)
-		}
+		notNegative(add, "executor.max_units", e.MaxUnits)
 	}
 	if v := p.Vacuum; v != nil {
 		switch v.Mode {
@@ -683,9 +670,7 @@ func (p *Policy) Validate() error {
 		if v.FullInterval < v.Interval {
 			add("vacuum.full_interval", ErrOutOfRange, "%v (want >= interval %v)", v.FullInterval, v.Interval)
 		}
-		if v.Retention < 0 {
-			add("vacuum.retention", ErrOutOfRange, "%v (want >= 0)", v.Retention)
-		}
+		notNegative(add, "vacuum.retention", v.Retention)
 		if v.ForceRetention && v.Retention == 0 {
 			add("vacuum.force_retention", ErrOutOfRange, "force_retention without a retention (set retention, shorter than the table's)")
 		}

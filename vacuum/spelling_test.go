@@ -150,6 +150,15 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	// when it is a tombstone, a cdc action for the cdc ones; DV files hang
 	// off an add or remove of a data file of their own.
 	var v1, v2 []actions.Action
+	// removeOf is the remove of a tombstone: deleted before the retention
+	// (fate 1) or inside it (fate 2).
+	removeOf := func(a *actions.Add, fate int) *actions.Remove {
+		ts := oldMs
+		if fate == 2 {
+			ts = recentMs
+		}
+		return logtest.RemoveFile(a, ts)
+	}
 	host := 0
 	for _, f := range files {
 		switch {
@@ -166,11 +175,7 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			a.DeletionVector = dvd
 			v1 = append(v1, actions.Action{Add: a})
 			if f.fate > 0 {
-				ts := oldMs
-				if f.fate == 2 {
-					ts = recentMs
-				}
-				rm := logtest.RemoveFile(a, ts)
+				rm := removeOf(a, f.fate)
 				rm.DeletionVector = dvd
 				v2 = append(v2, actions.Action{Remove: rm})
 			}
@@ -181,16 +186,12 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 			a := logtest.AddFile(spell(rng, dir, f.key), "", 5)
 			v1 = append(v1, actions.Action{Add: a})
 			if f.fate > 0 {
-				ts := oldMs
-				if f.fate == 2 {
-					ts = recentMs
-				}
-				rm := logtest.RemoveFile(a, ts)
+				rm := removeOf(a, f.fate)
 				rm.Path = a.Path // the remove must match the add's spelling to end it
 				v2 = append(v2, actions.Action{Remove: rm})
 				if rng.IntN(2) == 0 {
 					// A second remove in another spelling: the same file.
-					rm2 := logtest.RemoveFile(a, ts)
+					rm2 := removeOf(a, f.fate)
 					rm2.Path = spell(rng, dir, f.key)
 					v2 = append(v2, actions.Action{Remove: rm2})
 				}

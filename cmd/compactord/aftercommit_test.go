@@ -101,6 +101,44 @@ type stepJSON struct {
 	} `json:"checkpoint"`
 }
 
+// oneShotRun is what one one-shot command did to its table, in text or in
+// JSON.
+type oneShotRun struct {
+	c              oneShot
+	dir            string
+	tbl            *delta.Table
+	asJSON         bool
+	stdout, stderr string
+	// json is the JSON's checkpoint step (asJSON only).
+	json stepJSON
+}
+
+// eachOneShot runs every one-shot command, in text and in JSON, on its
+// table built with conf, checks that its commits landed on c.latest, and
+// hands check what it printed.
+func eachOneShot(t *testing.T, conf map[string]string, check func(t *testing.T, r oneShotRun)) {
+	for _, c := range oneShots() {
+		for _, asJSON := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/json=%v", c.name, asJSON), func(t *testing.T) {
+				r := oneShotRun{c: c, dir: t.TempDir(), asJSON: asJSON}
+				r.tbl = c.setup(t, r.dir, conf)
+				args := c.args(r.tbl.URL)
+				if asJSON {
+					args = append(args, "--json")
+				}
+				r.stdout, r.stderr = runOneShot(t, args)
+				wantLatest(t, r.tbl, c.latest)
+				if asJSON {
+					if err := json.Unmarshal([]byte(r.stdout), &r.json); err != nil {
+						t.Fatalf("%v in %s", err, r.stdout)
+					}
+				}
+				check(t, r)
+			})
+		}
+	}
+}
+
 func runOneShot(t *testing.T, args []string) (stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -128,44 +166,29 @@ func wantLatest(t *testing.T, tbl *delta.Table, v int64) {
 // its report and JSON, and points _last_checkpoint at it; no other version
 // gets one.
 func TestOneShotCommandsCheckpointTheirCommitsOnMultiples(t *testing.T) {
-	for _, c := range oneShots() {
-		for _, asJSON := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/json=%v", c.name, asJSON), func(t *testing.T) {
-				dir := t.TempDir()
-				tbl := c.setup(t, dir, nil)
-				args := c.args(tbl.URL)
-				if asJSON {
-					args = append(args, "--json")
-				}
-				stdout, _ := runOneShot(t, args)
-				wantLatest(t, tbl, c.latest)
-				if !checkpointExists(t, dir, c.want) {
-					t.Fatalf("no checkpoint at %d; stdout:\n%s", c.want, stdout)
-				}
-				for v := int64(1); v <= c.latest; v++ {
-					if v != c.want && checkpointExists(t, dir, v) {
-						t.Errorf("checkpoint at %d", v)
-					}
-				}
-				if v, err := delta.LastCheckpointVersion(context.Background(), tbl); err != nil || v != c.want {
-					t.Errorf("_last_checkpoint at %d (%v), want %d", v, err, c.want)
-				}
-				if !asJSON {
-					if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, logpath.CheckpointKey(c.want)); !strings.Contains(stdout, line) {
-						t.Errorf("stdout lacks %q:\n%s", line, stdout)
-					}
-					return
-				}
-				var out stepJSON
-				if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-					t.Fatalf("%v in %s", err, stdout)
-				}
-				if out.Checkpoint == nil || len(out.Checkpoint.Written) != 1 || out.Checkpoint.Written[0].Version != c.want || len(out.Checkpoint.Errors) != 0 {
-					t.Errorf("JSON checkpoint: %s", stdout)
-				}
-			})
+	eachOneShot(t, nil, func(t *testing.T, r oneShotRun) {
+		c := r.c
+		if !checkpointExists(t, r.dir, c.want) {
+			t.Fatalf("no checkpoint at %d; stdout:\n%s", c.want, r.stdout)
 		}
-	}
+		for v := int64(1); v <= c.latest; v++ {
+			if v != c.want && checkpointExists(t, r.dir, v) {
+				t.Errorf("checkpoint at %d", v)
+			}
+		}
+		if v, err := delta.LastCheckpointVersion(context.Background(), r.tbl); err != nil || v != c.want {
+			t.Errorf("_last_checkpoint at %d (%v), want %d", v, err, c.want)
+		}
+		if !r.asJSON {
+			if line := fmt.Sprintf("checkpoint written at version %d: %s", c.want, logpath.CheckpointKey(c.want)); !strings.Contains(r.stdout, line) {
+				t.Errorf("stdout lacks %q:\n%s", line, r.stdout)
+			}
+			return
+		}
+		if cp := r.json.Checkpoint; cp == nil || len(cp.Written) != 1 || cp.Written[0].Version != c.want || len(cp.Errors) != 0 {
+			t.Errorf("JSON checkpoint: %s", r.stdout)
+		}
+	})
 }
 
 // --checkpoint=false leaves the commit without a checkpoint.
@@ -194,40 +217,24 @@ func TestOneShotCommandsSkipTheCheckpointWhenAskedTo(t *testing.T) {
 // on stdout, in the JSON, and as a warning on stderr.
 func TestOneShotCommandsReportAFailedCheckpointAndKeepTheirCommits(t *testing.T) {
 	bad := map[string]string{"delta.checkpoint.writeStatsAsJson": "perhaps"}
-	for _, c := range oneShots() {
-		for _, asJSON := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/json=%v", c.name, asJSON), func(t *testing.T) {
-				dir := t.TempDir()
-				tbl := c.setup(t, dir, bad)
-				args := c.args(tbl.URL)
-				if asJSON {
-					args = append(args, "--json")
-				}
-				stdout, stderr := runOneShot(t, args)
-				wantLatest(t, tbl, c.latest)
-				if checkpointExists(t, dir, c.want) {
-					t.Fatal("the checkpoint was written")
-				}
-				if !strings.Contains(stderr, "checkpoint after the commit failed") || !strings.Contains(stderr, "writeStatsAsJson") {
-					t.Errorf("stderr lacks the warning:\n%s", stderr)
-				}
-				if !asJSON {
-					if !strings.Contains(stdout, "checkpoint failed (the commit stands; the next run retries it): ") {
-						t.Errorf("stdout lacks the failure:\n%s", stdout)
-					}
-					return
-				}
-				var out stepJSON
-				if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-					t.Fatalf("%v in %s", err, stdout)
-				}
-				if out.Checkpoint == nil || len(out.Checkpoint.Written) != 0 || len(out.Checkpoint.Errors) != 1 ||
-					!strings.Contains(out.Checkpoint.Errors[0], "writeStatsAsJson") {
-					t.Errorf("JSON checkpoint: %s", stdout)
-				}
-			})
+	eachOneShot(t, bad, func(t *testing.T, r oneShotRun) {
+		if checkpointExists(t, r.dir, r.c.want) {
+			t.Fatal("the checkpoint was written")
 		}
-	}
+		if !strings.Contains(r.stderr, "checkpoint after the commit failed") || !strings.Contains(r.stderr, "writeStatsAsJson") {
+			t.Errorf("stderr lacks the warning:\n%s", r.stderr)
+		}
+		if !r.asJSON {
+			if !strings.Contains(r.stdout, "checkpoint failed (the commit stands; the next run retries it): ") {
+				t.Errorf("stdout lacks the failure:\n%s", r.stdout)
+			}
+			return
+		}
+		if cp := r.json.Checkpoint; cp == nil || len(cp.Written) != 0 || len(cp.Errors) != 1 ||
+			!strings.Contains(cp.Errors[0], "writeStatsAsJson") {
+			t.Errorf("JSON checkpoint: %s", r.stdout)
+		}
+	})
 }
 
 // A checkpoint whose _last_checkpoint write failed (the hint still names

@@ -9,8 +9,7 @@ import (
 	"github.com/compactord/compactord/statsbackfill"
 )
 
-func runBackfillStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "backfill-stats", "warn", stderr)
+func runBackfillStats(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	dryRun := fs.Bool("dry-run", false, "count the files that need statistics; compute and commit nothing")
 	maxFiles := fs.countVar("max-files", 0, "backfill at most this many files (0: all)")
 	concurrency := fs.countVar("concurrency", 4, "files read at once")

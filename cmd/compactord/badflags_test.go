@@ -66,12 +66,18 @@ func TestANegativeCountIsRefused(t *testing.T) {
 		{"backfill-stats", "--max-files", "-1"},
 		{"inspect", "--partitions", "-2"},
 	} {
-		var out, errb strings.Builder
-		code := mainExit(context.Background(), append(args, table), &out, &errb)
-		want := "usage: --" + strings.TrimPrefix(args[1], "--") + " " + args[2] + ": must be 0 or more"
-		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
-		}
+		wantUsageError(t, append(args, table), "usage: --"+strings.TrimPrefix(args[1], "--")+" "+args[2]+": must be 0 or more")
+	}
+}
+
+// wantUsageError runs the command line args and wants exit 2 (usage),
+// nothing on stdout and want on stderr.
+func wantUsageError(t *testing.T, args []string, want string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code := mainExit(context.Background(), args, &out, &errb)
+	if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
+		t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
 	}
 }
 
@@ -85,12 +91,7 @@ func TestASizeFlagWithoutAUnitIsRefused(t *testing.T) {
 		{"plan", "--min-file-size", "64"},
 		{"inspect", "--small-file-size", "64"},
 	} {
-		var out, errb strings.Builder
-		code := mainExit(context.Background(), append(args, table), &out, &errb)
-		want := "usage: " + args[1] + ": " + args[2] + ": give a unit, e.g. " + args[2] + "MiB"
-		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), want)
-		}
+		wantUsageError(t, append(args, table), "usage: "+args[1]+": "+args[2]+": give a unit, e.g. "+args[2]+"MiB")
 	}
 	for _, args := range [][]string{
 		{"plan", "--target-file-size", "0"},
@@ -107,12 +108,12 @@ func TestASizeFlagWithoutAUnitIsRefused(t *testing.T) {
 // --workers 0 or less is refused, not silently the default of 2.
 func TestRunRefusesWorkersBelowOne(t *testing.T) {
 	for _, n := range []string{"0", "-1", "257"} {
-		_, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", n}, &strings.Builder{})
+		_, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &strings.Builder{}), []string{"--policies", t.TempDir(), "--workers", n})
 		if want := "--workers " + n + ": want 1 to 256 runs at once"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--workers %s: err = %v, want %q", n, err, want)
 		}
 	}
-	if o, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--workers", "3"}, &strings.Builder{}); err != nil || o.Workers != 3 {
+	if o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &strings.Builder{}), []string{"--policies", t.TempDir(), "--workers", "3"}); err != nil || o.Workers != 3 {
 		t.Fatalf("--workers 3: %+v, %v", o.Workers, err)
 	}
 }
@@ -129,11 +130,7 @@ func TestExpireSaysWhichArgumentIsWrong(t *testing.T) {
 		{[]string{table, "--column", "value"}, "give the cutoff: --before VALUE (e.g. 2021-03-01) or --older-than AGE (e.g. 90d)"},
 		{[]string{"--column", "value", "--older-than", "1d"}, "give the table URL"},
 	} {
-		var out, errb strings.Builder
-		code := mainExit(context.Background(), append([]string{"expire"}, c.args...), &out, &errb)
-		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "compactord expire: usage: "+c.want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), c.want)
-		}
+		wantUsageError(t, append([]string{"expire"}, c.args...), "compactord expire: usage: "+c.want)
 	}
 }
 

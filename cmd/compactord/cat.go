@@ -17,8 +17,7 @@ import (
 // names: `compactord cat URL [--version N] [--limit N] [--time-zone Z]
 // [--row-ids]`. --row-ids adds each row's _row_id and _row_commit_version
 // (tables with row tracking enabled).
-func runCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "cat", "warn", stderr)
+func runCat(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	version := fs.versionVar("table version `N` to read (default: latest)")
 	limit := fs.Int64("limit", 0, "stop after this many rows (0: all)")
 	rowIDs := fs.Bool("row-ids", false, "add each row's stable _row_id and _row_commit_version (row tracking must be enabled)")

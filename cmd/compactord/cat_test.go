@@ -37,7 +37,7 @@ func TestCat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := runCat(context.Background(), tc.args, &out, &errOut)
+			err := commandNamed("cat").exec(context.Background(), tc.args, &out, &errOut)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -14,8 +14,7 @@ import (
 	"github.com/compactord/compactord/logcleanup"
 )
 
-func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "checkpoint", "warn", stderr)
+func runCheckpoint(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	ver := fs.versionVar("version `N` to checkpoint (default: the latest)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ctx, url, store, err := fs.parseTable(ctx, args, stderr)
@@ -45,8 +44,7 @@ func printCheckpoint(stdout io.Writer, res *checkpoint.Result) {
 	fmt.Fprintf(stdout, "no checkpoint written: %s\n", res.Skipped)
 }
 
-func runCleanupLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "cleanup-log", "warn", stderr)
+func runCleanupLog(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	dryRun := fs.Bool("dry-run", false, "list what would be deleted; delete (and write) nothing")
 	concurrency := fs.countVar("concurrency", logcleanup.DefaultConcurrency, "deletes in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")

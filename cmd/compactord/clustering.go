@@ -16,15 +16,11 @@ import (
 // evidence: `compactord predicates add URL FILE` (FILE "-" is stdin), JSON
 // lines {"predicate": "<Spark SQL boolean expression>", "weight": n,
 // "time": "<RFC 3339>"}.
-func runPredicates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newCommandFlags(ctx, "predicates", "warn", stderr)
+func runPredicates(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	store := cf.addStoreFlags(stderr)
-	pos, err := cf.parse(args)
+	pos, err := cf.parseSubcommand(args, "add", 2, "add, a table URL and a file of JSON lines (- for stdin)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 3 || pos[0] != "add" {
-		return fmt.Errorf("%w: predicates takes add, a table URL and a file of JSON lines (- for stdin) (usage: compactord predicates %s)", errUsage, commandSynopsis("predicates"))
 	}
 	ctx = store.run(ctx)
 	url, file := pos[1], pos[2]
@@ -60,8 +56,7 @@ func runPredicates(ctx context.Context, args []string, stdout, stderr io.Writer)
 // `compactord clustering advise URL`: the evidence (stored, plus the DML
 // commits since it was last gathered), each candidate key's estimate and
 // the verdict the daemon would reach. It changes nothing.
-func runClustering(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newCommandFlags(ctx, "clustering", "warn", stderr)
+func runClustering(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	asJSON := cf.Bool("json", false, "print the advice as JSON")
 	target := cf.String("target-file-size", "", "file `size` of the simulated layout (default: the table's delta.targetFileSize, else 128 MiB)")
 	sampleRows := cf.Int("sample-rows", clusteradvise.DefaultSampleRows, "rows of the table's values to sample")
@@ -71,12 +66,9 @@ func runClustering(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cf.Float64Var(&opts.MinGain, "min-gain", opts.MinGain, "fraction fewer bytes than the current layout a key must read")
 	minTable := cf.String("min-table-size", units.FormatBytes(opts.MinTableBytes), "table `size` under which no key is chosen")
 	store := cf.addStoreFlags(stderr)
-	pos, err := cf.parse(args)
+	pos, err := cf.parseSubcommand(args, "advise", 1, "advise and a table URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 || pos[0] != "advise" {
-		return fmt.Errorf("%w: clustering takes advise and a table URL (usage: compactord clustering %s)", errUsage, commandSynopsis("clustering"))
 	}
 	if opts.MinTableBytes, err = units.ParseSize(*minTable); err != nil {
 		return fmt.Errorf("%w: --min-table-size: %v", errUsage, err)

@@ -18,8 +18,7 @@ import (
 )
 
 // runCheck validates a policy directory and prints the effective policies.
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "check", "warn", stderr)
+func runCheck(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the effective policies as JSON instead of HCL")
 	showSecrets := fs.Bool("show-secrets", false, "print table URLs with their credentials (default: userinfo and credential parameters REDACTED)")
 	dir, err := fs.parseOne(args, "policy directory")
@@ -73,9 +72,10 @@ func newDaemon(o daemonOptions, log hclog.Logger, mkBackend func(policies.Daemon
 	return daemon.New(o, log, mkBackend)
 }
 
-func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (runFlags, error) {
+// parseDaemonFlags registers the flags of `compactord run` on fs and parses
+// args.
+func parseDaemonFlags(fs *commandFlags, args []string) (runFlags, error) {
 	var o runFlags
-	fs := newCommandFlags(ctx, "run", "info", stderr)
 	fs.StringVar(&o.PolicyDir, "policies", "", "directory of *.hcl policy files (required)")
 	fs.StringVar(&o.HTTPTokenFile, "http-token-file", "", "file holding the bearer token that POST /tables/{name}/run, POST /tables/{name}/resume and POST /reload require when --http is not a loopback address")
 	fs.Var((*stringsFlag)(&o.HTTPAllowedHosts), "http-allowed-host", "a Host name (no port) that a loopback --http listener also answers to, besides localhost, 127.0.0.1 and [::1] (repeatable; e.g. the name of an SSH tunnel or a local proxy)")
@@ -106,8 +106,8 @@ func parseDaemonFlags(ctx context.Context, args []string, stderr io.Writer) (run
 // runDaemon is `compactord run`: it loads the policies, schedules the tables
 // and serves HTTP until SIGTERM/SIGINT (ctx). SIGUSR1 runs every enabled
 // table now; SIGHUP reloads the policy directory.
-func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseDaemonFlags(ctx, args, stderr)
+func runDaemon(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
+	o, err := parseDaemonFlags(fs, args)
 	if err != nil {
 		return err
 	}

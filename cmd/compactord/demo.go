@@ -15,11 +15,8 @@ import (
 // DELETE commits right before the compaction's put-if-absent, so the
 // compaction always loses that race and must reconcile), and prints
 // before/after.
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	var o demo.Options
-	// The report is stdout; the daemon's info lines would interleave with it on a
-	// terminal, so they show only with --log-level info (or -v).
-	fs := newCommandFlags(ctx, "demo", "warn", stderr)
 	fs.StringVar(&o.Dir, "dir", "", "directory for the demo table and policy (default: a temp dir, removed afterwards unless --keep)")
 	fs.IntVar(&o.Commits, "commits", 12, "append commits to write")
 	fs.IntVar(&o.FilesPerCommit, "files-per-commit", 4, "files per append commit")

@@ -34,7 +34,7 @@ func TestTheDockerfileCommandIsAValidRunCommandLine(t *testing.T) {
 	if len(args) == 0 || args[0] != "run" {
 		t.Fatalf("CMD = %v", args)
 	}
-	o, err := parseDaemonFlags(context.Background(), args[1:], io.Discard)
+	o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), io.Discard), args[1:])
 	if err != nil {
 		t.Fatalf("CMD %v: %v", args, err)
 	}
@@ -116,7 +116,7 @@ func TestTheKubernetesDeploymentRunsTheDaemonWithThePodAsReplica(t *testing.T) {
 	if len(args) == 0 || args[0] != "run" || len(c.Command) != 0 {
 		t.Fatalf("command %v args %v: want the image's entrypoint with run", c.Command, args)
 	}
-	o, err := parseDaemonFlags(context.Background(), args[1:], io.Discard)
+	o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), io.Discard), args[1:])
 	if err != nil {
 		t.Fatalf("args %v: %v", args, err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/runner"
 	"github.com/compactord/compactord/scheduler"
+	"github.com/hashicorp/go-hclog"
 )
 
 // The end-to-end test runs the real binary against file:// tables while this
@@ -54,6 +55,17 @@ type logLines struct {
 	mu    sync.Mutex
 	lines []map[string]any
 	raw   []string
+}
+
+// jsonLog is the daemon's logger at info level writing JSON lines, and
+// the lines it wrote.
+func jsonLog(t *testing.T) (*logLines, hclog.Logger) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	logs := &logLines{}
+	go logs.read(pr)
+	t.Cleanup(func() { pw.Close() })
+	return logs, hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: pw, JSONFormat: true, Level: hclog.Info})
 }
 
 func (l *logLines) read(r io.Reader) {

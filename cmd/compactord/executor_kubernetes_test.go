@@ -82,7 +82,7 @@ func TestTheDaemonBuildsOneKubernetesLauncherFromItsEnvironment(t *testing.T) {
 	t.Setenv("POD_NAME", "")
 	t.Setenv("COMPACTORD_JOB_TEMPLATE", "../../deploy/kubernetes/job-template.yaml")
 	t.Setenv("COMPACTORD_IMAGE", "")
-	o, err := parseDaemonFlags(context.Background(), []string{"--policies", t.TempDir(), "--store-attempts", "9", "--store-write-timeout", "20m"}, io.Discard)
+	o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), io.Discard), []string{"--policies", t.TempDir(), "--store-attempts", "9", "--store-write-timeout", "20m"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,7 @@ import (
 	"github.com/compactord/compactord/retention"
 )
 
-func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "expire", "warn", stderr)
+func runExpire(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	column := fs.String("column", "", "date, timestamp or timestamp_ntz column to expire by (logical name); an integer column needs --epoch-unit")
 	epochUnit := fs.String("epoch-unit", "", "unit of an integer --column: days, seconds, milliseconds or microseconds since 1970-01-01")
 	before := fs.String("before", "", "cutoff: rows with column < VALUE are deleted; a date 2021-03-01 or a timestamp 2021-03-01T12:00:00Z (for an integer column also a number in --epoch-unit)")

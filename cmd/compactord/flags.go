@@ -54,10 +54,8 @@ func newCommandFlags(ctx context.Context, name, defaultLevel string, stderr io.W
 func (cf *commandFlags) usage() {
 	w := cf.Output()
 	synopsis, summary := commandSynopsis(cf.name), ""
-	for _, c := range commands() {
-		if c.name == cf.name {
-			summary = c.summary
-		}
+	if c := commandNamed(cf.name); c != nil {
+		summary = c.summary
 	}
 	fmt.Fprintf(w, "usage: compactord %s %s\n", cf.name, synopsis)
 	if summary != "" {
@@ -180,6 +178,19 @@ func (cf *commandFlags) durationVar(p *time.Duration, name string, value time.Du
 func durationFlagVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
 	*p = value
 	fs.Var(units.DurationFlag{D: p}, name, usage)
+}
+
+// parseSubcommand parses args that must be the subcommand sub and n more
+// positional arguments; takes says what they are in the usage error.
+func (cf *commandFlags) parseSubcommand(args []string, sub string, n int, takes string) ([]string, error) {
+	pos, err := cf.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != n+1 || pos[0] != sub {
+		return nil, fmt.Errorf("%w: %s takes %s (usage: compactord %s %s)", errUsage, cf.name, takes, cf.name, commandSynopsis(cf.name))
+	}
+	return pos, nil
 }
 
 // parseOne parses args that must hold exactly one positional argument

@@ -150,14 +150,14 @@ func TestBadLoggingFlagsAreUsageErrors(t *testing.T) {
 }
 
 func TestDaemonDurationsTakeThePolicySyntax(t *testing.T) {
-	o, err := parseDaemonFlags(context.Background(), []string{"--policies", "p", "--poll", "1d", "--shutdown-timeout", "90s"}, &bytes.Buffer{})
+	o, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &bytes.Buffer{}), []string{"--policies", "p", "--poll", "1d", "--shutdown-timeout", "90s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Poll != 24*time.Hour || o.ShutdownTimeout != 90*time.Second {
 		t.Fatalf("poll %v, shutdown timeout %v", o.Poll, o.ShutdownTimeout)
 	}
-	if _, err := parseDaemonFlags(context.Background(), []string{"--policies", "p", "--poll", "soon"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "7d") {
+	if _, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), &bytes.Buffer{}), []string{"--policies", "p", "--poll", "soon"}); err == nil || !strings.Contains(err.Error(), "7d") {
 		t.Fatalf("bad --poll: %v, want the accepted syntax", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -146,6 +147,17 @@ type testDaemon struct {
 	done   chan error
 	d      *daemon.Daemon
 	fb     *fakeBackend
+}
+
+// memTableDaemon writes the policy of one table, name at mem://name, into
+// a new policy directory and returns the directory and a fake backend
+// whose functions a test overrides before it starts the daemon.
+func memTableDaemon(t *testing.T, name string) (string, *fakeBackend, backend) {
+	t.Helper()
+	dir := t.TempDir()
+	writePolicy(t, dir, name+".hcl", fmt.Sprintf("table %q {\n  url = \"mem://%s\"\n}\n", name, name))
+	fb := &fakeBackend{runs: map[string]int{}}
+	return dir, fb, fb.backend()
 }
 
 func startTestDaemon(t *testing.T, dir string) *testDaemon {
@@ -594,10 +606,7 @@ func TestCheckPrintsEffectivePoliciesAndReportsErrors(t *testing.T) {
 }
 
 func TestStatusShowsTheRunningOperationsProgressAndTheLogRepeatsIt(t *testing.T) {
-	dir := t.TempDir()
-	writePolicy(t, dir, "a.hcl", "table \"a\" {\n  url = \"mem://a\"\n}\n")
-	fb := &fakeBackend{runs: map[string]int{}}
-	be := fb.backend()
+	dir, fb, be := memTableDaemon(t, "a")
 	started := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	release := make(chan struct{})
 	be.Run = func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {

@@ -260,10 +260,10 @@ func TestABadAllowedHostFailsStartup(t *testing.T) {
 			t.Errorf("--http-allowed-host %q: err %v, want a refusal naming the flag", h, err)
 		}
 	}
-	if _, err := parseDaemonFlags(context.Background(), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"}, io.Discard); err != nil {
+	if _, err := parseDaemonFlags(commandNamed("run").flags(context.Background(), io.Discard), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"}); err != nil {
 		t.Fatal(err)
 	}
-	o, _ := parseDaemonFlags(context.Background(), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"}, io.Discard)
+	o, _ := parseDaemonFlags(commandNamed("run").flags(context.Background(), io.Discard), []string{"--policies", dir, "--http-allowed-host", "a.example", "--http-allowed-host", "b.example"})
 	if len(o.HTTPAllowedHosts) != 2 || o.HTTPAllowedHosts[1] != "b.example" {
 		t.Fatalf("the flag repeated gives %v", o.HTTPAllowedHosts)
 	}

@@ -12,8 +12,7 @@ import (
 
 // runInspect describes a table: `compactord inspect URL [--version N]
 // [--json] [--small-file-size SIZE]`.
-func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "inspect", "warn", stderr)
+func runInspect(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	version := fs.versionVar("table version `N` to inspect (default: latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	small := fs.String("small-file-size", "", "files below this size count as small, e.g. 64MiB (units B, KiB/k, MiB/m, GiB/g; powers of 1024) (default: the planner's rule, min(1GiB, the table's target file size))")

@@ -25,7 +25,7 @@ import (
 func inspectJSON(t *testing.T, args ...string) (*inspect.Report, map[string]any) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if err := runInspect(context.Background(), append(args, "--json"), &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), append(args, "--json"), &out, &errOut); err != nil {
 		t.Fatalf("inspect %v: %v (%s)", args, err, errOut.String())
 	}
 	var rep inspect.Report
@@ -142,7 +142,7 @@ func TestInspectDetails(t *testing.T) {
 
 func TestInspectTextAndErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := runInspect(context.Background(), []string{"file://" + testutil.DeltaTable(t, "dv-partitioned-with-checkpoint")}, &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), []string{"file://" + testutil.DeltaTable(t, "dv-partitioned-with-checkpoint")}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"version", "15", "deletion vectors", "partitions", "part=", "rewritable", "yes"} {
@@ -160,7 +160,7 @@ func TestInspectTextAndErrors(t *testing.T) {
 		{[]string{"file://" + testutil.DeltaTable(t, "dv-small"), "--version", "9"}, "version 9", false},
 		{[]string{"file://" + t.TempDir()}, "no commits", false},
 	} {
-		err := runInspect(context.Background(), tc.args, &out, &errOut)
+		err := commandNamed("inspect").exec(context.Background(), tc.args, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {
 			t.Errorf("inspect %v: err = %v, want %q (usage %v)", tc.args, err, tc.want, tc.usage)
 		}
@@ -210,7 +210,7 @@ func TestInspectShowsTheClusteringState(t *testing.T) {
 		t.Fatalf("clustering state %+v", c)
 	}
 	var out, errOut bytes.Buffer
-	if err := runInspect(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"unclustered", "2 files", "z-cubes", "cube-b", "clustered, no z-cube"} {
@@ -253,7 +253,7 @@ func TestInspectCountsTheRowsOfFilesWithoutStatsFromTheirFooters(t *testing.T) {
 func TestInspectWritesHumanSizesAndAnUnescapedOpenBucket(t *testing.T) {
 	url := "file://" + testutil.DeltaTable(t, "dv-basic-with-checkpoint")
 	var out, errOut bytes.Buffer
-	if err := runInspect(context.Background(), []string{url, "--json"}, &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), []string{url, "--json"}, &out, &errOut); err != nil {
 		t.Fatalf("%v (%s)", err, errOut.String())
 	}
 	if !strings.Contains(out.String(), `"label": ">=1 GiB"`) || strings.Contains(out.String(), `\u003e`) {
@@ -276,7 +276,7 @@ func TestInspectWritesHumanSizesAndAnUnescapedOpenBucket(t *testing.T) {
 		t.Errorf("first label %q", got)
 	}
 	out.Reset()
-	if err := runInspect(context.Background(), []string{url}, &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), []string{url}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -301,7 +301,7 @@ func TestInspectPrintsTheSchema(t *testing.T) {
 		t.Error("JSON lacks \"schema\"")
 	}
 	var out, errOut bytes.Buffer
-	if err := runInspect(context.Background(), []string{url}, &out, &errOut); err != nil {
+	if err := commandNamed("inspect").exec(context.Background(), []string{url}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	for _, re := range []string{`(?m)^schema\s+2 columns$`, `(?m)^  k\s+string\s+nullable, partition column$`, `(?m)^  v\s+long\s+nullable$`} {

@@ -19,12 +19,43 @@ import (
 // version is the build's version, reported in engineInfo and /status.
 const version = "0.1.0"
 
-// command is one subcommand: it parses its own flags from args and writes
-// its report to stdout.
+// command is one subcommand: it declares its flags on fs (its flag set,
+// with the logging flags every command has), parses them from args and
+// writes its report to stdout.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run     func(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error
+}
+
+// logLevels are the default log levels of the commands whose default is
+// not "warn" (the level of a command whose stdout is its report: the
+// daemon's info lines would interleave with it on a terminal).
+var logLevels = map[string]string{"run": "info"}
+
+// commandNamed is the command called name; nil when there is none.
+func commandNamed(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return &c
+		}
+	}
+	return nil
+}
+
+// flags is the command's flag set (newCommandFlags with its default log
+// level).
+func (c *command) flags(ctx context.Context, stderr io.Writer) *commandFlags {
+	level, ok := logLevels[c.name]
+	if !ok {
+		level = "warn"
+	}
+	return newCommandFlags(ctx, c.name, level, stderr)
+}
+
+// exec runs the command with args on its flag set.
+func (c *command) exec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return c.run(ctx, c.flags(ctx, stderr), args, stdout, stderr)
 }
 
 func commands() []command {
@@ -109,34 +140,32 @@ func mainExit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "--version", "-version":
 		args = []string{"version"}
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		cmdErr := stderr
-		if wantsHelp(args[1:]) {
-			// Asked-for help is the command's output.
-			cmdErr = stdout
-		}
-		if err := c.run(ctx, args[1:], stdout, cmdErr); err != nil {
-			if errors.Is(err, flag.ErrHelp) || errors.Is(err, errHelp) {
-				return 0
-			}
-			// An error may name a table URL with its credentials.
-			fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, redact.Error(err))
-			if errors.Is(err, errUsage) {
-				return 2
-			}
-			if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
-				return ec.code
-			}
-			return 1
-		}
-		return 0
+	c := commandNamed(args[0])
+	if c == nil {
+		fmt.Fprintf(stderr, "compactord: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
 	}
-	fmt.Fprintf(stderr, "compactord: unknown command %q\n", args[0])
-	usage(stderr)
-	return 2
+	cmdErr := stderr
+	if wantsHelp(args[1:]) {
+		// Asked-for help is the command's output.
+		cmdErr = stdout
+	}
+	if err := c.exec(ctx, args[1:], stdout, cmdErr); err != nil {
+		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errHelp) {
+			return 0
+		}
+		// An error may name a table URL with its credentials.
+		fmt.Fprintf(stderr, "compactord %s: %v\n", c.name, redact.Error(err))
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
+			return ec.code
+		}
+		return 1
+	}
+	return 0
 }
 
 // wantsHelp reports whether args ask for help (before any "--").
@@ -162,8 +191,7 @@ func usage(w io.Writer) {
 
 // runVersion prints the build's version, commit ("unknown" when the build
 // recorded none) and Go version.
-func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newCommandFlags(ctx, "version", "warn", stderr)
+func runVersion(ctx context.Context, cf *commandFlags, args []string, stdout, stderr io.Writer) error {
 	asJSON := cf.Bool("json", false, "print the version as JSON")
 	pos, err := cf.parse(args)
 	if err != nil {

@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
@@ -30,11 +27,7 @@ type loggedDaemon struct {
 
 func startLoggedDaemon(t *testing.T, dir string) *loggedDaemon {
 	t.Helper()
-	pr, pw := io.Pipe()
-	logs := &logLines{}
-	go logs.read(pr)
-	t.Cleanup(func() { pw.Close() })
-	log := hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: pw, JSONFormat: true, Level: hclog.Info})
+	logs, log := jsonLog(t)
 	td := startTestDaemonLogged(t, dir, nil, newDeltaBackend(log, policies.Daemon{}, nil), log)
 	return &loggedDaemon{testDaemon: td, logs: logs}
 }

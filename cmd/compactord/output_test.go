@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/retention"
 )
 
@@ -18,7 +20,7 @@ import (
 func TestCompactSaysCommittedOnceAndOneJob(t *testing.T) {
 	dir := testutil.CopyDeltaTable(t, "small-files-merge-update-delete")
 	var out, errOut bytes.Buffer
-	if err := runCompact(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+	if err := commandNamed("compact").exec(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
 		t.Fatalf("compact: %v (%s)", err, errOut.String())
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")
@@ -88,13 +90,13 @@ func TestExpireDryRunTotalsAddUpAndShowNullPartitionsAsNull(t *testing.T) {
 func TestAVacuumThatDeletesNothingSaysWhatIsProtectedUntilWhen(t *testing.T) {
 	dir := testutil.CopyDeltaTable(t, "small-files-merge-update-delete")
 	var out, errOut bytes.Buffer
-	if err := runCompact(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
+	if err := commandNamed("compact").exec(context.Background(), []string{"file://" + dir}, &out, &errOut); err != nil {
 		t.Fatalf("compact: %v (%s)", err, errOut.String())
 	}
 	for _, args := range [][]string{{"file://" + dir}, {"file://" + dir, "--dry-run"}} {
 		out.Reset()
 		before := time.Now().UTC()
-		if err := runVacuum(context.Background(), args, &out, &errOut); err != nil {
+		if err := commandNamed("vacuum").exec(context.Background(), args, &out, &errOut); err != nil {
 			t.Fatalf("vacuum %v: %v (%s)", args, err, errOut.String())
 		}
 		// The copy's files that no version needs are as new as the copy:
@@ -120,4 +122,36 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// humanSize matches the one size format (units.FormatBytes).
+var humanSize = `\d+(\.\d)? (B|KiB|MiB|GiB)`
+
+func TestHumanOutputUsesTheOneSizeFormat(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fixture string
+		run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+		args    []string
+		want    string
+	}{
+		{"compact", "ckpt-v2-json-sidecars-101-files", commandNamed("compact").exec, nil, `101 files removed, 1 added, ` + humanSize + ` read, ` + humanSize + ` written`},
+		{"checkpoint", "dv-basic-no-checkpoint", commandNamed("checkpoint").exec, nil, `\d+ expired\), ` + humanSize + `, `},
+		{"vacuum dry run", "dbr-optimize-dv-cdc-logcompaction", commandNamed("vacuum").exec, []string{"--dry-run", "--retention", "0s", "--force-retention"}, `\t` + humanSize + `\t.*\n(.*\n)*dry run \(full\): would delete \d+ files, ` + humanSize + ` `},
+		{"inspect", "ckpt-v2-json-sidecars-101-files", commandNamed("inspect").exec, nil, `files +101 \(53\.3 KiB\)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tbl := tabletest.CopyFixture(t, c.fixture)
+			var out, errOut bytes.Buffer
+			if err := c.run(context.Background(), append([]string{tbl.URL}, c.args...), &out, &errOut); err != nil {
+				t.Fatalf("%v (%s)", err, errOut.String())
+			}
+			if !regexp.MustCompile(c.want).MatchString(out.String()) {
+				t.Errorf("output lacks %q:\n%s", c.want, out.String())
+			}
+			if regexp.MustCompile(`\d bytes\b`).MatchString(out.String()) || regexp.MustCompile(`\d(B|KiB|MiB|GiB)\b`).MatchString(out.String()) {
+				t.Errorf("a size not in the one format:\n%s", out.String())
+			}
+		})
+	}
 }

@@ -82,8 +82,7 @@ func printWhy(w io.Writer, label string, considered int, skipped []planner.Skip)
 	}
 }
 
-func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "plan", "warn", stderr)
+func runPlan(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	var pf planFlags
 	pf.register(fs, stderr)
 	out := fs.String("out", "", "write the plan JSON to this file (default: stdout)")
@@ -119,8 +118,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func runRunPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "run-plan", "warn", stderr)
+func runRunPlan(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	table := fs.String("table", "", "table URL (default: the plan's)")
 	ckpt := checkpointFlag(fs)
@@ -246,8 +244,7 @@ func runOptions(log hclog.Logger) compaction.RunOptions {
 	return o
 }
 
-func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "compact", "warn", stderr)
+func runCompact(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	var pf planFlags
 	pf.register(fs, stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -25,11 +24,8 @@ import (
 // After polls, runs and plans, no secret appears in /status, any
 // /tables/<name> page, any plan, the fleet page, /metrics or the log.
 func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	t.Setenv("AZURE_STORAGE_ACCOUNT", "acct")
-	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
-	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
+	s3 := fakeS3WithEvents(t)
 	s3URL := strings.Replace(s3.URL("events"), "s3://", "s3://s3user:S3PASS@", 1)
 	local := testutil.CopyDeltaTable(t, "dv-small")
 

@@ -20,8 +20,7 @@ type exitCodeError struct {
 func (e *exitCodeError) Error() string { return e.err.Error() }
 func (e *exitCodeError) Unwrap() error { return e.err }
 
-func runRunUnit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "run-unit", "warn", stderr)
+func runRunUnit(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	planURL := fs.String("plan", "", "URL of the stored plan (<table>/_compactord/plans/<id>/plan.json)")
 	spill := fs.String("spill-dir", "", "local directory for the writer's spill files (default: the system temp directory)")
 	store := fs.addStoreFlags(stderr)

@@ -26,6 +26,17 @@ import (
 	"github.com/compactord/compactord/policies"
 )
 
+// fakeS3WithEvents is an in-process S3, reached with fake AWS
+// credentials, holding a copy of dv-small under events.
+func fakeS3WithEvents(t *testing.T) *stores.FakeS3 {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
+	return s3
+}
+
 // Every command that opens a table gives up on a store that never answers
 // (a fault proxy in front of an in-process S3 holds every request) as its
 // --store-timeout, --store-attempts and --store-retry-budget say: the flags
@@ -36,11 +47,8 @@ import (
 // cancellation is not transient), so its store answers 500 instead (which
 // the S3 SDK retries too, a few seconds per attempt).
 func TestStoreFlagsBoundTheRetriesOfEveryTableCommand(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
 	t.Setenv(fanout.IndexEnv, "0") // run-unit's unit
-	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
-	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
+	s3 := fakeS3WithEvents(t)
 	proxy := faultproxy.New(t, s3.Endpoint, faultproxy.Options{})
 	url := stores.S3URL(proxy.URL, stores.Bucket, "events")
 	ctx := context.Background()
@@ -274,4 +282,35 @@ func TestNegativeStoreFlagsAreUsageErrors(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// compact, expire and plan open and read their table under the run's store
+// deadlines and retry budget: against a store that never answers, each
+// fails naming the listing it gave up on, not the end of its caller's
+// context (the backstop below, far above 2 attempts of 300ms).
+func TestOneShotCommandsGiveUpOnAStoreThatNeverAnswers(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", testutil.SilentEndpoint(t))
+	store := []string{"--store-timeout", "300ms", "--store-attempts", "2", "--store-retry-budget", "2"}
+	for _, args := range [][]string{
+		{"compact", "gs://lake/t"},
+		{"expire", "gs://lake/t", "--column", "d", "--before", "2020-01-01"},
+		{"plan", "gs://lake/t"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			code := mainExit(ctx, append(args, store...), &stdout, &stderr)
+			if code == 0 {
+				t.Fatalf("exit 0 against a silent store:\n%s", stdout.String())
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the command ran until its caller's context ended: %s", stderr.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, "list t/_delta_log/") || !strings.Contains(msg, "no answer within 300ms") {
+				t.Fatalf("stderr does not name the listing and the store deadline:\n%s", msg)
+			}
+		})
+	}
 }

@@ -22,8 +22,7 @@ type vacuumReport struct {
 	Checkpoint *checkpointStep `json:"checkpoint,omitempty"`
 }
 
-func runVacuum(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandFlags(ctx, "vacuum", "warn", stderr)
+func runVacuum(ctx context.Context, fs *commandFlags, args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "full", "lite (expired tombstones from the log, no data listing) or full (list the table)")
 	retention := fs.String("retention", "", "keep files newer than this (default: delta.deletedFileRetentionDuration, 7 days); e.g. 168h, 7d, \"interval 7 days\"")
 	force := fs.Bool("force-retention", false, "allow a retention shorter than the table's (files concurrent writers or time travel need may go)")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/runner"
@@ -27,11 +27,7 @@ import (
 // log collected; restart it by calling it again after ld.stop.
 func startRealDaemon(t *testing.T, dir string, poll time.Duration) *loggedDaemon {
 	t.Helper()
-	pr, pw := io.Pipe()
-	logs := &logLines{}
-	go logs.read(pr)
-	t.Cleanup(func() { pw.Close() })
-	log := hclog.New(&hclog.LoggerOptions{Name: "compactord", Output: pw, JSONFormat: true, Level: hclog.Info})
+	logs, log := jsonLog(t)
 	be := newDeltaBackend(log, policies.Daemon{}, nil)
 	d, err := newDaemon(daemonOptions{PolicyDir: dir, Poll: poll}, log, func(policies.Daemon) backend { return be })
 	if err != nil {
@@ -269,5 +265,33 @@ func TestAHaltSurvivesARestartUntilResumed(t *testing.T) {
 	}
 	if snap := tabletest.Latest(t, tbl); len(snap.Files) != 1 {
 		t.Fatalf("%d files, want 1", len(snap.Files))
+	}
+}
+
+func TestThePlanOfAHaltedTableAnswers409WithTheHaltReason(t *testing.T) {
+	dir, fb, be := memTableDaemon(t, "h")
+	unsupported := errors.New("table h: writer feature \"fancyFeature\" is not supported")
+	be.Run = func(ctx context.Context, req scheduler.RunRequest[policies.Policy]) (scheduler.RunReport, error) {
+		return scheduler.RunReport{}, failure.With(failure.Halt, unsupported)
+	}
+	// What halts a run usually stops its plan too.
+	be.Plan = func(ctx context.Context, p policies.Policy, exclude map[string]bool) (any, error) {
+		return nil, failure.With(failure.Halt, unsupported)
+	}
+	td := startTestDaemonWith(t, dir, fb, be)
+	if code := post(t, td.base+"/tables/h/run"); code != http.StatusAccepted {
+		t.Fatalf("POST run: %d", code)
+	}
+	waitFor(t, "h halted", func() bool { return td.d.Scheduler().Status()[0].Halted })
+
+	code, body := get(t, td.base+"/tables/h/plan")
+	if code != http.StatusConflict {
+		t.Fatalf("GET plan of a halted table: %d %s, want 409", code, body)
+	}
+	if !strings.Contains(body, "halted") || !strings.Contains(body, "fancyFeature") {
+		t.Errorf("body %s does not say the table is halted and why", body)
+	}
+	if code := post(t, td.base+"/tables/h/run"); code != http.StatusConflict {
+		t.Errorf("POST run of a halted table: %d, want 409", code)
 	}
 }

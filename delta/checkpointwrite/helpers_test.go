@@ -8,18 +8,8 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
-
-// openDir opens a table directory through OpenTable (file:// URL).
-func openDir(t testing.TB, dir string) *delta.Table {
-	t.Helper()
-	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	return tbl
-}
 
 func logName(v int64) string { return strings.TrimPrefix(logpath.CommitKey(v), logpath.LogDir) }
 
@@ -34,7 +24,7 @@ func loadBenchTable(t *testing.T, nFiles int) (string, *delta.Snapshot) {
 	t.Helper()
 	dir := t.TempDir()
 	deltatest.WriteBenchTable(t, dir, nFiles)
-	snap, err := delta.LoadSnapshot(context.Background(), openDir(t, dir), -1)
+	snap, err := delta.LoadSnapshot(context.Background(), logtest.Open(t, dir), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // sparkHint is the part of a _last_checkpoint document a repair rebuilds.
@@ -59,7 +60,7 @@ func TestRepairLastCheckpointRebuildsWhatSparkWrote(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			work := deltatest.CopyTableDir(t, src, onlyLog(nil))
-			tbl := openDir(t, work)
+			tbl := logtest.Open(t, work)
 			l, err := delta.ListLog(ctx, tbl)
 			if err != nil {
 				t.Fatal(err)
@@ -114,12 +115,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 	ctx := context.Background()
 	for _, name := range []string{"dv-partitioned-with-checkpoint", "ckpt-v2-json-sidecars-101-files"} {
 		t.Run(name, func(t *testing.T) {
-			work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
-			tbl := openDir(t, work)
-			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			work, tbl, snap := logCopy(t, name, -1)
 			removeCheckpointsAt(t, work, snap.Version)
 			older, _ := readHint(t, work)
 			_, olderDoc := readHint(t, work)
@@ -150,7 +146,7 @@ func TestRepairLastCheckpointWritesWhatTheWriterWritesAndNeverGoesBack(t *testin
 			// A listing taken when the checkpoint before was the newest,
 			// and a newer hint since: no repair moves it back.
 			stale := deltatest.CopyTableDir(t, work, func(rel string) bool { return rel == info.Key })
-			staleList, err := delta.ListLog(ctx, openDir(t, stale))
+			staleList, err := delta.ListLog(ctx, logtest.Open(t, stale))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // Advancing a slim snapshot gives a slim one: its carried-over files are
@@ -20,7 +21,7 @@ import (
 // other columns.
 func TestAdvanceOfASlimSnapshotIsSlim(t *testing.T) {
 	dir, full := loadBenchTable(t, 500)
-	tbl := openDir(t, dir)
+	tbl := logtest.Open(t, dir)
 	ctx := context.Background()
 	old, err := delta.LoadSnapshot(ctx, tbl, full.Version-5)
 	if err != nil {
@@ -63,11 +64,7 @@ func TestLoadRefusesImpossibleNumbersInACheckpoint(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := testutil.CopyDeltaTable(t, "dv-small")
-			tbl, err := delta.OpenTable(ctx, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
+			tbl := logtest.Open(t, dir)
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/statscollect"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -35,7 +36,7 @@ func TestLongStatsStringsAreNotCopiedIntoTheCheckpointStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	tbl := openDir(t, root)
+	tbl := logtest.Open(t, root)
 	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestLongStatsStringsAreNotCopiedIntoTheCheckpointStatistics(t *testing.T) {
 	}
 
 	// The stats string itself is kept whole.
-	back, err := delta.LoadSnapshot(ctx, openDir(t, root), -1)
+	back, err := delta.LoadSnapshot(ctx, logtest.Open(t, root), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

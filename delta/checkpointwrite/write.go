@@ -439,11 +439,7 @@ type partitionParser struct {
 }
 
 func newPartitionParser(snap *delta.Snapshot) (*partitionParser, error) {
-	mode, err := actions.ColumnMappingMode(&snap.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
+	mode, fields, err := partitionColumns(snap)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/compactord/compactord/delta/schema"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // onlyLog is a copyTableDir filter keeping the _delta_log of a table.
@@ -35,6 +36,19 @@ func onlyLog(keep func(name string) bool) func(rel string) bool {
 		}
 		return keep != nil && !keep(name)
 	}
+}
+
+// logCopy copies the log of test table name (no data files) to a temp
+// dir, opens it and loads its snapshot at version (-1: the latest).
+func logCopy(t *testing.T, name string, version int64) (string, *delta.Table, *delta.Snapshot) {
+	t.Helper()
+	work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
+	tbl := logtest.Open(t, work)
+	snap, err := delta.LoadSnapshot(context.Background(), tbl, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return work, tbl, snap
 }
 
 // jsonReplayable reports whether commits 0..latest all exist, so that the
@@ -63,7 +77,7 @@ func referenceSnapshot(t *testing.T, src string, version int64) *delta.Snapshot 
 	} else {
 		dir = deltatest.CopyTableDir(t, src, onlyLog(nil))
 	}
-	snap, err := delta.LoadSnapshot(ctx, openDir(t, dir), version)
+	snap, err := delta.LoadSnapshot(ctx, logtest.Open(t, dir), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +109,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := testutil.DeltaTable(t, name)
 			work := deltatest.CopyTableDir(t, src, onlyLog(nil))
-			tbl := openDir(t, work)
+			tbl := logtest.Open(t, work)
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
 				if want.MustRefuse {
@@ -140,7 +154,7 @@ func TestWriteCheckpointRoundTripOnEveryTestTable(t *testing.T) {
 				keep[s] = true
 			}
 			only := deltatest.CopyTableDir(t, work, func(rel string) bool { return !keep[rel] })
-			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, logtest.Open(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +195,7 @@ func checkV2Checkpoint(t *testing.T, root string, info *CheckpointInfo) {
 	if !ok || f.Kind != logpath.V2Checkpoint || !strings.HasSuffix(name, ".json") {
 		t.Fatalf("V2 checkpoint %s is not UUID-named JSON", info.Key)
 	}
-	tbl := openDir(t, root)
+	tbl := logtest.Open(t, root)
 	acts, err := delta.ReadCheckpointFile(context.Background(), tbl, info.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +235,7 @@ func checkLastCheckpoint(t *testing.T, root string, info *CheckpointInfo) {
 	if _, ok := m["parts"]; ok {
 		t.Fatal("_last_checkpoint of a single-file checkpoint has parts")
 	}
-	lc, reason, err := delta.ReadLastCheckpoint(context.Background(), openDir(t, root))
+	lc, reason, err := delta.ReadLastCheckpoint(context.Background(), logtest.Open(t, root))
 	if err != nil || lc == nil {
 		t.Fatalf("_last_checkpoint unreadable: %v %s", err, reason)
 	}
@@ -240,7 +254,7 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *delta.Snapshot, now time.
 	if got.Version != ref.Version {
 		t.Fatalf("version %d, want %d", got.Version, ref.Version)
 	}
-	if !reflect.DeepEqual(normProtocol(got.Protocol), normProtocol(ref.Protocol)) {
+	if !reflect.DeepEqual(logtest.NormProtocol(got.Protocol), logtest.NormProtocol(ref.Protocol)) {
 		t.Errorf("protocol %+v, want %+v", got.Protocol, ref.Protocol)
 	}
 	if !reflect.DeepEqual(normMetadata(got.Metadata), normMetadata(ref.Metadata)) {
@@ -340,17 +354,6 @@ func compareCheckpointSnapshot(t *testing.T, ref, got *delta.Snapshot, now time.
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func normProtocol(p actions.Protocol) actions.Protocol {
-	p.Extra = nil
-	if len(p.ReaderFeatures) == 0 {
-		p.ReaderFeatures = nil
-	}
-	if len(p.WriterFeatures) == 0 {
-		p.WriterFeatures = nil
-	}
-	return p
 }
 
 func normMetadata(m actions.Metadata) actions.Metadata {
@@ -454,12 +457,7 @@ func canonicalStat(v any, dt *schema.DataType) string {
 
 func TestWriteCheckpointRefusesExistingClassicCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, "dv-basic-with-checkpoint"), onlyLog(nil))
-	tbl := openDir(t, work)
-	snap, err := delta.LoadSnapshot(ctx, tbl, 40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	work, tbl, snap := logCopy(t, "dv-basic-with-checkpoint", 40)
 	before, err := os.ReadFile(filepath.Join(work, filepath.FromSlash(logpath.CheckpointKey(40))))
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +485,7 @@ func BenchmarkWriteCheckpoint(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
 			deltatest.WriteBenchTable(b, dir, n)
-			tbl := openDir(b, dir)
+			tbl := logtest.Open(b, dir)
 			ctx := context.Background()
 			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
 			if err != nil {
@@ -536,12 +534,7 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"ckpt-v2-uuid-json-golden", "ckpt-v2-uuid-parquet-golden", "ckpt-v2-json-no-sidecars-txn"} {
 		t.Run(name, func(t *testing.T) {
-			work := deltatest.CopyTableDir(t, testutil.DeltaTable(t, name), onlyLog(nil))
-			tbl := openDir(t, work)
-			want, err := delta.LoadSnapshot(ctx, tbl, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			work, tbl, want := logCopy(t, name, -1)
 			key, err := WriteCompatCheckpoint(ctx, tbl, want.Version)
 			if err != nil {
 				t.Fatal(err)
@@ -557,11 +550,11 @@ func TestWriteCompatCheckpointCopiesV2Content(t *testing.T) {
 			only := deltatest.CopyTableDir(t, work, func(rel string) bool {
 				return rel != key && !strings.HasPrefix(rel, logpath.SidecarDir)
 			})
-			got, err := delta.LoadSnapshot(ctx, openDir(t, only), -1)
+			got, err := delta.LoadSnapshot(ctx, logtest.Open(t, only), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			acts, err := delta.ReadCheckpointFile(ctx, openDir(t, only), key)
+			acts, err := delta.ReadCheckpointFile(ctx, logtest.Open(t, only), key)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -196,28 +196,20 @@ func newCPSchema(layout cpLayout, cols cpColumns) *cpSchema {
 	}
 	var c wcompiler
 	s := &cpSchema{}
+	// The node of each action's top-level column, by the action's name.
+	tops := map[string]**wnode{
+		actions.KindAdd: &s.add, actions.KindRemove: &s.remove,
+		actions.KindMetadata: &s.meta, actions.KindProtocol: &s.protocol,
+		actions.KindTxn: &s.txn, actions.KindDomainMetadata: &s.domain,
+		actions.KindCheckpointMetadata: &s.cpMeta, actions.KindSidecar: &s.sidecar,
+	}
 	fields := make([]parquet.Field, 0, len(specs))
 	for _, sp := range specs {
 		n, pn := c.compile(sp, 0, 0)
 		s.tops = append(s.tops, n)
 		fields = append(fields, delta.NamedField(sp.name, pn))
-		switch sp.name {
-		case actions.KindAdd:
-			s.add = n
-		case actions.KindRemove:
-			s.remove = n
-		case actions.KindMetadata:
-			s.meta = n
-		case actions.KindProtocol:
-			s.protocol = n
-		case actions.KindTxn:
-			s.txn = n
-		case actions.KindDomainMetadata:
-			s.domain = n
-		case actions.KindCheckpointMetadata:
-			s.cpMeta = n
-		case actions.KindSidecar:
-			s.sidecar = n
+		if top, ok := tops[sp.name]; ok {
+			*top = n
 		}
 	}
 	s.ncols = c.col
@@ -234,11 +226,7 @@ func checkpointColumns(snap *delta.Snapshot, props *deltaprops.Properties) (cpCo
 	if !props.CheckpointWriteStatsAsStruct {
 		return cols, nil
 	}
-	mode, err := actions.ColumnMappingMode(&snap.Metadata)
-	if err != nil {
-		return cols, err
-	}
-	part, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
+	mode, part, err := partitionColumns(snap)
 	if err != nil {
 		return cols, err
 	}
@@ -272,45 +260,59 @@ func checkpointColumns(snap *delta.Snapshot, props *deltaprops.Properties) (cpCo
 	return cols, nil
 }
 
+// partitionColumns is the table's column mapping mode and the schema
+// fields of its partition columns (in partitionColumns order).
+func partitionColumns(snap *delta.Snapshot) (string, []*schema.StructField, error) {
+	mode, err := actions.ColumnMappingMode(&snap.Metadata)
+	if err != nil {
+		return "", nil, err
+	}
+	fields, err := actions.PartitionFields(&snap.Metadata, snap.Schema)
+	return mode, fields, err
+}
+
 // minMaxSpecs mirrors Spark's getMinMaxStatsSchema: skipping-eligible
 // primitive columns (numbers, date, timestamps, string) and structs that
 // contain one, by physical name.
 func minMaxSpecs(fields []*schema.StructField, mode string) []wspec {
-	var out []wspec
-	for _, f := range fields {
-		name := schema.PhysName(f, mode)
-		if f.Type.Struct != nil {
-			if sub := minMaxSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
-				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
-			}
-			continue
+	return statsSpecs(fields, mode, func(name string, t *schema.DataType) (wspec, bool) {
+		if statscollect.CategoryOf(t) == statscollect.CatNone {
+			return wspec{}, false
 		}
-		if statscollect.CategoryOf(f.Type) == statscollect.CatNone {
-			continue
-		}
-		leaf, err := checkpointLeaf(f.Type)
+		leaf, err := checkpointLeaf(t)
 		if err != nil {
-			continue
+			return wspec{}, false
 		}
-		out = append(out, wspec{name: name, kind: wLeaf, leaf: leaf, dt: f.Type})
-	}
-	return out
+		return wspec{name: name, kind: wLeaf, leaf: leaf, dt: t}, true
+	})
 }
 
 // nullCountSpecs mirrors Spark's getNullCountSchema: every column, structs
 // as structs, everything else (arrays, maps, binary, void...) a long.
 func nullCountSpecs(fields []*schema.StructField, mode string) []wspec {
-	var out []wspec
 	long := &schema.DataType{Name: "long"}
+	return statsSpecs(fields, mode, func(name string, _ *schema.DataType) (wspec, bool) {
+		return wspec{name: name, kind: wLeaf, leaf: parquet.Int(64), dt: long}, true
+	})
+}
+
+// statsSpecs is the shape of a typed stats struct over fields: a struct
+// column as a struct of its fields' specs (left out when none has one),
+// any other column as leaf says (false: the column has no spec), by
+// physical name.
+func statsSpecs(fields []*schema.StructField, mode string, leaf func(name string, t *schema.DataType) (wspec, bool)) []wspec {
+	var out []wspec
 	for _, f := range fields {
 		name := schema.PhysName(f, mode)
 		if f.Type.Struct != nil {
-			if sub := nullCountSpecs(f.Type.Struct.Fields, mode); len(sub) > 0 {
+			if sub := statsSpecs(f.Type.Struct.Fields, mode, leaf); len(sub) > 0 {
 				out = append(out, wspec{name: name, kind: wStruct, fields: sub})
 			}
 			continue
 		}
-		out = append(out, wspec{name: name, kind: wLeaf, leaf: parquet.Int(64), dt: long})
+		if sp, ok := leaf(name, f.Type); ok {
+			out = append(out, sp)
+		}
 	}
 	return out
 }

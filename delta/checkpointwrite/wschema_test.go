@@ -11,6 +11,7 @@ import (
 	"github.com/compactord/compactord/delta/internal/deltatest"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -99,7 +100,7 @@ func TestCheckpointSchemaMatchesSpark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap, err := delta.LoadSnapshot(context.Background(), openDir(t, root), v)
+			snap, err := delta.LoadSnapshot(context.Background(), logtest.Open(t, root), v)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -83,37 +83,31 @@ func EvalRow(e Expr, r Row) (Truth, error) {
 		}
 		return truth(!ok != x.Negated), nil
 	case And:
-		out := True
-		for _, t := range x {
-			v, err := EvalRow(t, r)
-			if err != nil {
-				return Unknown, err
-			}
-			if v == False {
-				return False, nil
-			}
-			if v == Unknown {
-				out = Unknown
-			}
-		}
-		return out, nil
+		return evalJunction(x, r, False)
 	case Or:
-		out := False
-		for _, t := range x {
-			v, err := EvalRow(t, r)
-			if err != nil {
-				return Unknown, err
-			}
-			if v == True {
-				return True, nil
-			}
-			if v == Unknown {
-				out = Unknown
-			}
-		}
-		return out, nil
+		return evalJunction(x, r, True)
 	}
 	return Unknown, fmt.Errorf("predicate: unknown expression %T", e)
+}
+
+// evalJunction evaluates the terms of an And (decisive False) or an Or
+// (decisive True) on r: the first decisive term decides; else Unknown when
+// a term is, else the other value.
+func evalJunction(terms []Expr, r Row, decisive Truth) (Truth, error) {
+	out := truth(decisive == False)
+	for _, t := range terms {
+		v, err := EvalRow(t, r)
+		if err != nil {
+			return Unknown, err
+		}
+		if v == decisive {
+			return decisive, nil
+		}
+		if v == Unknown {
+			out = Unknown
+		}
+	}
+	return out, nil
 }
 
 func truth(b bool) Truth {

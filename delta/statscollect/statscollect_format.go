@@ -2,6 +2,7 @@ package statscollect
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -224,6 +225,20 @@ func TruncateStringMax(s string, prefixLen int) (max string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// MarkStatsWideChecked is MarkStatsWide for a commit that must not leave
+// stats tight by mistake: stats that do not parse are an error rather
+// than returned unchanged (an empty string stays empty).
+func MarkStatsWideChecked(stats string) (string, error) {
+	if stats == "" {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stats), &m); err != nil {
+		return "", fmt.Errorf("parse stats: %w", err)
+	}
+	return MarkStatsWide(stats), nil
 }
 
 // MarkStatsWide returns the stats JSON with tightBounds set to false, for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,30 +256,17 @@ func maintTrials(t *testing.T, endpoint string, op maintOp, rate float64, runs, 
 // a successful run must have deleted all it should.
 func TestMaintenanceUnderFaults(t *testing.T) {
 	ep := stores.RequireEnv(t, stores.EnvS3)
-	for _, s := range strings.Split(*faultRates, ",") {
-		rate, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			t.Fatalf("-faults.rates: %v", err)
-		}
+	for _, fr := range faultRateList(t) {
+		rate := fr.rate
 		for _, op := range maintOps() {
-			t.Run(op.name+"/"+s, func(t *testing.T) {
+			t.Run(op.name+"/"+fr.s, func(t *testing.T) {
 				figs := maintTrials(t, ep, op, rate, *maintRuns, *faultParallel)
 				t.Log(figs)
-				for i, f := range figs.failures {
-					if i == 5 {
-						t.Logf("... %d more failures", len(figs.failures)-i)
-						break
-					}
-					t.Logf("failure: %s", f)
-				}
+				logFailures(t, figs.failures, 5)
 				for _, p := range figs.problems {
 					t.Errorf("damage: %s", p)
 				}
-				floor, ok := faultFloor[rate]
-				if !ok {
-					floor = 0.80
-				}
-				if need := int(floor*float64(figs.runs) + 0.999); figs.ok < need {
+				if need := successesNeeded(rate, figs.runs); figs.ok < need {
 					t.Errorf("%s at %.0f%% faults: %d of %d runs succeeded, want at least %d", op.name, rate*100, figs.ok, figs.runs, need)
 				}
 			})

@@ -42,34 +42,58 @@ func firstNPer(method, substr, except string, n int, key func(string) string) fu
 	}
 }
 
-func TestAnOutputWhosePutsFailThreeTimesInARowIsWrittenAgain(t *testing.T) {
-	// The S3 SDK sends a PUT at most three times; before the whole-write
-	// retry of objstore, three faults in a row on one output's PUT failed
-	// the compaction (the ~1/150 flake of TestFaultInjection at 20%).
-	f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.InternalError},
-		Match: firstNPerPath(http.MethodPut, ".parquet", "_delta_log", 3)})
-	direct := stores.Open(t, f.URL("retry"))
+// faultedWrite is one compaction of a copy of compactionTable on a fake
+// S3 behind a fault proxy that answers the requests match accepts with
+// kind: the run must commit, keep every row, leave no orphan, and each of
+// its outputs must have met at least perOutput faults (else the test
+// proves nothing).
+type faultedWrite struct {
+	name      string
+	kind      faultproxy.Kind
+	match     func(*http.Request) bool
+	perOutput int
+	// jobs is the run's MaxConcurrentJobs (0: runOptions').
+	jobs int
+}
+
+func (w faultedWrite) run(t *testing.T) *compaction.RunResult {
+	t.Helper()
+	f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{w.kind}, Match: w.match})
+	direct := stores.Open(t, f.URL(w.name))
 	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
 	before, rowsBefore := stores.LiveRows(t, direct)
 	objectsBefore := stores.DataObjects(t, direct)
 
-	faulty := stores.Open(t, stores.S3URL(p.URL, stores.Bucket, "retry"))
+	faulty := stores.Open(t, stores.S3URL(p.URL, stores.Bucket, w.name))
 	ctx := objstore.WithBudget(context.Background(), objstore.NewBudget(objstore.DefaultRunBudget))
-	res, err := compaction.Compact(ctx, faulty, runOptions())
+	opts := runOptions()
+	if w.jobs > 0 {
+		opts.Writer.MaxConcurrentJobs = w.jobs
+	}
+	res, err := compaction.Compact(ctx, faulty, opts)
 	if err != nil {
-		t.Fatalf("compaction whose every output PUT failed three times: %v", err)
+		t.Fatalf("compaction whose outputs' first writes failed (%s): %v", w.kind, err)
 	}
 	after, rowsAfter := stores.LiveRows(t, direct)
 	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
 		t.Fatalf("rows changed: lost %v, extra %v", lost, extra)
 	}
 	if o := Orphans(t, direct, before.Version, after.Version, objectsBefore); len(o) > 0 {
-		t.Fatalf("orphans %v", o)
+		t.Fatalf("orphans (landed objects of failed attempts) left behind: %v", o)
 	}
 	_, faults := p.Stats()
-	if faults[faultproxy.InternalError] < 3*res.FilesAdded || res.FilesAdded == 0 {
-		t.Fatalf("%d faults for %d outputs: the test proves nothing", faults[faultproxy.InternalError], res.FilesAdded)
+	if faults[w.kind] < w.perOutput*res.FilesAdded || res.FilesAdded == 0 {
+		t.Fatalf("%d faults (%s) for %d outputs: the test proves nothing", faults[w.kind], w.kind, res.FilesAdded)
 	}
+	return res
+}
+
+func TestAnOutputWhosePutsFailThreeTimesInARowIsWrittenAgain(t *testing.T) {
+	// The S3 SDK sends a PUT at most three times; before the whole-write
+	// retry of objstore, three faults in a row on one output's PUT failed
+	// the compaction (the ~1/150 flake of TestFaultInjection at 20%).
+	res := faultedWrite{name: "retry", kind: faultproxy.InternalError, perOutput: 3,
+		match: firstNPerPath(http.MethodPut, ".parquet", "_delta_log", 3)}.run(t)
 	t.Logf("%d outputs, each PUT failed 3 times first; committed v%d", res.FilesAdded, res.CommittedVersion)
 }
 
@@ -80,31 +104,7 @@ func TestAnOutputTheStoreKeepsRefusingIsWrittenAgainByItsJob(t *testing.T) {
 	// so the write fails for good and the job fails with it. The job is run
 	// again (new keys, which go through), and the landed objects of the
 	// failed attempt are deleted with the run's cleanup: no orphan.
-	f, p := fakeS3Behind(t, faultproxy.Options{Rate: 1, Kinds: []faultproxy.Kind{faultproxy.LostResponse},
-		Match: firstNPerDir(http.MethodPut, ".parquet", "_delta_log", 15)})
-	direct := stores.Open(t, f.URL("job-retry"))
-	stores.CopyTable(t, testutil.DeltaTable(t, compactionTable), direct)
-	before, rowsBefore := stores.LiveRows(t, direct)
-	objectsBefore := stores.DataObjects(t, direct)
-
-	faulty := stores.Open(t, stores.S3URL(p.URL, stores.Bucket, "job-retry"))
-	ctx := objstore.WithBudget(context.Background(), objstore.NewBudget(objstore.DefaultRunBudget))
-	opts := runOptions()
-	opts.Writer.MaxConcurrentJobs = 8
-	res, err := compaction.Compact(ctx, faulty, opts)
-	if err != nil {
-		t.Fatalf("compaction whose outputs' first writes all failed: %v", err)
-	}
-	after, rowsAfter := stores.LiveRows(t, direct)
-	if lost, extra := rowsAfter.Diff(rowsBefore); len(lost)+len(extra) > 0 {
-		t.Fatalf("rows changed: lost %v, extra %v", lost, extra)
-	}
-	if o := Orphans(t, direct, before.Version, after.Version, objectsBefore); len(o) > 0 {
-		t.Fatalf("the failed attempts' landed outputs were left behind: %v", o)
-	}
-	_, faults := p.Stats()
-	if faults[faultproxy.LostResponse] < 15*res.FilesAdded || res.FilesAdded == 0 {
-		t.Fatalf("%d lost answers for %d outputs: the test proves nothing", faults[faultproxy.LostResponse], res.FilesAdded)
-	}
+	res := faultedWrite{name: "job-retry", kind: faultproxy.LostResponse, perOutput: 15, jobs: 8,
+		match: firstNPerDir(http.MethodPut, ".parquet", "_delta_log", 15)}.run(t)
 	t.Logf("%d outputs written on their job's second run; committed v%d", res.FilesAdded, res.CommittedVersion)
 }

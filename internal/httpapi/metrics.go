@@ -68,87 +68,66 @@ type tableSeries struct {
 	value      func(scheduler.TableStatus) float64
 }
 
-func count(key string) func(scheduler.TableStatus) float64 {
-	return func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[key]) }
-}
-
-func counterField(f func(scheduler.Counters) int64) func(scheduler.TableStatus) float64 {
-	return func(t scheduler.TableStatus) float64 { return float64(f(t.Counters)) }
-}
-
-func backlog(f func(b *scheduler.Backlog) float64) func(scheduler.TableStatus) float64 {
-	return func(t scheduler.TableStatus) float64 {
-		if t.Backlog == nil {
-			return 0
-		}
-		return f(t.Backlog)
-	}
-}
-
 const (
 	counter = prometheus.CounterValue
 	gauge   = prometheus.GaugeValue
 )
 
-// perTableSeries are the single-valued per-table families.
-var perTableSeries = []tableSeries{
-	{"compactord_rewritten_files_total", "Data files removed by committed compactions.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.FilesRewritten })},
-	{"compactord_rewritten_bytes_total", "Bytes of data files removed by committed compactions.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.BytesRewritten })},
-	{"compactord_written_files_total", "Data files added by committed compactions.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.FilesWritten })},
-	{"compactord_written_bytes_total", "Bytes of data files added by committed compactions.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.BytesWritten })},
-	{"compactord_reconciliations_total", "Concurrent deletion vectors remapped onto compaction outputs.", counter,
-		count(compaction.CountReconciliations)},
-	{"compactord_reconciled_rows_total", "Concurrently deleted rows carried onto compaction outputs.", counter,
-		count(compaction.CountReconciledRows)},
-	{"compactord_expired_rows_total", "Rows removed by retention deletes.", counter, count(retention.CountRowsExpired)},
-	{"compactord_checkpoints_written_total", "Checkpoints the daemon wrote (after its own commits on multiples of delta.checkpointInterval, and catch-ups).", counter,
-		count(checkpoint.CountWritten)},
-	{"compactord_checkpoints_failed_total", "Checkpoints that failed (the commits stand; the next run retries).", counter,
-		count(checkpoint.CountFailed)},
+// countedSeries are the per-table counters the operations count under a
+// key of scheduler.Counters.Counts (the key is the operation's Count*
+// constant).
+var countedSeries = []struct{ name, help, key string }{
+	{"compactord_reconciliations_total", "Concurrent deletion vectors remapped onto compaction outputs.", compaction.CountReconciliations},
+	{"compactord_reconciled_rows_total", "Concurrently deleted rows carried onto compaction outputs.", compaction.CountReconciledRows},
+	{"compactord_dropped_jobs_total", "Planned jobs left out of a commit (true conflicts, failed rewrites).", compaction.CountJobsDropped},
+	{"compactord_expired_rows_total", "Rows removed by retention deletes.", retention.CountRowsExpired},
+	{"compactord_checkpoints_written_total", "Checkpoints the daemon wrote (after its own commits on multiples of delta.checkpointInterval, and catch-ups).", checkpoint.CountWritten},
+	{"compactord_checkpoints_failed_total", "Checkpoints that failed (the commits stand; the next run retries).", checkpoint.CountFailed},
+	{"compactord_log_files_deleted_total", "Expired log files (commits, checkpoints, checksums, compaction files, sidecars) deleted by log cleanup.", logcleanup.CountFilesDeleted},
+	{"compactord_vacuum_deleted_files_total", "Files (and empty directories) deleted by vacuums and temp sweeps.", vacuum.CountFilesDeleted},
+	{"compactord_vacuum_deleted_bytes_total", "Bytes of files deleted by vacuums and temp sweeps.", vacuum.CountBytesDeleted},
+	{"compactord_vacuum_orphans_total", "Deleted files that no action of the log named (abandoned writes, temp leftovers).", vacuum.CountOrphans},
+	{"compactord_swept_attempts_total", "Dead attempts of killed runs (their intent records) swept at the start of a compaction or retention run.", attemptsweep.CountAttempts},
+	{"compactord_swept_attempt_objects_total", "Uncommitted objects of dead attempts (and their upload temp files) deleted at the start of a run.", attemptsweep.CountObjects},
+	{"compactord_stats_backfilled_files_total", "Data files that got statistics from a stats backfill.", statsbackfill.CountFilesBackfilled},
+	{"compactord_clustering_key_changes_total", "Clustering keys set by CLUSTER BY AUTO (clustering { columns = \"auto\" }).", autocluster.CountKeyChanges},
+	{"compactord_clustering_key_refusals_total", "Clustering keys CLUSTER BY AUTO chose but could not set (the table's protocol or layout refused them).", autocluster.CountRefused},
+}
+
+// schedulerSeries are the per-table counters the scheduler keeps in
+// fields of scheduler.Counters.
+var schedulerSeries = []struct {
+	name, help string
+	value      func(scheduler.Counters) int64
+}{
+	{"compactord_rewritten_files_total", "Data files removed by committed compactions.", func(c scheduler.Counters) int64 { return c.FilesRewritten }},
+	{"compactord_rewritten_bytes_total", "Bytes of data files removed by committed compactions.", func(c scheduler.Counters) int64 { return c.BytesRewritten }},
+	{"compactord_written_files_total", "Data files added by committed compactions.", func(c scheduler.Counters) int64 { return c.FilesWritten }},
+	{"compactord_written_bytes_total", "Bytes of data files added by committed compactions.", func(c scheduler.Counters) int64 { return c.BytesWritten }},
+	{"compactord_polls_total", "Log polls.", func(c scheduler.Counters) int64 { return c.Polls }},
+	{"compactord_poll_errors_total", "Log polls that failed.", func(c scheduler.Counters) int64 { return c.PollErrors }},
+	{"compactord_coalesced_triggers_total", "Triggers merged into an already pending run.", func(c scheduler.Counters) int64 { return c.Coalesced }},
+}
+
+// backlogSeries are the per-table gauges of the table's backlog (0 until
+// the first poll measured one).
+var backlogSeries = []struct {
+	name, help string
+	value      func(*scheduler.Backlog) float64
+}{
+	{"compactord_backlog_small_files", "Compaction candidates waiting (small files past the settle window).", func(b *scheduler.Backlog) float64 { return float64(b.MergeableFiles) }},
+	{"compactord_backlog_small_bytes", "Bytes of compaction candidates waiting.", func(b *scheduler.Backlog) float64 { return float64(b.MergeableBytes) }},
+	{"compactord_table_files", "Live data files.", func(b *scheduler.Backlog) float64 { return float64(b.Files) }},
+	{"compactord_table_bytes", "Bytes of live data files.", func(b *scheduler.Backlog) float64 { return float64(b.Bytes) }},
+	{"compactord_table_deleted_rows_ratio", "Deletion-vector deleted rows over physical rows.", func(b *scheduler.Backlog) float64 { return b.DeletedRowsRatio }},
+}
+
+// stateSeries are the per-table gauges of the table's state.
+var stateSeries = []tableSeries{
 	{"compactord_checkpoint_duration_seconds_total", "Time spent writing checkpoints.", counter,
 		func(t scheduler.TableStatus) float64 {
 			return float64(t.Counters.Counts[checkpoint.CountDurationMillis]) / 1000
 		}},
-	{"compactord_log_files_deleted_total", "Expired log files (commits, checkpoints, checksums, compaction files, sidecars) deleted by log cleanup.", counter,
-		count(logcleanup.CountFilesDeleted)},
-	{"compactord_vacuum_deleted_files_total", "Files (and empty directories) deleted by vacuums and temp sweeps.", counter,
-		count(vacuum.CountFilesDeleted)},
-	{"compactord_vacuum_deleted_bytes_total", "Bytes of files deleted by vacuums and temp sweeps.", counter,
-		count(vacuum.CountBytesDeleted)},
-	{"compactord_vacuum_orphans_total", "Deleted files that no action of the log named (abandoned writes, temp leftovers).", counter,
-		count(vacuum.CountOrphans)},
-	{"compactord_swept_attempts_total", "Dead attempts of killed runs (their intent records) swept at the start of a compaction or retention run.", counter,
-		count(attemptsweep.CountAttempts)},
-	{"compactord_swept_attempt_objects_total", "Uncommitted objects of dead attempts (and their upload temp files) deleted at the start of a run.", counter,
-		count(attemptsweep.CountObjects)},
-	{"compactord_stats_backfilled_files_total", "Data files that got statistics from a stats backfill.", counter,
-		count(statsbackfill.CountFilesBackfilled)},
-	{"compactord_clustering_key_changes_total", "Clustering keys set by CLUSTER BY AUTO (clustering { columns = \"auto\" }).", counter,
-		count(autocluster.CountKeyChanges)},
-	{"compactord_clustering_key_refusals_total", "Clustering keys CLUSTER BY AUTO chose but could not set (the table's protocol or layout refused them).", counter,
-		count(autocluster.CountRefused)},
-	{"compactord_dropped_jobs_total", "Planned jobs left out of a commit (true conflicts, failed rewrites).", counter,
-		count(compaction.CountJobsDropped)},
-	{"compactord_polls_total", "Log polls.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.Polls })},
-	{"compactord_poll_errors_total", "Log polls that failed.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.PollErrors })},
-	{"compactord_coalesced_triggers_total", "Triggers merged into an already pending run.", counter,
-		counterField(func(c scheduler.Counters) int64 { return c.Coalesced })},
-	{"compactord_backlog_small_files", "Compaction candidates waiting (small files past the settle window).", gauge,
-		backlog(func(b *scheduler.Backlog) float64 { return float64(b.MergeableFiles) })},
-	{"compactord_backlog_small_bytes", "Bytes of compaction candidates waiting.", gauge,
-		backlog(func(b *scheduler.Backlog) float64 { return float64(b.MergeableBytes) })},
-	{"compactord_table_files", "Live data files.", gauge,
-		backlog(func(b *scheduler.Backlog) float64 { return float64(b.Files) })},
-	{"compactord_table_bytes", "Bytes of live data files.", gauge,
-		backlog(func(b *scheduler.Backlog) float64 { return float64(b.Bytes) })},
-	{"compactord_table_deleted_rows_ratio", "Deletion-vector deleted rows over physical rows.", gauge,
-		backlog(func(b *scheduler.Backlog) float64 { return b.DeletedRowsRatio })},
 	{"compactord_table_version", "Latest table version seen by the poll.", gauge,
 		func(t scheduler.TableStatus) float64 { return float64(t.LastVersion) }},
 	{"compactord_table_halted", "1 when the table is halted (an invariant would break; operator action needed).", gauge,
@@ -168,6 +147,27 @@ var perTableSeries = []tableSeries{
 		}},
 	{"compactord_table_quota_occupation", "Worker time the table used in the last hour over its quota; above 1 it waits while tables under quota wait.", gauge,
 		func(t scheduler.TableStatus) float64 { return t.Fleet.QuotaOccupation }},
+}
+
+// perTableSeries are the single-valued per-table families: the counted,
+// scheduler and backlog series as tableSeries, then stateSeries.
+func perTableSeries() []tableSeries {
+	var out []tableSeries
+	for _, s := range countedSeries {
+		out = append(out, tableSeries{s.name, s.help, counter, func(t scheduler.TableStatus) float64 { return float64(t.Counters.Counts[s.key]) }})
+	}
+	for _, s := range schedulerSeries {
+		out = append(out, tableSeries{s.name, s.help, counter, func(t scheduler.TableStatus) float64 { return float64(s.value(t.Counters)) }})
+	}
+	for _, s := range backlogSeries {
+		out = append(out, tableSeries{s.name, s.help, gauge, func(t scheduler.TableStatus) float64 {
+			if t.Backlog == nil {
+				return 0
+			}
+			return s.value(t.Backlog)
+		}})
+	}
+	return append(out, stateSeries...)
 }
 
 // The families with labels beyond "table" (or none).
@@ -193,7 +193,7 @@ func MetricNames() []string {
 	names := []string{"compactord_build_info", "compactord_tables", "compactord_queue_length", "compactord_policy_reloads_total", "compactord_events_total",
 		"compactord_runs_total", "compactord_commit_conflicts_total", "compactord_table_state", "compactord_run_duration_seconds",
 		"compactord_last_success_timestamp_seconds", "compactord_expected_run_interval_seconds"}
-	for _, s := range perTableSeries {
+	for _, s := range perTableSeries() {
 		names = append(names, s.name)
 	}
 	sort.Strings(names)
@@ -209,12 +209,14 @@ type statusCollector struct {
 	counters func() Counters
 	// interval is a table's policy max_time_since_last_run (0: unset).
 	interval func(table string) time.Duration
-	descs    []*prometheus.Desc // parallel to perTableSeries
+	series   []tableSeries
+	descs    []*prometheus.Desc // parallel to series
 }
 
 func newStatusCollector(version string, status func() []scheduler.TableStatus, counters func() Counters, interval func(string) time.Duration) *statusCollector {
 	c := &statusCollector{version: version, status: status, counters: counters, interval: interval}
-	for _, s := range perTableSeries {
+	c.series = perTableSeries()
+	for _, s := range c.series {
 		c.descs = append(c.descs, prometheus.NewDesc(s.name, s.help, []string{"table"}, nil))
 	}
 	return c
@@ -252,7 +254,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		for k, v := range t.Counters.Conflicts {
 			ch <- prometheus.MustNewConstMetric(descConflicts, counter, float64(v), t.Name, k)
 		}
-		for i, s := range perTableSeries {
+		for i, s := range c.series {
 			ch <- prometheus.MustNewConstMetric(c.descs[i], s.typ, s.value(t), t.Name)
 		}
 		for _, st := range tableStates {

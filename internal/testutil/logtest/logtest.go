@@ -142,7 +142,7 @@ func Grow(t testing.TB, tbl *delta.Table, from, to int64, partitioned bool) {
 // log (commits, checkpoints, checksums) to at(v).
 func SetTimes(t testing.TB, dir string, at func(v int64) time.Time) {
 	t.Helper()
-	l, err := delta.ListLog(context.Background(), open(t, dir))
+	l, err := delta.ListLog(context.Background(), Open(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,9 @@ func SetTimes(t testing.TB, dir string, at func(v int64) time.Time) {
 	}
 }
 
-func open(t testing.TB, dir string) *delta.Table {
+// Open opens the table directory dir through delta.OpenTable (a file://
+// URL), closed when the test ends.
+func Open(t testing.TB, dir string) *delta.Table {
 	t.Helper()
 	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
 	if err != nil {
@@ -179,7 +181,7 @@ type State struct {
 // stats; tombstones by path, DV and deletion time.
 func StateOf(s *delta.Snapshot) State {
 	st := State{Version: s.Version, Txns: map[string]int64{}, Domains: map[string]string{}}
-	p, _ := json.Marshal(normProtocol(s.Protocol))
+	p, _ := json.Marshal(NormProtocol(s.Protocol))
 	st.Protocol = string(p)
 	m := s.Metadata
 	m.Extra = nil
@@ -208,7 +210,9 @@ func StateOf(s *delta.Snapshot) State {
 	return st
 }
 
-func normProtocol(p deltaactions.Protocol) deltaactions.Protocol {
+// NormProtocol is p as two readers of one protocol compare it: no unknown
+// fields, empty feature lists as none.
+func NormProtocol(p deltaactions.Protocol) deltaactions.Protocol {
 	p.Extra = nil
 	if len(p.ReaderFeatures) == 0 {
 		p.ReaderFeatures = nil

@@ -134,16 +134,8 @@ func GCSTable(t *testing.T) string {
 		t.Fatalf("%s is set but STORAGE_EMULATOR_HOST is not", EnvGCS)
 	}
 	ctx := context.Background()
-	b, err := blob.OpenBucket(ctx, "gs://"+Bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var c *storage.Client
-	if !b.As(&c) {
-		t.Fatal("gcsblob bucket is not a *storage.Client")
-	}
-	err = c.Bucket(Bucket).Create(ctx, "compactord-test-project", nil)
+	c := bucketClient[*storage.Client](t, "gs://"+Bucket)
+	err := c.Bucket(Bucket).Create(ctx, "compactord-test-project", nil)
 	var ge *googleapi.Error
 	if err != nil && !(errors.As(err, &ge) && ge.Code == 409) {
 		t.Fatalf("create gcs bucket %s: %v", Bucket, err)
@@ -163,19 +155,27 @@ func AzureTable(t *testing.T) string {
 	q.Set("protocol", u.Scheme)
 	q.Set("domain", u.Host)
 	ctx := context.Background()
-	b, err := blob.OpenBucket(ctx, "azblob://"+Bucket+"?"+q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var c *container.Client
-	if !b.As(&c) {
-		t.Fatal("azureblob bucket is not a *container.Client")
-	}
+	c := bucketClient[*container.Client](t, "azblob://"+Bucket+"?"+q.Encode())
 	if _, err := c.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		t.Fatalf("create azure container %s: %v", Bucket, err)
 	}
 	return "azblob://" + Bucket + "/tables/" + TableName(t) + "?" + q.Encode()
+}
+
+// bucketClient opens the bucket at bucketURL (closed when the test ends)
+// and returns its driver's client of type C.
+func bucketClient[C any](t *testing.T, bucketURL string) C {
+	t.Helper()
+	b, err := blob.OpenBucket(context.Background(), bucketURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	var c C
+	if !b.As(&c) {
+		t.Fatalf("the bucket's driver has no %T client", c)
+	}
+	return c
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9-]+`)

@@ -2,7 +2,6 @@ package tabletest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"sort"
@@ -159,7 +158,7 @@ func DeleteRows(ctx context.Context, t *delta.Table, snap *delta.Snapshot, rows 
 	dvAdded, dvUpdated := 0, 0
 	for i, f := range olds {
 		read[f.Path] = true
-		stats, err := wideStats(f.Stats)
+		stats, err := statscollect.MarkStatsWideChecked(f.Stats)
 		if err != nil {
 			return nil, fmt.Errorf("delete on %s: stats of %s: %w", t.URL, f.Path, err)
 		}
@@ -220,19 +219,6 @@ func numRecords(a *actions.Add) int64 {
 		return n
 	}
 	return -1
-}
-
-// wideStats is stats with tightBounds=false (statscollect.MarkStatsWide); stats
-// that do not parse are an error rather than silently left tight.
-func wideStats(stats string) (string, error) {
-	if stats == "" {
-		return "", nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(stats), &m); err != nil {
-		return "", fmt.Errorf("parse stats: %w", err)
-	}
-	return statscollect.MarkStatsWide(stats), nil
 }
 
 // tombstone is Spark's AddFile.removeWithTimestamp with dataChange=true:

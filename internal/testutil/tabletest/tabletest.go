@@ -84,6 +84,28 @@ func PutCommit(t testing.TB, tbl *delta.Table, v int64, lines []string) {
 	}
 }
 
+// NewTableWithLyingStats creates an empty table at url and commits, as
+// another writer at version 1, n files of 10 rows (ids 0 to 10n-1, in
+// order) of which file bad has stats claiming one row more than its footer
+// holds: a rewrite that reads it finds it corrupt. It returns the adds.
+func NewTableWithLyingStats(t testing.TB, url string, n, bad int) (*delta.Table, []*actions.Add) {
+	t.Helper()
+	tbl := NewTable(t, url)
+	var adds []*actions.Add
+	var lines []string
+	for i := range n {
+		a := WriteDataFile(t, tbl, IDRange(int64(i)*10, 10))
+		if i == bad {
+			a.Stats = strings.Replace(a.Stats, `"numRecords":10`, `"numRecords":11`, 1)
+		}
+		adds = append(adds, a)
+		lines = append(lines, AddLine(t, a))
+	}
+	lines = append(lines, `{"commitInfo":{"operation":"WRITE","txnId":"w1"}}`)
+	PutCommit(t, tbl, 1, lines)
+	return tbl, adds
+}
+
 // NewTable creates a DV-enabled table at url whose version 0 holds one
 // file per ids slice.
 func NewTable(t testing.TB, url string, files ...[]int64) *delta.Table {
