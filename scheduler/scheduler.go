@@ -388,26 +388,23 @@ func (s *Scheduler[P]) Shutdown(ctx context.Context) error {
 // /status has a backlog); reload says a reload started it (its stored halt
 // is cleared, not adopted).
 func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *table[P] {
-	ctx, cancel := context.WithCancel(s.runCtx)
 	ops := sp.Ops
 	if len(ops) == 0 {
 		ops = []string{""}
 	}
 	now := s.cfg.Clock.Now()
 	t := &table[P]{
-		s:         s,
-		policy:    p,
-		spec:      sp,
-		ops:       ops,
-		quit:      make(chan struct{}),
-		done:      make(chan struct{}),
-		runCtx:    ctx,
-		cancelRun: cancel,
-		hidx:      -1,
-		lastSeen:  -1,
-		state:     StateIdle,
-		sched:     sp.Schedule,
-		nextPoll:  now,
+		s:        s,
+		policy:   p,
+		spec:     sp,
+		ops:      ops,
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		hidx:     -1,
+		lastSeen: -1,
+		state:    StateIdle,
+		sched:    sp.Schedule,
+		nextPoll: now,
 	}
 	if t.sched != nil {
 		t.nextCron = t.sched.Next(now)
@@ -433,15 +430,19 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *tab
 // of its run, works it, one at a time (busy), which makes runs
 // single-flight per table.
 type table[P any] struct {
-	s         *Scheduler[P]
-	policy    P
-	spec      Spec
-	ops       []string
-	sched     cron.Schedule
-	quit      chan struct{}
-	done      chan struct{} // closed when the table's work has ended after it stopped
-	quitOnce  sync.Once
-	doneOnce  sync.Once
+	s        *Scheduler[P]
+	policy   P
+	spec     Spec
+	ops      []string
+	sched    cron.Schedule
+	quit     chan struct{}
+	done     chan struct{} // closed when the table's work has ended after it stopped
+	quitOnce sync.Once
+	doneOnce sync.Once
+	// runCtx is the context of the table's current work, made by claim
+	// (cancelRun, guarded by mu, cancels it: stop, or the work's end), so
+	// that an idle table keeps no context; only the goroutine working the
+	// table reads it.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
 	// begun is set by the table's first work (the stored halt and
@@ -509,8 +510,10 @@ func (t *table[P]) log() hclog.Logger { return t.s.log.Named(t.spec.Name) }
 // goroutine works is done at once.
 func (t *table[P]) stop() {
 	t.quitOnce.Do(func() { close(t.quit) })
-	t.cancelRun()
 	t.mu.Lock()
+	if t.cancelRun != nil {
+		t.cancelRun()
+	}
 	idle := !t.busy && !t.exited
 	if idle {
 		t.exited = true

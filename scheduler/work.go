@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A table's work between two rests in the wheel (wheel.go): what is due or
 // asked for, in the order the table's loop goroutine took it before the
@@ -30,7 +33,17 @@ func (t *table[P]) claim() bool {
 		return false
 	}
 	t.busy = true
+	t.runCtx, t.cancelRun = context.WithCancel(t.s.runCtx)
 	return true
+}
+
+// unclaim ends the caller's work on t and its context; t.mu is held.
+func (t *table[P]) unclaim() {
+	t.busy = false
+	if t.cancelRun != nil {
+		t.cancelRun()
+		t.cancelRun = nil
+	}
 }
 
 // wake brings t to the front of the wheel when no goroutine works it (the
@@ -47,7 +60,8 @@ func (t *table[P]) wake() {
 // exit ends t's work for good (it stopped, or the scheduler did).
 func (t *table[P]) exit() {
 	t.mu.Lock()
-	t.busy, t.exited = false, true
+	t.unclaim()
+	t.exited = true
 	t.mu.Unlock()
 	t.s.wheel.remove(t)
 	t.doneOnce.Do(func() { close(t.done) })
@@ -143,7 +157,7 @@ func (t *table[P]) next(pooled bool) (st step, reason string, manual bool) {
 			return stepAgain, "", false
 		}
 		if t.s.cfg.Halts == nil {
-			t.busy = false // no time of its own: only an event wakes it
+			t.unclaim() // no time of its own: only an event wakes it
 			t.mu.Unlock()
 			return stepParked, "", false
 		}
@@ -207,7 +221,7 @@ func (t *table[P]) next(pooled bool) (st step, reason string, manual bool) {
 
 // rest gives t back to the wheel, due at due; t.mu is held and released.
 func (t *table[P]) rest(due time.Time, urgent bool) (step, string, bool) {
-	t.busy = false
+	t.unclaim()
 	t.mu.Unlock()
 	t.s.wheel.push(t, due, urgent)
 	return stepParked, "", false
