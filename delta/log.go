@@ -71,14 +71,9 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 // v exists (log cleanup removed them since the caller saw v), it falls back
 // to listing the log.
 func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
-	if latest, err := syncLog(ctx, t); err != nil {
-		return false, fmt.Errorf("table %s: %w", t.URL, err)
-	} else if latest > v {
-		return true, nil
-	}
-	ok, err := t.Bucket.Exists(ctx, logpath.CommitKey(v+1))
+	ok, err := NextCommitExists(ctx, t, v)
 	if err != nil {
-		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v+1), err)
+		return false, err
 	}
 	if ok || v < 0 {
 		return ok, nil
@@ -95,6 +90,26 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 		return false, err
 	}
 	return latest > v, nil
+}
+
+// NextCommitExists reports whether commit v+1 exists: one existence check
+// (one HEAD request on object stores; with the DynamoDB log store, one
+// query of its newest entry first). Unlike HasNewer it does not notice a
+// log cleanup that removed v and v+1 since the caller saw v: a poller that
+// checks v+1 more often than the table's log retention cannot miss v+1
+// (cleanup removes only commits older than the retention), and checks
+// with HasNewer otherwise.
+func NextCommitExists(ctx context.Context, t *Table, v int64) (bool, error) {
+	if latest, err := syncLog(ctx, t); err != nil {
+		return false, fmt.Errorf("table %s: %w", t.URL, err)
+	} else if latest > v {
+		return true, nil
+	}
+	ok, err := t.Bucket.Exists(ctx, logpath.CommitKey(v+1))
+	if err != nil {
+		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v+1), err)
+	}
+	return ok, nil
 }
 
 // ReadCommit reads and parses the commit file of version v. When the file

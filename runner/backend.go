@@ -118,9 +118,17 @@ type Backend struct {
 	Launchers map[string]LauncherFunc
 
 	mu          sync.Mutex
-	polled      map[string]*delta.Snapshot // by policy name + URL (one poller each)
+	polled      map[string]polledTable     // by policy name + URL (one poller each)
 	quarantined map[string]map[string]bool // the lists QuarantineStore last loaded or saved, by the same key
 	fullLoads   atomic.Int64
+}
+
+// polledTable is the poll's view of a table: its slim snapshot, and when
+// a poll last found the snapshot's version the newest (commit Version+1
+// absent).
+type polledTable struct {
+	snap      *delta.Snapshot
+	checkedAt time.Time
 }
 
 // maxIncrementalCommits bounds how many commits a poll replays one by one
@@ -431,16 +439,17 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	if lastSeen >= 0 {
-		newer, err := delta.HasNewer(ctx, t, lastSeen)
+		b.mu.Lock()
+		pt := b.polled[pollKey(p)]
+		b.mu.Unlock()
+		prev := pt.snap
+		newer, err := b.hasNewer(ctx, t, p, pt, lastSeen)
 		if err != nil {
 			return scheduler.PollResult{}, err
 		}
 		if !newer {
 			return scheduler.PollResult{Version: lastSeen}, nil
 		}
-		b.mu.Lock()
-		prev := b.polled[pollKey(p)]
-		b.mu.Unlock()
 		if prev != nil && prev.Version == lastSeen && b.keepsStatsFor(p, prev) {
 			next, ok, err := delta.Advance(ctx, t, prev, maxIncrementalCommits)
 			if err != nil {
@@ -479,7 +488,7 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 // be read again: the next poll recomputes it.
 func (b *Backend) refresh(ctx context.Context, p policies.Policy) *scheduler.PollResult {
 	b.mu.Lock()
-	prev := b.polled[pollKey(p)]
+	prev := b.polled[pollKey(p)].snap
 	b.mu.Unlock()
 	since := int64(-1)
 	if prev != nil {
@@ -517,10 +526,36 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.polled == nil {
-		b.polled = map[string]*delta.Snapshot{}
+		b.polled = map[string]polledTable{}
 	}
-	b.polled[pollKey(p)] = snap
+	b.polled[pollKey(p)] = polledTable{snap: snap, checkedAt: b.now()}
 	return snap
+}
+
+// hasNewer reports whether p's table has a version newer than lastSeen.
+// An idle table costs one request (delta.NextCommitExists) while the
+// poll's view is at lastSeen and found lastSeen+1 absent less than half
+// the table's log retention ago: cleanup removes only commits older than
+// the retention, so a commit lastSeen+1 made since that check is still
+// there. Otherwise (a first look, a long pause) it is delta.HasNewer,
+// which notices a cleanup that removed lastSeen and lastSeen+1.
+func (b *Backend) hasNewer(ctx context.Context, t *delta.Table, p policies.Policy, pt polledTable, lastSeen int64) (bool, error) {
+	now := b.now()
+	check := delta.HasNewer
+	if pt.snap != nil && pt.snap.Version == lastSeen && now.Sub(pt.checkedAt) < pt.snap.Properties().LogRetention/2 {
+		check = delta.NextCommitExists
+	}
+	newer, err := check(ctx, t, lastSeen)
+	if err != nil || newer || pt.snap == nil || pt.snap.Version != lastSeen {
+		return newer, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cur, ok := b.polled[pollKey(p)]; ok && cur.snap == pt.snap {
+		cur.checkedAt = now
+		b.polled[pollKey(p)] = cur
+	}
+	return false, nil
 }
 
 // Plan is a dry run with the same planner and options a run would use.

@@ -186,7 +186,7 @@ func (s quarantineStore) merge(p policies.Policy, stored []quarantineEntry, qs [
 		}
 	}
 	s.b.mu.Lock()
-	snap := s.b.polled[pollKey(p)]
+	snap := s.b.polled[pollKey(p)].snap
 	s.b.mu.Unlock()
 	var live map[string]string
 	if snap != nil {
