@@ -113,8 +113,8 @@ func (s *Scheduler[P]) Resume(name string) error {
 	return nil
 }
 
-// resume clears t's halt (how says who asked, for the log) and wakes its
-// loop; it reports whether t was halted.
+// resume clears t's halt (how says who asked, for the log) and brings it
+// to the front of the wheel; it reports whether t was halted.
 func (t *table[P]) resume(how string) bool {
 	t.mu.Lock()
 	if !t.halted {

@@ -41,8 +41,8 @@ const MaxQuarantineError = 512
 
 // QuarantineStore keeps each table's quarantine list where a restart of the
 // daemon finds it. The scheduler loads a table's list before its first
-// run and saves it whenever it changed; both run on the table's own
-// goroutine, never under the scheduler's locks.
+// run and saves it whenever it changed; both run on the goroutine working
+// the table, never under the scheduler's locks.
 type QuarantineStore[P any] interface {
 	// Load returns the table's stored list (empty when there is none).
 	Load(ctx context.Context, p P) ([]Quarantined, error)

@@ -256,8 +256,8 @@ func (s *Scheduler[P]) Apply(ps []P) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// WaitStopped waits until the loops of the tables that Apply stopped have
-// returned (their cancelled runs have cleaned up), so the caller may close
+// WaitStopped waits until the work of the tables that Apply stopped has
+// ended (their cancelled runs have cleaned up), so the caller may close
 // what those runs used.
 func (s *Scheduler[P]) WaitStopped(ctx context.Context) error {
 	s.mu.Lock()
