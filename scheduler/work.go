@@ -42,7 +42,7 @@ func (t *table[P]) unclaim() {
 	t.busy = false
 	if t.cancelRun != nil {
 		t.cancelRun()
-		t.cancelRun = nil
+		t.runCtx, t.cancelRun = nil, nil // a resting table keeps no context
 	}
 }
 
