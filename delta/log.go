@@ -81,15 +81,10 @@ func LatestVersion(ctx context.Context, t *Table) (int64, error) {
 // Delta log cleanup deletes it. A poller calling every few minutes thus
 // pays one request per call for a table that does not change.
 func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
-	if latest, err := syncLog(ctx, t); err != nil {
-		return false, fmt.Errorf("table %s: %w", t.URL, err)
-	} else if latest > v {
-		return true, nil
-	}
 	asked := t.clock()
-	ok, err := t.Bucket.Exists(ctx, logpath.CommitKey(v+1))
+	ok, err := nextCommitExists(ctx, t, v)
 	if err != nil {
-		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v+1), err)
+		return false, err
 	}
 	if ok || v < 0 {
 		return ok, nil
@@ -111,6 +106,22 @@ func HasNewer(ctx context.Context, t *Table, v int64) (bool, error) {
 		return false, err
 	}
 	return latest > v, nil
+}
+
+// nextCommitExists reports whether commit v+1 exists: one existence check
+// (one HEAD request on object stores; with the DynamoDB log store, one
+// query of its newest entry first).
+func nextCommitExists(ctx context.Context, t *Table, v int64) (bool, error) {
+	if latest, err := syncLog(ctx, t); err != nil {
+		return false, fmt.Errorf("table %s: %w", t.URL, err)
+	} else if latest > v {
+		return true, nil
+	}
+	ok, err := t.Bucket.Exists(ctx, logpath.CommitKey(v+1))
+	if err != nil {
+		return false, fmt.Errorf("table %s: check %s: %w", t.URL, logpath.CommitKey(v+1), err)
+	}
+	return ok, nil
 }
 
 // ReadCommit reads and parses the commit file of version v. When the file

@@ -118,9 +118,16 @@ type Backend struct {
 	Launchers map[string]LauncherFunc
 
 	mu          sync.Mutex
-	polled      map[string]*delta.Snapshot // by policy name + URL (one poller each)
+	polled      map[string]polledTable     // by policy name + URL (one poller each)
 	quarantined map[string]map[string]bool // the lists QuarantineStore last loaded or saved, by the same key
 	fullLoads   atomic.Int64
+}
+
+// polledTable is the poll's view of a table: its slim snapshot. (The
+// table handle remembers when a version was last found the newest, which
+// makes an idle poll one request: delta.HasNewer.)
+type polledTable struct {
+	snap *delta.Snapshot
 }
 
 // maxIncrementalCommits bounds how many commits a poll replays one by one
@@ -431,6 +438,10 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		return scheduler.PollResult{}, failure.With(failure.Halt, fmt.Errorf("table %s: %w", p.Name, err))
 	}
 	if lastSeen >= 0 {
+		b.mu.Lock()
+		pt := b.polled[pollKey(p)]
+		b.mu.Unlock()
+		prev := pt.snap
 		newer, err := delta.HasNewer(ctx, t, lastSeen)
 		if err != nil {
 			return scheduler.PollResult{}, err
@@ -438,9 +449,6 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 		if !newer {
 			return scheduler.PollResult{Version: lastSeen}, nil
 		}
-		b.mu.Lock()
-		prev := b.polled[pollKey(p)]
-		b.mu.Unlock()
 		if prev != nil && prev.Version == lastSeen && b.keepsStatsFor(p, prev) {
 			next, ok, err := delta.Advance(ctx, t, prev, maxIncrementalCommits)
 			if err != nil {
@@ -479,7 +487,7 @@ func (b *Backend) poll(ctx context.Context, p policies.Policy, lastSeen int64) (
 // be read again: the next poll recomputes it.
 func (b *Backend) refresh(ctx context.Context, p policies.Policy) *scheduler.PollResult {
 	b.mu.Lock()
-	prev := b.polled[pollKey(p)]
+	prev := b.polled[pollKey(p)].snap
 	b.mu.Unlock()
 	since := int64(-1)
 	if prev != nil {
@@ -517,9 +525,9 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.polled == nil {
-		b.polled = map[string]*delta.Snapshot{}
+		b.polled = map[string]polledTable{}
 	}
-	b.polled[pollKey(p)] = snap
+	b.polled[pollKey(p)] = polledTable{snap: snap}
 	return snap
 }
 

@@ -75,6 +75,12 @@ func measure(b *testing.B) memNow {
 // scheduler started. COMPACTORD_IDLE_HEAP_PROFILE=path writes a heap
 // profile at that point.
 func BenchmarkIdleTableMemory(b *testing.B) {
+	if os.Getenv("COMPACTORD_IDLE_HEAP_PROFILE") != "" {
+		// Every allocation sampled (not one per 512 KiB), so that the
+		// profile names the small per-table objects.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 64
+	}
 	for _, n := range idleSizes(b) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			root := b.TempDir()

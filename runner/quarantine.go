@@ -186,7 +186,7 @@ func (s quarantineStore) merge(p policies.Policy, stored []quarantineEntry, qs [
 		}
 	}
 	s.b.mu.Lock()
-	snap := s.b.polled[pollKey(p)]
+	snap := s.b.polled[pollKey(p)].snap
 	s.b.mu.Unlock()
 	var live map[string]string
 	if snap != nil {
@@ -230,6 +230,13 @@ func (b *Backend) conditional(ctx context.Context, p policies.Policy) (*delta.Ta
 // rememberQuarantine keeps the list last loaded or saved for p's table:
 // what its polls leave apart from the backlog.
 func (b *Backend) rememberQuarantine(p policies.Policy, qs []scheduler.Quarantined) {
+	if len(qs) == 0 {
+		// No list is an empty one: most tables keep nothing here.
+		b.mu.Lock()
+		delete(b.quarantined, pollKey(p))
+		b.mu.Unlock()
+		return
+	}
 	set := make(map[string]bool, len(qs))
 	for _, q := range qs {
 		set[q.Path] = true

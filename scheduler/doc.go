@@ -5,7 +5,10 @@
 // restarts and replicas through a HaltStore), tables waiting to become
 // readable (ErrUnavailable: polled again with backoff, never halted) and
 // the quarantine skip list. It keeps per-table state and counters for
-// /status and /metrics.
+// /status and /metrics. An idle table costs an entry in one timer heap
+// (wheel.go): one goroutine sleeps for all of them and a bounded pool of
+// poll workers polls the tables that are due; a run has a goroutine only
+// while it waits for a worker and runs.
 //
 // The scheduler is generic over the policy type: it reads a policy only
 // through Config.Spec (name, schedule, triggers, the operations of a run)

@@ -230,3 +230,28 @@ func samePolicy(a, b policies.Policy) bool {
 	a.Source, b.Source = "", ""
 	return reflect.DeepEqual(a, b)
 }
+
+// settled reports whether every table of s rests in the wheel (no
+// goroutine works one) and dispatch sleeps on the timer of the front
+// entry: the clock may be advanced.
+func settled[P any](s *Scheduler[P], clock *fakeClock) bool {
+	s.mu.Lock()
+	ts := make([]*table[P], 0, len(s.tables))
+	for _, t := range s.tables {
+		ts = append(ts, t)
+	}
+	s.mu.Unlock()
+	for _, t := range ts {
+		t.mu.Lock()
+		busy := t.busy
+		t.mu.Unlock()
+		if busy {
+			return false
+		}
+	}
+	w := s.wheel
+	w.mu.Lock()
+	n, armed := len(w.h), w.armed
+	w.mu.Unlock()
+	return len(w.kick) == 0 && (n == 0 || (armed && clock.pending() == 1))
+}

@@ -78,7 +78,7 @@ func TestTheNextWorkerGoesToTheWaitingTableWithTheHighestBenefitPerCost(t *testi
 	}}
 	s := newFleetScheduler(t, run.run, poll.poll, clock, 1, 0)
 	s.Apply([]policies.Policy{testPolicy("blocker"), testPolicy("low"), testPolicy("mid"), testPolicy("high")})
-	eventually(t, "first polls", func() bool { return clock.pending() == 4 })
+	eventually(t, "first polls", func() bool { return settled(s, clock) })
 	if err := s.Trigger("blocker", ReasonSignal); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestAManualRunGoesAheadOfTheQueue(t *testing.T) {
 	}}
 	s := newFleetScheduler(t, run.run, poll.poll, clock, 1, 0)
 	s.Apply([]policies.Policy{testPolicy("blocker"), testPolicy("low"), testPolicy("high")})
-	eventually(t, "first polls", func() bool { return clock.pending() == 3 })
+	eventually(t, "first polls", func() bool { return settled(s, clock) })
 	if err := s.Trigger("blocker", ReasonSignal); err != nil {
 		t.Fatal(err)
 	}

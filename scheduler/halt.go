@@ -31,8 +31,8 @@ const MaxHaltReason = 2048
 // table starts and before each of its runs (one read per run), and while
 // it is halted once per poll interval (so that a resume on another replica
 // reaches it); it saves the halt when the table halts and clears it
-// (Save with nil) when the table is resumed. Calls run on the table's own
-// goroutine, never under the scheduler's locks.
+// (Save with nil) when the table is resumed. Calls run on the goroutine
+// working the table, never under the scheduler's locks.
 type HaltStore[P any] interface {
 	// Load returns the table's halt in force, nil when there is none (or
 	// the stored one no longer applies, e.g. it was recorded under another
@@ -113,8 +113,8 @@ func (s *Scheduler[P]) Resume(name string) error {
 	return nil
 }
 
-// resume clears t's halt (how says who asked, for the log) and wakes its
-// loop; it reports whether t was halted.
+// resume clears t's halt (how says who asked, for the log) and brings it
+// to the front of the wheel; it reports whether t was halted.
 func (t *table[P]) resume(how string) bool {
 	t.mu.Lock()
 	if !t.halted {
@@ -130,68 +130,11 @@ func (t *table[P]) resume(how string) bool {
 	}
 	t.failures, t.retryAt = 0, time.Time{}
 	t.nextPoll = t.s.cfg.Clock.Now()
+	t.haltCheck = time.Time{}
 	t.mu.Unlock()
-	t.log.Info("halt cleared; the table is polled again now", "by", how, "was", reason)
-	select {
-	case t.resumed <- struct{}{}:
-	default:
-	}
+	t.log().Info("halt cleared; the table is polled again now", "by", how, "was", reason)
+	t.wake()
 	return true
-}
-
-// waitHalted blocks while t is halted. It returns false when t stops, true
-// once it is resumed: by Resume or a reload, or (with a HaltStore) when the
-// store no longer holds the halt it held, which another replica's resume
-// does.
-func (t *table[P]) waitHalted() bool {
-	for {
-		var tick <-chan time.Time
-		var timer Timer
-		if t.s.cfg.Halts != nil {
-			timer = t.s.cfg.Clock.NewTimer(t.s.cfg.PollInterval)
-			tick = timer.C()
-		}
-		select {
-		case <-t.quit:
-		case <-t.s.stopping:
-		case <-t.pollKick:
-			if timer != nil {
-				timer.Stop()
-			}
-			t.releasePollWaiters() // a halted table reads nothing until resumed
-			continue
-		case <-t.resumed:
-			if timer != nil {
-				timer.Stop()
-			}
-			t.mu.Lock()
-			halted := t.halted
-			t.mu.Unlock()
-			if !halted {
-				return true
-			}
-			continue // a resume overtaken by a new halt
-		case <-tick:
-			t.saveHalt()
-			t.mu.Lock()
-			check := t.halted && t.haltStored && !t.haltDirty
-			t.mu.Unlock()
-			if check {
-				if h, err := t.s.cfg.Halts.Load(t.runCtx, t.policy); err == nil && h == nil {
-					t.resume("the stored halt was cleared (another replica's resume or reload)")
-					t.mu.Lock()
-					t.haltDirty = false // the store is already clear
-					t.mu.Unlock()
-					return true
-				}
-			}
-			continue
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		return false
-	}
 }
 
 // readStoredHalt adopts the stored halt of t, if one is in force, and
@@ -208,7 +151,7 @@ func (t *table[P]) readStoredHalt() bool {
 	h, err := st.Load(t.runCtx, t.policy)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) { // else the table is waiting; its poll says why
-			t.log.Warn("reading the stored halt failed; going on", "error", err)
+			t.log().Warn("reading the stored halt failed; going on", "error", err)
 		}
 		return false
 	}
@@ -223,7 +166,7 @@ func (t *table[P]) readStoredHalt() bool {
 	t.halted, t.haltReason, t.haltSince, t.haltStored = true, h.Reason, h.Since, true
 	t.state = StateHalted
 	t.retryAt = time.Time{}
-	t.log.Error("table halted by its stored halt (this daemon before a restart, or another replica); "+HaltAdvice(t.spec.Name), "error", h.Reason, "since", h.Since)
+	t.log().Error("table halted by its stored halt (this daemon before a restart, or another replica); "+HaltAdvice(t.spec.Name), "error", h.Reason, "since", h.Since)
 	return true
 }
 
@@ -248,7 +191,7 @@ func (t *table[P]) saveHalt() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		t.log.Warn("storing the table's halt failed; trying again later", "halted", h != nil, "error", err)
+		t.log().Warn("storing the table's halt failed; trying again later", "halted", h != nil, "error", err)
 		return
 	}
 	if t.halted == (h != nil) {
@@ -266,7 +209,7 @@ func (t *table[P]) halt(err error) {
 	t.waiting = nil
 	t.state = StateHalted
 	t.retryAt = time.Time{}
-	t.log.Error("table halted; "+HaltAdvice(t.spec.Name), "error", err)
+	t.log().Error("table halted; "+HaltAdvice(t.spec.Name), "error", err)
 }
 
 // wait records an attempt that found the table unavailable
@@ -286,8 +229,8 @@ func (t *table[P]) wait(err error, now time.Time) {
 	t.retryAt = time.Time{}
 	t.state = StateWaiting
 	if w.Attempts == 1 {
-		t.log.Warn("the table cannot be read; waiting for it (polled again with backoff)", "error", err, "next_attempt", w.NextAttempt)
+		t.log().Warn("the table cannot be read; waiting for it (polled again with backoff)", "error", err, "next_attempt", w.NextAttempt)
 	} else {
-		t.log.Debug("the table still cannot be read", "error", err, "attempts", w.Attempts, "next_attempt", w.NextAttempt)
+		t.log().Debug("the table still cannot be read", "error", err, "attempts", w.Attempts, "next_attempt", w.NextAttempt)
 	}
 }

@@ -24,16 +24,16 @@ func (t *table[P]) poll() string {
 		case errors.Is(err, ErrUnavailable):
 			t.wait(err, now)
 		case failure.Of(err) == failure.Halt:
-			t.log.Warn("poll failed", "error", err)
+			t.log().Warn("poll failed", "error", err)
 			t.halt(err)
 		default:
-			t.log.Warn("poll failed", "error", err)
+			t.log().Warn("poll failed", "error", err)
 		}
 		return ""
 	}
 	t.pollError = ""
 	if t.waiting != nil {
-		t.log.Info("the table can be read now; it runs as its triggers say", "waited", now.Sub(t.waiting.Since).Round(time.Second), "attempts", t.waiting.Attempts)
+		t.log().Info("the table can be read now; it runs as its triggers say", "waited", now.Sub(t.waiting.Since).Round(time.Second), "attempts", t.waiting.Attempts)
 		t.waiting = nil
 		t.nextPoll = now.Add(t.s.cfg.PollInterval)
 		if t.state == StateWaiting {
@@ -65,7 +65,7 @@ func (t *table[P]) poll() string {
 	if reason == "" && first {
 		// The first thing a newcomer watches for: why a table with small
 		// files does not run yet, and when it will.
-		t.log.Info("no trigger crossed yet; the table runs when one is", untriggered(t.spec.Name, t.spec.Triggers, *t.backlog, last)...)
+		t.log().Info("no trigger crossed yet; the table runs when one is", untriggered(t.spec.Name, t.spec.Triggers, *t.backlog, last)...)
 	}
 	if reason == "max_time_since_last_run" || changed {
 		return reason

@@ -27,11 +27,9 @@ func (s *Scheduler[P]) PollNow(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %s", ErrHalted, name)
 	}
 	t.pollWaiters = append(t.pollWaiters, done)
+	t.kick = true // a poll asked for and not started yet serves this caller too
 	t.mu.Unlock()
-	select {
-	case t.pollKick <- struct{}{}:
-	default: // a poll is already asked for and has not started: it serves this caller too
-	}
+	t.wake()
 	select {
 	case <-done:
 		return nil
@@ -54,13 +52,17 @@ func (t *table[P]) takePollWaiters() []chan struct{} {
 	return ws
 }
 
-// pollNow is the loop's answer to PollNow: one poll for every caller
-// waiting when it starts, released once the log is read and before any
-// run the poll fires.
-func (t *table[P]) pollNow() {
+// pollNow is the answer to PollNow: one poll for every caller waiting
+// when it starts, released once the log is read and before any run the
+// poll fires; it returns the trigger that fires ("" when none).
+func (t *table[P]) pollNow() string {
 	ws := t.takePollWaiters()
 	t.mu.Lock()
 	t.counters.RequestedPolls++
+	if now := t.s.cfg.Clock.Now(); !now.Before(t.nextPoll) {
+		// The periodic poll due now is this one.
+		t.nextPoll = now.Add(t.s.cfg.PollInterval)
+	}
 	t.mu.Unlock()
 	reason := ""
 	if !t.stopped() {
@@ -70,15 +72,5 @@ func (t *table[P]) pollNow() {
 	for _, w := range ws {
 		close(w)
 	}
-	if reason != "" {
-		t.attempt("poll:"+reason, false)
-	}
-}
-
-// releasePollWaiters answers the callers of PollNow without a poll (the
-// table halted while they waited: it reads nothing until resumed).
-func (t *table[P]) releasePollWaiters() {
-	for _, w := range t.takePollWaiters() {
-		close(w)
-	}
+	return reason
 }

@@ -18,7 +18,7 @@ func TestPollNowReadsTheLogBeforeThePeriodicPollAndReturnsAfterIt(t *testing.T) 
 	p := testPolicy("hinted")
 	p.Triggers.SmallFiles = 10
 	s.Apply([]policies.Policy{p})
-	eventually(t, "first poll", func() bool { return poll.polls() == 1 && clock.pending() == 1 })
+	eventually(t, "first poll", func() bool { return poll.polls() == 1 && settled(s, clock) })
 
 	poll.set(4, Backlog{MergeableFiles: 12})
 	// The clock does not move: only PollNow can make the scheduler read v4.

@@ -48,7 +48,7 @@ func (t *table[P]) logProgress(op string) (stop func()) {
 				eta := time.Duration(float64(elapsed) * (1 - f) / f)
 				args = append(args, "percent", int(f*100), "eta", eta.Round(time.Second))
 			}
-			t.log.Info("run progress", args...)
+			t.log().Info("run progress", args...)
 		}
 	}()
 	return func() {

@@ -41,8 +41,8 @@ const MaxQuarantineError = 512
 
 // QuarantineStore keeps each table's quarantine list where a restart of the
 // daemon finds it. The scheduler loads a table's list before its first
-// run and saves it whenever it changed; both run on the table's own
-// goroutine, never under the scheduler's locks.
+// run and saves it whenever it changed; both run on the goroutine working
+// the table, never under the scheduler's locks.
 type QuarantineStore[P any] interface {
 	// Load returns the table's stored list (empty when there is none).
 	Load(ctx context.Context, p P) ([]Quarantined, error)
@@ -91,6 +91,9 @@ func (t *table[P]) quarantineFile(path, reason string, err error, now time.Time)
 			msg = msg[:MaxQuarantineError]
 		}
 	}
+	if t.quarantine == nil {
+		t.quarantine = map[string]Quarantined{}
+	}
 	t.quarantine[path] = Quarantined{Path: path, Reason: reason, Error: msg, Since: now.UTC()}
 	delete(t.missing, path)
 	t.quarantineDirty = true
@@ -111,6 +114,9 @@ func (t *table[P]) countMissing(missing []string, err error, now time.Time) []st
 		seen[p] = true
 		if _, ok := t.quarantine[p]; ok {
 			continue
+		}
+		if t.missing == nil {
+			t.missing = map[string]int{}
 		}
 		t.missing[p]++
 		if t.missing[p] >= t.s.cfg.MissingRuns {
@@ -142,20 +148,23 @@ func (t *table[P]) loadQuarantine() {
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
 			// The table is waiting; its poll says why.
-			t.log.Debug("reading the stored quarantine list failed; trying again before the next run", "error", err)
+			t.log().Debug("reading the stored quarantine list failed; trying again before the next run", "error", err)
 		} else {
-			t.log.Warn("reading the stored quarantine list failed; trying again before the next run", "error", err)
+			t.log().Warn("reading the stored quarantine list failed; trying again before the next run", "error", err)
 		}
 		return
 	}
 	t.quarantineLoaded = true
 	for _, q := range qs {
 		if _, ok := t.quarantine[q.Path]; !ok && q.Path != "" {
+			if t.quarantine == nil {
+				t.quarantine = map[string]Quarantined{}
+			}
 			t.quarantine[q.Path] = q
 		}
 	}
 	if len(qs) > 0 {
-		t.log.Info("stored quarantine list loaded", "quarantined", len(t.quarantine))
+		t.log().Info("stored quarantine list loaded", "quarantined", len(t.quarantine))
 	}
 }
 
@@ -178,11 +187,14 @@ func (t *table[P]) saveQuarantine(force bool) {
 	defer t.mu.Unlock()
 	if err != nil {
 		t.quarantineDirty = true
-		t.log.Warn("storing the quarantine list failed; trying again after the next run", "error", err)
+		t.log().Warn("storing the quarantine list failed; trying again after the next run", "error", err)
 		return
 	}
 	t.quarantineDirty = false
-	t.quarantine = make(map[string]Quarantined, len(kept))
+	t.quarantine = nil
+	if len(kept) > 0 {
+		t.quarantine = make(map[string]Quarantined, len(kept))
+	}
 	for _, q := range kept {
 		t.quarantine[q.Path] = q
 	}

@@ -51,15 +51,11 @@ func (t *table[P]) attempt(reason string, manual bool) {
 
 	// A trigger that arrived while this run was queued is satisfied by it:
 	// the run reads the table as it is now.
-	select {
-	case <-t.trig:
-		t.mu.Lock()
-		t.counters.Coalesced++
-		t.mu.Unlock()
-	default:
-	}
-
 	t.mu.Lock()
+	if t.trigSet {
+		t.trigSet, t.trigReason = false, ""
+		t.counters.Coalesced++
+	}
 	t.state = StateRunning
 	exclude := make(map[string]bool, len(t.quarantine))
 	for k := range t.quarantine {
@@ -68,7 +64,7 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	t.mu.Unlock()
 
 	start := t.s.cfg.Clock.Now()
-	t.log.Info("run starting", "reason", reason, "ops", t.ops)
+	t.log().Info("run starting", "reason", reason, "ops", t.ops)
 	var (
 		rep RunReport
 		ops []OpRecord
@@ -135,7 +131,7 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 		if rep.Committed {
 			rec.Result = ResultCommitted // a skip after a commit still committed
 		}
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		t.failures = 0
 		t.retryAt = time.Time{}
 		t.lastError = ""
@@ -161,21 +157,21 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 		case why != "":
 			args = append(args, "held_back", why)
 		}
-		t.log.Info("run finished", args...)
+		t.log().Info("run finished", args...)
 		return
 	}
 	rec.Error = err.Error()
 	t.lastError = err.Error()
 	if t.stopped() && errors.Is(err, context.Canceled) {
 		rec.Result = ResultCancelled
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		t.state = StateIdle
-		t.log.Info("run cancelled by shutdown or removal", "error", err)
+		t.log().Info("run cancelled by shutdown or removal", "error", err)
 		return
 	}
 	if errors.Is(err, ErrUnavailable) {
 		rec.Result = ResultRetry
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		t.wait(err, end)
 		return
 	}
@@ -185,12 +181,12 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	}
 	if len(rep.Missing) > 0 {
 		if gone := t.countMissing(rep.Missing, err, end); len(gone) > 0 {
-			t.log.Warn("data files missing from the store for consecutive runs; quarantining them", "files", gone, "runs", t.s.cfg.MissingRuns)
+			t.log().Warn("data files missing from the store for consecutive runs; quarantining them", "files", gone, "runs", t.s.cfg.MissingRuns)
 		}
 	}
 	if t.checkQuarantineSize() {
 		rec.Result = ResultHalt
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		t.quarantineDirty = false
 		return
 	}
@@ -202,21 +198,21 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 	switch class {
 	case failure.Halt:
 		rec.Result = ResultHalt
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		t.halt(err)
 		return
 	case failure.Quarantine:
 		rec.Result = ResultQuarantine
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 		if len(t.quarantine) > excludedBefore {
 			// The bad file is on the skip list: go again at once.
 			t.failures = 0
 			t.retryAt = end
 			t.state = StateIdle
-			t.log.Warn("data file quarantined; retrying without it", "error", err, "quarantined", len(t.quarantine))
+			t.log().Warn("data file quarantined; retrying without it", "error", err, "quarantined", len(t.quarantine))
 			return
 		}
-		t.log.Warn("quarantine error without a file to skip; backing off", "error", err)
+		t.log().Warn("quarantine error without a file to skip; backing off", "error", err)
 	default:
 		rec.Result = ResultRetry
 		if rep.Committed {
@@ -226,13 +222,13 @@ func (t *table[P]) finish(reason string, start, end time.Time, rep RunReport, op
 			t.failures = 0
 			t.lastSuccess = end
 		}
-		t.counters.Runs[rec.Result]++
+		t.counters.countRun(rec.Result)
 	}
 	t.failures++
 	wait := Backoff(t.failures, t.s.cfg.BackoffBase, t.s.cfg.BackoffMax, t.s.cfg.Rand)
 	t.retryAt = end.Add(wait)
 	t.state = StateBackoff
-	t.log.Warn("run failed; backing off", "error", err, "failures", t.failures, "retry_in", wait)
+	t.log().Warn("run failed; backing off", "error", err, "failures", t.failures, "retry_in", wait)
 }
 
 // waiter is the fleet queue's entry of a run of t for reason.

@@ -102,7 +102,12 @@ type Scheduler[P any] struct {
 	cfg   Config[P]
 	log   hclog.Logger
 	fleet *fleet
-	polls chan struct{} // PollConcurrency slots
+	// wheel holds the tables no goroutine works, by when they are due;
+	// dispatch hands the due ones to the poll workers through ready
+	// (wheel.go).
+	wheel     *wheel[P]
+	ready     chan *table[P]
+	wheelOnce sync.Once
 
 	runCtx     context.Context // cancelled at the hard shutdown deadline
 	cancelRuns context.CancelFunc
@@ -172,7 +177,8 @@ func New[P any](cfg Config[P]) *Scheduler[P] {
 	return &Scheduler[P]{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		polls:      make(chan struct{}, cfg.PollConcurrency),
+		wheel:      newWheel[P](),
+		ready:      make(chan *table[P]),
 		fleet:      newFleet(cfg.Workers, cfg.QuotaWindow, cfg.Aging, cfg.GroupQuotas, cfg.Clock),
 		runCtx:     ctx,
 		cancelRuns: cancel,
@@ -250,8 +256,8 @@ func (s *Scheduler[P]) Apply(ps []P) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// WaitStopped waits until the loops of the tables that Apply stopped have
-// returned (their cancelled runs have cleaned up), so the caller may close
+// WaitStopped waits until the work of the tables that Apply stopped has
+// ended (their cancelled runs have cleaned up), so the caller may close
 // what those runs used.
 func (s *Scheduler[P]) WaitStopped(ctx context.Context) error {
 	s.mu.Lock()
@@ -378,76 +384,90 @@ func (s *Scheduler[P]) Shutdown(ctx context.Context) error {
 	}
 }
 
-// startTable starts a table's loop; reload says a reload started it (its
-// stored halt is cleared, not adopted).
+// startTable starts a table: it is due at once (its first poll, so that
+// /status has a backlog); reload says a reload started it (its stored halt
+// is cleared, not adopted).
 func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *table[P] {
-	ctx, cancel := context.WithCancel(s.runCtx)
 	ops := sp.Ops
 	if len(ops) == 0 {
 		ops = []string{""}
 	}
+	now := s.cfg.Clock.Now()
 	t := &table[P]{
-		s:          s,
-		policy:     p,
-		spec:       sp,
-		ops:        ops,
-		log:        s.log.Named(sp.Name),
-		trig:       make(chan string, 1),
-		pollKick:   make(chan struct{}, 1),
-		resumed:    make(chan struct{}, 1),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
-		runCtx:     ctx,
-		cancelRun:  cancel,
-		lastSeen:   -1,
-		quarantine: map[string]Quarantined{},
-		missing:    map[string]int{},
-		counters:   newCounters(),
-		state:      StateIdle,
-		sched:      sp.Schedule,
+		s:        s,
+		policy:   p,
+		spec:     sp,
+		ops:      ops,
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		hidx:     -1,
+		lastSeen: -1,
+		state:    StateIdle,
+		sched:    sp.Schedule,
+		nextPoll: now,
+	}
+	if t.sched != nil {
+		t.nextCron = t.sched.Next(now)
 	}
 	if specErr != nil {
 		// Validate already rejected it; halt rather than guess. Not
 		// stored: the policy is the cause, and a reload re-checks it.
 		t.halted, t.haltReason, t.state = true, specErr.Error(), StateHalted
-		t.haltSince = s.cfg.Clock.Now().UTC()
+		t.haltSince = now.UTC()
 	} else if reload && s.cfg.Halts != nil {
-		t.haltDirty = true // the loop's first save clears a stored halt
+		t.haltDirty = true // the first save clears a stored halt
 	}
 	if !sp.Enabled && !t.halted {
 		t.state = StateDisabled
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(t.done)
-		t.loop()
-	}()
+	s.startWheel()
+	s.wheel.push(t, now, false)
 	return t
 }
 
-// table is the scheduler's state of one table; its loop goroutine is the
-// only one that runs it, which makes runs single-flight per table.
+// table is the scheduler's state of one table. No goroutine of its own:
+// while idle it is an entry of the wheel; a poll worker, or the goroutine
+// of its run, works it, one at a time (busy), which makes runs
+// single-flight per table.
 type table[P any] struct {
-	s         *Scheduler[P]
-	policy    P
-	spec      Spec
-	ops       []string
-	log       hclog.Logger
-	sched     cron.Schedule
-	trig      chan string
-	pollKick  chan struct{} // PollNow's one-slot wake-up (pollWaiters say who waits)
-	resumed   chan struct{} // Resume's wake-up of a halted loop
-	quit      chan struct{}
-	done      chan struct{} // closed when loop returns
-	quitOnce  sync.Once
+	s        *Scheduler[P]
+	policy   P
+	spec     Spec
+	ops      []string
+	sched    cron.Schedule
+	quit     chan struct{}
+	done     chan struct{} // closed when the table's work has ended after it stopped
+	quitOnce sync.Once
+	doneOnce sync.Once
+	// runCtx is the context of the table's current work, made by claim
+	// (cancelRun, guarded by mu, cancels it: stop, or the work's end), so
+	// that an idle table keeps no context; only the goroutine working the
+	// table reads it.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
+	// begun is set by the table's first work (the stored halt and
+	// quarantine read); only the goroutine working the table reads it.
+	begun bool
 
-	mu       sync.Mutex // guards the fields below (read by status)
-	state    string
-	lastSeen int64
-	backlog  *Backlog
+	// hidx, due, urgent and hseq are the table's entry in the wheel
+	// (guarded by the wheel's mutex; hidx -1: not in the heap).
+	hidx   int
+	due    time.Time
+	urgent bool
+	hseq   uint64
+
+	mu sync.Mutex // guards the fields below (read by status)
+	// busy is set while a goroutine works the table; exited once it
+	// stopped for good.
+	busy, exited bool
+	// trigSet and trigReason are a trigger waiting (one slot: more
+	// coalesce); kick is PollNow's request (pollWaiters say who waits).
+	trigSet    bool
+	trigReason string
+	kick       bool
+	state      string
+	lastSeen   int64
+	backlog    *Backlog
 	// unevaluated is set when a run's report moved lastSeen and the
 	// backlog (RunReport.Polled): the next poll checks the triggers on
 	// them as on a log that moved, as it would have without the report.
@@ -455,6 +475,7 @@ type table[P any] struct {
 	nextPoll    time.Time
 	nextCron    time.Time
 	retryAt     time.Time
+	haltCheck   time.Time // a halted table's next look at its stored halt
 	failures    int
 	halted      bool
 	haltReason  string
@@ -466,6 +487,7 @@ type table[P any] struct {
 	waiting *Waiting
 	// quarantine is the skip list by add path; missing counts the
 	// consecutive runs that found each file missing (Config.MissingRuns).
+	// Both stay nil while empty.
 	quarantine       map[string]Quarantined
 	missing          map[string]int
 	quarantineLoaded bool // the stored list was read (Config.Quarantine)
@@ -474,34 +496,53 @@ type table[P any] struct {
 	lastSuccess      time.Time
 	lastError        string
 	pollError        string
-	counters         *Counters
+	counters         Counters
 	progress         *progress.Progress // the running operation's, nil between runs
 	// pollWaiters are the callers of PollNow waiting for the next poll.
 	pollWaiters []chan struct{}
 }
 
+// log is the table's logger, named after it (made when a line is logged:
+// an idle table keeps none).
+func (t *table[P]) log() hclog.Logger { return t.s.log.Named(t.spec.Name) }
+
+// stop ends the table: an in-flight run is cancelled, and a table no
+// goroutine works is done at once.
 func (t *table[P]) stop() {
 	t.quitOnce.Do(func() { close(t.quit) })
-	t.cancelRun()
+	t.mu.Lock()
+	if t.cancelRun != nil {
+		t.cancelRun()
+	}
+	idle := !t.busy && !t.exited
+	if idle {
+		t.exited = true
+	}
+	t.mu.Unlock()
+	if idle {
+		t.s.wheel.remove(t)
+		t.doneOnce.Do(func() { close(t.done) })
+	}
 }
 
 func (t *table[P]) trigger(reason string) error {
 	t.mu.Lock()
 	halted, enabled := t.halted, t.spec.Enabled
-	t.mu.Unlock()
-	switch {
-	case halted:
-		return fmt.Errorf("%w: %s", ErrHalted, t.spec.Name)
-	case !enabled:
+	if halted || !enabled {
+		t.mu.Unlock()
+		if halted {
+			return fmt.Errorf("%w: %s", ErrHalted, t.spec.Name)
+		}
 		return fmt.Errorf("%w: %s", ErrDisabled, t.spec.Name)
 	}
-	select {
-	case t.trig <- reason:
-	default: // one already pending: coalesce
-		t.mu.Lock()
-		t.counters.Coalesced++
+	if t.trigSet {
+		t.counters.Coalesced++ // one already pending: coalesce
 		t.mu.Unlock()
+		return nil
 	}
+	t.trigSet, t.trigReason = true, reason
+	t.mu.Unlock()
+	t.wake()
 	return nil
 }
 
@@ -513,104 +554,6 @@ func (t *table[P]) stopped() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-func (t *table[P]) loop() {
-	clock := t.s.cfg.Clock
-	now := clock.Now()
-	t.mu.Lock()
-	t.nextPoll = now // poll at once so /status has a backlog
-	if t.sched != nil {
-		t.nextCron = t.sched.Next(now)
-	}
-	t.mu.Unlock()
-	// A halt stored before a restart (or by another replica) holds before
-	// the first poll.
-	if !t.readStoredHalt() {
-		// Before the first poll, so that its backlog leaves the stored
-		// quarantine apart, and before the first run, which must not read
-		// a quarantined file again.
-		t.loadQuarantine()
-	}
-	for {
-		if t.stopped() {
-			return
-		}
-		t.saveHalt()
-		now = clock.Now()
-		t.mu.Lock()
-		wake := t.nextPoll
-		if t.sched != nil && t.nextCron.Before(wake) {
-			wake = t.nextCron
-		}
-		if !t.retryAt.IsZero() && t.retryAt.Before(wake) {
-			wake = t.retryAt
-		}
-		halted := t.halted
-		t.mu.Unlock()
-		if halted {
-			// A halted table does nothing until it is resumed (Resume, a
-			// reload, a changed policy, or the store's halt cleared).
-			if !t.waitHalted() {
-				return
-			}
-			continue
-		}
-		timer := clock.NewTimer(wake.Sub(now))
-		select {
-		case <-t.quit:
-			timer.Stop()
-			return
-		case <-t.s.stopping:
-			timer.Stop()
-			return
-		case reason := <-t.trig:
-			timer.Stop()
-			t.attempt(reason, true)
-		case <-t.pollKick:
-			timer.Stop()
-			t.pollNow()
-		case <-timer.C():
-			t.onTimer()
-		}
-	}
-}
-
-// onTimer handles whichever of retry, cron and poll are due.
-func (t *table[P]) onTimer() {
-	now := t.s.cfg.Clock.Now()
-	t.mu.Lock()
-	retryDue := !t.retryAt.IsZero() && !now.Before(t.retryAt)
-	cronDue := t.sched != nil && !now.Before(t.nextCron)
-	if cronDue {
-		t.nextCron = t.sched.Next(now)
-	}
-	pollDue := !now.Before(t.nextPoll)
-	if pollDue {
-		t.nextPoll = now.Add(t.s.cfg.PollInterval)
-	}
-	t.mu.Unlock()
-	switch {
-	case retryDue:
-		t.attempt(ReasonRetry, false)
-	case cronDue:
-		t.attempt(ReasonSchedule, false)
-	}
-	if pollDue && !t.stopped() {
-		select {
-		case t.s.polls <- struct{}{}:
-		case <-t.quit:
-			return
-		case <-t.s.stopping:
-			return
-		}
-		reason := t.poll()
-		<-t.s.polls
-		t.saveQuarantine(false) // drops the files the poll found gone
-		if reason != "" {
-			t.attempt("poll:"+reason, false)
-		}
 	}
 }
 

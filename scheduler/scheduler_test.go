@@ -51,7 +51,7 @@ func TestAPollThatCrossesTheSmallFilesTriggerRunsTheTable(t *testing.T) {
 	p := testPolicy("events")
 	s.Apply([]policies.Policy{p})
 
-	eventually(t, "first poll", func() bool { return poll.polls() == 1 && clock.pending() == 1 })
+	eventually(t, "first poll", func() bool { return poll.polls() == 1 && settled(s, clock) })
 	if run.count() != 0 {
 		t.Fatalf("runs below threshold = %d", run.count())
 	}
@@ -66,7 +66,7 @@ func TestAPollThatCrossesTheSmallFilesTriggerRunsTheTable(t *testing.T) {
 		t.Fatalf("status = %+v", st)
 	}
 	// An idle poll (no new version) passes the last seen version and does not fire again.
-	eventually(t, "timer re-armed", func() bool { return clock.pending() == 1 })
+	eventually(t, "timer re-armed", func() bool { return settled(s, clock) })
 	clock.Advance(time.Minute)
 	eventually(t, "third poll", func() bool { return poll.polls() == 3 })
 	if run.count() != 1 {
@@ -96,7 +96,7 @@ func TestTriggersCoalesceWhileARunIsInFlight(t *testing.T) {
 	}
 	close(run.block)
 	eventually(t, "follow-up run", func() bool { return run.count() == 2 })
-	eventually(t, "idle", func() bool { return statusOf(s, "t").State == StateIdle && clock.pending() == 1 })
+	eventually(t, "idle", func() bool { return statusOf(s, "t").State == StateIdle && settled(s, clock) })
 	if run.count() != 2 {
 		t.Fatalf("runs = %d, want 2 (one in flight + one coalesced)", run.count())
 	}
@@ -330,7 +330,7 @@ func TestACronScheduleRunsTheTable(t *testing.T) {
 	p := testPolicy("t")
 	p.Schedule = "@every 30s"
 	s.Apply([]policies.Policy{p})
-	eventually(t, "armed", func() bool { return poll.polls() == 1 && clock.pending() == 1 })
+	eventually(t, "armed", func() bool { return poll.polls() == 1 && settled(s, clock) })
 	if st := statusOf(s, "t"); st.NextRun == nil || st.NextRun.Sub(clock.Now()) != 30*time.Second {
 		t.Fatalf("next run = %v", st.NextRun)
 	}
@@ -437,7 +437,7 @@ func TestTriggersWhileARunIsQueuedAreSatisfiedByThatRun(t *testing.T) {
 	}
 	close(run.block)
 	eventually(t, "b ran", func() bool { return run.count() == 2 && statusOf(s, "b").LastRun != nil })
-	eventually(t, "idle", func() bool { return statusOf(s, "b").State == StateIdle && clock.pending() == 2 })
+	eventually(t, "idle", func() bool { return statusOf(s, "b").State == StateIdle && settled(s, clock) })
 	if run.count() != 2 {
 		t.Fatalf("runs = %d: triggers sent while b was queued caused another run", run.count())
 	}

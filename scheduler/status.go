@@ -93,15 +93,27 @@ type Counters struct {
 	DurationSum     float64 `json:"-"`
 }
 
-func newCounters() *Counters {
-	c := &Counters{Runs: map[string]int64{}, Conflicts: map[string]int64{}, Counts: map[string]int64{}, DurationBuckets: make([]int64, len(DurationBuckets))}
-	for _, r := range Results {
-		c.Runs[r] = 0
+// A table's Counters keep their maps and buckets nil until a run fills
+// them (an idle table keeps none); clone gives Status the full shape.
+
+// countRun counts one run of result r.
+func (c *Counters) countRun(r string) {
+	if c.Runs == nil {
+		c.Runs = map[string]int64{}
 	}
-	return c
+	c.Runs[r]++
 }
 
 func (c *Counters) addReport(r RunReport, d time.Duration) {
+	if c.Conflicts == nil && len(r.Conflicts) > 0 {
+		c.Conflicts = map[string]int64{}
+	}
+	if c.Counts == nil && len(r.Counts) > 0 {
+		c.Counts = map[string]int64{}
+	}
+	if c.DurationBuckets == nil {
+		c.DurationBuckets = make([]int64, len(DurationBuckets))
+	}
 	c.FilesRewritten += int64(r.FilesRemoved)
 	c.BytesRewritten += r.BytesRemoved
 	c.FilesWritten += int64(r.FilesAdded)
@@ -124,7 +136,10 @@ func (c *Counters) addReport(r RunReport, d time.Duration) {
 
 func (c *Counters) clone() Counters {
 	out := *c
-	out.Runs = make(map[string]int64, len(c.Runs))
+	out.Runs = make(map[string]int64, len(Results))
+	for _, r := range Results {
+		out.Runs[r] = 0
+	}
 	for k, v := range c.Runs {
 		out.Runs[k] = v
 	}
@@ -136,7 +151,8 @@ func (c *Counters) clone() Counters {
 	for k, v := range c.Counts {
 		out.Counts[k] = v
 	}
-	out.DurationBuckets = append([]int64(nil), c.DurationBuckets...)
+	out.DurationBuckets = make([]int64, len(DurationBuckets))
+	copy(out.DurationBuckets, c.DurationBuckets)
 	return out
 }
 

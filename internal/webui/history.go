@@ -28,21 +28,34 @@ type backlogPoint struct {
 	Files      int       `json:"files"`
 }
 
-// ring is a fixed-size ring buffer.
+// ring is a ring buffer of at most size elements; its buffer grows as
+// elements come (a table with little history keeps little).
 type ring[T any] struct {
 	buf  []T
+	size int
 	next int
 	full bool
 }
 
-func newRing[T any](n int) *ring[T] { return &ring[T]{buf: make([]T, n)} }
+func newRing[T any](n int) *ring[T] { return &ring[T]{size: n} }
 
 func (r *ring[T]) add(v T) {
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, v)
+		r.next = len(r.buf) % r.size
+		r.full = r.next == 0
+		return
+	}
 	r.buf[r.next] = v
 	r.next = (r.next + 1) % len(r.buf)
 	if r.next == 0 {
 		r.full = true
 	}
+}
+
+// setLast replaces the newest element (there must be one).
+func (r *ring[T]) setLast(v T) {
+	r.buf[(r.next-1+len(r.buf))%len(r.buf)] = v
 }
 
 // items returns the elements, oldest first.
@@ -58,6 +71,11 @@ type tableHistory struct {
 	runs    *ring[scheduler.RunRecord]
 	lastEnd time.Time
 	last    *backlogPoint
+	// flat is set when the newest two backlog points have the same
+	// values: an unchanged backlog then moves the newest one's time
+	// instead of adding a point (the step chart draws the same line, and
+	// an idle table keeps two points, not one a minute).
+	flat bool
 }
 
 // history holds every table's rings.
@@ -84,9 +102,15 @@ func (h *history) observe(ts []scheduler.TableStatus, now time.Time) {
 		}
 		if t.Backlog != nil {
 			p := backlogPoint{At: now, SmallFiles: t.Backlog.SmallFiles, SmallBytes: t.Backlog.SmallBytes, Files: t.Backlog.Files}
-			if th.last == nil || th.last.SmallFiles != p.SmallFiles || th.last.SmallBytes != p.SmallBytes ||
-				th.last.Files != p.Files || now.Sub(th.last.At) >= backlogKeepEvery {
+			same := th.last != nil && th.last.SmallFiles == p.SmallFiles && th.last.SmallBytes == p.SmallBytes && th.last.Files == p.Files
+			switch {
+			case same && now.Sub(th.last.At) < backlogKeepEvery:
+			case same && th.flat:
+				th.backlog.setLast(p)
+				th.last = &p
+			default:
 				th.backlog.add(p)
+				th.flat = same
 				th.last = &p
 			}
 		}

@@ -45,3 +45,32 @@ func TestHistoryRecordsChangedBacklogsAndNewRunsAndForgetsRemovedTables(t *testi
 		t.Fatalf("a removed table keeps its history: %v %v", pts, runs)
 	}
 }
+
+// An idle table's unchanged backlog keeps two points (where the flat line
+// starts and where it ends so far), not one per minute, and the rings hold
+// no more than they were given.
+func TestAnUnchangedBacklogKeepsTwoPoints(t *testing.T) {
+	h := newHistory()
+	t0 := time.Unix(1_700_000_000, 0)
+	st := func(small int) []scheduler.TableStatus {
+		return []scheduler.TableStatus{{Name: "a", Backlog: &scheduler.Backlog{SmallFiles: small}}}
+	}
+	for i := range 100 {
+		h.observe(st(3), t0.Add(time.Duration(i)*backlogKeepEvery))
+	}
+	pts, _ := h.of("a")
+	if len(pts) != 2 || !pts[0].At.Equal(t0) || !pts[1].At.Equal(t0.Add(99*backlogKeepEvery)) {
+		t.Fatalf("a flat backlog kept %d points, want 2 (first %+v)", len(pts), pts[0])
+	}
+	h.observe(st(4), t0.Add(100*backlogKeepEvery))
+	h.observe(st(4), t0.Add(101*backlogKeepEvery))
+	h.observe(st(4), t0.Add(102*backlogKeepEvery))
+	pts, _ = h.of("a")
+	if len(pts) != 4 || pts[2].SmallFiles != 4 || !pts[3].At.Equal(t0.Add(102*backlogKeepEvery)) {
+		t.Fatalf("points after a change: %+v", pts)
+	}
+	th := h.tables["a"]
+	if cap(th.backlog.buf) >= backlogRingSize || cap(th.runs.buf) != 0 {
+		t.Fatalf("rings of %d and %d elements for 4 points and no run", cap(th.backlog.buf), cap(th.runs.buf))
+	}
+}
