@@ -14,12 +14,14 @@ import (
 func TestColBufGatherEqualsValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	mk := map[parquet.Kind]func(i int) parquet.Value{
-		parquet.Boolean:           func(i int) parquet.Value { return parquet.BooleanValue(i%3 == 0) },
-		parquet.Int32:             func(i int) parquet.Value { return parquet.Int32Value(int32(i*7919 - 1000)) },
-		parquet.Int64:             func(i int) parquet.Value { return parquet.Int64Value(int64(i) * -104729) },
-		parquet.Float:             func(i int) parquet.Value { return parquet.FloatValue(float32(i) / 3) },
-		parquet.Double:            func(i int) parquet.Value { return parquet.DoubleValue(float64(i) / -7) },
-		parquet.ByteArray:         func(i int) parquet.Value { return parquet.ByteArrayValue([]byte("v" + string(rune('a'+i%26)) + string(make([]byte, i%5)))) },
+		parquet.Boolean: func(i int) parquet.Value { return parquet.BooleanValue(i%3 == 0) },
+		parquet.Int32:   func(i int) parquet.Value { return parquet.Int32Value(int32(i*7919 - 1000)) },
+		parquet.Int64:   func(i int) parquet.Value { return parquet.Int64Value(int64(i) * -104729) },
+		parquet.Float:   func(i int) parquet.Value { return parquet.FloatValue(float32(i) / 3) },
+		parquet.Double:  func(i int) parquet.Value { return parquet.DoubleValue(float64(i) / -7) },
+		parquet.ByteArray: func(i int) parquet.Value {
+			return parquet.ByteArrayValue([]byte("v" + string(rune('a'+i%26)) + string(make([]byte, i%5))))
+		},
 		parquet.FixedLenByteArray: func(i int) parquet.Value { return parquet.FixedLenByteArrayValue([]byte{byte(i), byte(i >> 8), 1}) },
 	}
 	const rows = 1000
