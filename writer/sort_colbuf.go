@@ -64,22 +64,26 @@ func (b *colBuf) rows() int {
 func (b *colBuf) append(vals []parquet.Value) error {
 	kind, col := b.kind, b.col
 	if b.defs != nil {
+		defs := slices.Grow(b.defs, len(vals))
 		for _, v := range vals {
-			b.defs = append(b.defs, byte(v.DefinitionLevel()))
+			defs = append(defs, byte(v.DefinitionLevel()))
 		}
+		b.defs = defs
 	}
 	switch kind {
 	case parquet.ByteArray, parquet.FixedLenByteArray:
+		data, offs := b.data, slices.Grow(b.offs, len(vals))
 		for _, v := range vals {
 			if v.RepetitionLevel() != 0 || (!v.IsNull() && v.Kind() != kind) {
 				return badValue(col, kind, v)
 			}
 			if !v.IsNull() {
-				b.data = append(b.data, v.ByteArray()...)
+				data = append(data, v.ByteArray()...)
 			}
-			b.offs = append(b.offs, uint32(len(b.data)))
+			offs = append(offs, uint32(len(data)))
 		}
-		if len(b.data) > math.MaxUint32 {
+		b.data, b.offs = data, offs
+		if len(data) > math.MaxUint32 {
 			return fmt.Errorf("sort: column %d holds more than 4 GiB", col)
 		}
 		return nil
@@ -248,11 +252,18 @@ func (b *colBuf) int64At(i int) int64 {
 // obs, when not nil, observes every value read.
 func readColBuf(srcs []*sortedSource, col int, kind parquet.Kind, maxDef int, rows int, scratch *deltascan.ColumnScratch, obs deltascan.ColumnObserver) (*colBuf, error) {
 	b := newColBuf(col, kind, maxDef, rows)
-	for _, s := range srcs {
+	for i, s := range srcs {
 		for rg := range s.scan.NumRowGroups() {
 			if err := s.scan.ReadColumn(rg, col, scratch, obs, b.append); err != nil {
 				return nil, fmt.Errorf("source %s: %w", s.src.Path, err)
 			}
+		}
+		if i == 0 && b.byteArrays() && b.rows() > 0 && len(srcs) > 1 {
+			// Room for every row's bytes at the first source's bytes
+			// per row (and an eighth more), instead of growing by
+			// copies.
+			per := float64(len(b.data)) / float64(b.rows())
+			b.data = slices.Grow(b.data, int(per*float64(rows-b.rows())*9/8))
 		}
 		if b.rows() != int(s.start+s.live) {
 			return nil, corruptSource(s.src, fmt.Errorf("%w: column %d: read %d live values, want %d", ErrLiveRowMismatch, col, b.rows()-int(s.start), s.live))

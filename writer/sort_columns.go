@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	deltascan "github.com/compactord/compactord/delta/scan"
 
@@ -93,6 +94,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		return false, nil
 	}
 	direct := jw.res.DirectSources
+	t0 := time.Now()
 	srcs, rows, err := jw.openSortedSources(ctx)
 	defer func() {
 		for _, s := range srcs {
@@ -136,6 +138,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		outs[0].observed = true
 	}
 
+	tOpen := time.Now()
 	// Clustering columns: read, sampled in read order, bucketed.
 	bufs := make([]*colBuf, len(leaves))
 	scratch := make([]deltascan.ColumnScratch, len(cols))
@@ -156,7 +159,9 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err != nil {
 		return true, err
 	}
+	tRead := time.Now()
 	jw.drawBuckets(cols, so)
+	tBuckets := time.Now()
 
 	// Keys and the sort.
 	entries := make([]sortEntry, n)
@@ -197,10 +202,12 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err != nil {
 		return true, err
 	}
+	tKeys := time.Now()
 	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
+	tSort := time.Now()
 
 	if err := jw.writeSortedColumns(ctx, srcs, outs, obs, leaves, bufs, cols, entries); err != nil {
 		return true, err
@@ -219,35 +226,35 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	for _, c := range cols {
 		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.numBuckets)
 	}
-	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est)
+	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est,
+		"open", tOpen.Sub(t0), "read_clustering", tRead.Sub(tOpen), "buckets", tBuckets.Sub(tRead), "keys", tKeys.Sub(tBuckets),
+		"sort", tSort.Sub(tKeys), "write", time.Since(tSort))
 	return true, nil
 }
 
-// openSortedSources opens every source's scan and checks its live rows like
-// the row path; the scans are returned (to close) even with an error.
+// openSortedSources opens every source's scan (in parallel) and checks its
+// live rows like the row path; the scans opened are returned (to close)
+// even with an error.
 func (jw *jobWriter) openSortedSources(ctx context.Context) ([]*sortedSource, int64, error) {
-	var srcs []*sortedSource
-	var rows int64
-	for i, src := range jw.job.Sources {
-		if err := ctx.Err(); err != nil {
-			return srcs, rows, err
-		}
+	opened := make([]*sortedSource, len(jw.job.Sources))
+	err := runTasks(ctx, len(jw.job.Sources), func(i int) error {
+		src := jw.job.Sources[i]
 		s, err := openScan(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
 		if err != nil {
-			return srcs, rows, fmt.Errorf("source %s: open scan: %w", src.Path, err)
+			return fmt.Errorf("source %s: open scan: %w", src.Path, err)
 		}
-		ss := &sortedSource{src: src, scan: s, index: i, start: rows}
-		srcs = append(srcs, ss)
+		ss := &sortedSource{src: src, scan: s, index: i}
+		opened[i] = ss
 		physical, err := physicalRecords(src, s.NumPhysicalRows())
 		if err != nil {
-			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, err)
+			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		for rg := range s.NumRowGroups() {
 			_, live := s.RowGroupRows(rg)
 			ss.live += live
 		}
 		if want := physical - src.NumDeleted(); ss.live != want {
-			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
+			return fmt.Errorf("source %s: %w", src.Path, corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
 				ErrLiveRowMismatch, ss.live, physical, src.NumDeleted(), want)))
 		}
 		if dv := s.DeletionVector(); dv != nil && !dv.IsEmpty() {
@@ -255,12 +262,25 @@ func (jw *jobWriter) openSortedSources(ctx context.Context) ([]*sortedSource, in
 				ss.dels = append(ss.dels, int64(x))
 			}
 		}
-		if s.Identity() {
+		return nil
+	})
+	srcs := make([]*sortedSource, 0, len(opened))
+	var rows int64
+	for _, ss := range opened {
+		if ss == nil {
+			continue
+		}
+		ss.start = rows
+		rows += ss.live
+		if ss.scan.Identity() {
 			jw.res.DirectSources++
 		}
-		rows += ss.live
+		srcs = append(srcs, ss)
 	}
-	return srcs, rows, nil
+	if err == nil && len(srcs) != len(opened) {
+		err = ctx.Err() // runTasks skips what is left once ctx ends
+	}
+	return srcs, rows, err
 }
 
 // columnMemory estimates the column path's memory: the entries and their
@@ -391,7 +411,13 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 
 	var mu sync.Mutex
 	pool := make([]*deltascan.ColumnScratch, 0, runtime.GOMAXPROCS(0))
-	err = runTasks(ctx, len(order), func(k int) error {
+	t0 := time.Now()
+	// The tasks: the columns, then the origin map (last: it is small, and
+	// fills a worker that the last columns leave idle).
+	err = runTasks(ctx, len(order)+1, func(k int) error {
+		if k == len(order) {
+			return jw.sortedOrigins(srcs, outs, entries)
+		}
 		c := order[k]
 		b := bufs[c]
 		bufs[c] = nil // the task owns it; it goes when the task ends
@@ -418,10 +444,9 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 	if err != nil {
 		return err
 	}
+	jw.log.Debug("sorted columns written", "columns", len(order), "took", time.Since(t0))
 
-	// Commit in order, origins from the permutation, close.
-	srcIdx := make([]uint32, 0, gatherBatch)
-	phys := make([]int64, 0, gatherBatch)
+	// Commit in order, close.
 	for _, so := range outs {
 		o := so.o
 		for g, rgw := range so.rgws {
@@ -436,6 +461,20 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 			o.rows += n
 			o.stats.addRecords(n)
 		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedOrigins fills the origin map from the permutation, output by
+// output (each output's rows ended with EndOutput).
+func (jw *jobWriter) sortedOrigins(srcs []*sortedSource, outs []*sortedOutput, entries []sortEntry) error {
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for _, so := range outs {
 		for j := so.lo; j < so.hi; j++ {
 			ref := int64(entries[j].ref)
 			s := srcs[entries[j].src]
@@ -448,8 +487,7 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 				srcIdx, phys = srcIdx[:0], phys[:0]
 			}
 		}
-		jw.cur, so.o = o, nil
-		if err := jw.closeSortedOutput(ctx); err != nil {
+		if err := jw.res.Origins.EndOutput(int64(so.hi - so.lo)); err != nil {
 			return err
 		}
 	}
