@@ -36,17 +36,18 @@ import (
 //     workers take one column each (clustering columns first, their buffers
 //     already read, then the largest): read it whole into a buffer, gather
 //     it by the permutation into each row group's column writer (parquet-go
-//     encodes and compresses it there), fold its statistics;
-//  4. the row groups are committed in order, the origin map is filled from
-//     the permutation (no second pass over the data), the outputs closed.
+//     encodes and compresses it there), fold its statistics; one more task,
+//     beside them, fills the origin map from the permutation (no second
+//     pass over the data);
+//  4. the row groups are committed in order, the outputs closed.
 //
 // Memory is the entries (16 bytes per row, twice while sorting), the open
 // sources (small ones held whole) and one column buffer per worker plus the
-// clustering columns', estimated before anything is written: a job
-// estimated over SortOptions.ColumnMemoryBytes, or one the path cannot
-// take (repeated or INT96 columns, keys over 8 bytes, more than 2^32 rows,
-// DisableCopyPath), goes row by row through the external sort, which
-// spills. The column path itself never spills.
+// clustering columns', estimated before anything is written. A job
+// estimated over SortOptions.ColumnMemoryBytes spills sorted runs to temp
+// files and merges them (sort_spill.go); one the path cannot take
+// (repeated or INT96 columns, keys over 8 bytes, more than 2^32 rows,
+// DisableCopyPath) goes row by row through the external sort.
 
 // gatherBatch is the number of values gathered per column writer call.
 const gatherBatch = 4096
