@@ -34,8 +34,8 @@ if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
   "$WORK/bin/gendata" -dir "$TABLE" -shape "$SHAPE" -files "$FILES" -rows "$ROWS"
 fi
 find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
-# A quarter of the sources' bytes: past it the column path is not taken
-# and the external row sort spills.
+# A quarter of the sources' bytes: past it the column path spills sorted
+# runs to temp files and merges them.
 QUARTER=$(( $(cat "$TABLE"/*.parquet | wc -c) / 4 ))
 SHAPE="sorted($SORT)"
 RESULTS="$WORK/sorted.jsonl"

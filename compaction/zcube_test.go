@@ -167,8 +167,11 @@ func zcubeOpts() RunOptions {
 	// target is what the writer uses.)
 	pol.TargetFileSize = 24 << 10
 	opts.Policy = pol
-	// A small sort bound so the run spills, as large jobs do.
+	// Small sort bounds so the job spills sorted runs, as large jobs do
+	// (the column path's runs; MemoryBytes bounds the row path's).
+	// TestRaceSortedJobReconciledThroughTheOriginMap sorts in memory.
 	opts.Writer.Sort.MemoryBytes = 64 << 10
+	opts.Writer.Sort.ColumnMemoryBytes = 64 << 10
 	opts.Writer.Sort.OriginMemoryBytes = 12 << 10
 	return opts
 }

@@ -24,10 +24,11 @@
 // (sort_columns.go): its clustering columns read whole, a curve key per row,
 // the (key, row) entries sorted in parallel, every column gathered by the
 // permutation into the outputs' row groups on GOMAXPROCS workers, and the
-// origin map filled from the permutation. Jobs it cannot take (repeated or
-// INT96 columns, keys over 8 bytes, an estimated memory over
-// SortOptions.ColumnMemoryBytes, DisableCopyPath) go row by row through
-// the external sort (sort.go, sort_extern.go), which spills; both write
+// origin map filled from the permutation; past SortOptions.ColumnMemoryBytes
+// it sorts runs of sources that fit, spills them column-wise to temp files
+// and merges them (sort_spill.go). Jobs it cannot take (repeated or INT96
+// columns, keys over 8 bytes, DisableCopyPath) go row by row through the
+// external sort (sort.go, sort_extern.go), which spills; all of them write
 // the rows in the same order.
 //
 // Reading and writing of a source run on two goroutines. Memory is bounded

@@ -27,7 +27,7 @@ const (
 	DefaultSortSample = 20000
 	// DefaultColumnSortMemory bounds the memory the column path of a
 	// sorted rewrite (sort_columns.go) may need by its estimate; a job
-	// estimated above it goes row by row through the external sort.
+	// estimated above it spills sorted runs (sort_spill.go).
 	DefaultColumnSortMemory = 512 << 20
 )
 
@@ -46,8 +46,10 @@ type SortOptions struct {
 	OriginMemoryBytes int
 	// ColumnMemoryBytes bounds the column path (sort_columns.go): a job
 	// whose estimated memory (sort entries, open sources, the columns
-	// being gathered) is above it is sorted row by row under MemoryBytes
-	// instead. 0: DefaultColumnSortMemory.
+	// being gathered) is above it sorts runs of sources that fit it and
+	// merges them from temp files in Options.SpillDir (sort_spill.go),
+	// its output row groups at most a quarter of it in source bytes.
+	// 0: DefaultColumnSortMemory.
 	ColumnMemoryBytes int
 	// Buckets is the number of range buckets per column. 0: DefaultSortBuckets.
 	Buckets int

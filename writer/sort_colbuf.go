@@ -3,6 +3,7 @@ package writer
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	deltascan "github.com/compactord/compactord/delta/scan"
 
@@ -58,65 +59,69 @@ func (b *colBuf) rows() int {
 	return len(b.bits)
 }
 
-// append adds the values of consecutive rows (one value each).
+// append adds the values of consecutive rows (one value each): one loop
+// per kind, checking each value as it is stored.
 func (b *colBuf) append(vals []parquet.Value) error {
-	for _, v := range vals {
-		if v.RepetitionLevel() != 0 {
-			return fmt.Errorf("sort: column %d: repeated value in a flat column", b.col)
+	kind, col := b.kind, b.col
+	if b.defs != nil {
+		defs := slices.Grow(b.defs, len(vals))
+		for _, v := range vals {
+			defs = append(defs, byte(v.DefinitionLevel()))
 		}
-		if !v.IsNull() && v.Kind() != b.kind {
-			return fmt.Errorf("sort: column %d: value of kind %v in a column of kind %v", b.col, v.Kind(), b.kind)
-		}
-		if b.defs != nil {
-			b.defs = append(b.defs, byte(v.DefinitionLevel()))
-		}
+		b.defs = defs
 	}
-	switch b.kind {
+	switch kind {
 	case parquet.ByteArray, parquet.FixedLenByteArray:
+		data, offs := b.data, slices.Grow(b.offs, len(vals))
 		for _, v := range vals {
+			if v.RepetitionLevel() != 0 || (!v.IsNull() && v.Kind() != kind) {
+				return badValue(col, kind, v)
+			}
 			if !v.IsNull() {
-				b.data = append(b.data, v.ByteArray()...)
+				data = append(data, v.ByteArray()...)
 			}
-			if len(b.data) > math.MaxUint32 {
-				return fmt.Errorf("sort: column %d holds more than 4 GiB", b.col)
-			}
-			b.offs = append(b.offs, uint32(len(b.data)))
+			offs = append(offs, uint32(len(data)))
 		}
-	case parquet.Int64:
-		for _, v := range vals {
-			var x uint64
-			if !v.IsNull() {
-				x = uint64(v.Int64())
-			}
-			b.bits = append(b.bits, x)
+		b.data, b.offs = data, offs
+		if len(data) > math.MaxUint32 {
+			return fmt.Errorf("sort: column %d holds more than 4 GiB", col)
 		}
-	case parquet.Double:
-		for _, v := range vals {
-			var x uint64
-			if !v.IsNull() {
-				x = math.Float64bits(v.Double())
-			}
-			b.bits = append(b.bits, x)
-		}
-	default:
-		for _, v := range vals {
-			var x uint64
-			if !v.IsNull() {
-				switch b.kind {
-				case parquet.Boolean:
-					if v.Boolean() {
-						x = 1
-					}
-				case parquet.Int32:
-					x = uint64(uint32(v.Int32()))
-				case parquet.Float:
-					x = uint64(math.Float32bits(v.Float()))
-				}
-			}
-			b.bits = append(b.bits, x)
-		}
+		return nil
 	}
+	bits := slices.Grow(b.bits, len(vals))
+	for _, v := range vals {
+		if v.RepetitionLevel() != 0 || (!v.IsNull() && v.Kind() != kind) {
+			return badValue(col, kind, v)
+		}
+		var x uint64
+		switch {
+		case v.IsNull():
+		case kind == parquet.Int64:
+			x = uint64(v.Int64())
+		case kind == parquet.Double:
+			x = math.Float64bits(v.Double())
+		case kind == parquet.Int32:
+			x = uint64(uint32(v.Int32()))
+		case kind == parquet.Float:
+			x = uint64(math.Float32bits(v.Float()))
+		case kind == parquet.Boolean:
+			if v.Boolean() {
+				x = 1
+			}
+		}
+		bits = append(bits, x)
+	}
+	b.bits = bits
 	return nil
+}
+
+// badValue is the error of a value that does not belong in a flat column
+// of kind.
+func badValue(col int, kind parquet.Kind, v parquet.Value) error {
+	if v.RepetitionLevel() != 0 {
+		return fmt.Errorf("sort: column %d: repeated value in a flat column", col)
+	}
+	return fmt.Errorf("sort: column %d: value of kind %v in a column of kind %v", col, v.Kind(), kind)
 }
 
 // isNull reports whether row i is null.
@@ -159,38 +164,59 @@ func (b *colBuf) value(i int) parquet.Value {
 	return v.Level(0, def, b.col)
 }
 
-// gather sets dst[k] to the value of row es[k].ref, one loop per kind for
-// columns without nulls.
+// gather sets dst[k] to the value of row es[k].ref: the values built in one
+// loop per kind (a null row's bits are zero, its bytes empty), then their
+// levels set in place, nulls made null.
 func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
-	if b.defs != nil {
-		for k, e := range es {
-			dst[k] = b.value(int(e.ref))
-		}
-		return
-	}
-	def, col := b.maxDef, b.col
+	dst = dst[:len(es)]
 	switch b.kind {
 	case parquet.Int64:
 		for k, e := range es {
-			dst[k] = parquet.Int64Value(int64(b.bits[e.ref])).Level(0, def, col)
+			dst[k] = parquet.Int64Value(int64(b.bits[e.ref]))
 		}
 	case parquet.Int32:
 		for k, e := range es {
-			dst[k] = parquet.Int32Value(int32(uint32(b.bits[e.ref]))).Level(0, def, col)
+			dst[k] = parquet.Int32Value(int32(uint32(b.bits[e.ref])))
 		}
 	case parquet.Double:
 		for k, e := range es {
-			dst[k] = parquet.DoubleValue(math.Float64frombits(b.bits[e.ref])).Level(0, def, col)
+			dst[k] = parquet.DoubleValue(math.Float64frombits(b.bits[e.ref]))
+		}
+	case parquet.Float:
+		for k, e := range es {
+			dst[k] = parquet.FloatValue(math.Float32frombits(uint32(b.bits[e.ref])))
+		}
+	case parquet.Boolean:
+		for k, e := range es {
+			dst[k] = parquet.BooleanValue(b.bits[e.ref] != 0)
 		}
 	case parquet.ByteArray:
 		for k, e := range es {
 			lo, hi := b.offs[e.ref], b.offs[e.ref+1]
-			dst[k] = parquet.ByteArrayValue(b.data[lo:hi:hi]).Level(0, def, col)
+			dst[k] = parquet.ByteArrayValue(b.data[lo:hi:hi])
 		}
-	default:
+	case parquet.FixedLenByteArray:
 		for k, e := range es {
-			dst[k] = b.value(int(e.ref))
+			lo, hi := b.offs[e.ref], b.offs[e.ref+1]
+			dst[k] = parquet.FixedLenByteArrayValue(b.data[lo:hi:hi])
 		}
+	}
+	def, col := b.maxDef, b.col
+	if b.defs == nil {
+		for k := range dst {
+			dst[k].SetDefinitionLevel(def)
+			dst[k].SetColumnIndex(col)
+		}
+		return
+	}
+	for k, e := range es {
+		if d := int(b.defs[e.ref]); d < def {
+			dst[k] = parquet.Value{}
+			dst[k].SetDefinitionLevel(d)
+		} else {
+			dst[k].SetDefinitionLevel(def)
+		}
+		dst[k].SetColumnIndex(col)
 	}
 }
 
@@ -226,11 +252,18 @@ func (b *colBuf) int64At(i int) int64 {
 // obs, when not nil, observes every value read.
 func readColBuf(srcs []*sortedSource, col int, kind parquet.Kind, maxDef int, rows int, scratch *deltascan.ColumnScratch, obs deltascan.ColumnObserver) (*colBuf, error) {
 	b := newColBuf(col, kind, maxDef, rows)
-	for _, s := range srcs {
+	for i, s := range srcs {
 		for rg := range s.scan.NumRowGroups() {
 			if err := s.scan.ReadColumn(rg, col, scratch, obs, b.append); err != nil {
 				return nil, fmt.Errorf("source %s: %w", s.src.Path, err)
 			}
+		}
+		if i == 0 && b.byteArrays() && b.rows() > 0 && len(srcs) > 1 {
+			// Room for every row's bytes at the first source's bytes
+			// per row (and an eighth more), instead of growing by
+			// copies.
+			per := float64(len(b.data)) / float64(b.rows())
+			b.data = slices.Grow(b.data, int(per*float64(rows-b.rows())*9/8))
 		}
 		if b.rows() != int(s.start+s.live) {
 			return nil, corruptSource(s.src, fmt.Errorf("%w: column %d: read %d live values, want %d", ErrLiveRowMismatch, col, b.rows()-int(s.start), s.live))

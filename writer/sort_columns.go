@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	deltascan "github.com/compactord/compactord/delta/scan"
 
@@ -35,17 +36,18 @@ import (
 //     workers take one column each (clustering columns first, their buffers
 //     already read, then the largest): read it whole into a buffer, gather
 //     it by the permutation into each row group's column writer (parquet-go
-//     encodes and compresses it there), fold its statistics;
-//  4. the row groups are committed in order, the origin map is filled from
-//     the permutation (no second pass over the data), the outputs closed.
+//     encodes and compresses it there), fold its statistics; one more task,
+//     beside them, fills the origin map from the permutation (no second
+//     pass over the data);
+//  4. the row groups are committed in order, the outputs closed.
 //
 // Memory is the entries (16 bytes per row, twice while sorting), the open
 // sources (small ones held whole) and one column buffer per worker plus the
-// clustering columns', estimated before anything is written: a job
-// estimated over SortOptions.ColumnMemoryBytes, or one the path cannot
-// take (repeated or INT96 columns, keys over 8 bytes, more than 2^32 rows,
-// DisableCopyPath), goes row by row through the external sort, which
-// spills. The column path itself never spills.
+// clustering columns', estimated before anything is written. A job
+// estimated over SortOptions.ColumnMemoryBytes spills sorted runs to temp
+// files and merges them (sort_spill.go); one the path cannot take
+// (repeated or INT96 columns, keys over 8 bytes, more than 2^32 rows,
+// DisableCopyPath) goes row by row through the external sort.
 
 // gatherBatch is the number of values gathered per column writer call.
 const gatherBatch = 4096
@@ -58,6 +60,10 @@ type sortedSource struct {
 	start int64 // ordinal of its first live row
 	live  int64
 	dels  []int64 // deleted physical rows, ascending; nil when none
+	// colBytes is the uncompressed bytes of each data-schema column in
+	// the source's footer (0 for a column it does not hold).
+	colBytes []int64
+	identity bool // the scan reads the file as it is (FileScan.Identity)
 }
 
 // phys is the physical row of the source's live row l (0-based): l plus
@@ -93,12 +99,16 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		return false, nil
 	}
 	direct := jw.res.DirectSources
-	srcs, rows, err := jw.openSortedSources(ctx)
-	defer func() {
-		for _, s := range srcs {
-			_ = s.scan.Close()
-		}
-	}()
+	t0 := time.Now()
+	// Sources whose bytes alone pass the bound are counted and closed: the
+	// job spills, and its runs open them again.
+	var srcBytes int64
+	for _, src := range jw.job.Sources {
+		srcBytes += src.Size
+	}
+	spill := srcBytes > int64(so.ColumnMemoryBytes)
+	srcs, rows, err := jw.openSortedSources(ctx, !spill)
+	defer func() { closeRun(srcs) }()
 	if err != nil {
 		return true, err
 	}
@@ -111,12 +121,12 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		leaves[c], _ = jw.schema.Lookup(p...)
 	}
 	est := jw.columnMemory(srcs, leaves, cols, rows)
-	if est > int64(so.ColumnMemoryBytes) {
-		jw.log.Debug("sorted rewrite goes row by row", "estimated_memory", est, "bound", so.ColumnMemoryBytes)
-		jw.res.DirectSources = direct
-		return false, nil
+	spill = spill || est > int64(so.ColumnMemoryBytes)
+	originMem := so.OriginMemoryBytes
+	if spill {
+		originMem = min(originMem, max(1, so.ColumnMemoryBytes/8))
 	}
-	jw.res.Origins = NewOriginMap(jw.opts.SpillDir, so.OriginMemoryBytes)
+	jw.res.Origins = NewOriginMap(jw.opts.SpillDir, originMem)
 	defer func() {
 		if err != nil {
 			_ = jw.res.Origins.Close()
@@ -124,7 +134,20 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		}
 	}()
 	n := int(rows)
-	outs, err := jw.planSortedOutputs(srcs, n)
+	if spill {
+		// Sorted runs on disk; the row groups in flight bounded too.
+		outs, err := jw.planSortedOutputs(srcs, n, int64(so.ColumnMemoryBytes)/4)
+		if err != nil {
+			return true, err
+		}
+		jw.log.Debug("sorted rewrite spills sorted runs", "estimated_memory", est, "bound", so.ColumnMemoryBytes)
+		nruns, err := jw.runSortedSpill(ctx, so, cols, enc, srcs, leaves, rows, outs)
+		if err != nil {
+			return true, err
+		}
+		return true, jw.finishSortedColumns(so, cols, enc, srcs, rows, est, nruns)
+	}
+	outs, err := jw.planSortedOutputs(srcs, n, 0)
 	if err != nil {
 		return true, err
 	}
@@ -136,6 +159,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		outs[0].observed = true
 	}
 
+	tOpen := time.Now()
 	// Clustering columns: read, sampled in read order, bucketed.
 	bufs := make([]*colBuf, len(leaves))
 	scratch := make([]deltascan.ColumnScratch, len(cols))
@@ -156,13 +180,62 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err != nil {
 		return true, err
 	}
+	tRead := time.Now()
 	jw.drawBuckets(cols, so)
+	tBuckets := time.Now()
 
 	// Keys and the sort.
 	entries := make([]sortEntry, n)
-	err = parallelRanges(n, 1<<14, func(lo, hi int) error {
+	if err := sortedKeys(ctx, srcs, 0, bufs, cols, enc, entries); err != nil {
+		return true, err
+	}
+	tKeys := time.Now()
+	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	tSort := time.Now()
+
+	if err := jw.writeSortedColumns(ctx, srcs, outs, obs, leaves, bufs, cols, entries); err != nil {
+		return true, err
+	}
+	if err := jw.finishSortedColumns(so, cols, enc, srcs, rows, est, 0); err != nil {
+		return true, err
+	}
+	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est,
+		"open", tOpen.Sub(t0), "read_clustering", tRead.Sub(tOpen), "buckets", tBuckets.Sub(tRead), "keys", tKeys.Sub(tBuckets),
+		"sort", tSort.Sub(tKeys), "write", time.Since(tSort))
+	return true, nil
+}
+
+// finishSortedColumns checks the rows written and sets the job's sort
+// statistics (runs: the sorted runs spilled, 0 in memory).
+func (jw *jobWriter) finishSortedColumns(so SortOptions, cols []*sortColumn, enc *curve.Encoder, srcs []*sortedSource, rows, est int64, runs int) error {
+	if jw.res.Origins.NumRows() != rows {
+		return fmt.Errorf("sort: %d rows in, %d rows out", rows, jw.res.Origins.NumRows())
+	}
+	for _, s := range srcs {
+		jw.res.BytesRead += s.src.Size
+		if jw.opts.SourceRead != nil {
+			jw.opts.SourceRead(s.src)
+		}
+	}
+	jw.res.Sort = &SortStats{Rows: rows, OriginSpilled: jw.res.Origins.Spilled(), Curve: string(enc.Curve()), KeyBytes: enc.KeyLen(),
+		MemoryBound: so.ColumnMemoryBytes, Columnar: true, EstimatedMemory: est, Spills: runs, Runs: runs}
+	for _, c := range cols {
+		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.numBuckets)
+	}
+	return nil
+}
+
+// sortedKeys sets entries[i] to row i's curve key, ordinal i and source
+// index srcBase plus its index in srcs, computed from the
+// clustering columns' buffers in parallel chunks.
+func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*colBuf, cols []*sortColumn, enc *curve.Encoder, entries []sortEntry) error {
+	n := len(entries)
+	return parallelRanges(n, 1<<14, func(lo, hi int) error {
 		coords := make([]uint32, len(cols))
-		// The source of ordinal i: srcs[si], advanced as i passes its end.
+		// The source of row i: srcs[si], advanced as i passes its end.
 		si := sort.Search(len(srcs), func(k int) bool { return srcs[k].start+srcs[k].live > int64(lo) })
 		for i := lo; i < hi; i++ {
 			for int64(i) >= srcs[si].start+srcs[si].live {
@@ -190,64 +263,45 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 			if err != nil {
 				return err
 			}
-			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(si)}
+			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
 		}
 		return nil
 	})
-	if err != nil {
-		return true, err
-	}
-	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
-	if err := ctx.Err(); err != nil {
-		return true, err
-	}
-
-	if err := jw.writeSortedColumns(ctx, srcs, outs, obs, leaves, bufs, cols, entries); err != nil {
-		return true, err
-	}
-	if jw.res.Origins.NumRows() != rows {
-		return true, fmt.Errorf("sort: %d rows in, %d rows out", rows, jw.res.Origins.NumRows())
-	}
-	for _, s := range srcs {
-		jw.res.BytesRead += s.src.Size
-		if jw.opts.SourceRead != nil {
-			jw.opts.SourceRead(s.src)
-		}
-	}
-	jw.res.Sort = &SortStats{Rows: rows, OriginSpilled: jw.res.Origins.Spilled(), Curve: string(enc.Curve()), KeyBytes: enc.KeyLen(),
-		MemoryBound: so.ColumnMemoryBytes, Columnar: true, EstimatedMemory: est}
-	for _, c := range cols {
-		jw.res.Sort.BucketsPerColumn = append(jw.res.Sort.BucketsPerColumn, c.numBuckets)
-	}
-	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est)
-	return true, nil
 }
 
-// openSortedSources opens every source's scan and checks its live rows like
-// the row path; the scans are returned (to close) even with an error.
-func (jw *jobWriter) openSortedSources(ctx context.Context) ([]*sortedSource, int64, error) {
-	var srcs []*sortedSource
-	var rows int64
-	for i, src := range jw.job.Sources {
-		if err := ctx.Err(); err != nil {
-			return srcs, rows, err
-		}
+// openSortedSources opens every source's scan (in parallel) and checks its
+// live rows like the row path; the scans opened are returned (to close)
+// even with an error.
+func (jw *jobWriter) openSortedSources(ctx context.Context, keepOpen bool) ([]*sortedSource, int64, error) {
+	ncols := len(jw.schema.Columns())
+	opened := make([]*sortedSource, len(jw.job.Sources))
+	err := runTasks(ctx, len(jw.job.Sources), func(i int) error {
+		src := jw.job.Sources[i]
 		s, err := openScan(ctx, jw.t, jw.snap, src, jw.schema, jw.opts)
 		if err != nil {
-			return srcs, rows, fmt.Errorf("source %s: open scan: %w", src.Path, err)
+			return fmt.Errorf("source %s: open scan: %w", src.Path, err)
 		}
-		ss := &sortedSource{src: src, scan: s, index: i, start: rows}
-		srcs = append(srcs, ss)
+		ss := &sortedSource{src: src, scan: s, index: i, colBytes: make([]int64, ncols)}
+		opened[i] = ss
+		for c := range ncols {
+			if sc := s.SourceColumn(c); sc >= 0 {
+				for _, rg := range s.File().Metadata().RowGroups {
+					if sc < len(rg.Columns) {
+						ss.colBytes[c] += rg.Columns[sc].MetaData.TotalUncompressedSize
+					}
+				}
+			}
+		}
 		physical, err := physicalRecords(src, s.NumPhysicalRows())
 		if err != nil {
-			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, err)
+			return fmt.Errorf("source %s: %w", src.Path, err)
 		}
 		for rg := range s.NumRowGroups() {
 			_, live := s.RowGroupRows(rg)
 			ss.live += live
 		}
 		if want := physical - src.NumDeleted(); ss.live != want {
-			return srcs, rows, fmt.Errorf("source %s: %w", src.Path, corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
+			return fmt.Errorf("source %s: %w", src.Path, corruptSource(src, fmt.Errorf("%w: %d live rows after the deletion vector, numRecords %d - DV cardinality %d = %d",
 				ErrLiveRowMismatch, ss.live, physical, src.NumDeleted(), want)))
 		}
 		if dv := s.DeletionVector(); dv != nil && !dv.IsEmpty() {
@@ -255,12 +309,30 @@ func (jw *jobWriter) openSortedSources(ctx context.Context) ([]*sortedSource, in
 				ss.dels = append(ss.dels, int64(x))
 			}
 		}
-		if s.Identity() {
+		ss.identity = s.Identity()
+		if !keepOpen {
+			ss.scan = nil
+			return s.Close()
+		}
+		return nil
+	})
+	srcs := make([]*sortedSource, 0, len(opened))
+	var rows int64
+	for _, ss := range opened {
+		if ss == nil {
+			continue
+		}
+		ss.start = rows
+		rows += ss.live
+		if ss.identity {
 			jw.res.DirectSources++
 		}
-		rows += ss.live
+		srcs = append(srcs, ss)
 	}
-	return srcs, rows, nil
+	if err == nil && len(srcs) != len(opened) {
+		err = ctx.Err() // runTasks skips what is left once ctx ends
+	}
+	return srcs, rows, err
 }
 
 // columnMemory estimates the column path's memory: the entries and their
@@ -271,14 +343,8 @@ func (jw *jobWriter) columnMemory(srcs []*sortedSource, leaves []parquet.LeafCol
 	colBytes := make([]int64, len(leaves))
 	for _, s := range srcs {
 		est += s.src.Size
-		meta := s.scan.File().Metadata().RowGroups
 		for c := range leaves {
-			src := s.scan.SourceColumn(c)
-			for _, rg := range meta {
-				if src >= 0 && src < len(rg.Columns) {
-					colBytes[c] += rg.Columns[src].MetaData.TotalUncompressedSize
-				}
-			}
+			colBytes[c] += s.colBytes[c]
 		}
 	}
 	for c, l := range leaves {
@@ -316,16 +382,21 @@ type sortedOutput struct {
 }
 
 // planSortedOutputs splits n sorted rows into outputs of about the target
-// size and those into row groups of about RowGroupBytes (at most
-// RowGroupRows), sizing rows by the sources' bytes per live row.
-func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int) ([]*sortedOutput, error) {
+// size and those into row groups of about RowGroupBytes (and at most
+// rgBytes when not 0; at most RowGroupRows), sizing rows by the sources'
+// bytes per live row.
+func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int, rgBytes int64) ([]*sortedOutput, error) {
 	var bytes int64
 	for _, s := range srcs {
 		bytes += s.src.Size
 	}
 	perRow := max(1, float64(bytes)/float64(max(1, n)))
 	outRows := max(1, int(float64(jw.target)/perRow))
-	rgRows := int(min(jw.opts.RowGroupRows, max(1, int64(float64(jw.opts.RowGroupBytes)/perRow))))
+	groupBytes := jw.opts.RowGroupBytes
+	if rgBytes > 0 {
+		groupBytes = min(groupBytes, rgBytes)
+	}
+	rgRows := int(min(jw.opts.RowGroupRows, max(1, int64(float64(groupBytes)/perRow))))
 	var outs []*sortedOutput
 	for lo := 0; lo < n; lo += outRows {
 		stats, err := newStats(jw.snap, jw.schema)
@@ -391,7 +462,13 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 
 	var mu sync.Mutex
 	pool := make([]*deltascan.ColumnScratch, 0, runtime.GOMAXPROCS(0))
-	err = runTasks(ctx, len(order), func(k int) error {
+	t0 := time.Now()
+	// The tasks: the columns, then the origin map (last: it is small, and
+	// fills a worker that the last columns leave idle).
+	err = runTasks(ctx, len(order)+1, func(k int) error {
+		if k == len(order) {
+			return jw.sortedOrigins(srcs, outs, entries)
+		}
 		c := order[k]
 		b := bufs[c]
 		bufs[c] = nil // the task owns it; it goes when the task ends
@@ -418,10 +495,9 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 	if err != nil {
 		return err
 	}
+	jw.log.Debug("sorted columns written", "columns", len(order), "took", time.Since(t0))
 
-	// Commit in order, origins from the permutation, close.
-	srcIdx := make([]uint32, 0, gatherBatch)
-	phys := make([]int64, 0, gatherBatch)
+	// Commit in order, close.
 	for _, so := range outs {
 		o := so.o
 		for g, rgw := range so.rgws {
@@ -436,6 +512,20 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 			o.rows += n
 			o.stats.addRecords(n)
 		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedOrigins fills the origin map from the permutation, output by
+// output (each output's rows ended with EndOutput).
+func (jw *jobWriter) sortedOrigins(srcs []*sortedSource, outs []*sortedOutput, entries []sortEntry) error {
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for _, so := range outs {
 		for j := so.lo; j < so.hi; j++ {
 			ref := int64(entries[j].ref)
 			s := srcs[entries[j].src]
@@ -448,8 +538,7 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 				srcIdx, phys = srcIdx[:0], phys[:0]
 			}
 		}
-		jw.cur, so.o = o, nil
-		if err := jw.closeSortedOutput(ctx); err != nil {
+		if err := jw.res.Origins.EndOutput(int64(so.hi - so.lo)); err != nil {
 			return err
 		}
 	}

@@ -61,6 +61,9 @@ func sortEntries(es, scratch []sortEntry, keyBytes, workers int) {
 	for len(bounds) > 2 {
 		next := []int{0}
 		var wg sync.WaitGroup
+		// Each merge of the round is cut into pieces, so that the
+		// workers stay busy as the merges get fewer.
+		pieces := max(1, workers/((len(bounds)-1)/2))
 		for i := 0; i+1 < len(bounds); i += 2 {
 			lo := bounds[i]
 			if i+2 >= len(bounds) {
@@ -71,7 +74,14 @@ func sortEntries(es, scratch []sortEntry, keyBytes, workers int) {
 				continue
 			}
 			mid, hi := bounds[i+1], bounds[i+2]
-			wg.Go(func() { mergeEntries(dst[lo:hi], src[lo:mid], src[mid:hi]) })
+			a, b := src[lo:mid], src[mid:hi]
+			for p := range pieces {
+				k0, k1 := p*(hi-lo)/pieces, (p+1)*(hi-lo)/pieces
+				wg.Go(func() {
+					i0, i1 := coRank(k0, a, b), coRank(k1, a, b)
+					mergeEntries(dst[lo+k0:lo+k1], a[i0:i1], b[k0-i0:k1-i1])
+				})
+			}
 			next = append(next, hi)
 		}
 		wg.Wait()
@@ -98,6 +108,21 @@ func mergeEntries(dst, a, b []sortEntry) {
 	}
 	k += copy(dst[k:], a[i:])
 	copy(dst[k:], b[j:])
+}
+
+// coRank is how many of the first k entries of the merge of the sorted a
+// and b come from a (a's entries first among equal ones).
+func coRank(k int, a, b []sortEntry) int {
+	lo, hi := max(0, k-len(b)), min(k, len(a))
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		if j := k - i; j > 0 && compareEntries(a[i], b[j-1]) <= 0 {
+			lo = i + 1 // a[i] comes before b[j-1], which is among the first k
+		} else {
+			hi = i
+		}
+	}
+	return lo
 }
 
 // radixSort sorts es stably by the low keyBytes bytes of the key (the rest

@@ -76,7 +76,7 @@ func sortableColumns(schema *parquet.Schema) [][]string {
 func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 	tables := readableTables(t)
 	names := slices.Sorted(maps.Keys(tables))
-	spilled, originSpilled, sorted, columnar := 0, 0, 0, 0
+	spilled, originSpilled, sorted, columnar, spilledColumns := 0, 0, 0, 0, 0
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -98,16 +98,28 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				job.Sort = &SortSpec{Columns: cols, Curve: "hilbert"}
 				job.Tags = map[string]string{"ZCUBE_ID": "z"}
 				job.ClusteringProvider = "liquid"
-				var orders [2][][2]int64
-				for p, rowPath := range []bool{true, false} {
+				// The row path, the column path in memory and the column
+				// path spilling a sorted run per source (a bound of 1 byte).
+				var orders [3][][2]int64
+				for p, rowPath := range []bool{true, false, false} {
 					opts.DisableCopyPath = rowPath
+					opts.Sort.ColumnMemoryBytes = 0
+					if p == 2 {
+						opts.Sort.ColumnMemoryBytes = 1
+					}
 					objs := &attempt.Objects{}
 					res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 					if err != nil {
-						t.Fatalf("sorted rewrite of %s on %v (row path %v): %v", job.ID, cols, rowPath, err)
+						t.Fatalf("sorted rewrite of %s on %v (row path %v, column bound %d): %v", job.ID, cols, rowPath, opts.Sort.ColumnMemoryBytes, err)
 					}
 					if rowPath && res.Sort.Columnar {
 						t.Fatalf("DisableCopyPath: the job took the column path")
+					}
+					if p == 2 && res.Sort.Columnar {
+						if res.Sort.Runs == 0 && res.Sort.Rows > 0 {
+							t.Fatalf("column bound of 1 byte: the column path did not spill (%+v)", res.Sort)
+						}
+						spilledColumns++
 					}
 					n := checkSorted(t, tbl, snap, job, res)
 					if rowPath {
@@ -136,13 +148,20 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 				if !slices.Equal(orders[0], orders[1]) {
 					t.Fatalf("%s: the column path wrote the rows in another order than the row path", job.ID)
 				}
+				if !slices.Equal(orders[0], orders[2]) {
+					t.Fatalf("%s: the spilling column path wrote the rows in another order than the row path", job.ID)
+				}
 				// Into one output the column path folds the statistics as it
 				// reads the columns: they must be the row path's.
 				one := opts
 				one.TargetFileSize = 1 << 30
-				var stats [2]string
-				for p, rowPath := range []bool{true, false} {
+				var stats [3]string
+				for p, rowPath := range []bool{true, false, false} {
 					one.DisableCopyPath = rowPath
+					one.Sort.ColumnMemoryBytes = 0
+					if p == 2 {
+						one.Sort.ColumnMemoryBytes = 1
+					}
 					objs := &attempt.Objects{}
 					res, err := Rewrite(ctx, tbl, snap, job, objs, one)
 					if err != nil {
@@ -159,8 +178,8 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if stats[0] != stats[1] {
-					t.Fatalf("%s into one output: statistics\n%s on the row path,\n%s on the column path", job.ID, stats[0], stats[1])
+				if stats[0] != stats[1] || stats[0] != stats[2] {
+					t.Fatalf("%s into one output: statistics\n%s on the row path,\n%s on the column path,\n%s spilling", job.ID, stats[0], stats[1], stats[2])
 				}
 			}
 			if total != tables[name].LiveRows {
@@ -168,8 +187,8 @@ func TestSortedRewriteRoundTripsEveryReadableTable(t *testing.T) {
 			}
 		})
 	}
-	if spilled == 0 || originSpilled == 0 || columnar == 0 {
-		t.Errorf("of %d sorted jobs, %d spilled sort runs, %d spilled origins and %d took the column path: want each exercised", sorted, spilled, originSpilled, columnar)
+	if spilled == 0 || originSpilled == 0 || columnar == 0 || spilledColumns == 0 {
+		t.Errorf("of %d sorted jobs, %d spilled sort runs, %d spilled origins, %d took the column path and %d spilled on it: want each exercised", sorted, spilled, originSpilled, columnar, spilledColumns)
 	}
 	t.Logf("%d sorted jobs, %d spilled sort runs, %d spilled origins, %d column path", sorted, spilled, originSpilled, columnar)
 }
@@ -507,6 +526,56 @@ func TestSortedRewriteWritesRowsInCurveOrder(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestSpilledColumnSortEqualsInMemory sorts one job on the column path in
+// memory and again under a column bound that cuts it into sorted runs of
+// several sources each, merged from disk: the outputs' rows (every value)
+// and their origins must be the same, in the same order.
+func TestSpilledColumnSortEqualsInMemory(t *testing.T) {
+	_, tbl, snap := generatedTable(t, 3<<20, 32<<10, 96<<10, 5, nil)
+	ctx := context.Background()
+	var srcBytes int64
+	for _, f := range snap.Files {
+		srcBytes += f.Size
+	}
+	job := &Job{ID: "z", Sources: snap.Files, Sort: &SortSpec{Columns: [][]string{{"event_time"}, {"user_id"}, {"category"}}, Curve: "hilbert"},
+		Tags: map[string]string{"ZCUBE_ID": "z"}, ClusteringProvider: "liquid"}
+	var rows [2][]parquet.Row
+	var orders [2][][2]int64
+	for p, bound := range []int{0, int(srcBytes) / 4} {
+		opts := DefaultOptions()
+		opts.TargetFileSize = 512 << 10
+		opts.Sort = SortOptions{ColumnMemoryBytes: bound, OriginMemoryBytes: 1 << 10}
+		objs := &attempt.Objects{}
+		res, err := Rewrite(ctx, tbl, snap, job, objs, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cleanAttempt(ctx, objs, tbl)
+		if !res.Sort.Columnar || (p == 1) != (res.Sort.Runs > 0) || len(res.Outputs) < 2 {
+			t.Fatalf("bound %d: sort stats %+v, %d outputs: want the column path, runs only under the bound, several outputs", bound, res.Sort, len(res.Outputs))
+		}
+		if p == 1 && (res.Sort.Runs < 2 || res.Sort.Runs*2 > len(snap.Files)) {
+			t.Fatalf("bound %d: %d runs of %d sources, want several runs of several sources", bound, res.Sort.Runs, len(snap.Files))
+		}
+		checkSorted(t, tbl, snap, job, res)
+		for _, o := range res.Outputs {
+			rows[p] = append(rows[p], liveRows(t, tbl, snap, o.Add)...)
+		}
+		orders[p] = originOrder(t, res)
+	}
+	if !slices.Equal(orders[0], orders[1]) {
+		t.Fatal("the spilled sort wrote the rows in another order")
+	}
+	if len(rows[0]) != len(rows[1]) {
+		t.Fatalf("%d rows in memory, %d spilled", len(rows[0]), len(rows[1]))
+	}
+	for i := range rows[0] {
+		if !rows[0][i].Equal(rows[1][i]) {
+			t.Fatalf("row %d: %v in memory, %v spilled", i, rows[0][i], rows[1][i])
 		}
 	}
 }

@@ -1,0 +1,568 @@
+package writer
+
+import (
+	"bufio"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/compactord/compactord/delta/pq"
+	deltascan "github.com/compactord/compactord/delta/scan"
+	"github.com/compactord/compactord/internal/curve"
+)
+
+// The column path past its memory bound (SortOptions.ColumnMemoryBytes):
+// the sources are cut into runs of consecutive sources whose rows fit the
+// bound, and
+//
+//  1. every run's clustering columns are read and sampled in read order
+//     (so the buckets are the in-memory path's), the run's sources closed;
+//  2. every run is read again column by column, its keys computed and
+//     sorted, and its rows written in that order to an unlinked temp file,
+//     column-wise (one parquet row group, uncompressed: less CPU than
+//     snappy; small pages whose buffers go to temp files too), its sorted
+//     entries (key, ordinal, source) to another;
+//  3. the runs are merged by (key, ordinal), the in-memory path's order, one
+//     output row group at a time: the merge of the entries gives each row's
+//     run (and its origin, for the origin map), and then every column of the
+//     row group is written in parallel by taking the next value of that
+//     column of the row's run, each run column read in sequence.
+//
+// Memory is one run (its entries, its open sources, its clustering columns
+// and one column buffer per worker), then in the merge the runs' current
+// pages, the row group being written (its rows bounded by the memory
+// bound) and its run indices.
+
+// spillPageBytes is the page size of the runs' temp files: every run
+// column keeps one page in memory during the merge.
+const spillPageBytes = 32 << 10
+
+// spillReadValues is the values a run column decodes at a time.
+const spillReadValues = 256
+
+// spillEntrySize is the bytes of one entry in a run's entry file.
+const spillEntrySize = 16
+
+// spillRun is one run of a spilling column-path job.
+type spillRun struct {
+	first, last int   // its sources: srcs[first:last]
+	lo          int64 // ordinal of its first row
+	rows        int64
+	data        *os.File // its rows, sorted, as one parquet row group
+	size        int64
+	ents        *os.File // its sorted entries
+}
+
+// planSpillRuns cuts srcs into runs of consecutive sources whose estimated
+// memory (perRow bytes per row plus the sources' sizes) fits bound, each
+// of at least one source.
+func planSpillRuns(srcs []*sortedSource, perRow float64, bound int64) []*spillRun {
+	var runs []*spillRun
+	var cur *spillRun
+	var bytes int64
+	for i, s := range srcs {
+		if cur != nil && float64(cur.rows+s.live)*perRow+float64(bytes+s.src.Size) > float64(bound) {
+			cur = nil
+		}
+		if cur == nil {
+			cur = &spillRun{first: i, lo: s.start}
+			bytes = 0
+			runs = append(runs, cur)
+		}
+		cur.last = i + 1
+		cur.rows += s.live
+		bytes += s.src.Size
+	}
+	return runs
+}
+
+// spillPerRow is the column path's memory per row of a run: the entries
+// and their sort scratch, the clustering columns' buffers and one column
+// buffer per worker.
+func (jw *jobWriter) spillPerRow(srcs []*sortedSource, leaves []parquet.LeafColumn, cols []*sortColumn, rows int64) float64 {
+	if rows == 0 {
+		return 1
+	}
+	// columnMemory without the sources: the rest is per row.
+	var srcBytes int64
+	for _, s := range srcs {
+		srcBytes += s.src.Size
+	}
+	return float64(jw.columnMemory(srcs, leaves, cols, rows)-srcBytes) / float64(rows)
+}
+
+// openRun opens the scans of run r's sources, as copies of srcs whose
+// starts count from the run's first row.
+func (jw *jobWriter) openRun(ctx context.Context, srcs []*sortedSource, r *spillRun) ([]*sortedSource, error) {
+	out := make([]*sortedSource, r.last-r.first)
+	err := runTasks(ctx, len(out), func(i int) error {
+		s := srcs[r.first+i]
+		scan, err := openScan(ctx, jw.t, jw.snap, s.src, jw.schema, jw.opts)
+		if err != nil {
+			return fmt.Errorf("source %s: open scan: %w", s.src.Path, err)
+		}
+		c := *s
+		c.scan, c.start = scan, s.start-r.lo
+		out[i] = &c
+		return nil
+	})
+	if err != nil {
+		closeRun(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func closeRun(srcs []*sortedSource) {
+	for _, s := range srcs {
+		if s != nil && s.scan != nil {
+			_ = s.scan.Close()
+		}
+	}
+}
+
+// readClustering reads the clustering columns of a run's sources into
+// bufs (by leaf index), in parallel; sample adds every non-null value to
+// its column's reservoir, in read order.
+func readClustering(ctx context.Context, srcs []*sortedSource, cols []*sortColumn, leaves []parquet.LeafColumn, rows int, bufs []*colBuf, obs deltascan.ColumnObserver, sample bool) error {
+	return runTasks(ctx, len(cols), func(k int) error {
+		c := cols[k]
+		var scratch deltascan.ColumnScratch
+		b, err := readColBuf(srcs, c.index, leaves[c.index].Node.Type().Kind(), leaves[c.index].MaxDefinitionLevel, rows, &scratch, obs)
+		if err != nil {
+			return err
+		}
+		if sample {
+			for i := range rows {
+				if !b.isNull(i) {
+					c.sample.Add(b.value(i))
+				}
+			}
+		}
+		bufs[c.index] = b
+		return nil
+	})
+}
+
+// runSortedSpill runs a column-path job that does not fit its memory
+// bound through sorted runs on disk (see the top of the file). srcs have
+// been opened and counted; their scans are closed here.
+func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []*sortColumn, enc *curve.Encoder, srcs []*sortedSource, leaves []parquet.LeafColumn, rows int64, outs []*sortedOutput) (nruns int, err error) {
+	perRow := jw.spillPerRow(srcs, leaves, cols, rows)
+	closeRun(srcs)
+	for _, s := range srcs {
+		s.scan = nil
+	}
+	runs := planSpillRuns(srcs, perRow, int64(so.ColumnMemoryBytes))
+	defer func() {
+		for _, r := range runs {
+			if r.data != nil {
+				_ = r.data.Close()
+			}
+			if r.ents != nil {
+				_ = r.ents.Close()
+			}
+		}
+	}()
+	// One output holds every row: its statistics are observed as the
+	// second pass reads the columns.
+	var obs deltascan.ColumnObserver
+	if len(outs) == 1 {
+		obs = outs[0].stats.columns()
+		outs[0].observed = true
+	}
+
+	// 1. The samples, run by run in read order.
+	for _, r := range runs {
+		rs, err := jw.openRun(ctx, srcs, r)
+		if err != nil {
+			return 0, err
+		}
+		bufs := make([]*colBuf, len(leaves))
+		err = readClustering(ctx, rs, cols, leaves, int(r.rows), bufs, nil, true)
+		closeRun(rs)
+		if err != nil {
+			return 0, err
+		}
+	}
+	jw.drawBuckets(cols, so)
+
+	// 2. The sorted runs.
+	for _, r := range runs {
+		if err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, obs); err != nil {
+			return 0, err
+		}
+	}
+
+	// 3. The merge.
+	if err := jw.mergeSpillRuns(ctx, srcs, runs, outs, leaves); err != nil {
+		return 0, err
+	}
+	return len(runs), nil
+}
+
+// writeSpillRun reads run r, sorts it and writes its rows and entries to
+// temp files.
+func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, obs deltascan.ColumnObserver) error {
+	if r.rows == 0 {
+		return nil // no rows, no files; the merge never takes from it
+	}
+	rs, err := jw.openRun(ctx, srcs, r)
+	if err != nil {
+		return err
+	}
+	defer closeRun(rs)
+	n := int(r.rows)
+	bufs := make([]*colBuf, len(leaves))
+	if err := readClustering(ctx, rs, cols, leaves, n, bufs, obs, false); err != nil {
+		return err
+	}
+	entries := make([]sortEntry, n)
+	if err := sortedKeys(ctx, rs, r.first, bufs, cols, enc, entries); err != nil {
+		return err
+	}
+	lo := uint32(r.lo)
+	for i := range entries {
+		entries[i].ref += lo // the job's ordinal: the merge compares across runs
+	}
+	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// The entries.
+	if r.ents, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-keys-*"); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(r.ents, 64<<10)
+	var rec [spillEntrySize]byte
+	for i := range entries {
+		e := &entries[i]
+		binary.LittleEndian.PutUint64(rec[:8], e.key)
+		binary.LittleEndian.PutUint32(rec[8:12], e.ref)
+		binary.LittleEndian.PutUint32(rec[12:], e.src)
+		if _, err := w.Write(rec[:]); err != nil {
+			return fmt.Errorf("sort: write run entries: %w", err)
+		}
+		e.ref -= lo // the run's ordinal, for the gather
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("sort: write run entries: %w", err)
+	}
+
+	// The rows, column by column.
+	if r.data, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-*"); err != nil {
+		return err
+	}
+	dw := bufio.NewWriterSize(r.data, 256<<10)
+	pw := parquet.NewWriter(dw, jw.schema,
+		parquet.Compression(&parquet.Uncompressed),
+		parquet.PageBufferSize(spillPageBytes),
+		parquet.DataPageStatistics(false),
+		parquet.ColumnPageBuffers(spillPool{dir: jw.opts.SpillDir}))
+	rgw := pw.BeginRowGroup()
+	err = runTasks(ctx, len(leaves), func(c int) error {
+		b := bufs[c]
+		bufs[c] = nil
+		if b == nil {
+			var scratch deltascan.ColumnScratch
+			var err error
+			b, err = readColBuf(rs, c, leaves[c].Node.Type().Kind(), leaves[c].MaxDefinitionLevel, n, &scratch, obs)
+			if err != nil {
+				return err
+			}
+		}
+		cw := rgw.ColumnWriters()[c]
+		vals := make([]parquet.Value, gatherBatch)
+		for lo := 0; lo < n; lo += gatherBatch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			batch := vals[:min(n-lo, gatherBatch)]
+			b.gather(batch, entries[lo:lo+len(batch)])
+			if err := writeValues(cw, batch); err != nil {
+				return fmt.Errorf("sort: write column %d of a run: %w", c, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if got, err := commitRowGroup(rgw); err != nil {
+		return fmt.Errorf("sort: write run: %w", err)
+	} else if got != r.rows {
+		return fmt.Errorf("sort: run of %d rows wrote %d", r.rows, got)
+	}
+	if err := closeParquet(pw); err != nil {
+		return fmt.Errorf("sort: close run: %w", err)
+	}
+	if err := dw.Flush(); err != nil {
+		return fmt.Errorf("sort: write run: %w", err)
+	}
+	r.size, err = r.data.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("sort: run size: %w", err)
+	}
+	return nil
+}
+
+// closeParquet closes a parquet writer, a panic of parquet-go as an error.
+func closeParquet(pw *parquet.Writer) (err error) {
+	defer pq.RecoverParquet(&err)
+	return pw.Close()
+}
+
+// runColumn reads one column of a run in sequence.
+type runColumn struct {
+	pages parquet.Pages
+	page  parquet.Page // the page vals reads
+	vals  parquet.ValueReader
+	buf   []parquet.Value
+	i     int
+	// done are pages read to their end whose values may still be in a
+	// batch not yet written (byte arrays reference their page).
+	done []parquet.Page
+}
+
+// release gives the pages read to their end back to parquet-go's pools,
+// once no value of theirs is held.
+func (rc *runColumn) release() {
+	for i, p := range rc.done {
+		parquet.Release(p)
+		rc.done[i] = nil
+	}
+	rc.done = rc.done[:0]
+}
+
+// next is the column's next value, valid until the next release.
+func (rc *runColumn) next() (parquet.Value, error) {
+	for rc.i == len(rc.buf) {
+		if rc.vals != nil {
+			n, err := rc.vals.ReadValues(rc.buf[:cap(rc.buf)])
+			if n > 0 {
+				rc.buf, rc.i = rc.buf[:n], 0
+				break
+			}
+			if err != nil && err != io.EOF {
+				return parquet.Value{}, err
+			}
+			rc.vals = nil
+			rc.done = append(rc.done, rc.page)
+			rc.page = nil
+		}
+		p, err := rc.pages.ReadPage()
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("run ended early")
+			}
+			return parquet.Value{}, err
+		}
+		rc.page, rc.vals = p, p.Values()
+	}
+	v := rc.buf[rc.i]
+	rc.i++
+	return v, nil
+}
+
+// entryReader reads a run's sorted entries.
+type entryReader struct {
+	r    *bufio.Reader
+	left int64
+	cur  sortEntry
+	run  int
+}
+
+func (er *entryReader) advance() (bool, error) {
+	if er.left == 0 {
+		return false, nil
+	}
+	var rec [spillEntrySize]byte
+	if _, err := io.ReadFull(er.r, rec[:]); err != nil {
+		return false, fmt.Errorf("sort: read run entries: %w", err)
+	}
+	er.cur = sortEntry{key: binary.LittleEndian.Uint64(rec[:8]), ref: binary.LittleEndian.Uint32(rec[8:12]), src: binary.LittleEndian.Uint32(rec[12:])}
+	er.left--
+	return true, nil
+}
+
+// entryHeap orders the runs by their current entries.
+type entryHeap []*entryReader
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return compareEntries(h[i].cur, h[j].cur) < 0 }
+func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *entryHeap) Push(x any)        { *h = append(*h, x.(*entryReader)) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// mergeSpillRuns merges the sorted runs into the outputs, one row group at
+// a time, and fills the origin map.
+func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, runs []*spillRun, outs []*sortedOutput, leaves []parquet.LeafColumn) (err error) {
+	// Run columns: cols[r][c].
+	rcols := make([][]*runColumn, len(runs))
+	h := make(entryHeap, 0, len(runs))
+	for i, r := range runs {
+		if r.rows == 0 {
+			continue
+		}
+		f, err := parquet.OpenFile(r.data, r.size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+		if err != nil {
+			return fmt.Errorf("sort: open run: %w", err)
+		}
+		rgs := f.RowGroups()
+		if len(rgs) != 1 || rgs[0].NumRows() != r.rows {
+			return fmt.Errorf("sort: run of %d rows reads back as %d row groups", r.rows, len(rgs))
+		}
+		chunks := rgs[0].ColumnChunks()
+		for c := range leaves {
+			rcols[i] = append(rcols[i], &runColumn{pages: chunks[c].Pages(), buf: make([]parquet.Value, 0, spillReadValues)})
+		}
+		if _, err := r.ents.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("sort: rewind run entries: %w", err)
+		}
+		er := &entryReader{r: bufio.NewReaderSize(r.ents, 32<<10), left: r.rows, run: i}
+		if ok, err := er.advance(); err != nil {
+			return err
+		} else if ok {
+			h = append(h, er)
+		}
+	}
+	defer func() {
+		for _, rc := range rcols {
+			for _, c := range rc {
+				c.release()
+				if c.page != nil {
+					parquet.Release(c.page)
+				}
+				_ = c.pages.Close()
+			}
+		}
+	}()
+	heap.Init(&h)
+	defer func() {
+		for _, so := range outs {
+			if so.o != nil {
+				so.o.abandon()
+			}
+		}
+	}()
+
+	var seq []uint32
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for i, so := range outs {
+		key := jw.layout.key(i)
+		jw.objs.Track(key)
+		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+		if err != nil {
+			return err
+		}
+		so.o = o
+		var colObs deltascan.ColumnObserver
+		if !so.observed {
+			colObs = o.stats.columns()
+		}
+		for g := range so.groups {
+			lo, hi := so.groups[g], so.end(g)
+			// The merge: each row's run, and its origin.
+			seq = seq[:0]
+			for j := lo; j < hi; j++ {
+				if len(h) == 0 {
+					return fmt.Errorf("sort: the runs ended at row %d of %d", j, so.hi)
+				}
+				er := h[0]
+				e := er.cur
+				seq = append(seq, uint32(er.run))
+				s := srcs[e.src]
+				srcIdx = append(srcIdx, uint32(s.index))
+				phys = append(phys, s.phys(int64(e.ref)-s.start))
+				if len(srcIdx) == cap(srcIdx) {
+					if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
+						return err
+					}
+					srcIdx, phys = srcIdx[:0], phys[:0]
+				}
+				if ok, err := er.advance(); err != nil {
+					return err
+				} else if ok {
+					heap.Fix(&h, 0)
+				} else {
+					heap.Pop(&h)
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// The columns.
+			rgw := o.pw.BeginRowGroup()
+			err := runTasks(ctx, len(leaves), func(c int) (err error) {
+				defer pq.RecoverParquet(&err)
+				cw := rgw.ColumnWriters()[c]
+				vals := make([]parquet.Value, gatherBatch)
+				for b := 0; b < len(seq); b += gatherBatch {
+					batch := vals[:min(len(seq)-b, gatherBatch)]
+					for k := range batch {
+						v, err := rcols[seq[b+k]][c].next()
+						if err != nil {
+							return fmt.Errorf("sort: read column %d of a run: %w", c, err)
+						}
+						batch[k] = v
+					}
+					if colObs != nil {
+						colObs.ObserveColumnValues(c, batch)
+					}
+					if err := writeValues(cw, batch); err != nil {
+						return fmt.Errorf("write column %d of %s: %w", c, o.key, err)
+					}
+					for _, rc := range rcols {
+						if rc != nil {
+							rc[c].release() // the batch's values are copied
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			n, err := commitRowGroup(rgw)
+			if err != nil {
+				return fmt.Errorf("write row group of %s: %w", o.key, err)
+			}
+			if n != int64(hi-lo) {
+				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, hi-lo)
+			}
+			o.rows += n
+			o.stats.addRecords(n)
+		}
+		if len(srcIdx) > 0 {
+			if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
+				return err
+			}
+			srcIdx, phys = srcIdx[:0], phys[:0]
+		}
+		if err := jw.res.Origins.EndOutput(int64(so.hi - so.lo)); err != nil {
+			return err
+		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	if len(h) != 0 {
+		return fmt.Errorf("sort: rows left in the runs after %d outputs", len(outs))
+	}
+	return nil
+}
