@@ -16,6 +16,19 @@ bench_setup() {
 
 # busy_ticks: the machine's busy CPU time so far (user, nice, system, irq,
 # softirq and steal of /proc/stat's cpu line), in clock ticks.
+# bench_shape_table SHAPE: sets TABLE to the shape's table of FILES
+# DuckDB-written files of ROWS rows under $WORK (generating it once) and
+# lists its parquet files in $WORK/files.txt.
+bench_shape_table() {
+  TABLE="$WORK/shape-$1-$FILES-$ROWS"
+  if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
+    rm -rf "$TABLE"
+    echo "generating $1: $FILES DuckDB files of $ROWS rows in $TABLE" >&2
+    "$WORK/bin/gendata" -dir "$TABLE" -shape "$1" -files "$FILES" -rows "$ROWS"
+  fi
+  find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+}
+
 busy_ticks() {
   awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat
 }

@@ -26,14 +26,7 @@ ORDER=${ORDER:-$COLUMN}
 source bench/lib.sh
 bench_setup
 
-SHAPE=matched
-TABLE="$WORK/shape-$SHAPE-$FILES-$ROWS"
-if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
-  rm -rf "$TABLE"
-  echo "generating $SHAPE: $FILES DuckDB files of $ROWS rows in $TABLE" >&2
-  "$WORK/bin/gendata" -dir "$TABLE" -shape "$SHAPE" -files "$FILES" -rows "$ROWS"
-fi
-find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+bench_shape_table matched
 SHAPE="lightweight($COLUMN)"
 RESULTS="$WORK/lightweight.jsonl"
 : > "$RESULTS"

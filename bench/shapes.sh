@@ -24,13 +24,7 @@ bench_setup
 RESULTS="$WORK/shapes.jsonl"
 : > "$RESULTS"
 for SHAPE in $SHAPES; do
-  TABLE="$WORK/shape-$SHAPE-$FILES-$ROWS"
-  if [ ! -f "$TABLE/_delta_log/00000000000000000000.json" ]; then
-    rm -rf "$TABLE"
-    echo "generating $SHAPE: $FILES DuckDB files of $ROWS rows in $TABLE" >&2
-    "$WORK/bin/gendata" -dir "$TABLE" -shape "$SHAPE" -files "$FILES" -rows "$ROWS"
-  fi
-  find "$TABLE" -maxdepth 1 -name '*.parquet' | sort > "$WORK/files.txt"
+  bench_shape_table "$SHAPE"
   DELETED=()
   [ -f "$TABLE/deleted.csv" ] && DELETED=(--deleted "$TABLE/deleted.csv")
   # One job writing one output: the target holds the whole table.

@@ -97,35 +97,20 @@ func (t *table[P]) work(pooled bool) {
 		case stepAgain:
 		case stepRun:
 			if pooled {
-				t.s.wg.Add(1)
-				go func() {
-					defer t.s.wg.Done()
-					t.attempt(reason, manual)
-					t.work(false)
-				}()
+				t.runApart(reason, manual)
 				return
 			}
 			t.attempt(reason, manual)
 		case stepPollNow:
 			if reason := t.pollNow(); reason != "" {
-				t.s.wg.Add(1)
-				go func() {
-					defer t.s.wg.Done()
-					t.attempt("poll:"+reason, false)
-					t.work(false)
-				}()
+				t.runApart("poll:"+reason, false)
 				return
 			}
 		case stepPoll:
 			reason := t.poll()
 			t.saveQuarantine(false) // drops the files the poll found gone
 			if reason != "" {
-				t.s.wg.Add(1)
-				go func() {
-					defer t.s.wg.Done()
-					t.attempt("poll:"+reason, false)
-					t.work(false)
-				}()
+				t.runApart("poll:"+reason, false)
 				return
 			}
 		case stepHaltCheck:
@@ -243,4 +228,15 @@ func (t *table[P]) checkStoredHalt() {
 		t.haltDirty = false // the store is already clear
 		t.mu.Unlock()
 	}
+}
+
+// runApart runs the table's due run on a goroutine of its own, which then
+// works the table on, so that a poll worker does not wait for a run.
+func (t *table[P]) runApart(reason string, manual bool) {
+	t.s.wg.Add(1)
+	go func() {
+		defer t.s.wg.Done()
+		t.attempt(reason, manual)
+		t.work(false)
+	}()
 }

@@ -412,6 +412,19 @@ func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int, rgBytes int6
 	return outs, nil
 }
 
+// openSortedOutput creates the i-th sorted output (its key tracked in the
+// attempt first) and keeps it in so.
+func (jw *jobWriter) openSortedOutput(ctx context.Context, i int, so *sortedOutput) (*output, error) {
+	key := jw.layout.key(i)
+	jw.objs.Track(key)
+	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+	if err != nil {
+		return nil, err
+	}
+	so.o = o
+	return o, nil
+}
+
 // writeSortedColumns writes the sorted rows column by column (see the top
 // of the file), fills the origin map and closes the outputs.
 func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSource, outs []*sortedOutput, obs deltascan.ColumnObserver, leaves []parquet.LeafColumn, bufs []*colBuf, cols []*sortColumn, entries []sortEntry) (err error) {
@@ -423,13 +436,10 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 		}
 	}()
 	for i, so := range outs {
-		key := jw.layout.key(i)
-		jw.objs.Track(key)
-		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+		o, err := jw.openSortedOutput(ctx, i, so)
 		if err != nil {
 			return err
 		}
-		so.o = o
 		for range so.groups {
 			so.rgws = append(so.rgws, o.pw.BeginRowGroup())
 		}

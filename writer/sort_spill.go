@@ -463,13 +463,10 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 	srcIdx := make([]uint32, 0, gatherBatch)
 	phys := make([]int64, 0, gatherBatch)
 	for i, so := range outs {
-		key := jw.layout.key(i)
-		jw.objs.Track(key)
-		o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+		o, err := jw.openSortedOutput(ctx, i, so)
 		if err != nil {
 			return err
 		}
-		so.o = o
 		var colObs deltascan.ColumnObserver
 		if !so.observed {
 			colObs = o.stats.columns()
