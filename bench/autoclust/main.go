@@ -279,6 +279,8 @@ func run(ctx context.Context, cfg config) (*Results, error) {
 	if cfg.work, err = filepath.Abs(cfg.work); err != nil {
 		return nil, err
 	}
+	// The benchmark's own scratch directory (it writes every table in
+	// it), no user's table: not the deletion gate.
 	if err := os.RemoveAll(cfg.work); err != nil {
 		return nil, err
 	}
@@ -507,6 +509,7 @@ func run(ctx context.Context, cfg config) (*Results, error) {
 		out.KeysClustered++
 		cfg.log.Warn("key clustered", "key", name, "files", len(l.files), "seconds", round(time.Since(start).Seconds()))
 		if !cfg.keep {
+			// A copy this benchmark made under its scratch directory.
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, err
 			}

@@ -47,6 +47,7 @@ func (s *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	linkErr := os.Link(tmp, path)
+	// The temp name writeTemp just made, not a table object: not the gate.
 	rmErr := os.Remove(tmp)
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {

@@ -75,6 +75,7 @@ func (s *Local) ReplaceIfMatch(ctx context.Context, key string, data []byte, tok
 		return fmt.Errorf("replace %s: %w", key, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		// writeTemp's own temp name, not a table object: not the gate.
 		_ = os.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", key, err)
 	}

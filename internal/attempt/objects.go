@@ -100,6 +100,8 @@ func (o *Objects) Clean(ctx context.Context, d Deleter) (int, error) {
 	var errs []error
 	var failed []string
 	for _, k := range keys {
+		// d is the caller's: the table's deletion gate as Output in the
+		// product (deletegate.EndAttempt), so this is its check too.
 		if err := d.Delete(ctx, k); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			errs = append(errs, fmt.Errorf("delete uncommitted object %s: %w", k, err))
 			failed = append(failed, k)
