@@ -2,12 +2,7 @@ package runner
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,44 +13,6 @@ import (
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
-// requestLog counts the requests that reach an S3 server through it.
-type requestLog struct {
-	mu   sync.Mutex
-	reqs []string
-}
-
-func (l *requestLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.reqs
-	l.reqs = nil
-	return out
-}
-
-// countedS3 starts the S3 fake behind a proxy that logs every request
-// ("METHOD key") and returns a table URL for prefix through the proxy.
-func countedS3(t *testing.T, prefix string) (string, *requestLog) {
-	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
-	f := stores.NewFakeS3(t, stores.FakeS3Options{})
-	target, err := url.Parse(f.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	log := &requestLog{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/"+stores.Bucket), "/")
-		log.mu.Lock()
-		log.reqs = append(log.reqs, r.Method+" "+key)
-		log.mu.Unlock()
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return stores.S3URL(srv.URL, stores.Bucket, prefix), log
-}
-
 // The poll of an idle table on an object store costs one request (the
 // existence check of the next commit), poll after poll, and a new commit
 // is seen at the next poll. (When the table handle's finding that its
@@ -63,7 +20,10 @@ func countedS3(t *testing.T, prefix string) (string, *requestLog) {
 // checks that version: delta's TestHasNewerFindsCleanedUpHistoryOnceItsFindingIsOld.)
 func TestThePollOfAnIdleTableCostsOneRequest(t *testing.T) {
 	ctx := context.Background()
-	u, log := countedS3(t, "idle")
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
+	u := s3.URL("idle")
 	tbl := tabletest.NewTable(t, u, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	be := &Backend{Tables: NewTables(), Now: func() time.Time { return now }}
@@ -76,14 +36,14 @@ func TestThePollOfAnIdleTableCostsOneRequest(t *testing.T) {
 		t.Fatalf("first poll: %+v, %v", res, err)
 	}
 	v := res.Version
-	log.take()
+	s3.TakeRequests()
 	for i := range 5 {
 		now = now.Add(time.Minute)
 		res, err := be.Poll(ctx, p, v)
 		if err != nil || res.Changed || res.Version != v {
 			t.Fatalf("idle poll %d: %+v, %v", i, res, err)
 		}
-		if reqs := log.take(); len(reqs) != 1 || !strings.HasSuffix(reqs[0], logpath.CommitKey(v+1)) {
+		if reqs := s3.TakeRequests(); len(reqs) != 1 || !strings.HasSuffix(reqs[0], logpath.CommitKey(v+1)) {
 			t.Fatalf("idle poll %d made %d requests %v, want one check of commit %d", i, len(reqs), reqs, v+1)
 		}
 	}

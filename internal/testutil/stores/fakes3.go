@@ -46,6 +46,7 @@ type FakeS3 struct {
 	gets      map[string]int
 	ranges    map[string][]string
 	reads     []string // every GET in arrival order: object keys, "LIST" for listings
+	requests  []string // every request since the last TakeRequests: "METHOD key"
 	opts      FakeS3Options
 	lost      int
 	failed    int
@@ -79,6 +80,17 @@ func (f *FakeS3) Reads() []string {
 	return append([]string(nil), f.reads...)
 }
 
+// TakeRequests returns every request since the last call, in arrival
+// order, as "METHOD key" (key below the bucket, "" for a listing), and
+// forgets them.
+func (f *FakeS3) TakeRequests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.requests
+	f.requests = nil
+	return out
+}
+
 // URL returns an s3:// table URL for prefix on the fake.
 func (f *FakeS3) URL(prefix string) string { return S3URL(f.Endpoint, Bucket, prefix) }
 
@@ -106,6 +118,7 @@ func (f *FakeS3) serve(inner http.Handler, w http.ResponseWriter, r *http.Reques
 	key := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/"+Bucket), "/")
 	isLogPut := r.Method == http.MethodPut && strings.Contains(key, "_delta_log/")
 	f.mu.Lock()
+	f.requests = append(f.requests, r.Method+" "+key)
 	if r.Method == http.MethodGet && key != "" {
 		f.gets[key]++
 		f.ranges[key] = append(f.ranges[key], r.Header.Get("Range"))
