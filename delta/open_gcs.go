@@ -36,15 +36,9 @@ func openGCSBucket(ctx context.Context, bucketURL *url.URL) (*blob.Bucket, error
 	}
 	opener := &gcsblob.URLOpener{}
 	if !anonymous {
-		var creds *google.Credentials
-		var err error
-		if ud := q.Get("universe_domain"); ud != "" {
-			creds, err = gcp.DefaultCredentialsWithParams(ctx, google.CredentialsParams{UniverseDomain: ud})
-		} else {
-			creds, err = gcp.DefaultCredentials(ctx)
-		}
+		creds, err := gcsCredentials(ctx, q.Get("universe_domain"))
 		if err != nil {
-			return nil, fmt.Errorf("no Google Cloud credentials (set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`; add ?anonymous=true for a public bucket): %w", err)
+			return nil, err
 		}
 		if ud, err := creds.GetUniverseDomain(); err == nil && ud != "" {
 			opener.Options.ClientOptions = append(opener.Options.ClientOptions, option.WithUniverseDomain(ud))
@@ -57,4 +51,25 @@ func openGCSBucket(ctx context.Context, bucketURL *url.URL) (*blob.Bucket, error
 		opener.TokenSource = gcp.CredentialsTokenSource(creds)
 	}
 	return opener.OpenBucketURL(ctx, bucketURL)
+}
+
+// gcsCredentials looks up the Application Default Credentials of a bucket
+// (universeDomain when the URL names one). The credentials' token source
+// keeps the context it was made with and refreshes tokens with it for as long
+// as the bucket is open, long after the open's own context (a poll's, with
+// its deadline) has ended: the lookup gets the open's values without its
+// cancellation, so a refresh an hour later does not fail as canceled.
+func gcsCredentials(ctx context.Context, universeDomain string) (*google.Credentials, error) {
+	lasting := context.WithoutCancel(ctx)
+	var creds *google.Credentials
+	var err error
+	if universeDomain != "" {
+		creds, err = gcp.DefaultCredentialsWithParams(lasting, google.CredentialsParams{UniverseDomain: universeDomain})
+	} else {
+		creds, err = gcp.DefaultCredentials(lasting)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("no Google Cloud credentials (set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`; add ?anonymous=true for a public bucket): %w", err)
+	}
+	return creds, nil
 }

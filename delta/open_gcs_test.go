@@ -2,10 +2,14 @@ package delta
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -69,5 +73,37 @@ func TestAnAnonymousGCSTableOpensWithoutLookingForCredentials(t *testing.T) {
 	}
 	if openErr != nil {
 		t.Errorf("anonymous open: %v", openErr)
+	}
+}
+
+// A bucket's credentials refresh their token long after the open that looked
+// them up: a canceled open context must not make every later refresh fail.
+func TestGCSCredentialsStillRefreshAfterTheOpensContextEnds(t *testing.T) {
+	var refreshes atomic.Int32
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refreshes.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"token-%d","token_type":"Bearer","expires_in":3600}`, refreshes.Load())
+	}))
+	defer tokens.Close()
+	file := filepath.Join(t.TempDir(), "adc.json")
+	adc := fmt.Sprintf(`{"type":"authorized_user","client_id":"id","client_secret":"secret","refresh_token":"refresh","token_uri":%q}`, tokens.URL)
+	if err := os.WriteFile(file, []byte(adc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", file)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	creds, err := gcsCredentials(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	tok, err := creds.TokenSource.Token()
+	if err != nil {
+		t.Fatalf("token refresh after the open's context ended: %v", err)
+	}
+	if tok.AccessToken != "token-1" || refreshes.Load() != 1 {
+		t.Errorf("token %q after %d refreshes, want token-1 after 1", tok.AccessToken, refreshes.Load())
 	}
 }
