@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -110,24 +109,12 @@ func writePolicy(t *testing.T, dir, name, body string) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, 5*time.Millisecond, what, cond)
 }
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testutil.Get(t, url)
 }
 
 func post(t *testing.T, url string) int {
@@ -226,6 +213,26 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 		return true
 	})
 	return td
+}
+
+// serveDeltaDaemon serves the policies in dir with the daemon's own
+// backend (store settings sf; nil: the defaults) and a still clock on a
+// loopback port. cancel stops it; done then receives Serve's result.
+func serveDeltaDaemon(t *testing.T, dir string, log hclog.Logger, sf *storeFlags) (d *daemon.Daemon, base string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
+		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, sf) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(ctx, make(chan os.Signal), ln) }()
+	return d, "http://" + ln.Addr().String(), cancel, served
 }
 
 func TestMetricsExpositionAfterAKnownRun(t *testing.T) {

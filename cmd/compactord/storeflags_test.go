@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -23,7 +22,6 @@ import (
 	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/objstore"
-	"github.com/compactord/compactord/policies"
 )
 
 // fakeS3WithEvents is an in-process S3, reached with fake AWS
@@ -172,19 +170,7 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 		MetadataTimeout: 300 * time.Millisecond, MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
 	}}
 	log := hclog.NewNullLogger()
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
-		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, sf) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ctx, make(chan os.Signal), ln) }()
+	d, base, cancel, done := serveDeltaDaemon(t, dir, log, sf)
 	defer func() {
 		cancel()
 		select {
