@@ -20,3 +20,13 @@ exports.loadLine = (lines) => {
   const loads = lines.map((r) => r.load1);
   return `load average (1 min) at the runs: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}, median ${exports.med(loads).toFixed(1)}; other work on the machine during a run: median ${exports.med(lines.map((r) => r.otherCpuSeconds)).toFixed(2)} CPU s`;
 };
+
+// summary reads the results at path, prints the load line, and returns
+// the runs with m(label, k): the median of field k over the runs labelled
+// label.
+exports.summary = (path) => {
+  const lines = exports.read(path);
+  console.log(exports.loadLine(lines));
+  const m = (label, k) => exports.med(lines.filter((r) => r.label === label).map((r) => r[k]));
+  return { lines, m };
+};

@@ -32,9 +32,7 @@ for SHAPE in $SHAPES; do
   for _ in $(seq "$PAIRS"); do
     sync
     timed compactord "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
-    rm -f "$WORK/duck.parquet"; sync
-    timed duckdb node tools/duckcheck/copy.mjs "${DELETED[@]}" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
-    rm -f "$WORK/duck.parquet"; sync
+    timed_duckdb "${DELETED[@]}"
     GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
     if [ -n "${BEFORE:-}" ]; then # another build of rewritebench, to compare against
       timed compactord-before "$BEFORE" "${ONE[@]}" >> "$RESULTS"
