@@ -31,8 +31,7 @@ type opCall struct {
 // pass over the sources to find the bad one (the store logs every GET and
 // LIST).
 func TestACorruptDataFileIsQuarantinedFromItsErrorAndTheRestCompactsWithoutRereading(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	ctx := context.Background()
 	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	const prefix = "quarantine"

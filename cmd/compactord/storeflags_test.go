@@ -28,8 +28,7 @@ import (
 // credentials, holding a copy of dv-small under events.
 func fakeS3WithEvents(t *testing.T) *stores.FakeS3 {
 	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
 	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
 	return s3
