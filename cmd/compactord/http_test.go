@@ -188,15 +188,10 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
-	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
+	td := serveTestDaemon(t, d, addr)
+	td.fb = fb
 	t.Cleanup(func() {
-		cancel()
+		td.cancel()
 		<-td.done
 	})
 	want := len(d.Tables())
@@ -215,6 +210,20 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 	return td
 }
 
+// serveTestDaemon serves d on a listener at addr until td.cancel; td.done
+// then receives Serve's result. td.base always dials loopback.
+func serveTestDaemon(t *testing.T, d *daemon.Daemon, addr string) *testDaemon {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d}
+	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
+	return td
+}
+
 // serveDeltaDaemon serves the policies in dir with the daemon's own
 // backend (store settings sf; nil: the defaults) and a still clock on a
 // loopback port. cancel stops it; done then receives Serve's result.
@@ -225,14 +234,8 @@ func serveDeltaDaemon(t *testing.T, dir string, log hclog.Logger, sf *storeFlags
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(ctx, make(chan os.Signal), ln) }()
-	return d, "http://" + ln.Addr().String(), cancel, served
+	td := serveTestDaemon(t, d, "127.0.0.1:0")
+	return d, td.base, td.cancel, td.done
 }
 
 func TestMetricsExpositionAfterAKnownRun(t *testing.T) {
