@@ -56,3 +56,12 @@ timed() {
     r.otherCpuSeconds = Math.max(0, Number(process.argv[6]) / Number(process.argv[7]) - r.cpuSeconds);
     console.log(JSON.stringify(r));' "$line" "$label" "$usage" "${SHAPE:-}" "$load" "$((after - before))" "$(getconf CLK_TCK)"
 }
+
+# timed_duckdb ARGS...: one timed DuckDB COPY of the sources in
+# $WORK/files.txt (tools/duckcheck/copy.mjs ARGS, e.g. --order "a, b"),
+# its JSON line appended to $RESULTS; the output starts and ends removed.
+timed_duckdb() {
+  rm -f "$WORK/duck.parquet"; sync
+  timed duckdb node tools/duckcheck/copy.mjs "$@" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
+  rm -f "$WORK/duck.parquet"; sync
+}

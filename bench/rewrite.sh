@@ -51,7 +51,7 @@ sync
 timed "compactord-$BIG" "$WORK/bin/rewritebench" -mode compactord -table "$BIGTABLE" >> "$RESULTS"
 
 node -e '
-  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+  const lines = require("./bench/results.cjs").read(process.argv[1]);
   console.log("tool                    input MiB   seconds      MB/s   CPU s   MB per CPU s   peak RSS MiB");
   for (const r of lines) {
     console.log(r.label.padEnd(22), (r.bytesIn / 1048576).toFixed(0).padStart(10),

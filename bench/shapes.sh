@@ -32,9 +32,7 @@ for SHAPE in $SHAPES; do
   for _ in $(seq "$PAIRS"); do
     sync
     timed compactord "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
-    rm -f "$WORK/duck.parquet"; sync
-    timed duckdb node tools/duckcheck/copy.mjs "${DELETED[@]}" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
-    rm -f "$WORK/duck.parquet"; sync
+    timed_duckdb "${DELETED[@]}"
     GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
     if [ -n "${BEFORE:-}" ]; then # another build of rewritebench, to compare against
       timed compactord-before "$BEFORE" "${ONE[@]}" >> "$RESULTS"
@@ -44,11 +42,10 @@ for SHAPE in $SHAPES; do
 done
 cat "$RESULTS"
 node -e '
-  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
-  const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+  const { read, med, loadLine } = require("./bench/results.cjs");
+  const lines = read(process.argv[1]);
   const shapes = [...new Set(lines.map((r) => r.shape))];
-  const loads = lines.map((r) => r.load1);
-  console.log(`load average (1 min) at the runs: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}, median ${med(loads).toFixed(1)}; other work on the machine during a run: median ${med(lines.map((r) => r.otherCpuSeconds)).toFixed(2)} CPU s`);
+  console.log(loadLine(lines));
   console.log("| shape | compactord wall s | CPU s | peak RSS MiB | GOMAXPROCS=1 wall s | CPU s | DuckDB wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB | GOMAXPROCS 2 vs 1 |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const s of shapes) {

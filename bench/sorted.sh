@@ -37,9 +37,7 @@ ONE=(-mode compactord -jobs 1 -target 1073741824 -table "$TABLE" -sort "$SORT")
 for _ in $(seq "$PAIRS"); do
   sync
   timed compactord "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
-  rm -f "$WORK/duck.parquet"; sync
-  timed duckdb node tools/duckcheck/copy.mjs --order "${SORT//,/, }" "$WORK/duck.parquet" "@$WORK/files.txt" >> "$RESULTS"
-  rm -f "$WORK/duck.parquet"; sync
+  timed_duckdb --order "${SORT//,/, }"
   GOMAXPROCS=1 timed compactord-P1 "$WORK/bin/rewritebench" "${ONE[@]}" >> "$RESULTS"
   if [ "$ROWSORT" = 1 ]; then
     timed rowsort "$WORK/bin/rewritebench" "${ONE[@]}" -nocopy >> "$RESULTS"
@@ -50,11 +48,8 @@ for _ in $(seq "$PAIRS"); do
 done
 cat "$RESULTS"
 node -e '
-  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
-  const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-  const loads = lines.map((r) => r.load1);
-  console.log(`load average (1 min) at the runs: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}, median ${med(loads).toFixed(1)}; other work on the machine during a run: median ${med(lines.map((r) => r.otherCpuSeconds)).toFixed(2)} CPU s`);
-  const m = (label, k) => med(lines.filter((r) => r.label === label).map((r) => r[k]));
+  const { med, summary } = require("./bench/results.cjs");
+  const { lines, m } = summary(process.argv[1]);
   const d = (k) => m("duckdb", k);
   console.log("| run | wall s | CPU s | peak RSS MiB | throughput vs DuckDB | CPU vs DuckDB | RSS vs DuckDB |");
   console.log("|---|---:|---:|---:|---:|---:|---:|");

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
@@ -72,20 +73,9 @@ func CurrentKey(snap *delta.Snapshot) ([]string, error) {
 				logical = l
 			}
 		}
-		out = append(out, joinDots(logical))
+		out = append(out, strings.Join(logical, "."))
 	}
 	return out, nil
-}
-
-func joinDots(p []string) string {
-	s := ""
-	for i, e := range p {
-		if i > 0 {
-			s += "."
-		}
-		s += e
-	}
-	return s
 }
 
 // ReadSample reads a sample of at most maxRows live rows (0:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
-	"github.com/compactord/compactord/objstore"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
 // memTable opens a mem:// table whose log holds versions 0..latest (each a
@@ -183,36 +182,13 @@ func TestPlainTxnConflictsWhenAWinnerRemovesAFileItRead(t *testing.T) {
 	}
 }
 
-// ambiguousLog lands (or drops) the write and then reports an unknown outcome.
-type ambiguousLog struct {
-	inner logstore.LogStore
-	land  bool
-	mu    sync.Mutex
-	calls int
-}
-
-func (a *ambiguousLog) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	a.mu.Lock()
-	a.calls++
-	first := a.calls == 1
-	a.mu.Unlock()
-	if !first {
-		return a.inner.PutIfAbsent(ctx, key, data)
-	}
-	if a.land {
-		if err := a.inner.PutIfAbsent(ctx, key, data); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("timeout after sending: %w", objstore.ErrAmbiguous)
-}
-
 func TestAmbiguousPutIsResolvedByTxnID(t *testing.T) {
 	for _, land := range []bool{true, false} {
 		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
 			ctx := context.Background()
 			tbl := memTable(t, 2)
-			al := &ambiguousLog{inner: tbl.Log, land: land}
+			// The first put lands (or not) and then reports an unknown outcome.
+			al := &logtest.AmbiguousLog{Inner: tbl.Log, Land: land, At: 1}
 			tbl.Log = al
 			tx := testTxn(tbl, 2, Options{Sleep: (&fakeSleep{}).sleep})
 			r := &recorder{actions: []deltaactions.Action{}}
@@ -220,12 +196,12 @@ func TestAmbiguousPutIsResolvedByTxnID(t *testing.T) {
 			if err != nil || v != 3 {
 				t.Fatalf("v=%d err=%v, want version 3", v, err)
 			}
-			want := 1
+			want := int32(1)
 			if !land {
 				want = 2
 			}
-			if al.calls != want {
-				t.Fatalf("%d puts, want %d", al.calls, want)
+			if al.Puts() != want {
+				t.Fatalf("%d puts, want %d", al.Puts(), want)
 			}
 			if len(r.seen) != 0 {
 				t.Fatalf("own commit observed as a winner: %v", r.seen)

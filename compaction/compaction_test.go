@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/compactord/compactord/commit"
@@ -14,11 +13,10 @@ import (
 	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/logpath"
-	"github.com/compactord/compactord/delta/logstore"
 	"github.com/compactord/compactord/delta/stats"
 	"github.com/compactord/compactord/failure"
+	"github.com/compactord/compactord/internal/testutil/logtest"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
-	"github.com/compactord/compactord/objstore"
 	"github.com/compactord/compactord/planner"
 )
 
@@ -416,27 +414,6 @@ func TestCanceledCommitLeavesNoOutputs(t *testing.T) {
 	tabletest.WantIDs(t, tbl, tabletest.IDSet(files...))
 }
 
-// ambiguousLog answers put number at with an unknown outcome, after
-// landing it or not.
-type ambiguousLog struct {
-	inner logstore.LogStore
-	land  bool
-	at    int32
-	puts  atomic.Int32
-}
-
-func (a *ambiguousLog) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if a.puts.Add(1) != a.at {
-		return a.inner.PutIfAbsent(ctx, key, data)
-	}
-	if a.land {
-		if err := a.inner.PutIfAbsent(ctx, key, data); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("connection reset after sending: %w", objstore.ErrAmbiguous)
-}
-
 func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 	for _, land := range []bool{true, false} {
 		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
@@ -446,7 +423,7 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 			tabletest.DeleteIDs(t, tbl, 5)
 			// Put 1 is the racing DELETE's (v2), put 2 the compaction's
 			// losing one (v2), put 3 its retry at v3: that one is ambiguous.
-			al := &ambiguousLog{inner: tbl.Log, land: land, at: 3}
+			al := &logtest.AmbiguousLog{Inner: tbl.Log, Land: land, At: 3}
 			tbl.Log = al
 			opts := binpackOpts()
 			opts.Commit.BeforePut = tabletest.Once(func(int64) { tabletest.DeleteIDs(t, tbl, 6, 33) })
@@ -458,8 +435,8 @@ func TestAmbiguousCompactionCommitIsResolvedByReReading(t *testing.T) {
 			if !land {
 				wantPuts = 4 // the re-read found nothing: the compaction put again
 			}
-			if al.puts.Load() != wantPuts {
-				t.Fatalf("%d puts, want %d", al.puts.Load(), wantPuts)
+			if al.Puts() != wantPuts {
+				t.Fatalf("%d puts, want %d", al.Puts(), wantPuts)
 			}
 			tabletest.WantIDs(t, tbl, func() map[int64]bool {
 				m := tabletest.IDSet(files...)

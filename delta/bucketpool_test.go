@@ -15,8 +15,7 @@ import (
 // the client closes with the last. Another bucket URL (here another
 // endpoint) gets its own client.
 func TestTablesOfOneBucketShareOneClientUntilTheLastCloses(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	ctx := context.Background()
 	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
 	pool := delta.NewBucketPool()

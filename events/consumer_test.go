@@ -9,6 +9,8 @@ import (
 
 	"gocloud.dev/pubsub"
 	"gocloud.dev/pubsub/mempubsub"
+
+	"github.com/compactord/compactord/internal/testutil"
 )
 
 // polls is a PollFunc fake: it records the tables polled and fails the
@@ -70,13 +72,7 @@ func send(t *testing.T, topic *pubsub.Topic, body string, attrs map[string]strin
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, 2*time.Millisecond, what, cond)
 }
 
 const s3Commit = `{"Records":[{"eventVersion":"2.2","eventSource":"aws:s3","eventName":"s3:ObjectCreated:Put","s3":{"bucket":{"name":"lake"},"object":{"key":"t1/_delta_log/00000000000000000001.json"}}},{"eventVersion":"2.2","eventSource":"aws:s3","eventName":"s3:ObjectCreated:Put","s3":{"bucket":{"name":"lake"},"object":{"key":"t1/_delta_log/00000000000000000002.json"}}}]}`

@@ -200,8 +200,7 @@ func TestRunUnitWritesOutputsIntentAndManifestAndNamesACorruptSource(t *testing.
 // store may read: the table URL in it carries no credentials, and a worker
 // still runs its unit (it opens the table from its plan URL).
 func TestAStoredPlanHoldsNoCredentialOfItsTableURL(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	ctx := context.Background()
 	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
 	src := t.TempDir()

@@ -72,16 +72,8 @@ func states(t *testing.T, tbl *delta.Table, latest int64) map[int64]logtest.Stat
 func keys(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	err := filepath.Walk(filepath.Join(dir, "_delta_log"), func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = true
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for k := range testutil.Files(t, filepath.Join(dir, "_delta_log")) {
+		out["_delta_log/"+k] = true
 	}
 	return out
 }

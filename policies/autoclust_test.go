@@ -1,8 +1,6 @@
 package policies
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,10 +8,7 @@ import (
 func TestClusteringColumnsAutoLetsTheDaemonChooseTheKeys(t *testing.T) {
 	dir := t.TempDir()
 	src := "table \"t\" {\n  url = \"mem://t\"\n  strategy = \"zcube\"\n  clustering {\n    columns = \"auto\"\n  }\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set, err := LoadDir(dir)
+	set, err := loadFile(t, dir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +21,7 @@ func TestClusteringColumnsAutoLetsTheDaemonChooseTheKeys(t *testing.T) {
 		t.Fatalf("format (%v):\n%s", err, b.String())
 	}
 	bad := strings.Replace(src, `"auto"`, `"a"`, 1)
-	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `"auto"`) {
+	if _, err := loadFile(t, dir, bad); err == nil || !strings.Contains(err.Error(), `"auto"`) {
 		t.Fatalf("columns = \"a\": err = %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package policies
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,6 +21,15 @@ func parseTables(t *testing.T, src string) (*Set, map[string]Policy) {
 		byName[p.Name] = p
 	}
 	return set, byName
+}
+
+// loadFile writes src as the file t.hcl of dir and loads dir.
+func loadFile(t *testing.T, dir, src string) (*Set, error) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return LoadDir(dir)
 }
 
 // roundTrip writes set as HCL and parses it back; the written text comes

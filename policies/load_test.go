@@ -396,10 +396,7 @@ func TestPlannerPolicyCarriesEveryPlanningAttribute(t *testing.T) {
 func TestAnExecutorBlockTakesItsDefaults(t *testing.T) {
 	dir := t.TempDir()
 	src := "table \"t\" {\n  url = \"mem://t\"\n  executor {\n    kind = \"process\"\n    min_backlog_bytes = \"1 GiB\"\n  }\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set, err := LoadDir(dir)
+	set, err := loadFile(t, dir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,16 +474,7 @@ func TestLoadDirOfAnUnreadableDirectoryShowsThePermissionError(t *testing.T) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "policies")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "t.hcl"), []byte("table \"t\" {\n  url = \"mem://t\"\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	testutil.UnreadableDir(t, dir, map[string]string{"t.hcl": "table \"t\" {\n  url = \"mem://t\"\n}\n"})
 	_, err := LoadDir(dir)
 	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "read policy directory "+dir) {
 		t.Fatalf("err = %v, want the permission error naming the directory", err)

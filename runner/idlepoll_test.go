@@ -20,8 +20,7 @@ import (
 // checks that version: delta's TestHasNewerFindsCleanedUpHistoryOnceItsFindingIsOld.)
 func TestThePollOfAnIdleTableCostsOneRequest(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
 	u := s3.URL("idle")
 	tbl := tabletest.NewTable(t, u, tabletest.IDRange(0, 10), tabletest.IDRange(10, 10))

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -32,8 +31,7 @@ type opCall struct {
 // pass over the sources to find the bad one (the store logs every GET and
 // LIST).
 func TestACorruptDataFileIsQuarantinedFromItsErrorAndTheRestCompactsWithoutRereading(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	ctx := context.Background()
 	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	const prefix = "quarantine"
@@ -118,22 +116,5 @@ func TestACorruptDataFileIsQuarantinedFromItsErrorAndTheRestCompactsWithoutRerea
 	}
 
 	// The rest of the table is one file now; the corrupt one stays as it was.
-	after := tabletest.Latest(t, tbl)
-	var others []int64
-	for _, a := range after.Files {
-		if a.Path == bad.Path {
-			continue
-		}
-		others = append(others, tabletest.FileIDs(t, tbl, a)...)
-	}
-	sort.Slice(others, func(i, j int) bool { return others[i] < others[j] })
-	var want []int64
-	for id := int64(0); id < 60; id++ {
-		if !slices.Contains(badIDs, id) {
-			want = append(want, id)
-		}
-	}
-	if len(after.Files) != 2 || !slices.Equal(others, want) {
-		t.Fatalf("after the retry: %d files holding %v, want the corrupt file and one holding %v", len(after.Files), others, want)
-	}
+	tabletest.WantTheRestInOneFile(t, tbl, bad.Path, tabletest.IDRange(0, 60), badIDs)
 }

@@ -1,35 +1,16 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
-
-// syncBuffer is a log sink safe for the scheduler's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // An operation that committed nothing but did work (a checkpoint written)
 // is "done", and so is its run: /status, the counters and the log say
@@ -41,7 +22,7 @@ func TestAnOperationThatDidWorkWithoutACommitIsDoneNotNoop(t *testing.T) {
 		{rep: RunReport{Done: []string{"checkpoint of version 10 written (1.2 KiB)"}}},
 		{},
 	}}
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy,
 		Run: run.run, Poll: (&scriptedPoll{}).poll, Workers: 1, PollInterval: time.Hour,
 		BackoffBase: 10 * time.Second, BackoffMax: time.Minute, Clock: clock, Rand: func() float64 { return 0.5 },

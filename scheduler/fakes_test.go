@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 )
 
@@ -93,13 +94,7 @@ func (c *fakeClock) pending() int {
 // synchronisation helper, not a timing assertion.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, 2*time.Millisecond, what, cond)
 }
 
 // recordingRun is a RunFunc fake that records calls and replies from a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/testutil"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // A copy of a Spark-written table whose tombstones expired long ago: the
@@ -24,15 +24,8 @@ func TestAFullVacuumCountsUnreferencedFilesTooNewToDeleteAsProtected(t *testing.
 	if err := os.WriteFile(filepath.Join(root, "part-99999-orphan-c000.snappy.parquet"), []byte("never committed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := delta.OpenTable(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := tabletest.Open(t, root)
+	snap := tabletest.Latest(t, tbl)
 	live := map[string]bool{}
 	for _, f := range snap.Files {
 		live[f.Path] = true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	deltadv "github.com/compactord/compactord/delta/dv"
 	"github.com/compactord/compactord/delta/logpath"
 	"github.com/compactord/compactord/internal/attemptsweep"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/logtest"
 )
 
@@ -279,11 +279,11 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	opts := Options{Now: func() time.Time { return now }, Logger: hclog.NewNullLogger()}
 	run := func(stage string, do func() error, want map[string]bool) {
 		t.Helper()
-		before := listAll(t, dir)
+		before := testutil.Files(t, dir)
 		if err := do(); err != nil {
 			t.Fatalf("%s: %v", stage, err)
 		}
-		after := listAll(t, dir)
+		after := testutil.Files(t, dir)
 		var gone []string
 		for k := range before {
 			if !after[k] {
@@ -324,24 +324,6 @@ func spellingRound(t *testing.T, rng *rand.Rand) {
 	if _, err := delta.LoadSnapshot(ctx, tbl, -1); err != nil {
 		t.Fatalf("the table no longer loads: %v", err)
 	}
-}
-
-// listAll returns every file below dir (relative, slash-separated).
-func listAll(t *testing.T, dir string) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		r, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(r)] = true
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func actionsText(acts []actions.Action) string {

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/failure"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil/pagebomb"
+	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
 // A source holding a page that claims more than the row group budget is a
@@ -33,15 +33,8 @@ func TestAPageBombSourceIsRefusedWithinTheBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			tbl, err := delta.OpenTable(ctx, "file://"+dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
-			snap, err := delta.LoadSnapshot(ctx, tbl, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl := tabletest.Open(t, "file://"+dir)
+			snap := tabletest.Latest(t, tbl)
 			opts := DefaultOptions()
 			opts.SpillDir = t.TempDir()
 			opts.RowGroupBytes = 64 << 20
@@ -51,7 +44,7 @@ func TestAPageBombSourceIsRefusedWithinTheBudget(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err = Rewrite(ctx, tbl, snap, job, objs, opts)
+			_, err := Rewrite(ctx, tbl, snap, job, objs, opts)
 			runtime.ReadMemStats(&after)
 			if cerr := cleanAttempt(ctx, objs, tbl); cerr != nil {
 				t.Fatal(cerr)

@@ -28,8 +28,7 @@ func TestTheDaemonsRunsSweepWithItsAttemptWindow(t *testing.T) {
 // a fleet of a thousand tables keeps one client and connection pool, not
 // one each.
 func TestTheDaemonsTablesOfOneBucketShareOneClient(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	ctx := context.Background()
 	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	tables := newRunner(hclog.NewNullLogger(), policies.DefaultDaemon(), nil).Tables

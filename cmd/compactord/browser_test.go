@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -328,17 +327,6 @@ func corruptOneFile(t *testing.T, w *writers, dir string) string {
 		t.Fatal(err)
 	}
 	path := snap.Files[3].Path
-	st, err := os.Stat(filepath.Join(dir, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	garbage := make([]byte, st.Size())
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range garbage {
-		garbage[i] = byte(r.IntN(256))
-	}
-	if err := os.WriteFile(filepath.Join(dir, path), garbage, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	overwriteWithGarbage(t, filepath.Join(dir, path), 3)
 	return path
 }

@@ -211,6 +211,24 @@ func policyHCL(name, url string, extra string) string {
 	return fmt.Sprintf("table %q {\n  url           = %q\n  strategy      = \"auto\"\n  settle_window = \"0s\"\n%s\n  triggers {\n    small_files = 4\n  }\n}\n", name, url, extra)
 }
 
+// overwriteWithGarbage replaces the file at path with as many random bytes
+// (the stream seeded seed, seed+1): a corrupt file of the same size.
+func overwriteWithGarbage(t *testing.T, path string, seed uint64) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := make([]byte, st.Size())
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range garbage {
+		garbage[i] = byte(r.IntN(256))
+	}
+	if err := os.WriteFile(path, garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // treeDigest hashes every file under dir (paths and contents) but
 // compactord's own records (_compactord/: the stored halt of a halted
 // table among them).
@@ -413,18 +431,7 @@ func TestEndToEndTheRealBinary(t *testing.T) {
 	}
 	corrupt := snap.Files[3].Path
 	corruptFile := filepath.Join(root, "broken", corrupt)
-	st, err := os.Stat(corruptFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	garbage := make([]byte, st.Size())
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range garbage {
-		garbage[i] = byte(r.IntN(256))
-	}
-	if err := os.WriteFile(corruptFile, garbage, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	overwriteWithGarbage(t, corruptFile, 1)
 
 	// A copy of a table whose protocol this build refuses.
 	featDir := filepath.Join(root, "features")

@@ -196,16 +196,7 @@ func TestAPolicyFileOrAnUnreadableDirectoryFailsEveryCommandThatLoadsPolicies(t 
 		t.Fatal(err)
 	}
 	unreadable := filepath.Join(dir, "locked")
-	if err := os.Mkdir(unreadable, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(unreadable, "t.hcl"), []byte("table \"t\" {\n  url = \"mem://t\"\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(unreadable, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(unreadable, 0o755) })
+	testutil.UnreadableDir(t, unreadable, map[string]string{"t.hcl": "table \"t\" {\n  url = \"mem://t\"\n}\n"})
 	for _, c := range []struct {
 		args []string
 		want string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -110,24 +109,12 @@ func writePolicy(t *testing.T, dir, name, body string) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, 5*time.Millisecond, what, cond)
 }
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testutil.Get(t, url)
 }
 
 func post(t *testing.T, url string) int {
@@ -201,15 +188,10 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d, fb: fb}
-	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
+	td := serveTestDaemon(t, d, addr)
+	td.fb = fb
 	t.Cleanup(func() {
-		cancel()
+		td.cancel()
 		<-td.done
 	})
 	want := len(d.Tables())
@@ -226,6 +208,34 @@ func startTestDaemonLog(t *testing.T, o daemonOptions, addr string, log hclog.Lo
 		return true
 	})
 	return td
+}
+
+// serveTestDaemon serves d on a listener at addr until td.cancel; td.done
+// then receives Serve's result. td.base always dials loopback.
+func serveTestDaemon(t *testing.T, d *daemon.Daemon, addr string) *testDaemon {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	td := &testDaemon{base: "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d}
+	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
+	return td
+}
+
+// serveDeltaDaemon serves the policies in dir with the daemon's own
+// backend (store settings sf; nil: the defaults) and a still clock on a
+// loopback port. cancel stops it; done then receives Serve's result.
+func serveDeltaDaemon(t *testing.T, dir string, log hclog.Logger, sf *storeFlags) (d *daemon.Daemon, base string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
+		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, sf) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := serveTestDaemon(t, d, "127.0.0.1:0")
+	return d, td.base, td.cancel, td.done
 }
 
 func TestMetricsExpositionAfterAKnownRun(t *testing.T) {

@@ -102,23 +102,7 @@ func TestAMissingDataFileIsQuarantinedAfterItsRunsAndStaysSoAcrossARestart(t *te
 	}
 
 	// The rest of the table is one file; the missing one is still named.
-	after := tabletest.Latest(t, tbl)
-	var others []int64
-	for _, a := range after.Files {
-		if a.Path != gone.Path {
-			others = append(others, tabletest.FileIDs(t, tbl, a)...)
-		}
-	}
-	slices.Sort(others)
-	var want []int64
-	for id := int64(0); id < 60; id++ {
-		if !slices.Contains(goneIDs, id) {
-			want = append(want, id)
-		}
-	}
-	if len(after.Files) != 2 || !slices.Equal(others, want) {
-		t.Fatalf("after the quarantine: %d files holding %v, want the missing one and one holding %v", len(after.Files), others, want)
-	}
+	after := tabletest.WantTheRestInOneFile(t, tbl, gone.Path, tabletest.IDRange(0, 60), goneIDs)
 	raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(runner.QuarantineKey)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compactord/compactord/internal/logging"
 	"github.com/compactord/compactord/internal/testutil"
-	"github.com/compactord/compactord/policies"
 )
 
 // TestNoSecretOfATableURLLeavesTheDaemon runs the real daemon (its logger,
@@ -45,19 +40,7 @@ func TestNoSecretOfATableURLLeavesTheDaemon(t *testing.T) {
 
 	var logs testutil.SyncBuffer
 	log := logging.New(&logs, "json", "debug")
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
-		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ctx, make(chan os.Signal), ln) }()
+	d, base, cancel, done := serveDeltaDaemon(t, dir, log, nil)
 	stopped := false
 	stop := func() {
 		if !stopped {

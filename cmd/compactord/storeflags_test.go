@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -23,15 +22,13 @@ import (
 	"github.com/compactord/compactord/internal/testutil/faultproxy"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/objstore"
-	"github.com/compactord/compactord/policies"
 )
 
 // fakeS3WithEvents is an in-process S3, reached with fake AWS
 // credentials, holding a copy of dv-small under events.
 func fakeS3WithEvents(t *testing.T) *stores.FakeS3 {
 	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	s3 := stores.NewFakeS3(t, stores.FakeS3Options{})
 	stores.CopyTable(t, testutil.DeltaTable(t, "dv-small"), stores.Open(t, s3.URL("events")))
 	return s3
@@ -172,19 +169,7 @@ func TestAPollOfAStoreThatNeverAnswersIsAPollErrorAndSIGTERMStillStops(t *testin
 		MetadataTimeout: 300 * time.Millisecond, MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond,
 	}}
 	log := hclog.NewNullLogger()
-	d, err := newDaemon(daemonOptions{PolicyDir: dir, Clock: stillClock{now: time.Unix(1_700_000_000, 0)}}, log,
-		func(dc policies.Daemon) backend { return newDeltaBackend(log, dc, sf) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ctx, make(chan os.Signal), ln) }()
+	d, base, cancel, done := serveDeltaDaemon(t, dir, log, sf)
 	defer func() {
 		cancel()
 		select {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,15 +32,9 @@ func startRealDaemon(t *testing.T, dir string, poll time.Duration) *loggedDaemon
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{base: "http://" + ln.Addr().String(), sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan error, 1), d: d}
-	go func() { td.done <- d.Serve(ctx, td.sigs, ln) }()
+	td := serveTestDaemon(t, d, "127.0.0.1:0")
 	t.Cleanup(func() {
-		cancel()
+		td.cancel()
 		<-td.done
 	})
 	// Unlike startTestDaemon, no first backlog is awaited: the tables here

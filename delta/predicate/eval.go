@@ -1,6 +1,9 @@
 package predicate
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Truth is a SQL three-valued truth value.
 type Truth int8
@@ -29,16 +32,7 @@ func (m MapRow) Lookup(col Column) (Value, bool, error) {
 	return *v, true, nil
 }
 
-func dotted(path []string) string {
-	s := ""
-	for i, p := range path {
-		if i > 0 {
-			s += "."
-		}
-		s += p
-	}
-	return s
-}
+func dotted(path []string) string { return strings.Join(path, ".") }
 
 // EvalRow evaluates e on one row with SQL three-valued logic. A row
 // matches a predicate only when the result is True.

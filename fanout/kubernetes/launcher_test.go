@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/fanout"
+	"github.com/compactord/compactord/internal/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -137,11 +138,7 @@ func endsInError(t *testing.T, call string, err error, want string) bool {
 // eventually fails the test when cond does not hold within 20 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testutil.WaitFor(t, 20*time.Second, 2*time.Millisecond, what, cond)
 }
 
 // createdJob waits for the launcher to create its Job and returns it as

@@ -3,14 +3,15 @@ package storetest
 import (
 	"context"
 	"fmt"
-	deltaactions "github.com/compactord/compactord/delta/actions"
-	deltadv "github.com/compactord/compactord/delta/dv"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	deltaactions "github.com/compactord/compactord/delta/actions"
+	deltadv "github.com/compactord/compactord/delta/dv"
 
 	"github.com/compactord/compactord/internal/testutil/stores"
 
@@ -45,12 +46,8 @@ type FaultFigures struct {
 
 // String is a one-line summary for test logs and reports.
 func (f FaultFigures) String() string {
-	kinds := make([]string, 0, len(f.Faults))
-	for _, k := range faultproxy.Kinds {
-		kinds = append(kinds, fmt.Sprintf("%v=%d", k, f.Faults[k]))
-	}
 	return fmt.Sprintf("rate %.0f%%: compact %d/%d, expire %d/%d; %d requests, faults %s; rows lost %d, extra %d, orphans %d",
-		f.Rate*100, f.CompactOK, f.Runs, f.ExpireOK, f.Runs, f.Requests, strings.Join(kinds, " "), f.RowsLost, f.RowsExtra, f.Orphans)
+		f.Rate*100, f.CompactOK, f.Runs, f.ExpireOK, f.Runs, f.Requests, faultproxy.FaultsText(f.Faults), f.RowsLost, f.RowsExtra, f.Orphans)
 }
 
 // FaultTrials runs `runs` trials against the S3 server at endpoint through

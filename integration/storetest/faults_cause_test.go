@@ -19,8 +19,7 @@ import (
 // fakeS3Behind starts the in-process S3 fake with a fault proxy in front.
 func fakeS3Behind(t *testing.T, opts faultproxy.Options) (*stores.FakeS3, *faultproxy.Proxy) {
 	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	f := stores.NewFakeS3(t, stores.FakeS3Options{})
 	return f, faultproxy.New(t, f.Endpoint, opts)
 }

@@ -76,8 +76,7 @@ func TestAVacuumThatLosesAListPageDeletesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-			t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+			stores.FakeS3Credentials(t)
 			f := stores.NewFakeS3(t, stores.FakeS3Options{})
 			pages := smallPages(t, f)
 			direct := stores.Open(t, f.URL("lost-page"))
@@ -138,8 +137,7 @@ func TestALogCleanupWhoseCheckpointReadFailedDeletesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-			t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+			stores.FakeS3Credentials(t)
 			f := stores.NewFakeS3(t, stores.FakeS3Options{})
 			direct := stores.Open(t, f.URL("cp-read"))
 			mt := buildMaintTable(t, direct.URL)

@@ -188,12 +188,8 @@ type maintFigures struct {
 }
 
 func (f maintFigures) String() string {
-	kinds := make([]string, 0, len(f.faults))
-	for _, k := range faultproxy.Kinds {
-		kinds = append(kinds, fmt.Sprintf("%v=%d", k, f.faults[k]))
-	}
 	return fmt.Sprintf("%s at %.0f%%: %d/%d succeeded; %d requests, faults %s; %d problems",
-		f.op, f.rate*100, f.ok, f.runs, f.requests, strings.Join(kinds, " "), len(f.problems))
+		f.op, f.rate*100, f.ok, f.runs, f.requests, faultproxy.FaultsText(f.faults), len(f.problems))
 }
 
 // maintTrials runs op `runs` times on fresh tables behind a proxy faulting

@@ -23,8 +23,7 @@ import (
 const maxGETsPerSource = 2
 
 func TestGETsPerCompactedFile(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 	for _, name := range []string{compactionTable, "dv-large-multi-dv-per-file"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

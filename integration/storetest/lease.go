@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/stores"
 
 	"github.com/compactord/compactord/objstore"
@@ -35,18 +35,7 @@ func LeaseRace(t *testing.T, url string, n, rounds int) {
 	for round := 0; round < rounds; round++ {
 		held := make([]bool, n)
 		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range ls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				held[i], errs[i] = ls[i].Acquire(ctx)
-			}()
-		}
-		close(start)
-		wg.Wait()
+		testutil.AtOnce(n, func(i int) { held[i], errs[i] = ls[i].Acquire(ctx) })
 		holder := -1
 		for i := range ls {
 			if errs[i] != nil {

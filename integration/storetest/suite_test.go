@@ -37,8 +37,7 @@ func TestHelperDynamoCrashChild(t *testing.T) { DynamoCrashChild(t) }
 
 func TestFakeS3LogStore(t *testing.T) {
 	ctx := context.Background()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+	stores.FakeS3Credentials(t)
 
 	t.Run("conditional creates race to exactly one winner", func(t *testing.T) {
 		f := stores.NewFakeS3(t, stores.FakeS3Options{})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactord/compactord/internal/daemon"
 	"github.com/compactord/compactord/internal/httpapi"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/stores"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 	"github.com/compactord/compactord/policies"
@@ -24,13 +25,7 @@ import (
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 20*time.Second, 5*time.Millisecond, what, cond)
 }
 
 func s3Event(key string) []byte {

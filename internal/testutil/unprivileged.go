@@ -63,3 +63,22 @@ func checkPermissionsBind(t *testing.T) {
 		t.Fatal("a file of mode 0 is readable: permissions do not bind in this process")
 	}
 }
+
+// UnreadableDir makes the directory dir holding files (name to content)
+// and takes every permission from it until the test ends; a test using it
+// runs where permissions bind (RunUnprivileged).
+func UnreadableDir(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+}

@@ -3,7 +3,6 @@ package webui
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/compactord/compactord/clusteradvise"
 	"github.com/compactord/compactord/inspect"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/policies"
 	"github.com/compactord/compactord/scheduler"
 )
@@ -83,16 +83,11 @@ func serve(t *testing.T, src Source) *httptest.Server {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	code, body := testutil.Get(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, code, body)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
-	return string(b)
+	return body
 }
 
 func TestFleetJSONListsWhatNeedsAttentionAndSortsThoseTablesFirst(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactord/compactord/delta"
+	"github.com/compactord/compactord/internal/testutil"
 	"github.com/compactord/compactord/internal/testutil/tabletest"
 )
 
@@ -103,20 +104,9 @@ func TestRacingAcquirersOneHolderPerRound(t *testing.T) {
 				ls[i] = newLease(t, tbl, "r"+string(rune('a'+i)), clk)
 			}
 			for round := 0; round < rounds; round++ {
-				var wg sync.WaitGroup
 				held := make([]bool, n)
 				errs := make([]error, n)
-				start := make(chan struct{})
-				for i := range ls {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						<-start
-						held[i], errs[i] = ls[i].Acquire(ctx)
-					}()
-				}
-				close(start)
-				wg.Wait()
+				testutil.AtOnce(n, func(i int) { held[i], errs[i] = ls[i].Acquire(ctx) })
 				winners := 0
 				for i := range ls {
 					if errs[i] != nil {

@@ -37,12 +37,9 @@ _rmq_install() {
   _rmq_log "installed in $((SECONDS - t0))s"
 }
 
-# _rmq_free_port PREFERRED: PREFERRED if nothing listens there, else a free one.
-_rmq_free_port() {
-  local p=$1
-  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
-  echo "$p"
-}
+# The emulators' helpers (_emu_free_port); sourcing it only defines them.
+# shellcheck source=../emulators/lib.sh
+source scripts/emulators/lib.sh
 
 _rmq_start() {
   if [ "$(id -u)" != 0 ] && [ "$(id -un)" != rabbitmq ]; then
@@ -51,9 +48,9 @@ _rmq_start() {
   fi
   RMQ_RUN=$(mktemp -d "${TMPDIR:-/tmp}/compactord-rabbitmq.XXXXXX")
   local amqp dist epmd
-  amqp=$(_rmq_free_port 5782)
-  dist=$(_rmq_free_port $((amqp + 20000)))
-  epmd=$(_rmq_free_port 4479)
+  amqp=$(_emu_free_port 5782)
+  dist=$(_emu_free_port $((amqp + 20000)))
+  epmd=$(_emu_free_port 4479)
   echo '[].' >"$RMQ_RUN/enabled_plugins"
   chown -R rabbitmq:rabbitmq "$RMQ_RUN" 2>/dev/null || true
   RMQ_NODE="compactord-test-$$@localhost"

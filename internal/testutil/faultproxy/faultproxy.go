@@ -161,6 +161,16 @@ func (p *Proxy) Stats() (requests int, faults map[Kind]int) {
 	return p.requests, out
 }
 
+// FaultsText is faults (as Stats returns them) in one line, every kind in
+// the order of Kinds: "500=2 503-slowdown=0 ...".
+func FaultsText(faults map[Kind]int) string {
+	kinds := make([]string, 0, len(Kinds))
+	for _, k := range Kinds {
+		kinds = append(kinds, fmt.Sprintf("%v=%d", k, faults[k]))
+	}
+	return strings.Join(kinds, " ")
+}
+
 // draw decides the fault for r: ok is false when r is not faulted by
 // Rate, and cut lists the answer statuses whose body is cut then.
 func (p *Proxy) draw(r *http.Request) (k Kind, delay time.Duration, ok bool, cut []int) {

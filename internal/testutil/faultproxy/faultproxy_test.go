@@ -173,3 +173,13 @@ func TestCutStatusCutsEveryAnswerOfThatStatusAndNoOther(t *testing.T) {
 		t.Fatalf("stats: %d requests, %v; want 5 and three cut bodies", reqs, faults)
 	}
 }
+
+// The one-line text of the fault counts names every kind in the order of
+// Kinds, the kinds that never struck with 0.
+func TestFaultsTextNamesEveryKindInOrder(t *testing.T) {
+	got := FaultsText(map[Kind]int{CutBody: 3, InternalError: 2})
+	want := "500=2 503-slowdown=0 reset-before-response=0 delay=0 lost-response=0 cut-body=3"
+	if got != want {
+		t.Fatalf("FaultsText = %q, want %q", got, want)
+	}
+}

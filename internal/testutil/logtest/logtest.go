@@ -2,7 +2,8 @@
 // (checkpoints, log cleanup): real commit files written through the
 // table's put-if-absent log store, with adds, removes, txns and domains,
 // whose data files do not exist (the operations never read them), and
-// commit times set on the files as a clock would have left them.
+// commit times set on the files as a clock would have left them; and a
+// log store whose put has an unknown outcome (AmbiguousLog).
 //
 // It must not be imported by production code.
 package logtest

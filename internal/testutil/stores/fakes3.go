@@ -53,6 +53,14 @@ type FakeS3 struct {
 	putsTotal int
 }
 
+// FakeS3Credentials sets the AWS credentials of the test to fake ones: the
+// SDK signs every request, and the fake checks no signature.
+func FakeS3Credentials(t testing.TB) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "fake")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
+}
+
 // NewFakeS3 starts a fake S3 server holding the bucket Bucket; it stops at
 // the end of the test.
 func NewFakeS3(t testing.TB, opts FakeS3Options) *FakeS3 {

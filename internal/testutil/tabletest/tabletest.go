@@ -218,6 +218,27 @@ func FileIDs(t testing.TB, tbl *delta.Table, a *actions.Add) []int64 {
 	return ids
 }
 
+// WantTheRestInOneFile checks that the latest snapshot of tbl holds the
+// file at kept (one a run had to leave alone) and one more file, which
+// holds the ids of all but those of gone (the rows of kept); it returns the
+// snapshot.
+func WantTheRestInOneFile(t testing.TB, tbl *delta.Table, kept string, all, gone []int64) *delta.Snapshot {
+	t.Helper()
+	snap := Latest(t, tbl)
+	var others []int64
+	for _, a := range snap.Files {
+		if a.Path != kept {
+			others = append(others, FileIDs(t, tbl, a)...)
+		}
+	}
+	slices.Sort(others)
+	want := slices.DeleteFunc(slices.Clone(all), func(id int64) bool { return slices.Contains(gone, id) })
+	if len(snap.Files) != 2 || !slices.Equal(others, want) {
+		t.Fatalf("%d files, those beside %s holding %v; want %s and one file holding %v", len(snap.Files), kept, others, kept, want)
+	}
+	return snap
+}
+
 // FileInt64s reads the named top-level INT64 columns of a data file, row
 // by row in physical order, with parquet-go alone (not the delta scan): nil
 // for a null, or for every row when the file lacks the column. The first
