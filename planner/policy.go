@@ -124,7 +124,7 @@ type Policy struct {
 	// merged only while a partition holds more of them (the new one
 	// included) than 2 x sqrt(its files), this many at a time: the run of
 	// adjacent cubes (along the clustering column they are narrowest on)
-	// of least total size. A partition without unclustered data merges
+	// whose largest is smallest. A partition without unclustered data merges
 	// all its partial cubes (it is quiet: one merge settles it). 0 means
 	// DefaultCubeMergeMinCubes (4); a negative value means Delta's
 	// behaviour: every partial cube is merged on every clustering run.

@@ -66,6 +66,9 @@ func TestPartialCubesMergeOnlyAboveTheBound(t *testing.T) {
 		// adjacent cubes (no stats: in id order) of least size merge.
 		{"over the bound the least adjacent run merges", many, 90, 4, []string{"new", "cube-01 cube-02 cube-03 cube-04"}},
 		{"a merge takes cube merge min cubes", many, 90, 3, []string{"new", "cube-06 cube-07 cube-08"}},
+		// The run 0-3 is least in total (330) but would rewrite the
+		// cube of 300; the run 4-7 has the smallest largest cube.
+		{"a merge leaves a large cube out", []int64{10, 10, 10, 300, 100, 100, 100, 100}, 90, 4, []string{"new", "cube-04 cube-05 cube-06 cube-07"}},
 		{"no new data: the quiet partition merges every partial cube", []int64{300, 310, 10}, 0, 4, []string{"cube-00 cube-01 cube-02"}},
 		{"delta's behaviour merges everything", []int64{100, 5000}, 90, -1, []string{"cube-00 cube-01 new"}},
 	} {

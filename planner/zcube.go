@@ -338,8 +338,10 @@ func packUnits(units []*cubeUnit, maxBin int64) [][]*cubeUnit {
 // files files: the new unclustered data is always a cube of its own; the
 // partial cubes are merged only while they (with the new one) number more
 // than 2 x sqrt(files), and then CubeMergeMinCubes of them at a time: the
-// run that many adjacent cubes (in the order of the clustering column
-// along which the partial cubes are narrowest) of least total size.
+// run of that many adjacent cubes (in the order of the clustering column
+// along which the partial cubes are narrowest) whose largest is smallest,
+// then of least total size, so that a merge of small cubes does not
+// rewrite a large one beside them.
 //
 // Why that bound: a cube of a time-ordered stream covers a slice of the
 // time column and the whole range of the others, and its outputs are cut
@@ -358,14 +360,15 @@ func (st *state) boundedMerges(uncl, partials []*cubeUnit, files int) [][]*cubeU
 	var merge []*cubeUnit
 	if float64(len(partials)+1) > 2*math.Sqrt(float64(files)) && len(partials) >= m {
 		order := st.cubeOrder(partials)
-		best, bestSize := 0, int64(-1)
+		best, bestMax, bestSize := 0, int64(-1), int64(-1)
 		for i := 0; i+m <= len(order); i++ {
-			var size int64
+			var size, largest int64
 			for _, u := range order[i : i+m] {
 				size += u.size
+				largest = max(largest, u.size)
 			}
-			if bestSize < 0 || size < bestSize {
-				best, bestSize = i, size
+			if bestMax < 0 || largest < bestMax || (largest == bestMax && size < bestSize) {
+				best, bestMax, bestSize = i, largest, size
 			}
 		}
 		merge = order[best : best+m]
