@@ -18,10 +18,12 @@
 //   - zcube: Hilbert (or Z-order for one column) clustering of unclustered
 //     files and of Z-cubes smaller than the minimum cube size (all files
 //     with Full), outputs tagged as liquid clustering tags them; partial
-//     cubes are merged size-tiered (Policy.CubeMergeMinCubes) unless the
-//     policy asks for Delta's merge-everything behaviour; each job's range
-//     buckets per column scale with the share of the partition it covers
-//     (SortSpec.Buckets);
+//     cubes are merged, Policy.CubeMergeMinCubes adjacent ones at a time,
+//     only while a partition holds more than 2 x sqrt(its files) of them,
+//     unless the policy asks for Delta's merge-everything behaviour; each
+//     job's range buckets per column scale with the share of the partition
+//     it covers, and an incremental job leaves uncut a column along which
+//     its outputs would get fewer than 4 slices (SortSpec.Buckets);
 //   - auto: picks one of the above from the table's shape.
 //
 // The package must not open files, read the log or know about scheduling.

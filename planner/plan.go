@@ -149,7 +149,7 @@ var skipText = map[SkipCode]string{
 	SkipClustered:         "clustered (in a z-cube); left to zcube",
 	SkipLargeZCube:        "in a z-cube at least min cube size",
 	SkipSingleZCube:       "the only partial z-cube and no unclustered data",
-	SkipCubeTier:          "partial z-cube waiting for more cubes of its size tier (cube merge min cubes)",
+	SkipCubeTier:          "partial z-cube left as it is: the partition's partial cubes are few enough",
 	SkipOtherProvider:     "clustered by another clustering provider",
 	SkipOtherColumns:      "z-cube of other clustering columns (FULL re-clusters it)",
 	SkipByteCap:           "job over the per-run byte cap",
@@ -423,7 +423,7 @@ func (st *state) detail(c SkipCode, a *skipAcc) (string, *time.Time) {
 	case SkipLargeZCube:
 		return "min cube size " + units.FormatBytes(s.minCube), nil
 	case SkipCubeTier:
-		return fmt.Sprintf("cube merge min cubes %d", s.cubeMinCubes), nil
+		return fmt.Sprintf("partial cubes merge, cube merge min cubes (%d) at a time, while more than 2 x sqrt(the partition's files)", s.cubeMinCubes), nil
 	case SkipQuarantined:
 		return "left alone until the table's policy changes or the daemon restarts", nil
 	}

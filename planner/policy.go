@@ -58,14 +58,10 @@ const (
 	// DefaultMinCubeSize is Delta's minCubeSize threshold (100 GiB): cubes at
 	// least this large are not merged by incremental clustering.
 	DefaultMinCubeSize int64 = 100 << 30
-	// DefaultCubeMergeMinCubes is the CubeMergeMinCubes used when it is 0
-	// (Cassandra's size-tiered min_threshold). Measured with
-	// bench/clustering.sh (Delta's size ratios scaled down, policy every 10
-	// batches): against Delta's merge-every-partial-cube, Z-cube every run
-	// rewrites 4.34x instead of 62.9x the ingested bytes; against the
-	// previous ratio tiers (a cube merged while at most 2x the bytes taken),
-	// auto rewrites 15% fewer bytes (3.45x vs 4.08x ingested) for 7% worse
-	// pruning (0.154 vs 0.144), Z-cube every run 21% fewer for 9% worse.
+	// DefaultCubeMergeMinCubes is the CubeMergeMinCubes used when it is 0:
+	// a merge takes 4 adjacent partial cubes (Cassandra's size-tiered
+	// min_threshold). bench/clustering.sh (Delta's size ratios scaled down,
+	// policy every 10 batches) and bench/README.md give the figures.
 	DefaultCubeMergeMinCubes = 4
 	// DefaultSettleWindow is DefaultPolicy's settle window.
 	DefaultSettleWindow = 15 * time.Minute
@@ -123,14 +119,13 @@ type Policy struct {
 	// MinCubeSize: Z-cubes whose logical size reaches it are not merged by
 	// incremental clustering. 0 means DefaultMinCubeSize (100 GiB).
 	MinCubeSize int64
-	// CubeMergeMinCubes makes incremental clustering size-tiered, as
-	// Cassandra's STCS: partial Z-cubes are grouped in tiers of similar
-	// logical size (the new unclustered data counting as one member of its
-	// tier) and a tier is merged only once it has this many members, so a
-	// little new data no longer rewrites every partial cube: it becomes a
-	// cube of its own until enough similar cubes exist. A partition without
-	// unclustered data merges all its partial cubes (it is quiet: one merge
-	// settles it). 0 means
+	// CubeMergeMinCubes bounds incremental clustering's merges: the new
+	// unclustered data becomes a cube of its own, and partial Z-cubes are
+	// merged only while a partition holds more of them (the new one
+	// included) than 2 x sqrt(its files), this many at a time: the run of
+	// adjacent cubes (along the clustering column they are narrowest on)
+	// whose largest is smallest. A partition without unclustered data merges
+	// all its partial cubes (it is quiet: one merge settles it). 0 means
 	// DefaultCubeMergeMinCubes (4); a negative value means Delta's
 	// behaviour: every partial cube is merged on every clustering run.
 	// 1 is invalid (a merge takes at least two cubes).
@@ -147,7 +142,7 @@ type Policy struct {
 }
 
 // DefaultPolicy returns the recommended policy: auto strategy, Delta's
-// defaults, size-tiered cube merging (DefaultCubeMergeMinCubes), a 15 minute
+// defaults, bounded cube merging (DefaultCubeMergeMinCubes), a 15 minute
 // settle window, no caps, files-desc order. Callers set Now before planning.
 func DefaultPolicy() Policy {
 	return Policy{

@@ -133,8 +133,9 @@ type Clustering struct {
 	MaxRelativeFileRange float64 `json:"max_relative_file_range"`
 	// MinCubeSize: a zcube smaller than this stays open for more data.
 	MinCubeSize int64 `json:"min_cube_size"`
-	// CubeMergeMinCubes: partial zcubes of similar size merge once this many
-	// exist (size tiers); 0 means the planner's default (4), -1 Delta's
+	// CubeMergeMinCubes: how many adjacent partial zcubes one merge takes,
+	// merges happening only while a partition holds more partial cubes than
+	// 2 x sqrt(its files); 0 means the planner's default (4), -1 Delta's
 	// merge of every partial cube on every clustering run.
 	CubeMergeMinCubes int `json:"cube_merge_min_cubes"`
 }

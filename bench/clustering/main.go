@@ -525,7 +525,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
 	flag.Int64Var(&cfg.minFile, "min-file", 0, "min file size: smaller files are compaction candidates (0 = target, as Delta's minFileSize = maxFileSize)")
 	flag.BoolVar(&cfg.equalBuckets, "equal-buckets", false, "ignore the plan's per-column bucket counts: every column gets range-buckets (Delta's layout)")
-	flag.IntVar(&cfg.cubeMergeMin, "cube-merge-min", planner.DefaultCubeMergeMinCubes, "planner CubeMergeMinCubes: partial cubes of a size tier merge once this many exist (negative = Delta: merge every partial cube)")
+	flag.IntVar(&cfg.cubeMergeMin, "cube-merge-min", planner.DefaultCubeMergeMinCubes, "planner CubeMergeMinCubes: adjacent partial cubes one merge takes, merges happening while a partition holds more than 2 x sqrt(its files) partial cubes (negative = Delta: merge every partial cube)")
 	flag.StringVar(&cfg.sweep, "sweep", "1,2,5,10,20,daemon", "policy intervals (batches per run) to rerun binpack, zcube and auto at, for the goal per interval, and \"daemon\" (a poll after every batch, a run when a trigger of the default policy fires, judged by the scheduler's own code); empty: none")
 	flag.StringVar(&cfg.strategies, "strategies", "binpack,lightweight,zcube,full,auto", "arms to simulate (comma-separated): binpack, lightweight, zcube (incremental, every run), full (re-cluster every file every run), auto")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this `file`")

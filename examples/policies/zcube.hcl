@@ -13,9 +13,10 @@ table "telemetry" {
     max_unclustered_bytes = "10GiB"
     # Cubes that reached this size are not merged again.
     min_cube_size = "100GiB"
-    # Smaller (partial) cubes merge in size tiers: once this many of
-    # similar size exist. -1 merges every partial cube on every clustering
-    # run, as Delta does (many more bytes rewritten).
+    # Smaller (partial) cubes merge this many adjacent ones at a time, only
+    # while a partition holds more than 2 x sqrt(its files) of them. -1
+    # merges every partial cube on every clustering run, as Delta does
+    # (many more bytes rewritten).
     cube_merge_min_cubes = 4
   }
 
