@@ -2,6 +2,7 @@ package writer
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/binary"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -26,23 +29,28 @@ import (
 //     (so the buckets are the in-memory path's), the run's sources closed;
 //  2. every run is read again column by column, its keys computed and
 //     sorted, and its rows written in that order to an unlinked temp file,
-//     column-wise (one parquet row group, uncompressed: less CPU than
-//     snappy; small pages whose buffers go to temp files too), its sorted
-//     entries (key, ordinal, source) to another;
+//     column-wise (one parquet row group, uncompressed and without page
+//     bounds: less CPU; small pages whose buffers go to temp files too),
+//     the largest columns first, its sorted entries (key, ordinal, source)
+//     to another; the row group is committed to the run's file (a copy of
+//     its page files) while the next run is read and sorted;
 //  3. the runs are merged by (key, ordinal), the in-memory path's order, one
-//     output row group at a time: the merge of the entries gives each row's
-//     run (and its origin, for the origin map), and then every column of the
-//     row group is written in parallel by taking the next value of that
-//     column of the row's run, each run column read in sequence.
+//     output row group at a time: the merge of the entries (on a goroutine
+//     of its own, one row group ahead) gives each row's run (and its origin,
+//     for the origin map), and every column of the row group is written in
+//     parallel (the largest first) by taking the next value of that column
+//     of the row's run, each run column read in sequence.
 //
 // Memory is one run (its entries, its open sources, its clustering columns
 // and one column buffer per worker), then in the merge the runs' current
-// pages, the row group being written (its rows bounded by the memory
-// bound) and its run indices.
+// pages, the row group's run indices (two row groups' worth) and the
+// outputs' column writers: their pages are sized so that those get a
+// quarter of the bound (spillOutputPageBytes), their compressed pages wait
+// in temp files (Options.SpillDir).
 
 // spillPageBytes is the page size of the runs' temp files: every run
 // column keeps one page in memory during the merge.
-const spillPageBytes = 32 << 10
+const spillPageBytes = 16 << 10
 
 // spillReadValues is the values a run column decodes at a time.
 const spillReadValues = 256
@@ -180,6 +188,7 @@ func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []
 	}
 
 	// 1. The samples, run by run in read order.
+	t0 := time.Now()
 	for _, r := range runs {
 		rs, err := jw.openRun(ctx, srcs, r)
 		if err != nil {
@@ -193,40 +202,86 @@ func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []
 		}
 	}
 	jw.drawBuckets(cols, so)
+	tSample := time.Now()
 
-	// 2. The sorted runs.
+	// 2. The sorted runs. A run's row group is committed to its file (the
+	// copy of its page files) while the next run is read and sorted.
+	order := spillColumnOrder(srcs, leaves)
+	var pending chan error
+	wait := func() error {
+		if pending == nil {
+			return nil
+		}
+		err := <-pending
+		pending = nil
+		return err
+	}
+	defer func() { _ = wait() }()
 	for _, r := range runs {
-		if err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, obs); err != nil {
+		finish, err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, order, obs)
+		if err != nil {
 			return 0, err
 		}
+		if err := wait(); err != nil {
+			return 0, err
+		}
+		if finish != nil {
+			ch := make(chan error, 1)
+			go func() { ch <- finish() }()
+			pending = ch
+		}
+	}
+	if err := wait(); err != nil {
+		return 0, err
 	}
 
 	// 3. The merge.
-	if err := jw.mergeSpillRuns(ctx, srcs, runs, outs, leaves); err != nil {
+	tRuns := time.Now()
+	wopts := jw.opts
+	wopts.PageBufferSize = spillOutputPageBytes(int64(so.ColumnMemoryBytes), len(leaves), jw.opts.PageBufferSize)
+	if err := jw.mergeSpillRuns(ctx, srcs, runs, outs, leaves, wopts); err != nil {
 		return 0, err
 	}
+	jw.log.Debug("sorted runs spilled and merged", "runs", len(runs), "rows", rows, "output_page_bytes", wopts.PageBufferSize,
+		"sample", tSample.Sub(t0), "write_runs", tRuns.Sub(tSample), "merge", time.Since(tRuns))
 	return len(runs), nil
 }
 
-// writeSpillRun reads run r, sorts it and writes its rows and entries to
-// temp files.
-func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, obs deltascan.ColumnObserver) error {
+// spillWriterPages is about the page buffers one column writer of an
+// output holds: the values buffered for its page (with the slack of their
+// growth), their encoding and the compressed page.
+const spillWriterPages = 4
+
+// spillOutputPageBytes is the page size of a spilling job's outputs: its
+// column writers (ncols of them, spillWriterPages pages each) get a
+// quarter of the memory bound, with pages of at most maxPage and at least
+// 16 KiB.
+func spillOutputPageBytes(bound int64, ncols, maxPage int) int {
+	p := bound / 4 / int64(spillWriterPages*max(1, ncols))
+	return int(max(16<<10, min(int64(maxPage), p)))
+}
+
+// writeSpillRun reads run r, sorts it and writes its entries and its
+// rows (columns in order, the largest first) to temp files; finish
+// commits the rows' row group to the run's file (nil when the run has no
+// rows).
+func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, order []int, obs deltascan.ColumnObserver) (finish func() error, err error) {
 	if r.rows == 0 {
-		return nil // no rows, no files; the merge never takes from it
+		return nil, nil // no rows, no files; the merge never takes from it
 	}
 	rs, err := jw.openRun(ctx, srcs, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeRun(rs)
 	n := int(r.rows)
 	bufs := make([]*colBuf, len(leaves))
 	if err := readClustering(ctx, rs, cols, leaves, n, bufs, obs, false); err != nil {
-		return err
+		return nil, err
 	}
 	entries := make([]sortEntry, n)
 	if err := sortedKeys(ctx, rs, r.first, bufs, cols, enc, entries); err != nil {
-		return err
+		return nil, err
 	}
 	lo := uint32(r.lo)
 	for i := range entries {
@@ -234,12 +289,12 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 	}
 	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 
 	// The entries.
 	if r.ents, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-keys-*"); err != nil {
-		return err
+		return nil, err
 	}
 	w := bufio.NewWriterSize(r.ents, 64<<10)
 	var rec [spillEntrySize]byte
@@ -249,26 +304,31 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 		binary.LittleEndian.PutUint32(rec[8:12], e.ref)
 		binary.LittleEndian.PutUint32(rec[12:], e.src)
 		if _, err := w.Write(rec[:]); err != nil {
-			return fmt.Errorf("sort: write run entries: %w", err)
+			return nil, fmt.Errorf("sort: write run entries: %w", err)
 		}
 		e.ref -= lo // the run's ordinal, for the gather
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("sort: write run entries: %w", err)
+		return nil, fmt.Errorf("sort: write run entries: %w", err)
 	}
 
 	// The rows, column by column.
 	if r.data, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-*"); err != nil {
-		return err
+		return nil, err
 	}
 	dw := bufio.NewWriterSize(r.data, 256<<10)
-	pw := parquet.NewWriter(dw, jw.schema,
+	wopts := []parquet.WriterOption{jw.schema,
 		parquet.Compression(&parquet.Uncompressed),
 		parquet.PageBufferSize(spillPageBytes),
 		parquet.DataPageStatistics(false),
-		parquet.ColumnPageBuffers(spillPool{dir: jw.opts.SpillDir}))
+		parquet.ColumnPageBuffers(spillPool{dir: jw.opts.SpillDir})}
+	for _, p := range jw.schema.Columns() {
+		wopts = append(wopts, parquet.SkipPageBounds(p...)) // no reader of a run skips pages
+	}
+	pw := parquet.NewWriter(dw, wopts...)
 	rgw := pw.BeginRowGroup()
-	err = runTasks(ctx, len(leaves), func(c int) error {
+	err = runTasks(ctx, len(order), func(k int) error {
+		c := order[k]
 		b := bufs[c]
 		bufs[c] = nil
 		if b == nil {
@@ -294,24 +354,27 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if got, err := commitRowGroup(rgw); err != nil {
-		return fmt.Errorf("sort: write run: %w", err)
-	} else if got != r.rows {
-		return fmt.Errorf("sort: run of %d rows wrote %d", r.rows, got)
-	}
-	if err := closeParquet(pw); err != nil {
-		return fmt.Errorf("sort: close run: %w", err)
-	}
-	if err := dw.Flush(); err != nil {
-		return fmt.Errorf("sort: write run: %w", err)
-	}
-	r.size, err = r.data.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return fmt.Errorf("sort: run size: %w", err)
-	}
-	return nil
+	return func() error {
+		if got, err := commitRowGroup(rgw); err != nil {
+			return fmt.Errorf("sort: write run: %w", err)
+		} else if got != r.rows {
+			return fmt.Errorf("sort: run of %d rows wrote %d", r.rows, got)
+		}
+		if err := closeParquet(pw); err != nil {
+			return fmt.Errorf("sort: close run: %w", err)
+		}
+		if err := dw.Flush(); err != nil {
+			return fmt.Errorf("sort: write run: %w", err)
+		}
+		var err error
+		r.size, err = r.data.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return fmt.Errorf("sort: run size: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // closeParquet closes a parquet writer, a panic of parquet-go as an error.
@@ -407,9 +470,19 @@ func (h *entryHeap) Pop() any {
 	return x
 }
 
+// mergedGroup is one output row group of the merge: the run of each of
+// its rows, in order.
+type mergedGroup struct {
+	out, group int
+	seq        []uint32
+}
+
 // mergeSpillRuns merges the sorted runs into the outputs, one row group at
-// a time, and fills the origin map.
-func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, runs []*spillRun, outs []*sortedOutput, leaves []parquet.LeafColumn) (err error) {
+// a time, and fills the origin map. The merge of the entries runs one row
+// group ahead of the columns (mergeEntries, on a goroutine of its own), so
+// the columns of row group g are written while row group g+1's rows are
+// merged.
+func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, runs []*spillRun, outs []*sortedOutput, leaves []parquet.LeafColumn, wopts Options) (err error) {
 	// Run columns: cols[r][c].
 	rcols := make([][]*runColumn, len(runs))
 	h := make(entryHeap, 0, len(runs))
@@ -459,11 +532,27 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		}
 	}()
 
-	var seq []uint32
-	srcIdx := make([]uint32, 0, gatherBatch)
-	phys := make([]int64, 0, gatherBatch)
+	// The merge, one row group ahead; two sequences circulate.
+	mctx, cancel := context.WithCancel(ctx)
+	merged := make(chan mergedGroup, 1)
+	free := make(chan []uint32, 2)
+	free <- nil
+	free <- nil
+	var mergeErr error
+	mergeDone := make(chan struct{})
+	go func() {
+		defer close(mergeDone)
+		defer close(merged)
+		mergeErr = jw.mergeEntries(mctx, srcs, h, outs, free, merged)
+	}()
+	defer func() {
+		cancel()
+		<-mergeDone
+	}()
+
+	order := spillColumnOrder(srcs, leaves)
 	for i, so := range outs {
-		o, err := jw.openSortedOutput(ctx, i, so)
+		o, err := jw.openSortedOutput(ctx, i, so, wopts)
 		if err != nil {
 			return err
 		}
@@ -472,40 +561,21 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 			colObs = o.stats.columns()
 		}
 		for g := range so.groups {
-			lo, hi := so.groups[g], so.end(g)
-			// The merge: each row's run, and its origin.
-			seq = seq[:0]
-			for j := lo; j < hi; j++ {
-				if len(h) == 0 {
-					return fmt.Errorf("sort: the runs ended at row %d of %d", j, so.hi)
+			mg, ok := <-merged
+			if !ok {
+				if mergeErr != nil {
+					return mergeErr
 				}
-				er := h[0]
-				e := er.cur
-				seq = append(seq, uint32(er.run))
-				s := srcs[e.src]
-				srcIdx = append(srcIdx, uint32(s.index))
-				phys = append(phys, s.phys(int64(e.ref)-s.start))
-				if len(srcIdx) == cap(srcIdx) {
-					if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
-						return err
-					}
-					srcIdx, phys = srcIdx[:0], phys[:0]
-				}
-				if ok, err := er.advance(); err != nil {
-					return err
-				} else if ok {
-					heap.Fix(&h, 0)
-				} else {
-					heap.Pop(&h)
-				}
+				return fmt.Errorf("sort: the merge ended before row group %d of output %d", g, i)
 			}
-			if err := ctx.Err(); err != nil {
-				return err
+			if mg.out != i || mg.group != g {
+				return fmt.Errorf("sort: merged row group %d of output %d, want %d of %d", mg.group, mg.out, g, i)
 			}
-			// The columns.
+			seq := mg.seq
 			rgw := o.pw.BeginRowGroup()
-			err := runTasks(ctx, len(leaves), func(c int) (err error) {
+			err := runTasks(ctx, len(order), func(k int) (err error) {
 				defer pq.RecoverParquet(&err)
+				c := order[k]
 				cw := rgw.ColumnWriters()[c]
 				vals := make([]parquet.Value, gatherBatch)
 				for b := 0; b < len(seq); b += gatherBatch {
@@ -531,6 +601,7 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 				}
 				return nil
 			})
+			free <- seq
 			if err != nil {
 				return err
 			}
@@ -538,11 +609,67 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 			if err != nil {
 				return fmt.Errorf("write row group of %s: %w", o.key, err)
 			}
-			if n != int64(hi-lo) {
-				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, hi-lo)
+			if want := int64(so.end(g) - so.groups[g]); n != want {
+				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, want)
 			}
 			o.rows += n
 			o.stats.addRecords(n)
+		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	<-mergeDone
+	return mergeErr
+}
+
+// mergeEntries merges the runs' entries (h, a heap) into the outputs' row
+// groups in order, sending each row group's run sequence on merged (in a
+// slice taken from free) and filling the origin map; it checks that the
+// runs end with the last output.
+func (jw *jobWriter) mergeEntries(ctx context.Context, srcs []*sortedSource, h entryHeap, outs []*sortedOutput, free <-chan []uint32, merged chan<- mergedGroup) error {
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for i, so := range outs {
+		for g := range so.groups {
+			var seq []uint32
+			select {
+			case seq = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			lo, hi := so.groups[g], so.end(g)
+			seq = seq[:0]
+			for j := lo; j < hi; j++ {
+				if len(h) == 0 {
+					return fmt.Errorf("sort: the runs ended at row %d of %d", j, so.hi)
+				}
+				er := h[0]
+				e := er.cur
+				seq = append(seq, uint32(er.run))
+				s := srcs[e.src]
+				srcIdx = append(srcIdx, uint32(s.index))
+				phys = append(phys, s.phys(int64(e.ref)-s.start))
+				if len(srcIdx) == cap(srcIdx) {
+					if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
+						return err
+					}
+					srcIdx, phys = srcIdx[:0], phys[:0]
+				}
+				if ok, err := er.advance(); err != nil {
+					return err
+				} else if ok {
+					heap.Fix(&h, 0)
+				} else {
+					heap.Pop(&h)
+				}
+			}
+			select {
+			case merged <- mergedGroup{out: i, group: g, seq: seq}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		if len(srcIdx) > 0 {
 			if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
@@ -553,13 +680,27 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		if err := jw.res.Origins.EndOutput(int64(so.hi - so.lo)); err != nil {
 			return err
 		}
-		jw.cur, so.o = o, nil
-		if err := jw.closeOutput(ctx); err != nil {
-			return err
-		}
 	}
 	if len(h) != 0 {
 		return fmt.Errorf("sort: rows left in the runs after %d outputs", len(outs))
 	}
 	return nil
+}
+
+// spillColumnOrder is the order the columns of a row group are handed to
+// the workers: the largest (uncompressed bytes in the sources) first, so
+// the last ones to end are small.
+func spillColumnOrder(srcs []*sortedSource, leaves []parquet.LeafColumn) []int {
+	cost := make([]int64, len(leaves))
+	for _, s := range srcs {
+		for c := range leaves {
+			cost[c] += s.colBytes[c]
+		}
+	}
+	order := make([]int, len(leaves))
+	for c := range order {
+		order[c] = c
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	return order
 }
