@@ -6,12 +6,12 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -29,31 +29,23 @@ import (
 //     (so the buckets are the in-memory path's), the run's sources closed;
 //  2. every run is read again column by column, its keys computed and
 //     sorted, and its rows written in that order to an unlinked temp file,
-//     column-wise (one parquet row group, uncompressed and without page
-//     bounds: less CPU; small pages whose buffers go to temp files too),
-//     the largest columns first, its sorted entries (key, ordinal, source)
-//     to another; the row group is committed to the run's file (a copy of
-//     its page files) while the next run is read and sorted;
+//     each column as the column buffer holds it (sort_runcol.go: no parquet
+//     encoding, the columns written in parallel, the largest first), its
+//     sorted entries (key, ordinal, source) to another;
 //  3. the runs are merged by (key, ordinal), the in-memory path's order, one
 //     output row group at a time: the merge of the entries (on a goroutine
 //     of its own, one row group ahead) gives each row's run (and its origin,
 //     for the origin map), and every column of the row group is written in
-//     parallel (the largest first) by taking the next value of that column
-//     of the row's run, each run column read in sequence.
+//     parallel (the largest first): for each batch of rows, the batch's rows
+//     of each run are read from that run's column at once and handed out in
+//     the merged order.
 //
 // Memory is one run (its entries, its open sources, its clustering columns
-// and one column buffer per worker), then in the merge the runs' current
-// pages, the row group's run indices (two row groups' worth) and the
-// outputs' column writers: their pages are sized so that those get a
-// quarter of the bound (spillOutputPageBytes), their compressed pages wait
-// in temp files (Options.SpillDir).
-
-// spillPageBytes is the page size of the runs' temp files: every run
-// column keeps one page in memory during the merge.
-const spillPageBytes = 16 << 10
-
-// spillReadValues is the values a run column decodes at a time.
-const spillReadValues = 256
+// and one column buffer per worker), then in the merge the runs' column
+// read buffers, the row group's run indices (two row groups' worth) and
+// the outputs' column writers: their pages are sized so that those get a
+// quarter of the bound (spillOutputPageBytes); their compressed pages wait
+// in temp files unless Options.InMemoryPages.
 
 // spillEntrySize is the bytes of one entry in a run's entry file.
 const spillEntrySize = 16
@@ -63,9 +55,10 @@ type spillRun struct {
 	first, last int   // its sources: srcs[first:last]
 	lo          int64 // ordinal of its first row
 	rows        int64
-	data        *os.File // its rows, sorted, as one parquet row group
-	size        int64
-	ents        *os.File // its sorted entries
+	data        *os.File     // its rows, sorted, column by column (sort_runcol.go)
+	cols        []runSection // where each column lies in data
+	next        atomic.Int64 // the end of the sections reserved in data
+	ents        *os.File     // its sorted entries
 }
 
 // planSpillRuns cuts srcs into runs of consecutive sources whose estimated
@@ -204,35 +197,12 @@ func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []
 	jw.drawBuckets(cols, so)
 	tSample := time.Now()
 
-	// 2. The sorted runs. A run's row group is committed to its file (the
-	// copy of its page files) while the next run is read and sorted.
+	// 2. The sorted runs.
 	order := spillColumnOrder(srcs, leaves)
-	var pending chan error
-	wait := func() error {
-		if pending == nil {
-			return nil
-		}
-		err := <-pending
-		pending = nil
-		return err
-	}
-	defer func() { _ = wait() }()
 	for _, r := range runs {
-		finish, err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, order, obs)
-		if err != nil {
+		if err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, order, obs); err != nil {
 			return 0, err
 		}
-		if err := wait(); err != nil {
-			return 0, err
-		}
-		if finish != nil {
-			ch := make(chan error, 1)
-			go func() { ch <- finish() }()
-			pending = ch
-		}
-	}
-	if err := wait(); err != nil {
-		return 0, err
 	}
 
 	// 3. The merge.
@@ -262,26 +232,24 @@ func spillOutputPageBytes(bound int64, ncols, maxPage int) int {
 }
 
 // writeSpillRun reads run r, sorts it and writes its entries and its
-// rows (columns in order, the largest first) to temp files; finish
-// commits the rows' row group to the run's file (nil when the run has no
-// rows).
-func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, order []int, obs deltascan.ColumnObserver) (finish func() error, err error) {
+// rows (columns in order, the largest first, in parallel) to temp files.
+func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, order []int, obs deltascan.ColumnObserver) (err error) {
 	if r.rows == 0 {
-		return nil, nil // no rows, no files; the merge never takes from it
+		return nil // no rows, no files; the merge never takes from it
 	}
 	rs, err := jw.openRun(ctx, srcs, r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closeRun(rs)
 	n := int(r.rows)
 	bufs := make([]*colBuf, len(leaves))
 	if err := readClustering(ctx, rs, cols, leaves, n, bufs, obs, false); err != nil {
-		return nil, err
+		return err
 	}
 	entries := make([]sortEntry, n)
 	if err := sortedKeys(ctx, rs, r.first, bufs, cols, enc, entries); err != nil {
-		return nil, err
+		return err
 	}
 	lo := uint32(r.lo)
 	for i := range entries {
@@ -289,12 +257,12 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 	}
 	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 
 	// The entries.
 	if r.ents, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-keys-*"); err != nil {
-		return nil, err
+		return err
 	}
 	w := bufio.NewWriterSize(r.ents, 64<<10)
 	var rec [spillEntrySize]byte
@@ -304,30 +272,20 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 		binary.LittleEndian.PutUint32(rec[8:12], e.ref)
 		binary.LittleEndian.PutUint32(rec[12:], e.src)
 		if _, err := w.Write(rec[:]); err != nil {
-			return nil, fmt.Errorf("sort: write run entries: %w", err)
+			return fmt.Errorf("sort: write run entries: %w", err)
 		}
 		e.ref -= lo // the run's ordinal, for the gather
 	}
 	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("sort: write run entries: %w", err)
+		return fmt.Errorf("sort: write run entries: %w", err)
 	}
 
 	// The rows, column by column.
 	if r.data, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-*"); err != nil {
-		return nil, err
+		return err
 	}
-	dw := bufio.NewWriterSize(r.data, 256<<10)
-	wopts := []parquet.WriterOption{jw.schema,
-		parquet.Compression(&parquet.Uncompressed),
-		parquet.PageBufferSize(spillPageBytes),
-		parquet.DataPageStatistics(false),
-		parquet.ColumnPageBuffers(spillPool{dir: jw.opts.SpillDir})}
-	for _, p := range jw.schema.Columns() {
-		wopts = append(wopts, parquet.SkipPageBounds(p...)) // no reader of a run skips pages
-	}
-	pw := parquet.NewWriter(dw, wopts...)
-	rgw := pw.BeginRowGroup()
-	err = runTasks(ctx, len(order), func(k int) error {
+	r.cols = make([]runSection, len(leaves))
+	return runTasks(ctx, len(order), func(k int) error {
 		c := order[k]
 		b := bufs[c]
 		bufs[c] = nil
@@ -339,100 +297,10 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 				return err
 			}
 		}
-		cw := rgw.ColumnWriters()[c]
-		vals := make([]parquet.Value, gatherBatch)
-		for lo := 0; lo < n; lo += gatherBatch {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			batch := vals[:min(n-lo, gatherBatch)]
-			b.gather(batch, entries[lo:lo+len(batch)])
-			if err := writeValues(cw, batch); err != nil {
-				return fmt.Errorf("sort: write column %d of a run: %w", c, err)
-			}
-		}
-		return nil
+		sec, err := writeRunColumn(r.data, &r.next, b, entries)
+		r.cols[c] = sec
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return func() error {
-		if got, err := commitRowGroup(rgw); err != nil {
-			return fmt.Errorf("sort: write run: %w", err)
-		} else if got != r.rows {
-			return fmt.Errorf("sort: run of %d rows wrote %d", r.rows, got)
-		}
-		if err := closeParquet(pw); err != nil {
-			return fmt.Errorf("sort: close run: %w", err)
-		}
-		if err := dw.Flush(); err != nil {
-			return fmt.Errorf("sort: write run: %w", err)
-		}
-		var err error
-		r.size, err = r.data.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return fmt.Errorf("sort: run size: %w", err)
-		}
-		return nil
-	}, nil
-}
-
-// closeParquet closes a parquet writer, a panic of parquet-go as an error.
-func closeParquet(pw *parquet.Writer) (err error) {
-	defer pq.RecoverParquet(&err)
-	return pw.Close()
-}
-
-// runColumn reads one column of a run in sequence.
-type runColumn struct {
-	pages parquet.Pages
-	page  parquet.Page // the page vals reads
-	vals  parquet.ValueReader
-	buf   []parquet.Value
-	i     int
-	// done are pages read to their end whose values may still be in a
-	// batch not yet written (byte arrays reference their page).
-	done []parquet.Page
-}
-
-// release gives the pages read to their end back to parquet-go's pools,
-// once no value of theirs is held.
-func (rc *runColumn) release() {
-	for i, p := range rc.done {
-		parquet.Release(p)
-		rc.done[i] = nil
-	}
-	rc.done = rc.done[:0]
-}
-
-// next is the column's next value, valid until the next release.
-func (rc *runColumn) next() (parquet.Value, error) {
-	for rc.i == len(rc.buf) {
-		if rc.vals != nil {
-			n, err := rc.vals.ReadValues(rc.buf[:cap(rc.buf)])
-			if n > 0 {
-				rc.buf, rc.i = rc.buf[:n], 0
-				break
-			}
-			if err != nil && err != io.EOF {
-				return parquet.Value{}, err
-			}
-			rc.vals = nil
-			rc.done = append(rc.done, rc.page)
-			rc.page = nil
-		}
-		p, err := rc.pages.ReadPage()
-		if err != nil {
-			if err == io.EOF {
-				err = errors.New("run ended early")
-			}
-			return parquet.Value{}, err
-		}
-		rc.page, rc.vals = p, p.Values()
-	}
-	v := rc.buf[rc.i]
-	rc.i++
-	return v, nil
 }
 
 // entryReader reads a run's sorted entries.
@@ -490,17 +358,8 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		if r.rows == 0 {
 			continue
 		}
-		f, err := parquet.OpenFile(r.data, r.size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-		if err != nil {
-			return fmt.Errorf("sort: open run: %w", err)
-		}
-		rgs := f.RowGroups()
-		if len(rgs) != 1 || rgs[0].NumRows() != r.rows {
-			return fmt.Errorf("sort: run of %d rows reads back as %d row groups", r.rows, len(rgs))
-		}
-		chunks := rgs[0].ColumnChunks()
-		for c := range leaves {
-			rcols[i] = append(rcols[i], &runColumn{pages: chunks[c].Pages(), buf: make([]parquet.Value, 0, spillReadValues)})
+		for c, l := range leaves {
+			rcols[i] = append(rcols[i], newRunColumn(r.data, r.cols[c], c, l.Node.Type().Kind(), l.MaxDefinitionLevel))
 		}
 		if _, err := r.ents.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("sort: rewind run entries: %w", err)
@@ -512,17 +371,6 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 			h = append(h, er)
 		}
 	}
-	defer func() {
-		for _, rc := range rcols {
-			for _, c := range rc {
-				c.release()
-				if c.page != nil {
-					parquet.Release(c.page)
-				}
-				_ = c.pages.Close()
-			}
-		}
-	}()
 	heap.Init(&h)
 	defer func() {
 		for _, so := range outs {
@@ -578,25 +426,30 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 				c := order[k]
 				cw := rgw.ColumnWriters()[c]
 				vals := make([]parquet.Value, gatherBatch)
+				counts := make([]int, len(rcols))
+				ident := identityEntries(gatherBatch)
 				for b := 0; b < len(seq); b += gatherBatch {
 					batch := vals[:min(len(seq)-b, gatherBatch)]
-					for k := range batch {
-						v, err := rcols[seq[b+k]][c].next()
-						if err != nil {
-							return fmt.Errorf("sort: read column %d of a run: %w", c, err)
+					// The batch's rows of each run, read at once.
+					clear(counts)
+					for _, r := range seq[b : b+len(batch)] {
+						counts[r]++
+					}
+					for r, n := range counts {
+						if n > 0 {
+							if err := rcols[r][c].take(n, ident); err != nil {
+								return fmt.Errorf("sort: read column %d of a run: %w", c, err)
+							}
 						}
-						batch[k] = v
+					}
+					for k := range batch {
+						batch[k] = rcols[seq[b+k]][c].next()
 					}
 					if colObs != nil {
 						colObs.ObserveColumnValues(c, batch)
 					}
 					if err := writeValues(cw, batch); err != nil {
 						return fmt.Errorf("write column %d of %s: %w", c, o.key, err)
-					}
-					for _, rc := range rcols {
-						if rc != nil {
-							rc[c].release() // the batch's values are copied
-						}
 					}
 				}
 				return nil
