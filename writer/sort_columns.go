@@ -413,11 +413,12 @@ func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int, rgBytes int6
 }
 
 // openSortedOutput creates the i-th sorted output (its key tracked in the
-// attempt first) and keeps it in so.
-func (jw *jobWriter) openSortedOutput(ctx context.Context, i int, so *sortedOutput) (*output, error) {
+// attempt first), written with opts (the job's, or the spilling path's
+// smaller pages), and keeps it in so.
+func (jw *jobWriter) openSortedOutput(ctx context.Context, i int, so *sortedOutput, opts Options) (*output, error) {
 	key := jw.layout.key(i)
 	jw.objs.Track(key)
-	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, opts, so.stats)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +437,7 @@ func (jw *jobWriter) writeSortedColumns(ctx context.Context, srcs []*sortedSourc
 		}
 	}()
 	for i, so := range outs {
-		o, err := jw.openSortedOutput(ctx, i, so)
+		o, err := jw.openSortedOutput(ctx, i, so, jw.opts)
 		if err != nil {
 			return err
 		}

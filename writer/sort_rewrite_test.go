@@ -323,11 +323,18 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 		_, err := Rewrite(context.Background(), tbl, snap, &Job{ID: "j", Sources: snap.Files[:2], Sort: &SortSpec{Columns: [][]string{{"no_such_col"}}}}, objs, opts)
 		check(t, opts.SpillDir, objs, err, `"no_such_col"`)
 	})
-	// On both paths: count the checks of a whole run, then cancel at points
+	// On every path (the column path in memory, spilling sorted runs, the
+	// row path): count the checks of a whole run, then cancel at points
 	// through it.
-	for _, rowPath := range []bool{false, true} {
-		t.Run(fmt.Sprintf("row path %v", rowPath), func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rowPath   bool
+		columnMem int
+	}{{"column path", false, 0}, {"column path spilling runs", false, 1}, {"row path", true, 0}} {
+		rowPath := tc.rowPath
+		t.Run(tc.name, func(t *testing.T) {
 			opts.DisableCopyPath = rowPath
+			opts.Sort.ColumnMemoryBytes = tc.columnMem
 			probe := &countdownCtx{Context: context.Background()}
 			probe.n.Store(1 << 40)
 			opts.SpillDir = t.TempDir()
@@ -336,8 +343,8 @@ func TestFailedSortedRewriteLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Outputs) < 3 || res.Sort.Columnar == rowPath {
-				t.Fatalf("%d outputs, column path %v: want several, on the path asked", len(res.Outputs), res.Sort.Columnar)
+			if len(res.Outputs) < 3 || res.Sort.Columnar == rowPath || (tc.columnMem > 0) != (res.Sort.Runs > 1) {
+				t.Fatalf("%d outputs, column path %v, %d sorted runs: want several outputs, on the path asked", len(res.Outputs), res.Sort.Columnar, res.Sort.Runs)
 			}
 			if err := cleanAttempt(context.Background(), objs, tbl); err != nil {
 				t.Fatal(err)

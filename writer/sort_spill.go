@@ -2,14 +2,17 @@ package writer
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -26,26 +29,23 @@ import (
 //     (so the buckets are the in-memory path's), the run's sources closed;
 //  2. every run is read again column by column, its keys computed and
 //     sorted, and its rows written in that order to an unlinked temp file,
-//     column-wise (one parquet row group, uncompressed: less CPU than
-//     snappy; small pages whose buffers go to temp files too), its sorted
-//     entries (key, ordinal, source) to another;
+//     each column as the column buffer holds it (sort_runcol.go: no parquet
+//     encoding, the columns written in parallel, the largest first), its
+//     sorted entries (key, ordinal, source) to another;
 //  3. the runs are merged by (key, ordinal), the in-memory path's order, one
-//     output row group at a time: the merge of the entries gives each row's
-//     run (and its origin, for the origin map), and then every column of the
-//     row group is written in parallel by taking the next value of that
-//     column of the row's run, each run column read in sequence.
+//     output row group at a time: the merge of the entries (on a goroutine
+//     of its own, one row group ahead) gives each row's run (and its origin,
+//     for the origin map), and every column of the row group is written in
+//     parallel (the largest first): for each batch of rows, the batch's rows
+//     of each run are read from that run's column at once and handed out in
+//     the merged order.
 //
 // Memory is one run (its entries, its open sources, its clustering columns
-// and one column buffer per worker), then in the merge the runs' current
-// pages, the row group being written (its rows bounded by the memory
-// bound) and its run indices.
-
-// spillPageBytes is the page size of the runs' temp files: every run
-// column keeps one page in memory during the merge.
-const spillPageBytes = 32 << 10
-
-// spillReadValues is the values a run column decodes at a time.
-const spillReadValues = 256
+// and one column buffer per worker), then in the merge the runs' column
+// read buffers, the row group's run indices (two row groups' worth) and
+// the outputs' column writers: their pages are sized so that those get a
+// quarter of the bound (spillOutputPageBytes); their compressed pages wait
+// in temp files unless Options.InMemoryPages.
 
 // spillEntrySize is the bytes of one entry in a run's entry file.
 const spillEntrySize = 16
@@ -55,9 +55,10 @@ type spillRun struct {
 	first, last int   // its sources: srcs[first:last]
 	lo          int64 // ordinal of its first row
 	rows        int64
-	data        *os.File // its rows, sorted, as one parquet row group
-	size        int64
-	ents        *os.File // its sorted entries
+	data        *os.File     // its rows, sorted, column by column (sort_runcol.go)
+	cols        []runSection // where each column lies in data
+	next        atomic.Int64 // the end of the sections reserved in data
+	ents        *os.File     // its sorted entries
 }
 
 // planSpillRuns cuts srcs into runs of consecutive sources whose estimated
@@ -180,6 +181,7 @@ func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []
 	}
 
 	// 1. The samples, run by run in read order.
+	t0 := time.Now()
 	for _, r := range runs {
 		rs, err := jw.openRun(ctx, srcs, r)
 		if err != nil {
@@ -193,24 +195,45 @@ func (jw *jobWriter) runSortedSpill(ctx context.Context, so SortOptions, cols []
 		}
 	}
 	jw.drawBuckets(cols, so)
+	tSample := time.Now()
 
 	// 2. The sorted runs.
+	order := spillColumnOrder(srcs, leaves)
 	for _, r := range runs {
-		if err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, obs); err != nil {
+		if err := jw.writeSpillRun(ctx, srcs, r, cols, enc, leaves, order, obs); err != nil {
 			return 0, err
 		}
 	}
 
 	// 3. The merge.
-	if err := jw.mergeSpillRuns(ctx, srcs, runs, outs, leaves); err != nil {
+	tRuns := time.Now()
+	wopts := jw.opts
+	wopts.PageBufferSize = spillOutputPageBytes(int64(so.ColumnMemoryBytes), len(leaves), jw.opts.PageBufferSize)
+	if err := jw.mergeSpillRuns(ctx, srcs, runs, outs, leaves, wopts); err != nil {
 		return 0, err
 	}
+	jw.log.Debug("sorted runs spilled and merged", "runs", len(runs), "rows", rows, "output_page_bytes", wopts.PageBufferSize,
+		"sample", tSample.Sub(t0), "write_runs", tRuns.Sub(tSample), "merge", time.Since(tRuns))
 	return len(runs), nil
 }
 
-// writeSpillRun reads run r, sorts it and writes its rows and entries to
-// temp files.
-func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, obs deltascan.ColumnObserver) error {
+// spillWriterPages is about the page buffers one column writer of an
+// output holds: the values buffered for its page (with the slack of their
+// growth), their encoding and the compressed page.
+const spillWriterPages = 4
+
+// spillOutputPageBytes is the page size of a spilling job's outputs: its
+// column writers (ncols of them, spillWriterPages pages each) get a
+// quarter of the memory bound, with pages of at most maxPage and at least
+// 16 KiB.
+func spillOutputPageBytes(bound int64, ncols, maxPage int) int {
+	p := bound / 4 / int64(spillWriterPages*max(1, ncols))
+	return int(max(16<<10, min(int64(maxPage), p)))
+}
+
+// writeSpillRun reads run r, sorts it and writes its entries and its
+// rows (columns in order, the largest first, in parallel) to temp files.
+func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r *spillRun, cols []*sortColumn, enc *curve.Encoder, leaves []parquet.LeafColumn, order []int, obs deltascan.ColumnObserver) (err error) {
 	if r.rows == 0 {
 		return nil // no rows, no files; the merge never takes from it
 	}
@@ -261,14 +284,9 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 	if r.data, err = createSpill(jw.opts.SpillDir, "compactord-sortrun-*"); err != nil {
 		return err
 	}
-	dw := bufio.NewWriterSize(r.data, 256<<10)
-	pw := parquet.NewWriter(dw, jw.schema,
-		parquet.Compression(&parquet.Uncompressed),
-		parquet.PageBufferSize(spillPageBytes),
-		parquet.DataPageStatistics(false),
-		parquet.ColumnPageBuffers(spillPool{dir: jw.opts.SpillDir}))
-	rgw := pw.BeginRowGroup()
-	err = runTasks(ctx, len(leaves), func(c int) error {
+	r.cols = make([]runSection, len(leaves))
+	return runTasks(ctx, len(order), func(k int) error {
+		c := order[k]
 		b := bufs[c]
 		bufs[c] = nil
 		if b == nil {
@@ -279,97 +297,10 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 				return err
 			}
 		}
-		cw := rgw.ColumnWriters()[c]
-		vals := make([]parquet.Value, gatherBatch)
-		for lo := 0; lo < n; lo += gatherBatch {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			batch := vals[:min(n-lo, gatherBatch)]
-			b.gather(batch, entries[lo:lo+len(batch)])
-			if err := writeValues(cw, batch); err != nil {
-				return fmt.Errorf("sort: write column %d of a run: %w", c, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+		sec, err := writeRunColumn(r.data, &r.next, b, entries)
+		r.cols[c] = sec
 		return err
-	}
-	if got, err := commitRowGroup(rgw); err != nil {
-		return fmt.Errorf("sort: write run: %w", err)
-	} else if got != r.rows {
-		return fmt.Errorf("sort: run of %d rows wrote %d", r.rows, got)
-	}
-	if err := closeParquet(pw); err != nil {
-		return fmt.Errorf("sort: close run: %w", err)
-	}
-	if err := dw.Flush(); err != nil {
-		return fmt.Errorf("sort: write run: %w", err)
-	}
-	r.size, err = r.data.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return fmt.Errorf("sort: run size: %w", err)
-	}
-	return nil
-}
-
-// closeParquet closes a parquet writer, a panic of parquet-go as an error.
-func closeParquet(pw *parquet.Writer) (err error) {
-	defer pq.RecoverParquet(&err)
-	return pw.Close()
-}
-
-// runColumn reads one column of a run in sequence.
-type runColumn struct {
-	pages parquet.Pages
-	page  parquet.Page // the page vals reads
-	vals  parquet.ValueReader
-	buf   []parquet.Value
-	i     int
-	// done are pages read to their end whose values may still be in a
-	// batch not yet written (byte arrays reference their page).
-	done []parquet.Page
-}
-
-// release gives the pages read to their end back to parquet-go's pools,
-// once no value of theirs is held.
-func (rc *runColumn) release() {
-	for i, p := range rc.done {
-		parquet.Release(p)
-		rc.done[i] = nil
-	}
-	rc.done = rc.done[:0]
-}
-
-// next is the column's next value, valid until the next release.
-func (rc *runColumn) next() (parquet.Value, error) {
-	for rc.i == len(rc.buf) {
-		if rc.vals != nil {
-			n, err := rc.vals.ReadValues(rc.buf[:cap(rc.buf)])
-			if n > 0 {
-				rc.buf, rc.i = rc.buf[:n], 0
-				break
-			}
-			if err != nil && err != io.EOF {
-				return parquet.Value{}, err
-			}
-			rc.vals = nil
-			rc.done = append(rc.done, rc.page)
-			rc.page = nil
-		}
-		p, err := rc.pages.ReadPage()
-		if err != nil {
-			if err == io.EOF {
-				err = errors.New("run ended early")
-			}
-			return parquet.Value{}, err
-		}
-		rc.page, rc.vals = p, p.Values()
-	}
-	v := rc.buf[rc.i]
-	rc.i++
-	return v, nil
+	})
 }
 
 // entryReader reads a run's sorted entries.
@@ -407,9 +338,19 @@ func (h *entryHeap) Pop() any {
 	return x
 }
 
+// mergedGroup is one output row group of the merge: the run of each of
+// its rows, in order.
+type mergedGroup struct {
+	out, group int
+	seq        []uint32
+}
+
 // mergeSpillRuns merges the sorted runs into the outputs, one row group at
-// a time, and fills the origin map.
-func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, runs []*spillRun, outs []*sortedOutput, leaves []parquet.LeafColumn) (err error) {
+// a time, and fills the origin map. The merge of the entries runs one row
+// group ahead of the columns (mergeEntries, on a goroutine of its own), so
+// the columns of row group g are written while row group g+1's rows are
+// merged.
+func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, runs []*spillRun, outs []*sortedOutput, leaves []parquet.LeafColumn, wopts Options) (err error) {
 	// Run columns: cols[r][c].
 	rcols := make([][]*runColumn, len(runs))
 	h := make(entryHeap, 0, len(runs))
@@ -417,17 +358,8 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		if r.rows == 0 {
 			continue
 		}
-		f, err := parquet.OpenFile(r.data, r.size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-		if err != nil {
-			return fmt.Errorf("sort: open run: %w", err)
-		}
-		rgs := f.RowGroups()
-		if len(rgs) != 1 || rgs[0].NumRows() != r.rows {
-			return fmt.Errorf("sort: run of %d rows reads back as %d row groups", r.rows, len(rgs))
-		}
-		chunks := rgs[0].ColumnChunks()
-		for c := range leaves {
-			rcols[i] = append(rcols[i], &runColumn{pages: chunks[c].Pages(), buf: make([]parquet.Value, 0, spillReadValues)})
+		for c, l := range leaves {
+			rcols[i] = append(rcols[i], newRunColumn(r.data, r.cols[c], c, l.Node.Type().Kind(), l.MaxDefinitionLevel))
 		}
 		if _, err := r.ents.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("sort: rewind run entries: %w", err)
@@ -439,17 +371,6 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 			h = append(h, er)
 		}
 	}
-	defer func() {
-		for _, rc := range rcols {
-			for _, c := range rc {
-				c.release()
-				if c.page != nil {
-					parquet.Release(c.page)
-				}
-				_ = c.pages.Close()
-			}
-		}
-	}()
 	heap.Init(&h)
 	defer func() {
 		for _, so := range outs {
@@ -459,11 +380,27 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		}
 	}()
 
-	var seq []uint32
-	srcIdx := make([]uint32, 0, gatherBatch)
-	phys := make([]int64, 0, gatherBatch)
+	// The merge, one row group ahead; two sequences circulate.
+	mctx, cancel := context.WithCancel(ctx)
+	merged := make(chan mergedGroup, 1)
+	free := make(chan []uint32, 2)
+	free <- nil
+	free <- nil
+	var mergeErr error
+	mergeDone := make(chan struct{})
+	go func() {
+		defer close(mergeDone)
+		defer close(merged)
+		mergeErr = jw.mergeEntries(mctx, srcs, h, outs, free, merged)
+	}()
+	defer func() {
+		cancel()
+		<-mergeDone
+	}()
+
+	order := spillColumnOrder(srcs, leaves)
 	for i, so := range outs {
-		o, err := jw.openSortedOutput(ctx, i, so)
+		o, err := jw.openSortedOutput(ctx, i, so, wopts)
 		if err != nil {
 			return err
 		}
@@ -472,8 +409,90 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 			colObs = o.stats.columns()
 		}
 		for g := range so.groups {
+			mg, ok := <-merged
+			if !ok {
+				if mergeErr != nil {
+					return mergeErr
+				}
+				return fmt.Errorf("sort: the merge ended before row group %d of output %d", g, i)
+			}
+			if mg.out != i || mg.group != g {
+				return fmt.Errorf("sort: merged row group %d of output %d, want %d of %d", mg.group, mg.out, g, i)
+			}
+			seq := mg.seq
+			rgw := o.pw.BeginRowGroup()
+			err := runTasks(ctx, len(order), func(k int) (err error) {
+				defer pq.RecoverParquet(&err)
+				c := order[k]
+				cw := rgw.ColumnWriters()[c]
+				vals := make([]parquet.Value, gatherBatch)
+				counts := make([]int, len(rcols))
+				ident := identityEntries(gatherBatch)
+				for b := 0; b < len(seq); b += gatherBatch {
+					batch := vals[:min(len(seq)-b, gatherBatch)]
+					// The batch's rows of each run, read at once.
+					clear(counts)
+					for _, r := range seq[b : b+len(batch)] {
+						counts[r]++
+					}
+					for r, n := range counts {
+						if n > 0 {
+							if err := rcols[r][c].take(n, ident); err != nil {
+								return fmt.Errorf("sort: read column %d of a run: %w", c, err)
+							}
+						}
+					}
+					for k := range batch {
+						batch[k] = rcols[seq[b+k]][c].next()
+					}
+					if colObs != nil {
+						colObs.ObserveColumnValues(c, batch)
+					}
+					if err := writeValues(cw, batch); err != nil {
+						return fmt.Errorf("write column %d of %s: %w", c, o.key, err)
+					}
+				}
+				return nil
+			})
+			free <- seq
+			if err != nil {
+				return err
+			}
+			n, err := commitRowGroup(rgw)
+			if err != nil {
+				return fmt.Errorf("write row group of %s: %w", o.key, err)
+			}
+			if want := int64(so.end(g) - so.groups[g]); n != want {
+				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, want)
+			}
+			o.rows += n
+			o.stats.addRecords(n)
+		}
+		jw.cur, so.o = o, nil
+		if err := jw.closeOutput(ctx); err != nil {
+			return err
+		}
+	}
+	<-mergeDone
+	return mergeErr
+}
+
+// mergeEntries merges the runs' entries (h, a heap) into the outputs' row
+// groups in order, sending each row group's run sequence on merged (in a
+// slice taken from free) and filling the origin map; it checks that the
+// runs end with the last output.
+func (jw *jobWriter) mergeEntries(ctx context.Context, srcs []*sortedSource, h entryHeap, outs []*sortedOutput, free <-chan []uint32, merged chan<- mergedGroup) error {
+	srcIdx := make([]uint32, 0, gatherBatch)
+	phys := make([]int64, 0, gatherBatch)
+	for i, so := range outs {
+		for g := range so.groups {
+			var seq []uint32
+			select {
+			case seq = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			lo, hi := so.groups[g], so.end(g)
-			// The merge: each row's run, and its origin.
 			seq = seq[:0]
 			for j := lo; j < hi; j++ {
 				if len(h) == 0 {
@@ -499,50 +518,11 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 					heap.Pop(&h)
 				}
 			}
-			if err := ctx.Err(); err != nil {
-				return err
+			select {
+			case merged <- mergedGroup{out: i, group: g, seq: seq}:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			// The columns.
-			rgw := o.pw.BeginRowGroup()
-			err := runTasks(ctx, len(leaves), func(c int) (err error) {
-				defer pq.RecoverParquet(&err)
-				cw := rgw.ColumnWriters()[c]
-				vals := make([]parquet.Value, gatherBatch)
-				for b := 0; b < len(seq); b += gatherBatch {
-					batch := vals[:min(len(seq)-b, gatherBatch)]
-					for k := range batch {
-						v, err := rcols[seq[b+k]][c].next()
-						if err != nil {
-							return fmt.Errorf("sort: read column %d of a run: %w", c, err)
-						}
-						batch[k] = v
-					}
-					if colObs != nil {
-						colObs.ObserveColumnValues(c, batch)
-					}
-					if err := writeValues(cw, batch); err != nil {
-						return fmt.Errorf("write column %d of %s: %w", c, o.key, err)
-					}
-					for _, rc := range rcols {
-						if rc != nil {
-							rc[c].release() // the batch's values are copied
-						}
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			n, err := commitRowGroup(rgw)
-			if err != nil {
-				return fmt.Errorf("write row group of %s: %w", o.key, err)
-			}
-			if n != int64(hi-lo) {
-				return fmt.Errorf("write row group %d of %s: wrote %d of %d rows", g, o.key, n, hi-lo)
-			}
-			o.rows += n
-			o.stats.addRecords(n)
 		}
 		if len(srcIdx) > 0 {
 			if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
@@ -553,13 +533,27 @@ func (jw *jobWriter) mergeSpillRuns(ctx context.Context, srcs []*sortedSource, r
 		if err := jw.res.Origins.EndOutput(int64(so.hi - so.lo)); err != nil {
 			return err
 		}
-		jw.cur, so.o = o, nil
-		if err := jw.closeOutput(ctx); err != nil {
-			return err
-		}
 	}
 	if len(h) != 0 {
 		return fmt.Errorf("sort: rows left in the runs after %d outputs", len(outs))
 	}
 	return nil
+}
+
+// spillColumnOrder is the order the columns of a row group are handed to
+// the workers: the largest (uncompressed bytes in the sources) first, so
+// the last ones to end are small.
+func spillColumnOrder(srcs []*sortedSource, leaves []parquet.LeafColumn) []int {
+	cost := make([]int64, len(leaves))
+	for _, s := range srcs {
+		for c := range leaves {
+			cost[c] += s.colBytes[c]
+		}
+	}
+	order := make([]int, len(leaves))
+	for c := range order {
+		order[c] = c
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	return order
 }
