@@ -228,45 +228,95 @@ func (jw *jobWriter) finishSortedColumns(so SortOptions, cols []*sortColumn, enc
 	return nil
 }
 
+// keyBatch is the rows whose coordinates sortedKeys computes at once,
+// column by column.
+const keyBatch = 2048
+
 // sortedKeys sets entries[i] to row i's curve key, ordinal i and source
 // index srcBase plus its index in srcs, computed from the
-// clustering columns' buffers in parallel chunks.
+// clustering columns' buffers in parallel chunks: in each, batches of
+// keyBatch rows have their coordinates found column by column, then their
+// keys made at once.
 func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*colBuf, cols []*sortColumn, enc *curve.Encoder, entries []sortEntry) error {
 	n := len(entries)
 	return parallelRanges(n, 1<<14, func(lo, hi int) error {
-		coords := make([]uint32, len(cols))
+		coords := make([][]uint32, len(cols))
+		for d := range coords {
+			coords[d] = make([]uint32, keyBatch)
+		}
+		keys := make([]uint64, keyBatch)
 		// The source of row i: srcs[si], advanced as i passes its end.
 		si := sort.Search(len(srcs), func(k int) bool { return srcs[k].start+srcs[k].live > int64(lo) })
-		for i := lo; i < hi; i++ {
-			for int64(i) >= srcs[si].start+srcs[si].live {
-				si++
-			}
-			if (i-lo)%(1<<16) == 0 {
+		for b0 := lo; b0 < hi; b0 += keyBatch {
+			if (b0-lo)%(1<<16) == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			b1 := min(hi, b0+keyBatch)
 			for d, c := range cols {
-				b := bufs[c.index]
-				switch {
-				case b.isNull(i):
-					coords[d] = curve.NullBucket
-				case c.bucketInt != nil:
-					coords[d] = c.bucketInt(b.int64At(i))
-				case c.bucketFloat != nil:
-					coords[d] = c.bucketFloat(b.float64At(i))
-				default:
-					coords[d] = c.bucket(b.value(i))
-				}
+				bucketRows(coords[d][:b1-b0], bufs[c.index], c, b0)
 			}
-			k, err := enc.Key64(coords)
-			if err != nil {
+			ks := keys[:b1-b0]
+			if err := enc.Keys64(coords, ks); err != nil {
 				return err
 			}
-			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
+			for j, k := range ks {
+				i := b0 + j
+				for int64(i) >= srcs[si].start+srcs[si].live {
+					si++
+				}
+				entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
+			}
 		}
 		return nil
 	})
+}
+
+// bucketRows sets dst[j] to the bucket of row lo+j of b, a buffer of
+// clustering column c (nulls in curve.NullBucket): one loop per kind of
+// boundaries.
+func bucketRows(dst []uint32, b *colBuf, c *sortColumn, lo int) {
+	switch {
+	case c.intBounds != nil && b.kind == parquet.Int64:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.intBounds, int64(x))
+		}
+	case c.intBounds != nil && b.kind == parquet.Int32:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.intBounds, int64(int32(uint32(x))))
+		}
+	case c.floatBounds != nil && b.kind == parquet.Double:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.floatBounds, math.Float64frombits(x))
+		}
+	case c.floatBounds != nil && b.kind == parquet.Float:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.floatBounds, float64(math.Float32frombits(uint32(x))))
+		}
+	default:
+		for j := range dst {
+			i := lo + j
+			switch {
+			case b.isNull(i):
+				dst[j] = curve.NullBucket
+			case c.bucketInt != nil:
+				dst[j] = c.bucketInt(b.int64At(i))
+			case c.bucketFloat != nil:
+				dst[j] = c.bucketFloat(b.float64At(i))
+			default:
+				dst[j] = c.bucket(b.value(i))
+			}
+		}
+		return
+	}
+	if b.defs != nil {
+		for j, d := range b.defs[lo : lo+len(dst)] {
+			if int(d) < b.maxDef {
+				dst[j] = curve.NullBucket
+			}
+		}
+	}
 }
 
 // openSortedSources opens every source's scan (in parallel) and checks its

@@ -1,6 +1,7 @@
 package curve
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -91,3 +92,27 @@ func (r *Reservoir[T]) Seen() int64 { return r.seen }
 
 // Sample returns the sampled values (shared with the reservoir).
 func (r *Reservoir[T]) Sample() []T { return r.items }
+
+// UpperBound is the number of bounds at or below v, for ascending bounds
+// of an ordered type without NaNs: what Bucket returns for a Bucketizer of
+// these bounds compared by cmp.Compare (or, for floats, by < and >), found
+// without a comparison function call per step. A NaN v is above every
+// bound.
+func UpperBound[T cmp.Ordered](bounds []T, v T) uint32 {
+	n := len(bounds)
+	if n == 0 {
+		return 0
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if !(bounds[base+half] > v) {
+			base += half
+		}
+		n -= half
+	}
+	if !(bounds[base] > v) {
+		base++
+	}
+	return uint32(base)
+}

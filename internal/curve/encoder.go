@@ -236,3 +236,104 @@ func ForColumns(n, numBuckets int) (*Encoder, error) {
 	}
 	return NewEncoder(c, n, BitsFor(numBuckets-1))
 }
+
+// Keys64 sets dst[i] to Key64 of the coordinates (coords[0][i], ...,
+// coords[Dims-1][i]): the keys of a batch of rows given column by column,
+// one slice of len(dst) coordinates per dimension. It is Key64 row by row
+// without the per-row call (two-dimensional Hilbert keys, the common
+// clustering on two columns, interleave by spreading bits).
+func (e *Encoder) Keys64(coords [][]uint32, dst []uint64) error {
+	if e.KeyLen() > 8 {
+		return fmt.Errorf("curve key: %d-byte keys do not fit 64 bits", e.KeyLen())
+	}
+	if len(coords) != e.dims {
+		return fmt.Errorf("curve key: %d coordinates for a %d-dimensional encoder", len(coords), e.dims)
+	}
+	n := len(dst)
+	for d, cs := range coords {
+		if len(cs) < n {
+			return fmt.Errorf("curve key: %d coordinates of dimension %d for %d keys", len(cs), d, n)
+		}
+		if e.bits < 32 {
+			var or uint32
+			for _, c := range cs[:n] {
+				or |= c
+			}
+			if or>>e.bits != 0 {
+				for i, c := range cs[:n] {
+					if c>>e.bits != 0 {
+						return fmt.Errorf("curve key: coordinate %d = %d of row %d does not fit in %d bits", d, c, i, e.bits)
+					}
+				}
+			}
+		}
+	}
+	if e.dims == 2 {
+		xs, ys := coords[0][:n], coords[1][:n]
+		hilbert := e.curve == Hilbert
+		for i := range dst {
+			x, y := xs[i], ys[i]
+			if hilbert {
+				x, y = transpose2(x, y, e.bits)
+			}
+			dst[i] = spreadBits(x)<<1 | spreadBits(y)
+		}
+		return nil
+	}
+	var buf [MaxDims]uint32
+	x := buf[:e.dims]
+	for i := range dst {
+		for d := range x {
+			x[d] = coords[d][i]
+		}
+		if e.curve == Hilbert && e.dims > 1 {
+			axesToTranspose(x, e.bits)
+		}
+		var k uint64
+		for b := e.bits - 1; b >= 0; b-- {
+			for _, c := range x {
+				k = k<<1 | uint64(c>>uint(b)&1)
+			}
+		}
+		dst[i] = k
+	}
+	return nil
+}
+
+// transpose2 is axesToTranspose for two coordinates.
+func transpose2(x0, x1 uint32, nbits int) (uint32, uint32) {
+	m := uint32(1) << uint(nbits-1)
+	for q := m; q > 1; q >>= 1 {
+		p := q - 1
+		// i = 0: x[0]&q set flips x[0]'s low bits; else x[0]^x[0] is 0.
+		if x0&q != 0 {
+			x0 ^= p
+		}
+		if x1&q != 0 {
+			x0 ^= p
+		} else {
+			t := (x0 ^ x1) & p
+			x0 ^= t
+			x1 ^= t
+		}
+	}
+	x1 ^= x0
+	var t uint32
+	for q := m; q > 1; q >>= 1 {
+		if x1&q != 0 {
+			t ^= q - 1
+		}
+	}
+	return x0 ^ t, x1 ^ t
+}
+
+// spreadBits puts bit i of x at bit 2i.
+func spreadBits(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff0000ffff
+	v = (v | v<<8) & 0x00ff00ff00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f0f0f0f0f
+	v = (v | v<<2) & 0x3333333333333333
+	v = (v | v<<1) & 0x5555555555555555
+	return v
+}
