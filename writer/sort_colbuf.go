@@ -8,6 +8,7 @@ import (
 	deltascan "github.com/compactord/compactord/delta/scan"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 )
 
 // colBuf holds one flat (not repeated) data-schema column of every live row
@@ -23,6 +24,14 @@ type colBuf struct {
 	bits   []uint64 // fixed-width kinds
 	offs   []uint32 // byte arrays: row i is data[offs[i]:offs[i+1]]
 	data   []byte
+	// dict is the dictionary of the pages appendPage last took, its
+	// values decoded once into dictBits (fixed-width kinds) or dictData
+	// and dictOffs; nil between row groups.
+	dict     parquet.Dictionary
+	dictBits []uint64
+	dictData []byte
+	dictOffs []uint32
+	pageBits []uint64 // a plain page's values, when some rows are null
 }
 
 func newColBuf(col int, kind parquet.Kind, maxDef int, rows int) *colBuf {
@@ -113,6 +122,181 @@ func (b *colBuf) append(vals []parquet.Value) error {
 	}
 	b.bits = bits
 	return nil
+}
+
+// appendPage adds the rows of a page of the column as the file holds it
+// (the table's type and levels, flat) straight from its levels and
+// encoded values, plain or dictionary indexes, with no parquet value per
+// row; a null row's bits are zero, its bytes empty. Not for booleans.
+func (b *colBuf) appendPage(p parquet.Page) error {
+	if k := p.Type().Kind(); k != b.kind || k == parquet.Boolean {
+		return fmt.Errorf("sort: column %d: page of kind %v in a column of kind %v", b.col, k, b.kind)
+	}
+	if len(p.RepetitionLevels()) != 0 {
+		return fmt.Errorf("sort: column %d: repeated value in a flat column", b.col)
+	}
+	n := int(p.NumRows())
+	defs := p.DefinitionLevels()
+	if b.maxDef > 0 && len(defs) != n {
+		return fmt.Errorf("sort: column %d: %d definition levels for %d rows", b.col, len(defs), n)
+	}
+	present := n
+	if b.maxDef > 0 {
+		present = 0
+		for _, d := range defs {
+			if int(d) > b.maxDef {
+				return fmt.Errorf("sort: column %d: definition level %d above the maximum %d", b.col, d, b.maxDef)
+			}
+			if int(d) == b.maxDef {
+				present++
+			}
+		}
+		b.defs = append(b.defs, defs...)
+	}
+	data := p.Data()
+	var idx []int32
+	if d := p.Dictionary(); d != nil {
+		if d != b.dict {
+			b.setDict(d)
+		}
+		idx = data.Int32()
+		if len(idx) != present {
+			return fmt.Errorf("sort: column %d: %d dictionary indexes for %d values", b.col, len(idx), present)
+		}
+		size := int32(b.dict.Len())
+		for _, i := range idx {
+			if i < 0 || i >= size {
+				return fmt.Errorf("sort: column %d: dictionary index %d out of %d values", b.col, i, size)
+			}
+		}
+	}
+	if b.byteArrays() {
+		return b.appendBytePage(defs, n, present, idx, data)
+	}
+	if idx == nil && present == n {
+		// Every row present, plain: the values are the rows.
+		had := len(b.bits)
+		b.bits = fixedBits(b.kind, data, slices.Grow(b.bits, n))
+		if len(b.bits)-had != n {
+			return fmt.Errorf("sort: column %d: %d values for %d rows", b.col, len(b.bits)-had, n)
+		}
+		return nil
+	}
+	vals := b.dictBits // dictionary indexes: the dictionary's values
+	if idx == nil {
+		vals = fixedBits(b.kind, data, b.pageBits[:0])
+		b.pageBits = vals
+		if len(vals) != present {
+			return fmt.Errorf("sort: column %d: %d values for %d present rows", b.col, len(vals), present)
+		}
+	}
+	bits := slices.Grow(b.bits, n)
+	j := 0
+	for r := range n {
+		var x uint64
+		if b.maxDef == 0 || int(defs[r]) == b.maxDef {
+			if idx != nil {
+				x = vals[idx[j]]
+			} else {
+				x = vals[j]
+			}
+			j++
+		}
+		bits = append(bits, x)
+	}
+	b.bits = bits
+	return nil
+}
+
+// appendBytePage is appendPage for byte array columns.
+func (b *colBuf) appendBytePage(defs []byte, n, present int, idx []int32, data encoding.Values) error {
+	var vdata []byte
+	var voffs []uint32
+	size := 0 // fixed-length byte arrays: the size of every value
+	switch {
+	case idx != nil:
+		vdata, voffs = b.dictData, b.dictOffs
+	case b.kind == parquet.ByteArray:
+		vdata, voffs = data.ByteArray()
+		if len(voffs) != present+1 && !(present == 0 && len(voffs) == 0) {
+			return fmt.Errorf("sort: column %d: %d byte array offsets for %d present rows", b.col, len(voffs), present)
+		}
+	default:
+		vdata, size = data.FixedLenByteArray()
+		if size <= 0 || len(vdata) != size*present {
+			return fmt.Errorf("sort: column %d: %d bytes of fixed-length values of %d bytes for %d present rows", b.col, len(vdata), size, present)
+		}
+	}
+	out, offs := b.data, slices.Grow(b.offs, n)
+	j := 0
+	for r := range n {
+		if b.maxDef == 0 || int(defs[r]) == b.maxDef {
+			k := j
+			if idx != nil {
+				k = int(idx[j])
+			}
+			if size > 0 {
+				out = append(out, vdata[k*size:(k+1)*size]...)
+			} else {
+				out = append(out, vdata[voffs[k]:voffs[k+1]]...)
+			}
+			j++
+		}
+		offs = append(offs, uint32(len(out)))
+	}
+	b.data, b.offs = out, offs
+	if len(out) > math.MaxUint32 {
+		return fmt.Errorf("sort: column %d holds more than 4 GiB", b.col)
+	}
+	return nil
+}
+
+// setDict makes d the dictionary of the pages to come, its values decoded.
+func (b *colBuf) setDict(d parquet.Dictionary) {
+	b.dict = d
+	data := d.Page().Data()
+	switch b.kind {
+	case parquet.ByteArray:
+		b.dictData, b.dictOffs = data.ByteArray()
+	case parquet.FixedLenByteArray:
+		var size int
+		b.dictData, size = data.FixedLenByteArray()
+		b.dictOffs = make([]uint32, 0, d.Len()+1)
+		for i := range d.Len() + 1 {
+			b.dictOffs = append(b.dictOffs, uint32(i*size))
+		}
+	default:
+		b.dictBits = fixedBits(b.kind, data, nil)
+	}
+}
+
+// dropDict forgets the dictionary (its memory is the page reader's).
+func (b *colBuf) dropDict() {
+	b.dict, b.dictBits, b.dictData, b.dictOffs, b.pageBits = nil, nil, nil, nil, nil
+}
+
+// fixedBits appends the fixed-width values of data, a column of kind, to
+// dst as colBuf bits.
+func fixedBits(kind parquet.Kind, data encoding.Values, dst []uint64) []uint64 {
+	switch kind {
+	case parquet.Int64:
+		for _, x := range data.Int64() {
+			dst = append(dst, uint64(x))
+		}
+	case parquet.Int32:
+		for _, x := range data.Int32() {
+			dst = append(dst, uint64(uint32(x)))
+		}
+	case parquet.Double:
+		for _, x := range data.Double() {
+			dst = append(dst, math.Float64bits(x))
+		}
+	case parquet.Float:
+		for _, x := range data.Float() {
+			dst = append(dst, uint64(math.Float32bits(x)))
+		}
+	}
+	return dst
 }
 
 // badValue is the error of a value that does not belong in a flat column
@@ -254,6 +438,18 @@ func readColBuf(srcs []*sortedSource, col int, kind parquet.Kind, maxDef int, ro
 	b := newColBuf(col, kind, maxDef, rows)
 	for i, s := range srcs {
 		for rg := range s.scan.NumRowGroups() {
+			ok := false
+			if kind != parquet.Boolean {
+				var err error
+				ok, err = s.scan.ReadColumnPages(rg, col, scratch, obs, b.appendPage)
+				b.dropDict()
+				if err != nil {
+					return nil, fmt.Errorf("source %s: %w", s.src.Path, err)
+				}
+			}
+			if ok {
+				continue
+			}
 			if err := s.scan.ReadColumn(rg, col, scratch, obs, b.append); err != nil {
 				return nil, fmt.Errorf("source %s: %w", s.src.Path, err)
 			}
