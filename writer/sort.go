@@ -103,6 +103,9 @@ type SortStats struct {
 	// estimate it was admitted with.
 	Columnar        bool
 	EstimatedMemory int64
+	// DictionaryColumns is the number of columns the column path wrote
+	// dictionary-encoded, as its sources hold them (sort_dict.go).
+	DictionaryColumns int
 }
 
 // sortColumn is one clustering column of the data schema.

@@ -151,6 +151,12 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err != nil {
 		return true, err
 	}
+	dict := dictionaryColumns(srcs, leaves, rows)
+	if schema := withDictionaries(jw.schema, dict); schema != nil {
+		for _, so := range outs {
+			so.schema = schema
+		}
+	}
 	// One output holds every row: its statistics are the sources' values
 	// as read (from page bounds where exact), in any order.
 	var obs deltascan.ColumnObserver
@@ -201,6 +207,11 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	}
 	if err := jw.finishSortedColumns(so, cols, enc, srcs, rows, est, 0); err != nil {
 		return true, err
+	}
+	for _, d := range dict {
+		if d {
+			jw.res.Sort.DictionaryColumns++
+		}
 	}
 	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est,
 		"open", tOpen.Sub(t0), "read_clustering", tRead.Sub(tOpen), "buckets", tBuckets.Sub(tRead), "keys", tKeys.Sub(tBuckets),
@@ -429,6 +440,9 @@ type sortedOutput struct {
 	rgws   []*parquet.ConcurrentRowGroupWriter
 	// observed: the statistics are folded as the columns are read.
 	observed bool
+	// schema, when not nil, is the data schema with the encodings the
+	// output's columns are written in (withDictionaries).
+	schema *parquet.Schema
 }
 
 // planSortedOutputs splits n sorted rows into outputs of about the target
@@ -467,7 +481,11 @@ func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int, rgBytes int6
 func (jw *jobWriter) openSortedOutput(ctx context.Context, i int, so *sortedOutput) (*output, error) {
 	key := jw.layout.key(i)
 	jw.objs.Track(key)
-	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, jw.opts, so.stats)
+	schema := jw.schema
+	if so.schema != nil {
+		schema = so.schema
+	}
+	o, err := newOutput(ctx, jw.t.Bucket, key, schema, jw.codec, jw.opts, so.stats)
 	if err != nil {
 		return nil, err
 	}
