@@ -177,7 +177,9 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		}
 		for i := range n {
 			if !b.isNull(i) {
-				c.sample.Add(b.value(i))
+				if slot, ok := c.sample.Offer(); ok {
+					c.sample.Set(slot, b.value(i)) // built only when taken
+				}
 			}
 		}
 		bufs[c.index] = b

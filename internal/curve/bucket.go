@@ -77,14 +77,33 @@ func NewReservoir[T any](capacity int, seed uint64) *Reservoir[T] {
 
 // Add offers one value to the sample.
 func (r *Reservoir[T]) Add(v T) {
+	if slot, ok := r.Offer(); ok {
+		r.Set(slot, v)
+	}
+}
+
+// Offer is Add's draw without the value: it counts one value offered and
+// reports whether the sample takes it, and in which slot (Set stores it),
+// for a caller that builds the value only when it is taken. Offer then Set
+// draws the sample Add does.
+func (r *Reservoir[T]) Offer() (slot int, ok bool) {
 	r.seen++
 	if len(r.items) < r.capacity {
+		return len(r.items), true
+	}
+	if j := r.rng.Int64N(r.seen); j < int64(r.capacity) {
+		return int(j), true
+	}
+	return 0, false
+}
+
+// Set stores v in a slot Offer just returned.
+func (r *Reservoir[T]) Set(slot int, v T) {
+	if slot == len(r.items) {
 		r.items = append(r.items, v)
 		return
 	}
-	if j := r.rng.Int64N(r.seen); j < int64(r.capacity) {
-		r.items[j] = v
-	}
+	r.items[slot] = v
 }
 
 // Seen returns how many values were offered.

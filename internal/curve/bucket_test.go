@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,32 @@ func TestUpperBoundIsBucket(t *testing.T) {
 			if got, want := UpperBound(bf.Bounds(), v), bf.Bucket(v); got != want {
 				t.Fatalf("%d bounds %v: UpperBound(%v) = %d, Bucket = %d", n, bf.Bounds(), v, got, want)
 			}
+		}
+	}
+}
+
+// TestReservoirOfferSetIsAlgorithmR holds Offer and Set, used by callers
+// that build a value only when it is taken, to a plain Algorithm R over the
+// same seeded generator: the same sample, value for value, so that the
+// buckets drawn from it are the same whichever way the values came.
+func TestReservoirOfferSetIsAlgorithmR(t *testing.T) {
+	for _, n := range []int{0, 5, 100, 10000} {
+		const capacity, seed = 100, 42
+		r := NewReservoir[int](capacity, seed)
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		var want []int
+		for i := range n {
+			if slot, ok := r.Offer(); ok {
+				r.Set(slot, i)
+			}
+			if len(want) < capacity {
+				want = append(want, i)
+			} else if j := rng.Int64N(int64(i + 1)); j < capacity {
+				want[j] = i
+			}
+		}
+		if !slices.Equal(r.Sample(), want) || r.Seen() != int64(n) {
+			t.Fatalf("%d values: sample %v (seen %d), want %v", n, r.Sample(), r.Seen(), want)
 		}
 	}
 }
