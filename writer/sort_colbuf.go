@@ -14,14 +14,16 @@ import (
 // colBuf holds one flat (not repeated) data-schema column of every live row
 // of a sorted job, in read order, compactly: a definition level per row
 // (when the column has levels), and the value as 8 bytes of bits for the
-// fixed-width kinds or as offsets into one byte slice for byte arrays. The
-// gather builds parquet values from it in any order.
+// 8-byte kinds and booleans, 4 for the 4-byte kinds, or as offsets into one
+// byte slice for byte arrays. The gather builds parquet values from it in
+// any order.
 type colBuf struct {
 	col    int
 	kind   parquet.Kind
 	maxDef int
 	defs   []byte   // per row, nil when maxDef is 0
-	bits   []uint64 // fixed-width kinds
+	bits   []uint64 // 8-byte kinds and booleans
+	words  []uint32 // 4-byte kinds (int32, float): half the memory the gather reads
 	offs   []uint32 // byte arrays: row i is data[offs[i]:offs[i+1]]
 	data   []byte
 	// dict is the dictionary of the pages appendPage last took, its
@@ -39,13 +41,19 @@ func newColBuf(col int, kind parquet.Kind, maxDef int, rows int) *colBuf {
 	if maxDef > 0 {
 		b.defs = make([]byte, 0, rows)
 	}
-	if b.byteArrays() {
+	switch {
+	case b.byteArrays():
 		b.offs = make([]uint32, 1, rows+1)
-	} else {
+	case b.narrow():
+		b.words = make([]uint32, 0, rows)
+	default:
 		b.bits = make([]uint64, 0, rows)
 	}
 	return b
 }
+
+// narrow reports whether the values are 4 bytes (in words).
+func (b *colBuf) narrow() bool { return b.kind == parquet.Int32 || b.kind == parquet.Float }
 
 func (b *colBuf) byteArrays() bool {
 	return b.kind == parquet.ByteArray || b.kind == parquet.FixedLenByteArray
@@ -64,6 +72,9 @@ func colBufKind(k parquet.Kind) bool {
 func (b *colBuf) rows() int {
 	if b.byteArrays() {
 		return len(b.offs) - 1
+	}
+	if b.narrow() {
+		return len(b.words)
 	}
 	return len(b.bits)
 }
@@ -97,7 +108,13 @@ func (b *colBuf) append(vals []parquet.Value) error {
 		}
 		return nil
 	}
-	bits := slices.Grow(b.bits, len(vals))
+	narrow := b.narrow()
+	bits, words := b.bits, b.words
+	if narrow {
+		words = slices.Grow(words, len(vals))
+	} else {
+		bits = slices.Grow(bits, len(vals))
+	}
 	for _, v := range vals {
 		if v.RepetitionLevel() != 0 || (!v.IsNull() && v.Kind() != kind) {
 			return badValue(col, kind, v)
@@ -118,9 +135,13 @@ func (b *colBuf) append(vals []parquet.Value) error {
 				x = 1
 			}
 		}
-		bits = append(bits, x)
+		if narrow {
+			words = append(words, uint32(x))
+		} else {
+			bits = append(bits, x)
+		}
 	}
-	b.bits = bits
+	b.bits, b.words = bits, words
 	return nil
 }
 
@@ -173,8 +194,17 @@ func (b *colBuf) appendPage(p parquet.Page) error {
 	if b.byteArrays() {
 		return b.appendBytePage(defs, n, present, idx, data)
 	}
-	if idx == nil && present == n {
+	narrow := b.narrow()
+	if idx == nil && present == n && narrow {
 		// Every row present, plain: the values are the rows.
+		had := len(b.words)
+		b.words = fixedWords(b.kind, data, slices.Grow(b.words, n))
+		if len(b.words)-had != n {
+			return fmt.Errorf("sort: column %d: %d values for %d rows", b.col, len(b.words)-had, n)
+		}
+		return nil
+	}
+	if idx == nil && present == n {
 		had := len(b.bits)
 		b.bits = fixedBits(b.kind, data, slices.Grow(b.bits, n))
 		if len(b.bits)-had != n {
@@ -190,7 +220,12 @@ func (b *colBuf) appendPage(p parquet.Page) error {
 			return fmt.Errorf("sort: column %d: %d values for %d present rows", b.col, len(vals), present)
 		}
 	}
-	bits := slices.Grow(b.bits, n)
+	bits, words := b.bits, b.words
+	if narrow {
+		words = slices.Grow(words, n)
+	} else {
+		bits = slices.Grow(bits, n)
+	}
 	j := 0
 	for r := range n {
 		var x uint64
@@ -202,9 +237,13 @@ func (b *colBuf) appendPage(p parquet.Page) error {
 			}
 			j++
 		}
-		bits = append(bits, x)
+		if narrow {
+			words = append(words, uint32(x))
+		} else {
+			bits = append(bits, x)
+		}
 	}
-	b.bits = bits
+	b.bits, b.words = bits, words
 	return nil
 }
 
@@ -275,6 +314,18 @@ func (b *colBuf) dropDict() {
 	b.dict, b.dictBits, b.dictData, b.dictOffs, b.pageBits = nil, nil, nil, nil, nil
 }
 
+// fixedWords appends the 4-byte values of data, a column of kind (int32 or
+// float), to dst as colBuf words.
+func fixedWords(kind parquet.Kind, data encoding.Values, dst []uint32) []uint32 {
+	if kind == parquet.Float {
+		for _, x := range data.Float() {
+			dst = append(dst, math.Float32bits(x))
+		}
+		return dst
+	}
+	return append(dst, data.Uint32()...)
+}
+
 // fixedBits appends the fixed-width values of data, a column of kind, to
 // dst as colBuf bits.
 func fixedBits(kind parquet.Kind, data encoding.Values, dst []uint64) []uint64 {
@@ -331,11 +382,11 @@ func (b *colBuf) value(i int) parquet.Value {
 	case parquet.Boolean:
 		v = parquet.BooleanValue(b.bits[i] != 0)
 	case parquet.Int32:
-		v = parquet.Int32Value(int32(uint32(b.bits[i])))
+		v = parquet.Int32Value(int32(b.words[i]))
 	case parquet.Int64:
 		v = parquet.Int64Value(int64(b.bits[i]))
 	case parquet.Float:
-		v = parquet.FloatValue(math.Float32frombits(uint32(b.bits[i])))
+		v = parquet.FloatValue(math.Float32frombits(b.words[i]))
 	case parquet.Double:
 		v = parquet.DoubleValue(math.Float64frombits(b.bits[i]))
 	case parquet.ByteArray:
@@ -360,7 +411,7 @@ func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
 		}
 	case parquet.Int32:
 		for k, e := range es {
-			dst[k] = parquet.Int32Value(int32(uint32(b.bits[e.ref])))
+			dst[k] = parquet.Int32Value(int32(b.words[e.ref]))
 		}
 	case parquet.Double:
 		for k, e := range es {
@@ -368,7 +419,7 @@ func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
 		}
 	case parquet.Float:
 		for k, e := range es {
-			dst[k] = parquet.FloatValue(math.Float32frombits(uint32(b.bits[e.ref])))
+			dst[k] = parquet.FloatValue(math.Float32frombits(b.words[e.ref]))
 		}
 	case parquet.Boolean:
 		for k, e := range es {
@@ -407,7 +458,7 @@ func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
 // float64At is row i of a non-null float or double column as a float64.
 func (b *colBuf) float64At(i int) float64 {
 	if b.kind == parquet.Float {
-		return float64(math.Float32frombits(uint32(b.bits[i])))
+		return float64(math.Float32frombits(b.words[i]))
 	}
 	return math.Float64frombits(b.bits[i])
 }
@@ -426,7 +477,7 @@ func (b *colBuf) dropFullDefs() {
 // int64At is row i of a non-null signed integer column as an int64.
 func (b *colBuf) int64At(i int) int64 {
 	if b.kind == parquet.Int32 {
-		return int64(int32(uint32(b.bits[i])))
+		return int64(int32(b.words[i]))
 	}
 	return int64(b.bits[i])
 }

@@ -170,7 +170,7 @@ func TestColBufAppendPageEqualsAppend(t *testing.T) {
 			if npages < 2 {
 				t.Fatalf("%s: %d pages, want several", p[0], npages)
 			}
-			if byPage.rows() != rows || !slices.Equal(byPage.defs, byValue.defs) || !slices.Equal(byPage.bits, byValue.bits) ||
+			if byPage.rows() != rows || !slices.Equal(byPage.defs, byValue.defs) || !slices.Equal(byPage.bits, byValue.bits) || !slices.Equal(byPage.words, byValue.words) ||
 				!slices.Equal(byPage.offs, byValue.offs) || !bytes.Equal(byPage.data, byValue.data) {
 				t.Fatalf("optional %v, column %s: the buffer read page by page differs from the one read value by value", optional, p[0])
 			}

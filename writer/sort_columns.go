@@ -296,16 +296,16 @@ func bucketRows(dst []uint32, b *colBuf, c *sortColumn, lo int) {
 			dst[j] = curve.UpperBound(c.intBounds, int64(x))
 		}
 	case c.intBounds != nil && b.kind == parquet.Int32:
-		for j, x := range b.bits[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.intBounds, int64(int32(uint32(x))))
+		for j, x := range b.words[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.intBounds, int64(int32(x)))
 		}
 	case c.floatBounds != nil && b.kind == parquet.Double:
 		for j, x := range b.bits[lo : lo+len(dst)] {
 			dst[j] = curve.UpperBound(c.floatBounds, math.Float64frombits(x))
 		}
 	case c.floatBounds != nil && b.kind == parquet.Float:
-		for j, x := range b.bits[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.floatBounds, float64(math.Float32frombits(uint32(x))))
+		for j, x := range b.words[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.floatBounds, float64(math.Float32frombits(x)))
 		}
 	default:
 		for j := range dst {
@@ -412,10 +412,14 @@ func (jw *jobWriter) columnMemory(srcs []*sortedSource, leaves []parquet.LeafCol
 	}
 	for c, l := range leaves {
 		per := int64(8)
-		if k := l.Node.Type().Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
-			per = 4
-		} else {
-			colBytes[c] = 0 // the values' bits are counted per row
+		switch l.Node.Type().Kind() {
+		case parquet.Int32, parquet.Float:
+			per = 4 // the values' bits, counted per row
+			colBytes[c] = 0
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			per = 4 // an offset; the bytes are the sources' uncompressed ones
+		default:
+			colBytes[c] = 0
 		}
 		if l.MaxDefinitionLevel > 0 {
 			per++
