@@ -34,6 +34,7 @@ type colBuf struct {
 	dictData []byte
 	dictOffs []uint32
 	pageBits []uint64 // a plain page's values, when some rows are null
+	rowBits  []uint64 // the bits of the rows being appended
 }
 
 func newColBuf(col int, kind parquet.Kind, maxDef int, rows int) *colBuf {
@@ -108,13 +109,7 @@ func (b *colBuf) append(vals []parquet.Value) error {
 		}
 		return nil
 	}
-	narrow := b.narrow()
-	bits, words := b.bits, b.words
-	if narrow {
-		words = slices.Grow(words, len(vals))
-	} else {
-		bits = slices.Grow(bits, len(vals))
-	}
+	xs := b.rowBits[:0]
 	for _, v := range vals {
 		if v.RepetitionLevel() != 0 || (!v.IsNull() && v.Kind() != kind) {
 			return badValue(col, kind, v)
@@ -135,14 +130,25 @@ func (b *colBuf) append(vals []parquet.Value) error {
 				x = 1
 			}
 		}
-		if narrow {
-			words = append(words, uint32(x))
-		} else {
-			bits = append(bits, x)
-		}
+		xs = append(xs, x)
 	}
-	b.bits, b.words = bits, words
+	b.rowBits = xs
+	b.appendFixed(xs)
 	return nil
+}
+
+// appendFixed adds rows of a fixed-width column given as bits: to words
+// for the 4-byte kinds, else to bits.
+func (b *colBuf) appendFixed(xs []uint64) {
+	if !b.narrow() {
+		b.bits = append(b.bits, xs...)
+		return
+	}
+	words := slices.Grow(b.words, len(xs))
+	for _, x := range xs {
+		words = append(words, uint32(x))
+	}
+	b.words = words
 }
 
 // appendPage adds the rows of a page of the column as the file holds it
@@ -220,12 +226,7 @@ func (b *colBuf) appendPage(p parquet.Page) error {
 			return fmt.Errorf("sort: column %d: %d values for %d present rows", b.col, len(vals), present)
 		}
 	}
-	bits, words := b.bits, b.words
-	if narrow {
-		words = slices.Grow(words, n)
-	} else {
-		bits = slices.Grow(bits, n)
-	}
+	xs := slices.Grow(b.rowBits[:0], n)
 	j := 0
 	for r := range n {
 		var x uint64
@@ -237,13 +238,10 @@ func (b *colBuf) appendPage(p parquet.Page) error {
 			}
 			j++
 		}
-		if narrow {
-			words = append(words, uint32(x))
-		} else {
-			bits = append(bits, x)
-		}
+		xs = append(xs, x)
 	}
-	b.bits, b.words = bits, words
+	b.rowBits = xs
+	b.appendFixed(xs)
 	return nil
 }
 
@@ -311,7 +309,7 @@ func (b *colBuf) setDict(d parquet.Dictionary) {
 
 // dropDict forgets the dictionary (its memory is the page reader's).
 func (b *colBuf) dropDict() {
-	b.dict, b.dictBits, b.dictData, b.dictOffs, b.pageBits = nil, nil, nil, nil, nil
+	b.dict, b.dictBits, b.dictData, b.dictOffs, b.pageBits, b.rowBits = nil, nil, nil, nil, nil, nil
 }
 
 // fixedWords appends the 4-byte values of data, a column of kind (int32 or
@@ -516,6 +514,7 @@ func readColBuf(srcs []*sortedSource, col int, kind parquet.Kind, maxDef int, ro
 			return nil, corruptSource(s.src, fmt.Errorf("%w: column %d: read %d live values, want %d", ErrLiveRowMismatch, col, b.rows()-int(s.start), s.live))
 		}
 	}
+	b.dropDict()
 	b.dropFullDefs()
 	return b, nil
 }

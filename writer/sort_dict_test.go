@@ -3,9 +3,7 @@ package writer
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,15 +109,7 @@ func TestSortedRewriteKeepsSmallDictionaryColumns(t *testing.T) {
 	dictionaryEncodeSources(t, dir, []bool{4: true, 5: true, 9: true, 10: true, 11: false})
 	wantDict := []bool{5: true, 9: true, 10: true, 11: false}
 	ctx := context.Background()
-	tbl, err := delta.OpenTable(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Close()
-	snap, err := loadLatest(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, snap := openTable(t, dir)
 	job := &Job{ID: "d", Sources: snap.Files, Sort: &SortSpec{Columns: [][]string{{"event_time"}, {"amount"}}, Curve: "hilbert"},
 		Tags: map[string]string{"ZCUBE_ID": "z"}, ClusteringProvider: "liquid"}
 	opts := DefaultOptions()
@@ -176,19 +166,8 @@ func dictionaryEncodeSources(t *testing.T, dir string, dict []bool) {
 		}
 		var out bytes.Buffer
 		w := parquet.NewWriter(&out, withDictionaries(f.Schema(), dict), parquet.Compression(&parquet.Snappy))
-		r := parquet.NewReader(f)
-		rows := make([]parquet.Row, 512)
-		for {
-			n, err := r.ReadRows(rows)
-			if _, werr := w.WriteRows(rows[:n]); werr != nil {
-				t.Fatal(werr)
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		if _, err := parquet.CopyRows(w, parquet.NewReader(f)); err != nil {
+			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -465,27 +466,14 @@ func (s *FileScan) ReadColumnPages(rg, col int, scratch *ColumnScratch, obs Colu
 // readPages hands the pages of file column src of row group rg to emit,
 // observed as data-schema column col.
 func (s *FileScan) readPages(rg, src, col int, scratch *ColumnScratch, obs ColumnObserver, emit func(parquet.Page) error) error {
-	pages := s.rowGroups[rg].ColumnChunks()[src].Pages()
-	defer pages.Close()
-	for {
-		p, err := pages.ReadPage()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return statscollect.ReadPages(s.rowGroups[rg].ColumnChunks()[src], func(p parquet.Page) error {
 		if obs != nil && !obs.ObserveColumnPage(col, p) {
-			err = observePageValues(p, col, scratch, obs)
+			if err := observePageValues(p, col, scratch, obs); err != nil {
+				return err
+			}
 		}
-		if err == nil {
-			err = emit(p)
-		}
-		parquet.Release(p)
-		if err != nil {
-			return err
-		}
-	}
+		return emit(p)
+	})
 }
 
 // observePageValues has obs observe every value of page p.

@@ -106,19 +106,11 @@ func TestReservoirIsBoundedUniformAndReproducible(t *testing.T) {
 }
 
 // TestUpperBoundIsBucket holds UpperBound to a Bucketizer's Bucket over the
-// same bounds, for integers and floats (NaN and infinities searched too),
-// at values on, between and beyond the bounds, for 0 to 40 bounds.
+// same bounds, for integers and floats (infinities searched too), at values
+// on, between and beyond the bounds, for 0 to 40 bounds; NaN is above every
+// bound.
 func TestUpperBoundIsBucket(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	cmpFloat := func(a, b float64) int {
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	}
 	for n := 0; n <= 40; n++ {
 		ints := make([]int64, 5*n+1)
 		floats := make([]float64, len(ints))
@@ -127,16 +119,19 @@ func TestUpperBoundIsBucket(t *testing.T) {
 			floats[i] = float64(ints[i]) / 4
 		}
 		bi := NewBucketizer(ints, n+1, cmp.Compare[int64])
-		bf := NewBucketizer(floats, n+1, cmpFloat)
+		bf := NewBucketizer(floats, n+1, cmp.Compare[float64]) // no NaN: < and > order them the same
 		for v := int64(-60); v <= 60; v++ {
 			if got, want := UpperBound(bi.Bounds(), v), bi.Bucket(v); got != want {
 				t.Fatalf("%d bounds %v: UpperBound(%d) = %d, Bucket = %d", n, bi.Bounds(), v, got, want)
 			}
 		}
-		for _, v := range []float64{math.NaN(), math.Inf(-1), math.Inf(1), -12.5, -0.125, 0, 3.25, 12.625} {
+		for _, v := range []float64{math.Inf(-1), math.Inf(1), -12.5, -0.125, 0, 3.25, 12.625} {
 			if got, want := UpperBound(bf.Bounds(), v), bf.Bucket(v); got != want {
 				t.Fatalf("%d bounds %v: UpperBound(%v) = %d, Bucket = %d", n, bf.Bounds(), v, got, want)
 			}
+		}
+		if got := UpperBound(bf.Bounds(), math.NaN()); got != uint32(len(bf.Bounds())) {
+			t.Fatalf("%d bounds: UpperBound(NaN) = %d, want above every bound", len(bf.Bounds()), got)
 		}
 	}
 }

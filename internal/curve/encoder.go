@@ -108,6 +108,11 @@ func (e *Encoder) Key64(coords []uint32) (uint64, error) {
 		}
 		x[i] = c
 	}
+	return e.key64(x), nil
+}
+
+// key64 is the key of the valid coordinates x, which it overwrites.
+func (e *Encoder) key64(x []uint32) uint64 {
 	if e.curve == Hilbert && e.dims > 1 {
 		axesToTranspose(x, e.bits)
 	}
@@ -117,7 +122,7 @@ func (e *Encoder) Key64(coords []uint32) (uint64, error) {
 			k = k<<1 | uint64(c>>uint(b)&1)
 		}
 	}
-	return k, nil
+	return k
 }
 
 // Key returns the key of coords (see AppendKey).
@@ -286,16 +291,7 @@ func (e *Encoder) Keys64(coords [][]uint32, dst []uint64) error {
 		for d := range x {
 			x[d] = coords[d][i]
 		}
-		if e.curve == Hilbert && e.dims > 1 {
-			axesToTranspose(x, e.bits)
-		}
-		var k uint64
-		for b := e.bits - 1; b >= 0; b-- {
-			for _, c := range x {
-				k = k<<1 | uint64(c>>uint(b)&1)
-			}
-		}
-		dst[i] = k
+		dst[i] = e.key64(x)
 	}
 	return nil
 }
