@@ -31,6 +31,9 @@ type Encoder struct {
 	curve Curve
 	dims  int
 	bits  int
+	// hilbert2 is the two-dimensional Hilbert transposition as a table
+	// (hilbert2Table), nil for other encoders.
+	hilbert2 []uint32
 }
 
 // NewEncoder returns an encoder for dims coordinates of bits bits each
@@ -45,7 +48,11 @@ func NewEncoder(c Curve, dims, bits int) (*Encoder, error) {
 	if bits < 1 || bits > 32 {
 		return nil, fmt.Errorf("%w: %d bits per dimension (want 1..32)", ErrBadEncoder, bits)
 	}
-	return &Encoder{curve: c, dims: dims, bits: bits}, nil
+	e := &Encoder{curve: c, dims: dims, bits: bits}
+	if c == Hilbert && dims == 2 {
+		e.hilbert2 = hilbert2Table()
+	}
+	return e, nil
 }
 
 // BitsFor returns the bits per dimension needed for bucket ids in
@@ -279,7 +286,7 @@ func (e *Encoder) Keys64(coords [][]uint32, dst []uint64) error {
 		for i := range dst {
 			x, y := xs[i], ys[i]
 			if hilbert {
-				x, y = transpose2(x, y, e.bits)
+				x, y = e.transpose2(x, y)
 			}
 			dst[i] = spreadBits(x)<<1 | spreadBits(y)
 		}
@@ -296,28 +303,82 @@ func (e *Encoder) Keys64(coords [][]uint32, dst []uint64) error {
 	return nil
 }
 
-// transpose2 is axesToTranspose for two coordinates, without branches
-// (the bits it tests are the data's: a branch on each would be mispredicted
-// half the time).
-func transpose2(x0, x1 uint32, nbits int) (uint32, uint32) {
-	for k := uint(nbits - 1); k > 0; k-- {
-		p := uint32(1)<<k - 1
-		// i = 0: bit k of x[0] set flips x[0]'s low bits; else x[0]^x[0]
-		// is 0 and nothing changes.
-		x0 ^= p & -(x0 >> k & 1)
-		// i = 1: bit k of x[1] set flips x[0]'s low bits; else they swap
-		// with x[1]'s.
-		m := -(x1 >> k & 1)
-		t := (x0 ^ x1) & p &^ m
-		x0 ^= p&m | t
-		x1 ^= t
+// axesToTranspose for two coordinates is a walk down their bits, a level
+// at a time from the top, with a state: the swap and inversions the levels
+// above have applied to the bits below (at a level, x[0]'s bit set flips
+// x[0]'s lower bits; x[1]'s bit set flips them again, else x[0]'s and
+// x[1]'s lower bits swap). The transposed bits of a level are the level's
+// bits under the state. hilbert2Table walks hilbert2Levels levels at once:
+// entry state<<(2L) | a<<L | b, for the L bits a of x[0] and b of x[1]
+// (top first), holds their transposed bits (x[0]'s, then x[1]'s, L each)
+// and the state after, in bits 2L and up. A state is swap | inv0<<1 |
+// inv1<<2: the bits (p, q) of a level read as swap ? (q, p) : (p, q), then
+// p ^= inv0, q ^= inv1.
+const hilbert2Levels = 4
+
+// hilbert2Table builds the walk's table (8 states, 2^(2L) bit pairs).
+func hilbert2Table() []uint32 {
+	const l = hilbert2Levels
+	t := make([]uint32, 8<<(2*l))
+	for state := range uint32(8) {
+		for ab := range uint32(1 << (2 * l)) {
+			a, b := ab>>l, ab&(1<<l-1)
+			swap, inv0, inv1 := state&1, state>>1&1, state>>2&1
+			var oa, ob uint32
+			for j := l - 1; j >= 0; j-- {
+				p, q := a>>j&1, b>>j&1
+				if swap == 1 {
+					p, q = q, p
+				}
+				p ^= inv0
+				q ^= inv1
+				oa |= p << j
+				ob |= q << j
+				if p == 1 { // x[0]'s lower bits flip
+					inv0 ^= 1
+				}
+				if q == 1 { // flip again
+					inv0 ^= 1
+				} else { // swap
+					swap ^= 1
+					inv0, inv1 = inv1, inv0
+				}
+			}
+			t[state<<(2*l)|ab] = oa<<l | ob | (swap|inv0<<1|inv1<<2)<<(2*l)
+		}
 	}
-	x1 ^= x0
-	var t uint32
-	for k := uint(nbits - 1); k > 0; k-- {
-		t ^= (uint32(1)<<k - 1) & -(x1 >> k & 1)
+	return t
+}
+
+// transpose2 is axesToTranspose for two coordinates of nbits bits, by the
+// table (levels padded at the bottom to whole steps; the padding's bits
+// are dropped).
+func (e *Encoder) transpose2(x0, x1 uint32) (uint32, uint32) {
+	const l = hilbert2Levels
+	nbits := e.bits
+	steps := (nbits + l - 1) / l
+	pad := uint(steps*l - nbits)
+	a, b := uint64(x0)<<pad, uint64(x1)<<pad
+	var oa, ob uint64
+	state := uint32(0)
+	for s := steps - 1; s >= 0; s-- {
+		lo := uint(s * l)
+		v := e.hilbert2[state<<(2*l)|uint32(a>>lo&(1<<l-1))<<l|uint32(b>>lo&(1<<l-1))]
+		oa |= uint64(v>>l&(1<<l-1)) << lo
+		ob |= uint64(v&(1<<l-1)) << lo
+		state = v >> (2 * l)
 	}
-	return x0 ^ t, x1 ^ t
+	t0, t1 := uint32(oa>>pad), uint32(ob>>pad)
+	// Gray encode: x[1] ^= x[0], then both flipped below each set bit of
+	// x[1] (bit j of t is the parity of x[1]'s bits above j).
+	t1 ^= t0
+	t := t1 >> 1
+	t ^= t >> 1
+	t ^= t >> 2
+	t ^= t >> 4
+	t ^= t >> 8
+	t ^= t >> 16
+	return t0 ^ t, t1 ^ t
 }
 
 // spreadBits puts bit i of x at bit 2i.
