@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/compactord/compactord/bench/gen"
-	"github.com/compactord/compactord/delta"
 	"github.com/compactord/compactord/internal/attempt"
 	"github.com/compactord/compactord/internal/testutil"
 )
@@ -64,15 +63,7 @@ func TestRewriteOfDuckDBShapesKeepsTheirContent(t *testing.T) {
 			if err := gen.DuckShape(ctx, dir, shapes, shape, 4, 3000); err != nil {
 				t.Fatal(err)
 			}
-			tbl, err := delta.OpenTable(ctx, "file://"+dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tbl.Close()
-			snap, err := loadLatest(ctx, tbl)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl, snap := openTable(t, dir)
 			var sources []string
 			var deleted, largest, total int64
 			for _, f := range snap.Files {

@@ -26,13 +26,22 @@ func generatedTable(t testing.TB, total, lo, hi int64, seed uint64, codec compre
 	if err := gen.Generate(dir, total, lo, hi, seed, codec); err != nil {
 		t.Fatal(err)
 	}
+	tbl, snap = openTable(t, dir)
+	return dir, tbl, snap
+}
+
+// openTable opens the table at dir for the rest of the test and loads its
+// latest snapshot.
+func openTable(t testing.TB, dir string) (*delta.Table, *delta.Snapshot) {
+	t.Helper()
 	tbl, err := delta.OpenTable(context.Background(), "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
-	if snap, err = loadLatest(context.Background(), tbl); err != nil {
+	snap, err := loadLatest(context.Background(), tbl)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, tbl, snap
+	return tbl, snap
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -101,6 +103,9 @@ type SortStats struct {
 	// estimate it was admitted with.
 	Columnar        bool
 	EstimatedMemory int64
+	// DictionaryColumns is the number of columns the column path wrote
+	// dictionary-encoded, as its sources hold them (sort_dict.go).
+	DictionaryColumns int
 }
 
 // sortColumn is one clustering column of the data schema.
@@ -122,6 +127,11 @@ type sortColumn struct {
 	// the parquet type compares them); nil for other columns.
 	bucketInt   func(int64) uint32
 	bucketFloat func(float64) uint32
+	// intBounds and floatBounds are the boundaries behind bucketInt and
+	// bucketFloat, for the column path's keys (curve.UpperBound); nil
+	// for other columns (and floatBounds when a boundary is NaN).
+	intBounds   []int64
+	floatBounds []float64
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -284,6 +294,7 @@ func (c *sortColumn) setBuckets(n int) {
 		b := curve.NewBucketizer(ints, n, cmp.Compare[int64])
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asInt64(v)) }
 		c.bucketInt = b.Bucket
+		c.intBounds = b.Bounds()
 		c.numBuckets = b.NumBuckets()
 		return
 	}
@@ -295,6 +306,10 @@ func (c *sortColumn) setBuckets(n int) {
 		b := curve.NewBucketizer(fs, n, compareFloat)
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asFloat64(v)) }
 		c.bucketFloat = b.Bucket
+		c.floatBounds = b.Bounds()
+		if slices.ContainsFunc(c.floatBounds, math.IsNaN) {
+			c.floatBounds = nil // not ordered by <: the bucketizer's search
+		}
 		c.numBuckets = b.NumBuckets()
 		return
 	}

@@ -1,7 +1,12 @@
 package writer
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -62,6 +67,112 @@ func TestColBufGatherEqualsValue(t *testing.T) {
 				if v := b.value(int(e.ref)); !parquet.Equal(v, w) || v.DefinitionLevel() != w.DefinitionLevel() {
 					t.Fatalf("%v maxDef %d: value(%d) = %#v, want %#v", kind, maxDef, e.ref, v, w)
 				}
+			}
+		}
+	}
+}
+
+// TestColBufAppendPageEqualsAppend reads the pages of a file with plain and
+// dictionary-encoded columns of every kind appendPage takes, with and
+// without nulls and over several pages, into one buffer page by page and
+// into another value by value (append), and compares what they hold.
+func TestColBufAppendPageEqualsAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dict := func(n parquet.Node) parquet.Node { return parquet.Encoded(n, &parquet.RLEDictionary) }
+	leaves := []struct {
+		name string
+		node parquet.Node
+		mk   func(i int) parquet.Value
+	}{
+		{"i64", parquet.Leaf(parquet.Int64Type), func(i int) parquet.Value { return parquet.Int64Value(rng.Int64() >> 3) }},
+		{"i64dict", dict(parquet.Leaf(parquet.Int64Type)), func(i int) parquet.Value { return parquet.Int64Value(rng.Int64N(40) - 20) }},
+		{"i32", parquet.Leaf(parquet.Int32Type), func(i int) parquet.Value { return parquet.Int32Value(-int32(i)) }},
+		{"i32dict", dict(parquet.Leaf(parquet.Int32Type)), func(i int) parquet.Value { return parquet.Int32Value(int32(rng.IntN(7))) }},
+		{"f64", parquet.Leaf(parquet.DoubleType), func(i int) parquet.Value { return parquet.DoubleValue(rng.NormFloat64()) }},
+		{"f32dict", dict(parquet.Leaf(parquet.FloatType)), func(i int) parquet.Value { return parquet.FloatValue(float32(rng.IntN(9)) / 2) }},
+		{"str", parquet.String(), func(i int) parquet.Value { return parquet.ByteArrayValue(fmt.Appendf(nil, "row %d", i)) }},
+		{"strdict", dict(parquet.String()), func(i int) parquet.Value { return parquet.ByteArrayValue(fmt.Appendf(nil, "c%d", rng.IntN(12))) }},
+		{"fixed", parquet.Leaf(parquet.FixedLenByteArrayType(3)), func(i int) parquet.Value { return parquet.FixedLenByteArrayValue([]byte{byte(i), 2, byte(i >> 8)}) }},
+		{"fixeddict", dict(parquet.Leaf(parquet.FixedLenByteArrayType(2))), func(i int) parquet.Value { return parquet.FixedLenByteArrayValue([]byte{byte(rng.IntN(5)), 1}) }},
+	}
+	mk := map[string]func(i int) parquet.Value{}
+	for _, l := range leaves {
+		mk[l.name] = l.mk
+	}
+	for _, optional := range []bool{false, true} {
+		group := parquet.Group{}
+		for _, l := range leaves {
+			n := l.node
+			if optional {
+				n = parquet.Optional(n)
+			}
+			group[l.name] = n
+		}
+		schema := parquet.NewSchema("t", group)
+		const rows = 5000
+		var buf bytes.Buffer
+		w := parquet.NewWriter(&buf, schema, parquet.PageBufferSize(2048))
+		for i := range rows {
+			row := make(parquet.Row, 0, len(leaves))
+			for c, p := range schema.Columns() {
+				leaf, _ := schema.Lookup(p...)
+				v := mk[p[0]](i)
+				if optional && i%7 == 3 {
+					v = parquet.Value{}.Level(0, 0, c)
+				} else {
+					v = v.Level(0, leaf.MaxDefinitionLevel, c)
+				}
+				row = append(row, v)
+			}
+			if _, err := w.WriteRows([]parquet.Row{row}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, p := range f.Schema().Columns() {
+			leaf, _ := f.Schema().Lookup(p...)
+			kind := leaf.Node.Type().Kind()
+			byPage := newColBuf(c, kind, leaf.MaxDefinitionLevel, rows)
+			byValue := newColBuf(c, kind, leaf.MaxDefinitionLevel, rows)
+			npages := 0
+			for _, rg := range f.RowGroups() {
+				pages := rg.ColumnChunks()[c].Pages()
+				for {
+					pg, err := pages.ReadPage()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					npages++
+					if err := byPage.appendPage(pg); err != nil {
+						t.Fatalf("%s: %v", p[0], err)
+					}
+					vals := make([]parquet.Value, pg.NumValues())
+					if n, err := pg.Values().ReadValues(vals); n != len(vals) || (err != nil && !errors.Is(err, io.EOF)) {
+						t.Fatalf("%s: read %d of %d values: %v", p[0], n, len(vals), err)
+					}
+					if err := byValue.append(vals); err != nil {
+						t.Fatal(err)
+					}
+					parquet.Release(pg)
+				}
+				_ = pages.Close()
+				byPage.dropDict()
+			}
+			if npages < 2 {
+				t.Fatalf("%s: %d pages, want several", p[0], npages)
+			}
+			if byPage.rows() != rows || !slices.Equal(byPage.defs, byValue.defs) || !slices.Equal(byPage.bits, byValue.bits) || !slices.Equal(byPage.words, byValue.words) ||
+				!slices.Equal(byPage.offs, byValue.offs) || !bytes.Equal(byPage.data, byValue.data) {
+				t.Fatalf("optional %v, column %s: the buffer read page by page differs from the one read value by value", optional, p[0])
 			}
 		}
 	}

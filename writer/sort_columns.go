@@ -151,6 +151,12 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err != nil {
 		return true, err
 	}
+	dict := dictionaryColumns(srcs, leaves, rows)
+	if schema := withDictionaries(jw.schema, dict); schema != nil {
+		for _, so := range outs {
+			so.schema = schema
+		}
+	}
 	// One output holds every row: its statistics are the sources' values
 	// as read (from page bounds where exact), in any order.
 	var obs deltascan.ColumnObserver
@@ -171,7 +177,9 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		}
 		for i := range n {
 			if !b.isNull(i) {
-				c.sample.Add(b.value(i))
+				if slot, ok := c.sample.Offer(); ok {
+					c.sample.Set(slot, b.value(i)) // built only when taken
+				}
 			}
 		}
 		bufs[c.index] = b
@@ -202,6 +210,11 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 	if err := jw.finishSortedColumns(so, cols, enc, srcs, rows, est, 0); err != nil {
 		return true, err
 	}
+	for _, d := range dict {
+		if d {
+			jw.res.Sort.DictionaryColumns++
+		}
+	}
 	jw.log.Debug("sorted rewrite done column by column", "rows", rows, "outputs", len(jw.res.Outputs), "estimated_memory", est,
 		"open", tOpen.Sub(t0), "read_clustering", tRead.Sub(tOpen), "buckets", tBuckets.Sub(tRead), "keys", tKeys.Sub(tBuckets),
 		"sort", tSort.Sub(tKeys), "write", time.Since(tSort))
@@ -228,45 +241,95 @@ func (jw *jobWriter) finishSortedColumns(so SortOptions, cols []*sortColumn, enc
 	return nil
 }
 
+// keyBatch is the rows whose coordinates sortedKeys computes at once,
+// column by column.
+const keyBatch = 2048
+
 // sortedKeys sets entries[i] to row i's curve key, ordinal i and source
 // index srcBase plus its index in srcs, computed from the
-// clustering columns' buffers in parallel chunks.
+// clustering columns' buffers in parallel chunks: in each, batches of
+// keyBatch rows have their coordinates found column by column, then their
+// keys made at once.
 func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*colBuf, cols []*sortColumn, enc *curve.Encoder, entries []sortEntry) error {
 	n := len(entries)
 	return parallelRanges(n, 1<<14, func(lo, hi int) error {
-		coords := make([]uint32, len(cols))
+		coords := make([][]uint32, len(cols))
+		for d := range coords {
+			coords[d] = make([]uint32, keyBatch)
+		}
+		keys := make([]uint64, keyBatch)
 		// The source of row i: srcs[si], advanced as i passes its end.
 		si := sort.Search(len(srcs), func(k int) bool { return srcs[k].start+srcs[k].live > int64(lo) })
-		for i := lo; i < hi; i++ {
-			for int64(i) >= srcs[si].start+srcs[si].live {
-				si++
-			}
-			if (i-lo)%(1<<16) == 0 {
+		for b0 := lo; b0 < hi; b0 += keyBatch {
+			if (b0-lo)%(1<<16) == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			b1 := min(hi, b0+keyBatch)
 			for d, c := range cols {
-				b := bufs[c.index]
-				switch {
-				case b.isNull(i):
-					coords[d] = curve.NullBucket
-				case c.bucketInt != nil:
-					coords[d] = c.bucketInt(b.int64At(i))
-				case c.bucketFloat != nil:
-					coords[d] = c.bucketFloat(b.float64At(i))
-				default:
-					coords[d] = c.bucket(b.value(i))
-				}
+				bucketRows(coords[d][:b1-b0], bufs[c.index], c, b0)
 			}
-			k, err := enc.Key64(coords)
-			if err != nil {
+			ks := keys[:b1-b0]
+			if err := enc.Keys64(coords, ks); err != nil {
 				return err
 			}
-			entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
+			for j, k := range ks {
+				i := b0 + j
+				for int64(i) >= srcs[si].start+srcs[si].live {
+					si++
+				}
+				entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
+			}
 		}
 		return nil
 	})
+}
+
+// bucketRows sets dst[j] to the bucket of row lo+j of b, a buffer of
+// clustering column c (nulls in curve.NullBucket): one loop per kind of
+// boundaries.
+func bucketRows(dst []uint32, b *colBuf, c *sortColumn, lo int) {
+	switch {
+	case c.intBounds != nil && b.kind == parquet.Int64:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.intBounds, int64(x))
+		}
+	case c.intBounds != nil && b.kind == parquet.Int32:
+		for j, x := range b.words[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.intBounds, int64(int32(x)))
+		}
+	case c.floatBounds != nil && b.kind == parquet.Double:
+		for j, x := range b.bits[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.floatBounds, math.Float64frombits(x))
+		}
+	case c.floatBounds != nil && b.kind == parquet.Float:
+		for j, x := range b.words[lo : lo+len(dst)] {
+			dst[j] = curve.UpperBound(c.floatBounds, float64(math.Float32frombits(x)))
+		}
+	default:
+		for j := range dst {
+			i := lo + j
+			switch {
+			case b.isNull(i):
+				dst[j] = curve.NullBucket
+			case c.bucketInt != nil:
+				dst[j] = c.bucketInt(b.int64At(i))
+			case c.bucketFloat != nil:
+				dst[j] = c.bucketFloat(b.float64At(i))
+			default:
+				dst[j] = c.bucket(b.value(i))
+			}
+		}
+		return
+	}
+	if b.defs != nil {
+		for j, d := range b.defs[lo : lo+len(dst)] {
+			if int(d) < b.maxDef {
+				dst[j] = curve.NullBucket
+			}
+		}
+	}
 }
 
 // openSortedSources opens every source's scan (in parallel) and checks its
@@ -349,10 +412,14 @@ func (jw *jobWriter) columnMemory(srcs []*sortedSource, leaves []parquet.LeafCol
 	}
 	for c, l := range leaves {
 		per := int64(8)
-		if k := l.Node.Type().Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
-			per = 4
-		} else {
-			colBytes[c] = 0 // the values' bits are counted per row
+		switch l.Node.Type().Kind() {
+		case parquet.Int32, parquet.Float:
+			per = 4 // the values' bits, counted per row
+			colBytes[c] = 0
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			per = 4 // an offset; the bytes are the sources' uncompressed ones
+		default:
+			colBytes[c] = 0
 		}
 		if l.MaxDefinitionLevel > 0 {
 			per++
@@ -379,6 +446,9 @@ type sortedOutput struct {
 	rgws   []*parquet.ConcurrentRowGroupWriter
 	// observed: the statistics are folded as the columns are read.
 	observed bool
+	// schema, when not nil, is the data schema with the encodings the
+	// output's columns are written in (withDictionaries).
+	schema *parquet.Schema
 }
 
 // planSortedOutputs splits n sorted rows into outputs of about the target
@@ -418,7 +488,11 @@ func (jw *jobWriter) planSortedOutputs(srcs []*sortedSource, n int, rgBytes int6
 func (jw *jobWriter) openSortedOutput(ctx context.Context, i int, so *sortedOutput, opts Options) (*output, error) {
 	key := jw.layout.key(i)
 	jw.objs.Track(key)
-	o, err := newOutput(ctx, jw.t.Bucket, key, jw.schema, jw.codec, opts, so.stats)
+	schema := jw.schema
+	if so.schema != nil {
+		schema = so.schema
+	}
+	o, err := newOutput(ctx, jw.t.Bucket, key, schema, jw.codec, opts, so.stats)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,8 @@ import (
 // of a run is one section of the run's file, its rows in sorted order,
 //
 //	[a definition level per row, when the column has nulls]
-//	[8 bytes of bits per row (fixed-width kinds) | a 4-byte length per row (byte arrays)]
+//	[8 bytes of bits per row (8-byte kinds, booleans) | 4 bytes per row (int32, float) |
+//	 a 4-byte length per row (byte arrays)]
 //	[the byte arrays' bytes, in row order]
 //
 // little-endian. Sections are placed in the order the columns are written
@@ -44,11 +45,7 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 	if sec.defs {
 		size += n
 	}
-	if b.byteArrays() {
-		size += 4 * n
-	} else {
-		size += 8 * n
-	}
+	size += int64(b.rowBytes()) * n
 	sec.off = next.Add(size) - size
 	w := bufio.NewWriterSize(io.NewOffsetWriter(f, sec.off), runColWriteBytes)
 	buf := make([]byte, 0, runColWriteBytes)
@@ -83,6 +80,13 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 						break
 					}
 				}
+			}
+		}
+	} else if err == nil && b.narrow() {
+		for _, e := range entries {
+			buf = binary.LittleEndian.AppendUint32(buf, b.words[e.ref])
+			if err = flush(false); err != nil {
+				break
 			}
 		}
 	} else if err == nil {
@@ -139,10 +143,7 @@ func newRunColumn(f *os.File, sec runSection, col int, kind parquet.Kind, maxDef
 		rc.defs = bufio.NewReaderSize(io.NewSectionReader(f, off, sec.rows), runColReadBytes)
 		off += sec.rows
 	}
-	per := int64(8)
-	if rc.buf.byteArrays() {
-		per = 4
-	}
+	per := int64(rc.buf.rowBytes())
 	rc.vals = bufio.NewReaderSize(io.NewSectionReader(f, off, per*sec.rows), runColReadBytes)
 	if rc.buf.byteArrays() {
 		rc.data = bufio.NewReaderSize(io.NewSectionReader(f, off+per*sec.rows, sec.dataLen), runColReadBytes)
@@ -196,6 +197,17 @@ func (rc *runColumn) read(n int) error {
 		_, err := io.ReadFull(rc.data, b.data)
 		return err
 	}
+	if b.narrow() {
+		rc.scratch = slices.Grow(rc.scratch[:0], 4*n)[:4*n]
+		if _, err := io.ReadFull(rc.vals, rc.scratch); err != nil {
+			return err
+		}
+		b.words = slices.Grow(b.words[:0], n)[:n]
+		for k := range n {
+			b.words[k] = binary.LittleEndian.Uint32(rc.scratch[4*k:])
+		}
+		return nil
+	}
 	rc.scratch = slices.Grow(rc.scratch[:0], 8*n)[:8*n]
 	if _, err := io.ReadFull(rc.vals, rc.scratch); err != nil {
 		return err
@@ -212,4 +224,13 @@ func (rc *runColumn) next() parquet.Value {
 	v := rc.values[rc.i]
 	rc.i++
 	return v
+}
+
+// rowBytes is what a row of the column takes in a run's values part: its
+// value (4 or 8 bytes) or, for byte arrays, its 4-byte length.
+func (b *colBuf) rowBytes() int {
+	if b.byteArrays() || b.narrow() {
+		return 4
+	}
+	return 8
 }

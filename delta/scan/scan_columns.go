@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/compactord/compactord/delta/pq"
+	"github.com/compactord/compactord/delta/statscollect"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -432,4 +433,67 @@ func (r *columnReader) nulls(n int64) error {
 		n -= k
 	}
 	return nil
+}
+
+// ReadColumnPages is ReadColumn for a reader that decodes pages itself: when
+// column col of row group rg would be handed over unchanged with every row
+// live (the file's column has the table's type and levels, is flat and not
+// a row tracking column the scan fills, and no row of the row group is
+// deleted), it calls emit with each of the column's pages in order (valid
+// only during the call; their values may carry the file's column index)
+// and reports true. Otherwise it reads nothing and reports false: the
+// caller reads the column with ReadColumn. obs, when not nil, observes every
+// page (its bounds, or its values read through scratch).
+func (s *FileScan) ReadColumnPages(rg, col int, scratch *ColumnScratch, obs ColumnObserver, emit func(parquet.Page) error) (ok bool, err error) {
+	if rg < 0 || rg >= len(s.rowGroups) || col < 0 || col >= len(s.byCol) {
+		return false, fmt.Errorf("data file %s: no column %d in row group %d", s.key, col, rg)
+	}
+	lp := s.byCol[col]
+	if lp.srcCol < 0 || !lp.present || !lp.sameType || !identityLevels(lp) || len(lp.repMap) != 1 || s.tgtRep[col] > 0 ||
+		len(s.deletedIn(rg)) > 0 || (s.rowIDs != nil && (col == s.rowIDs.idCol || col == s.rowIDs.versionCol)) {
+		return false, nil
+	}
+	defer pq.RecoverParquet(&err)
+	if scratch == nil {
+		scratch = &ColumnScratch{}
+	}
+	if err := s.readPages(rg, lp.srcCol, col, scratch, obs, emit); err != nil {
+		return true, pq.DataFileError(s.path, s.ra, fmt.Errorf("data file %s: row group %d: column %s: %w", s.key, rg, lp.tgt.path, err))
+	}
+	return true, nil
+}
+
+// readPages hands the pages of file column src of row group rg to emit,
+// observed as data-schema column col.
+func (s *FileScan) readPages(rg, src, col int, scratch *ColumnScratch, obs ColumnObserver, emit func(parquet.Page) error) error {
+	return statscollect.ReadPages(s.rowGroups[rg].ColumnChunks()[src], func(p parquet.Page) error {
+		if obs != nil && !obs.ObserveColumnPage(col, p) {
+			if err := observePageValues(p, col, scratch, obs); err != nil {
+				return err
+			}
+		}
+		return emit(p)
+	})
+}
+
+// observePageValues has obs observe every value of page p.
+func observePageValues(p parquet.Page, col int, scratch *ColumnScratch, obs ColumnObserver) error {
+	if cap(scratch.in) < columnBatch {
+		scratch.in = make([]parquet.Value, columnBatch)
+	}
+	in := scratch.in[:columnBatch]
+	defer clear(in) // no page memory stays reachable
+	vr := p.Values()
+	for {
+		n, err := vr.ReadValues(in)
+		if n > 0 {
+			obs.ObserveColumnValues(col, in[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package curve
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -76,14 +77,33 @@ func NewReservoir[T any](capacity int, seed uint64) *Reservoir[T] {
 
 // Add offers one value to the sample.
 func (r *Reservoir[T]) Add(v T) {
+	if slot, ok := r.Offer(); ok {
+		r.Set(slot, v)
+	}
+}
+
+// Offer is Add's draw without the value: it counts one value offered and
+// reports whether the sample takes it, and in which slot (Set stores it),
+// for a caller that builds the value only when it is taken. Offer then Set
+// draws the sample Add does.
+func (r *Reservoir[T]) Offer() (slot int, ok bool) {
 	r.seen++
 	if len(r.items) < r.capacity {
+		return len(r.items), true
+	}
+	if j := r.rng.Int64N(r.seen); j < int64(r.capacity) {
+		return int(j), true
+	}
+	return 0, false
+}
+
+// Set stores v in a slot Offer just returned.
+func (r *Reservoir[T]) Set(slot int, v T) {
+	if slot == len(r.items) {
 		r.items = append(r.items, v)
 		return
 	}
-	if j := r.rng.Int64N(r.seen); j < int64(r.capacity) {
-		r.items[j] = v
-	}
+	r.items[slot] = v
 }
 
 // Seen returns how many values were offered.
@@ -91,3 +111,27 @@ func (r *Reservoir[T]) Seen() int64 { return r.seen }
 
 // Sample returns the sampled values (shared with the reservoir).
 func (r *Reservoir[T]) Sample() []T { return r.items }
+
+// UpperBound is the number of bounds at or below v, for ascending bounds
+// of an ordered type without NaNs: what Bucket returns for a Bucketizer of
+// these bounds compared by cmp.Compare (or, for floats, by < and >), found
+// without a comparison function call per step. A NaN v is above every
+// bound.
+func UpperBound[T cmp.Ordered](bounds []T, v T) uint32 {
+	n := len(bounds)
+	if n == 0 {
+		return 0
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if !(bounds[base+half] > v) {
+			base += half
+		}
+		n -= half
+	}
+	if !(bounds[base] > v) {
+		base++
+	}
+	return uint32(base)
+}

@@ -2,6 +2,9 @@ package curve
 
 import (
 	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +102,62 @@ func TestReservoirIsBoundedUniformAndReproducible(t *testing.T) {
 	// Algorithm R keeping only the first 100 would hold none.
 	if late < 30 || late > 70 {
 		t.Fatalf("%d of 100 sampled values from the second half", late)
+	}
+}
+
+// TestUpperBoundIsBucket holds UpperBound to a Bucketizer's Bucket over the
+// same bounds, for integers and floats (infinities searched too), at values
+// on, between and beyond the bounds, for 0 to 40 bounds; NaN is above every
+// bound.
+func TestUpperBoundIsBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n <= 40; n++ {
+		ints := make([]int64, 5*n+1)
+		floats := make([]float64, len(ints))
+		for i := range ints {
+			ints[i] = rng.Int64N(100) - 50
+			floats[i] = float64(ints[i]) / 4
+		}
+		bi := NewBucketizer(ints, n+1, cmp.Compare[int64])
+		bf := NewBucketizer(floats, n+1, cmp.Compare[float64]) // no NaN: < and > order them the same
+		for v := int64(-60); v <= 60; v++ {
+			if got, want := UpperBound(bi.Bounds(), v), bi.Bucket(v); got != want {
+				t.Fatalf("%d bounds %v: UpperBound(%d) = %d, Bucket = %d", n, bi.Bounds(), v, got, want)
+			}
+		}
+		for _, v := range []float64{math.Inf(-1), math.Inf(1), -12.5, -0.125, 0, 3.25, 12.625} {
+			if got, want := UpperBound(bf.Bounds(), v), bf.Bucket(v); got != want {
+				t.Fatalf("%d bounds %v: UpperBound(%v) = %d, Bucket = %d", n, bf.Bounds(), v, got, want)
+			}
+		}
+		if got := UpperBound(bf.Bounds(), math.NaN()); got != uint32(len(bf.Bounds())) {
+			t.Fatalf("%d bounds: UpperBound(NaN) = %d, want above every bound", len(bf.Bounds()), got)
+		}
+	}
+}
+
+// TestReservoirOfferSetIsAlgorithmR holds Offer and Set, used by callers
+// that build a value only when it is taken, to a plain Algorithm R over the
+// same seeded generator: the same sample, value for value, so that the
+// buckets drawn from it are the same whichever way the values came.
+func TestReservoirOfferSetIsAlgorithmR(t *testing.T) {
+	for _, n := range []int{0, 5, 100, 10000} {
+		const capacity, seed = 100, 42
+		r := NewReservoir[int](capacity, seed)
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		var want []int
+		for i := range n {
+			if slot, ok := r.Offer(); ok {
+				r.Set(slot, i)
+			}
+			if len(want) < capacity {
+				want = append(want, i)
+			} else if j := rng.Int64N(int64(i + 1)); j < capacity {
+				want[j] = i
+			}
+		}
+		if !slices.Equal(r.Sample(), want) || r.Seen() != int64(n) {
+			t.Fatalf("%d values: sample %v (seen %d), want %v", n, r.Sample(), r.Seen(), want)
+		}
 	}
 }

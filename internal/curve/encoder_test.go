@@ -255,3 +255,48 @@ func TestKey64IsTheKeysBytesAsANumber(t *testing.T) {
 		t.Fatal("Key64 of a 12-byte key: no error")
 	}
 }
+
+// TestKeys64IsKey64RowByRow holds the batch form to Key64: the same key for
+// every row, for every curve, 1 to 5 dimensions (two take the spread-bits
+// path) and bit widths up to 64 bits a key; a coordinate too wide fails.
+func TestKeys64IsKey64RowByRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []Curve{Hilbert, ZOrder} {
+		for dims := 1; dims <= 5; dims++ {
+			for bits := 1; bits*dims <= 64 && bits <= 32; bits++ {
+				e, err := NewEncoder(c, dims, bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const n = 300
+				cols := make([][]uint32, dims)
+				for d := range cols {
+					cols[d] = make([]uint32, n)
+					for i := range cols[d] {
+						cols[d][i] = uint32(rng.Uint64N(uint64(1) << bits))
+					}
+				}
+				got := make([]uint64, n)
+				if err := e.Keys64(cols, got); err != nil {
+					t.Fatal(err)
+				}
+				row := make([]uint32, dims)
+				for i := range n {
+					for d := range row {
+						row[d] = cols[d][i]
+					}
+					want, err := e.Key64(row)
+					if err != nil || got[i] != want {
+						t.Fatalf("%s %d dims %d bits %v: Keys64 = %x, Key64 = %x, %v", c, dims, bits, row, got[i], want, err)
+					}
+				}
+				if bits < 32 {
+					cols[dims-1][n/2] = 1 << bits
+					if err := e.Keys64(cols, got); err == nil {
+						t.Fatalf("%s %d dims %d bits: a coordinate of %d bits: no error", c, dims, bits, bits+1)
+					}
+				}
+			}
+		}
+	}
+}
