@@ -120,7 +120,10 @@ type Backend struct {
 	mu          sync.Mutex
 	polled      map[string]polledTable     // by policy name + URL (one poller each)
 	quarantined map[string]map[string]bool // the lists QuarantineStore last loaded or saved, by the same key
-	fullLoads   atomic.Int64
+	// shared gives the polled snapshots of every table one parsed schema
+	// and set of properties per distinct one (made on first use).
+	shared    *delta.Shared
+	fullLoads atomic.Int64
 }
 
 // polledTable is the poll's view of a table: its slim snapshot. (The
@@ -527,6 +530,10 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 	if b.polled == nil {
 		b.polled = map[string]polledTable{}
 	}
+	if b.shared == nil {
+		b.shared = delta.NewShared()
+	}
+	b.shared.Share(snap)
 	b.polled[pollKey(p)] = polledTable{snap: snap}
 	return snap
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -121,6 +122,9 @@ type Scheduler[P any] struct {
 	stopped  []*table[P] // stopped by Apply, until WaitStopped sees them exit
 	applied  bool        // Apply ran once: later ones are reloads
 	wg       sync.WaitGroup
+	// unpolled counts the tables whose first poll is still to come
+	// (Unpolled).
+	unpolled atomic.Int64
 }
 
 // New returns a scheduler with no tables; add them with Apply.
@@ -414,8 +418,12 @@ func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *tab
 		// stored: the policy is the cause, and a reload re-checks it.
 		t.halted, t.haltReason, t.state = true, specErr.Error(), StateHalted
 		t.haltSince = now.UTC()
-	} else if reload && s.cfg.Halts != nil {
-		t.haltDirty = true // the first save clears a stored halt
+	} else {
+		t.unpolled = true
+		s.unpolled.Add(1)
+		if reload && s.cfg.Halts != nil {
+			t.haltDirty = true // the first save clears a stored halt
+		}
 	}
 	if !sp.Enabled && !t.halted {
 		t.state = StateDisabled
@@ -460,6 +468,9 @@ type table[P any] struct {
 	// busy is set while a goroutine works the table; exited once it
 	// stopped for good.
 	busy, exited bool
+	// unpolled is set until the table's first poll is over
+	// (Scheduler.Unpolled).
+	unpolled bool
 	// trigSet and trigReason are a trigger waiting (one slot: more
 	// coalesce); kick is PollNow's request (pollWaiters say who waits).
 	trigSet    bool
@@ -511,6 +522,7 @@ func (t *table[P]) log() hclog.Logger { return t.s.log.Named(t.spec.Name) }
 func (t *table[P]) stop() {
 	t.quitOnce.Do(func() { close(t.quit) })
 	t.mu.Lock()
+	t.firstPollOver()
 	if t.cancelRun != nil {
 		t.cancelRun()
 	}
