@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"github.com/compactord/compactord/autocluster"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +125,7 @@ type Backend struct {
 	// shared gives the polled snapshots of every table one parsed schema
 	// and set of properties per distinct one (made on first use).
 	shared    *delta.Shared
+	opLists   map[string][]string // sharedOps' lists, by their names joined
 	fullLoads atomic.Int64
 }
 
@@ -230,7 +233,26 @@ func (b *Backend) OpsFor(p policies.Policy) []string {
 // Spec is the scheduler's view of p, with the operations its runs perform
 // (OpsFor).
 func (b *Backend) Spec(p policies.Policy) (scheduler.Spec, error) {
-	return SpecOf(p, b.OpsFor(p))
+	return SpecOf(p, b.sharedOps(b.OpsFor(p)))
+}
+
+// sharedOps returns one slice of each list of operation names, so that
+// the specs of ten thousand tables of one policy hold one list. The
+// scheduler only reads a spec's operations; the slice is cut to its length,
+// so an append copies it.
+func (b *Backend) sharedOps(names []string) []string {
+	key := strings.Join(names, "\x00")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if held, ok := b.opLists[key]; ok {
+		return held
+	}
+	if b.opLists == nil {
+		b.opLists = map[string][]string{}
+	}
+	names = slices.Clip(names)
+	b.opLists[key] = names
+	return names
 }
 
 // SpecOf is the scheduler's view of p: its name, schedule and triggers, and
