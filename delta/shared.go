@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -76,13 +77,8 @@ func share[T any](c *Shared, m map[unique.Handle[string]]weak.Pointer[T], key un
 
 // configurationKey is the configuration's entries, sorted, as one string.
 func configurationKey(conf map[string]string) string {
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		b.WriteString(k)
 		b.WriteByte(0)
 		b.WriteString(conf[k])

@@ -23,10 +23,8 @@ func TestUnpolledCountsTheTablesWhoseFirstPollIsStillToCome(t *testing.T) {
 	}, Same: samePolicy, Run: (&recordingRun{}).run, Clock: clock, Rand: func() float64 { return 0 },
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error) {
 			if p.Name == "slow" {
-				select {
-				case <-gate:
-				case <-ctx.Done():
-					return PollResult{}, ctx.Err()
+				if err := waitGate(ctx, gate); err != nil {
+					return PollResult{}, err
 				}
 			}
 			if p.Name == "broken" {
@@ -48,9 +46,7 @@ func TestUnpolledCountsTheTablesWhoseFirstPollIsStillToCome(t *testing.T) {
 		t.Fatalf("the added table polled %d times, want 1", n)
 	}
 	s.Apply(nil)
-	if n := s.Unpolled(); n != 0 {
-		t.Fatalf("Unpolled = %d with no tables", n)
-	}
+	wantUnpolled(t, s, 0, "with no tables")
 }
 
 func TestATableRemovedBeforeItsFirstPollIsNotWaitedFor(t *testing.T) {
@@ -60,11 +56,8 @@ func TestATableRemovedBeforeItsFirstPollIsNotWaitedFor(t *testing.T) {
 	s := New(Config[policies.Policy]{Spec: policySpec, Same: samePolicy, Run: (&recordingRun{}).run, Clock: clock,
 		Rand: func() float64 { return 0 }, PollConcurrency: 1,
 		Poll: func(ctx context.Context, p policies.Policy, lastSeen int64) (PollResult, error) {
-			select { // the one poll worker is held by the first table polled
-			case <-gate:
-			case <-ctx.Done():
-			}
-			return PollResult{}, ctx.Err()
+			// The one poll worker is held by the first table polled.
+			return PollResult{}, waitGate(ctx, gate)
 		}})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -72,13 +65,9 @@ func TestATableRemovedBeforeItsFirstPollIsNotWaitedFor(t *testing.T) {
 		_ = s.Shutdown(ctx)
 	}()
 	s.Apply([]policies.Policy{testPolicy("a"), testPolicy("b")})
-	if n := s.Unpolled(); n != 2 {
-		t.Fatalf("Unpolled = %d after adding two tables, want 2", n)
-	}
+	wantUnpolled(t, s, 2, "after adding two tables")
 	s.Apply(nil)
-	if n := s.Unpolled(); n != 0 {
-		t.Fatalf("Unpolled = %d after removing both before their first poll, want 0", n)
-	}
+	wantUnpolled(t, s, 0, "after removing both before their first poll")
 }
 
 func TestSamplesHandOutEveryTablesBacklogAndLastRunAsStatusShowsThem(t *testing.T) {
@@ -106,5 +95,22 @@ func TestSamplesHandOutEveryTablesBacklogAndLastRunAsStatusShowsThem(t *testing.
 		if sm.LastRun == nil || !sm.LastRun.End.Equal(st.LastRun.End) || sm.LastRun.Result != st.LastRun.Result {
 			t.Errorf("%s: sample last run %+v, status %+v", name, sm.LastRun, st.LastRun)
 		}
+	}
+}
+
+// waitGate waits until gate is closed (nil) or ctx ends (its error).
+func waitGate(ctx context.Context, gate <-chan struct{}) error {
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func wantUnpolled(t *testing.T, s *Scheduler[policies.Policy], want int, when string) {
+	t.Helper()
+	if n := s.Unpolled(); n != want {
+		t.Fatalf("Unpolled = %d %s, want %d", n, when, want)
 	}
 }
