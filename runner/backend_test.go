@@ -422,14 +422,15 @@ func TestSpecsOfTablesRunningTheSameOperationsShareOneList(t *testing.T) {
 	a, b := policies.DefaultPolicy(), policies.DefaultPolicy()
 	a.Name, a.URL = "a", "file:///tmp/a"
 	b.Name, b.URL = "b", "file:///tmp/b"
-	sa, err := be.Spec(a)
-	if err != nil {
-		t.Fatal(err)
+	var specs []scheduler.Spec
+	for _, p := range []policies.Policy{a, b} {
+		sp, err := be.Spec(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
 	}
-	sb, err := be.Spec(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa, sb := specs[0], specs[1]
 	if len(sa.Ops) == 0 || &sa.Ops[0] != &sb.Ops[0] || !slices.Equal(sa.Ops, be.OpsFor(a)) {
 		t.Fatalf("two tables of one policy hold two lists of operations: %v %v", sa.Ops, sb.Ops)
 	}
