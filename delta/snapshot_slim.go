@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unique"
 
 	"github.com/compactord/compactord/delta/actions"
 	deltastats "github.com/compactord/compactord/delta/stats"
@@ -28,6 +29,12 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	out := *s
 	out.Tombstones = nil
 	out.slim = &slimInfo{columns: columns}
+	// Empty maps read as nil ones and are written as empty ones
+	// (actions' MarshalJSON): a slim snapshot, held between polls by the
+	// thousand, keeps none.
+	out.Txns, out.Domains = nilIfEmpty(out.Txns), nilIfEmpty(out.Domains)
+	out.Metadata.Format.Options = nilIfEmpty(out.Metadata.Format.Options)
+	out.Metadata.Configuration = nilIfEmpty(out.Metadata.Configuration)
 	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
 	out.Files = make([]*actions.Add, len(s.Files))
 	j := 0
@@ -75,7 +82,9 @@ func slimStats(a *actions.Add, columns [][]string) (string, error) {
 		if err != nil || !ok {
 			return "", err
 		}
-		return `{"numRecords":` + strconv.FormatInt(n, 10) + `}`, nil
+		// The same few strings over and over (files of a table, tables of
+		// a fleet, often hold as many rows): one copy of each.
+		return unique.Make(`{"numRecords":` + strconv.FormatInt(n, 10) + `}`).Value(), nil
 	}
 	st, err := a.FullStats()
 	if err != nil || st == nil {
@@ -91,7 +100,15 @@ func slimStats(a *actions.Add, columns [][]string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stats: %w", err)
 	}
-	return string(b), nil
+	return unique.Make(string(b)).Value(), nil
+}
+
+// nilIfEmpty is m, or nil when m is empty.
+func nilIfEmpty[M ~map[K]V, K comparable, V any](m M) M {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // copyStat copies the value at path of the nested stats map from into

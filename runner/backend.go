@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"github.com/compactord/compactord/autocluster"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,7 +122,11 @@ type Backend struct {
 	mu          sync.Mutex
 	polled      map[string]polledTable     // by policy name + URL (one poller each)
 	quarantined map[string]map[string]bool // the lists QuarantineStore last loaded or saved, by the same key
-	fullLoads   atomic.Int64
+	// shared gives the polled snapshots of every table one parsed schema
+	// and set of properties per distinct one (made on first use).
+	shared    *delta.Shared
+	opLists   map[string][]string // sharedOps' lists, by their names joined
+	fullLoads atomic.Int64
 }
 
 // polledTable is the poll's view of a table: its slim snapshot. (The
@@ -227,7 +233,26 @@ func (b *Backend) OpsFor(p policies.Policy) []string {
 // Spec is the scheduler's view of p, with the operations its runs perform
 // (OpsFor).
 func (b *Backend) Spec(p policies.Policy) (scheduler.Spec, error) {
-	return SpecOf(p, b.OpsFor(p))
+	return SpecOf(p, b.sharedOps(b.OpsFor(p)))
+}
+
+// sharedOps returns one slice of each list of operation names, so that
+// the specs of ten thousand tables of one policy hold one list. The
+// scheduler only reads a spec's operations; the slice is cut to its length,
+// so an append copies it.
+func (b *Backend) sharedOps(names []string) []string {
+	key := strings.Join(names, "\x00")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if held, ok := b.opLists[key]; ok {
+		return held
+	}
+	if b.opLists == nil {
+		b.opLists = map[string][]string{}
+	}
+	names = slices.Clip(names)
+	b.opLists[key] = names
+	return names
 }
 
 // SpecOf is the scheduler's view of p: its name, schedule and triggers, and
@@ -527,6 +552,10 @@ func (b *Backend) remember(p policies.Policy, snap, prev *delta.Snapshot) *delta
 	if b.polled == nil {
 		b.polled = map[string]polledTable{}
 	}
+	if b.shared == nil {
+		b.shared = delta.NewShared()
+	}
+	b.shared.Share(snap)
 	b.polled[pollKey(p)] = polledTable{snap: snap}
 	return snap
 }

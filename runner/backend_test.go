@@ -413,3 +413,30 @@ func TestDaemonBackfillsStatisticsOfFilesWrittenWithoutThem(t *testing.T) {
 		}
 	}
 }
+
+// The specs of tables whose policies run the same operations hold one
+// list of them, which no table's spec can change for another: the slice
+// ends at its length, so an append copies it.
+func TestSpecsOfTablesRunningTheSameOperationsShareOneList(t *testing.T) {
+	be := &Backend{Tables: NewTables()}
+	a, b := policies.DefaultPolicy(), policies.DefaultPolicy()
+	a.Name, a.URL = "a", "file:///tmp/a"
+	b.Name, b.URL = "b", "file:///tmp/b"
+	var specs []scheduler.Spec
+	for _, p := range []policies.Policy{a, b} {
+		sp, err := be.Spec(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	sa, sb := specs[0], specs[1]
+	if len(sa.Ops) == 0 || &sa.Ops[0] != &sb.Ops[0] || !slices.Equal(sa.Ops, be.OpsFor(a)) {
+		t.Fatalf("two tables of one policy hold two lists of operations: %v %v", sa.Ops, sb.Ops)
+	}
+	want := slices.Clone(sb.Ops)
+	_ = append(sa.Ops, "extra")
+	if !slices.Equal(sb.Ops, want) || cap(sa.Ops) != len(sa.Ops) {
+		t.Fatalf("an append to one table's operations changed another's: %v", sb.Ops)
+	}
+}

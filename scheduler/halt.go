@@ -164,6 +164,7 @@ func (t *table[P]) readStoredHalt() bool {
 		return t.halted
 	}
 	t.halted, t.haltReason, t.haltSince, t.haltStored = true, h.Reason, h.Since, true
+	t.firstPollOver()
 	t.state = StateHalted
 	t.retryAt = time.Time{}
 	t.log().Error("table halted by its stored halt (this daemon before a restart, or another replica); "+HaltAdvice(t.spec.Name), "error", h.Reason, "since", h.Since)
@@ -203,6 +204,7 @@ func (t *table[P]) saveHalt() {
 // halt stops the table; t.mu must be held.
 func (t *table[P]) halt(err error) {
 	t.halted = true
+	t.firstPollOver()
 	t.haltReason = err.Error()
 	t.haltSince = t.s.cfg.Clock.Now().UTC()
 	t.haltDirty = t.s.cfg.Halts != nil

@@ -17,6 +17,7 @@ func (t *table[P]) poll() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.counters.Polls++
+	t.firstPollOver()
 	if err != nil {
 		t.counters.PollErrors++
 		t.pollError = err.Error()

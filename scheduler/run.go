@@ -64,13 +64,13 @@ func (t *table[P]) attempt(reason string, manual bool) {
 	t.mu.Unlock()
 
 	start := t.s.cfg.Clock.Now()
-	t.log().Info("run starting", "reason", reason, "ops", t.ops)
+	t.log().Info("run starting", "reason", reason, "ops", t.ops())
 	var (
 		rep RunReport
 		ops []OpRecord
 		err error
 	)
-	for _, op := range t.ops {
+	for _, op := range t.ops() {
 		stopLog := t.logProgress(op)
 		orep, oerr := t.s.cfg.Run(t.runCtx, RunRequest[P]{Table: t.spec.Name, Op: op, Policy: t.policy, Exclude: exclude, Reason: reason, Progress: t.setProgress})
 		stopLog()

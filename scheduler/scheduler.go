@@ -8,10 +8,10 @@ import (
 	"reflect"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/robfig/cron/v3"
 
 	"github.com/compactord/compactord/internal/progress"
 )
@@ -121,6 +121,9 @@ type Scheduler[P any] struct {
 	stopped  []*table[P] // stopped by Apply, until WaitStopped sees them exit
 	applied  bool        // Apply ran once: later ones are reloads
 	wg       sync.WaitGroup
+	// unpolled counts the tables whose first poll is still to come
+	// (Unpolled).
+	unpolled atomic.Int64
 }
 
 // New returns a scheduler with no tables; add them with Apply.
@@ -388,34 +391,32 @@ func (s *Scheduler[P]) Shutdown(ctx context.Context) error {
 // /status has a backlog); reload says a reload started it (its stored halt
 // is cleared, not adopted).
 func (s *Scheduler[P]) startTable(p P, sp Spec, specErr error, reload bool) *table[P] {
-	ops := sp.Ops
-	if len(ops) == 0 {
-		ops = []string{""}
-	}
 	now := s.cfg.Clock.Now()
 	t := &table[P]{
 		s:        s,
 		policy:   p,
 		spec:     sp,
-		ops:      ops,
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		hidx:     -1,
 		lastSeen: -1,
 		state:    StateIdle,
-		sched:    sp.Schedule,
 		nextPoll: now,
 	}
-	if t.sched != nil {
-		t.nextCron = t.sched.Next(now)
+	if sp.Schedule != nil {
+		t.nextCron = sp.Schedule.Next(now)
 	}
 	if specErr != nil {
 		// Validate already rejected it; halt rather than guess. Not
 		// stored: the policy is the cause, and a reload re-checks it.
 		t.halted, t.haltReason, t.state = true, specErr.Error(), StateHalted
 		t.haltSince = now.UTC()
-	} else if reload && s.cfg.Halts != nil {
-		t.haltDirty = true // the first save clears a stored halt
+	} else {
+		t.unpolled = true
+		s.unpolled.Add(1)
+		if reload && s.cfg.Halts != nil {
+			t.haltDirty = true // the first save clears a stored halt
+		}
 	}
 	if !sp.Enabled && !t.halted {
 		t.state = StateDisabled
@@ -433,8 +434,6 @@ type table[P any] struct {
 	s        *Scheduler[P]
 	policy   P
 	spec     Spec
-	ops      []string
-	sched    cron.Schedule
 	quit     chan struct{}
 	done     chan struct{} // closed when the table's work has ended after it stopped
 	quitOnce sync.Once
@@ -460,24 +459,29 @@ type table[P any] struct {
 	// busy is set while a goroutine works the table; exited once it
 	// stopped for good.
 	busy, exited bool
+	// unpolled is set until the table's first poll is over
+	// (Scheduler.Unpolled).
+	unpolled bool
 	// trigSet and trigReason are a trigger waiting (one slot: more
 	// coalesce); kick is PollNow's request (pollWaiters say who waits).
-	trigSet    bool
-	trigReason string
-	kick       bool
-	state      string
-	lastSeen   int64
-	backlog    *Backlog
+	// (The flags of the table sit together: an idle table's state is
+	// kept by the ten thousand, and a lone bool takes a word.)
+	trigSet bool
+	kick    bool
 	// unevaluated is set when a run's report moved lastSeen and the
 	// backlog (RunReport.Polled): the next poll checks the triggers on
 	// them as on a log that moved, as it would have without the report.
 	unevaluated bool
+	halted      bool
+	trigReason  string
+	state       string
+	lastSeen    int64
+	backlog     *Backlog
 	nextPoll    time.Time
 	nextCron    time.Time
 	retryAt     time.Time
 	haltCheck   time.Time // a halted table's next look at its stored halt
 	failures    int
-	halted      bool
 	haltReason  string
 	haltSince   time.Time
 	haltDirty   bool // the halt (or its clearing) is not yet in Config.Halts
@@ -511,6 +515,7 @@ func (t *table[P]) log() hclog.Logger { return t.s.log.Named(t.spec.Name) }
 func (t *table[P]) stop() {
 	t.quitOnce.Do(func() { close(t.quit) })
 	t.mu.Lock()
+	t.firstPollOver()
 	if t.cancelRun != nil {
 		t.cancelRun()
 	}
@@ -561,4 +566,13 @@ func (t *table[P]) setState(s string) {
 	t.mu.Lock()
 	t.state = s
 	t.mu.Unlock()
+}
+
+// ops are the operations of a run of t, in order (Spec.Ops; one unnamed
+// operation when there are none).
+func (t *table[P]) ops() []string {
+	if len(t.spec.Ops) == 0 {
+		return []string{""}
+	}
+	return t.spec.Ops
 }

@@ -243,7 +243,7 @@ func (t *table[P]) status() TableStatus {
 		if !t.retryAt.IsZero() {
 			next = t.retryAt
 		}
-		if t.sched != nil && (next.IsZero() || t.nextCron.Before(next)) {
+		if t.spec.Schedule != nil && (next.IsZero() || t.nextCron.Before(next)) {
 			next = t.nextCron
 		}
 		if !next.IsZero() {

@@ -174,12 +174,12 @@ func (t *table[P]) next(pooled bool) (st step, reason string, manual bool) {
 		return stepPollNow, "", false
 	}
 	retryDue := !t.retryAt.IsZero() && !now.Before(t.retryAt)
-	cronDue := t.sched != nil && !now.Before(t.nextCron)
+	cronDue := t.spec.Schedule != nil && !now.Before(t.nextCron)
 	pollDue := !now.Before(t.nextPoll)
 	switch {
 	case retryDue || cronDue:
 		if cronDue {
-			t.nextCron = t.sched.Next(now)
+			t.nextCron = t.spec.Schedule.Next(now)
 		}
 		t.mu.Unlock()
 		if retryDue {
@@ -195,7 +195,7 @@ func (t *table[P]) next(pooled bool) (st step, reason string, manual bool) {
 		return stepPoll, "", false
 	}
 	wake := t.nextPoll
-	if t.sched != nil && t.nextCron.Before(wake) {
+	if t.spec.Schedule != nil && t.nextCron.Before(wake) {
 		wake = t.nextCron
 	}
 	if !t.retryAt.IsZero() && t.retryAt.Before(wake) {

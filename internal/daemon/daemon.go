@@ -192,7 +192,7 @@ func New(o Options, log hclog.Logger, mkBackend func(policies.Daemon) Backend) (
 			d.pollNow, events.Options{Logger: log.Named("events")})
 	}
 	if d.ui, err = webui.New(webui.Source{Version: o.Version, Replica: dc.Replica, Status: d.sched.Status,
-		Policy: d.sched.Policy, Plan: be.Plan, Inspect: be.Inspect}); err != nil {
+		Samples: d.sched.Samples, Policy: d.sched.Policy, Plan: be.Plan, Inspect: be.Inspect}); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -327,6 +327,7 @@ func (d *Daemon) Serve(ctx context.Context, sigs <-chan os.Signal, ln net.Listen
 	sctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go d.ui.Sample(sctx, webui.SamplePeriod)
+	go releaseAfterFirstPolls(sctx, d.sched.Unpolled, d.freeOSMemory, releaseCheckEvery)
 	eventsDone := make(chan struct{})
 	ectx, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()

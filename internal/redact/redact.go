@@ -67,7 +67,10 @@ func URL(raw string) string {
 		b.WriteByte('#')
 		b.WriteString(params(fragment))
 	}
-	return b.String()
+	if out := b.String(); out != raw {
+		return out
+	}
+	return raw // nothing cut: the caller's string, not a copy to keep
 }
 
 // cut is the conservative form of an unparseable URL: the scheme, the host

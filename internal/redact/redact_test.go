@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestURLHidesUserinfoAndCredentialParameters(t *testing.T) {
@@ -104,5 +105,16 @@ func TestWriterRedactsEachWrite(t *testing.T) {
 	}
 	if got, want := buf.String(), "x table=s3://b/t?secret_key=REDACTED\n"; got != want {
 		t.Fatalf("wrote %q, want %q", got, want)
+	}
+}
+
+// A URL with nothing to cut comes back as the caller's string, not as a
+// copy: the daemon keeps one per table.
+func TestURLWithNothingToCutIsTheCallersString(t *testing.T) {
+	for _, raw := range []string{"file:///data/t00001", "s3://bucket/prefix/table?region=eu-west-1", "mem://x"} {
+		got := URL(raw)
+		if got != raw || unsafe.StringData(got) != unsafe.StringData(raw) {
+			t.Errorf("URL(%q) = %q, a copy", raw, got)
+		}
 	}
 }

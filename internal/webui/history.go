@@ -67,21 +67,29 @@ func (r *ring[T]) items() []T {
 }
 
 type tableHistory struct {
-	backlog *ring[backlogPoint]
-	runs    *ring[scheduler.RunRecord]
+	// The rings are part of the table's entry (one allocation, not
+	// three); their buffers come with their first elements.
+	backlog ring[backlogPoint]
+	runs    ring[scheduler.RunRecord]
 	lastEnd time.Time
-	last    *backlogPoint
+	last    backlogPoint
+	hasLast bool
 	// flat is set when the newest two backlog points have the same
 	// values: an unchanged backlog then moves the newest one's time
 	// instead of adding a point (the step chart draws the same line, and
 	// an idle table keeps two points, not one a minute).
 	flat bool
+	// seen is the round (history.round) that last saw the table.
+	seen uint64
 }
 
 // history holds every table's rings.
 type history struct {
 	mu     sync.Mutex
 	tables map[string]*tableHistory
+	// round counts the looks at every table: a table a look did not see
+	// is forgotten at its end.
+	round uint64
 }
 
 func newHistory() *history { return &history{tables: map[string]*tableHistory{}} }
@@ -90,39 +98,52 @@ func newHistory() *history { return &history{tables: map[string]*tableHistory{}}
 // (or backlogKeepEvery passed) and the last run when it is new. Tables not
 // in ts are forgotten.
 func (h *history) observe(ts []scheduler.TableStatus, now time.Time) {
+	h.observeEach(func(f func(scheduler.Sample)) {
+		for _, t := range ts {
+			f(scheduler.Sample{Name: t.Name, Backlog: t.Backlog, LastRun: t.LastRun})
+		}
+	}, now)
+}
+
+// observeEach is observe over the samples each gives: a table whose
+// backlog and last run did not change costs no allocation.
+func (h *history) observeEach(each func(func(scheduler.Sample)), now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	seen := make(map[string]bool, len(ts))
-	for _, t := range ts {
-		seen[t.Name] = true
-		th := h.tables[t.Name]
-		if th == nil {
-			th = &tableHistory{backlog: newRing[backlogPoint](backlogRingSize), runs: newRing[scheduler.RunRecord](runRingSize)}
-			h.tables[t.Name] = th
-		}
-		if t.Backlog != nil {
-			p := backlogPoint{At: now, SmallFiles: t.Backlog.SmallFiles, SmallBytes: t.Backlog.SmallBytes, Files: t.Backlog.Files}
-			same := th.last != nil && th.last.SmallFiles == p.SmallFiles && th.last.SmallBytes == p.SmallBytes && th.last.Files == p.Files
-			switch {
-			case same && now.Sub(th.last.At) < backlogKeepEvery:
-			case same && th.flat:
-				th.backlog.setLast(p)
-				th.last = &p
-			default:
-				th.backlog.add(p)
-				th.flat = same
-				th.last = &p
-			}
-		}
-		if t.LastRun != nil && !t.LastRun.End.Equal(th.lastEnd) {
-			th.runs.add(*t.LastRun)
-			th.lastEnd = t.LastRun.End
-		}
-	}
-	for name := range h.tables {
-		if !seen[name] {
+	h.round++
+	each(func(t scheduler.Sample) { h.add(t, now) })
+	for name, th := range h.tables {
+		if th.seen != h.round {
 			delete(h.tables, name)
 		}
+	}
+}
+
+// add records one table's sample; h.mu is held.
+func (h *history) add(t scheduler.Sample, now time.Time) {
+	th := h.tables[t.Name]
+	if th == nil {
+		th = &tableHistory{backlog: ring[backlogPoint]{size: backlogRingSize}, runs: ring[scheduler.RunRecord]{size: runRingSize}}
+		h.tables[t.Name] = th
+	}
+	th.seen = h.round
+	if t.Backlog != nil {
+		p := backlogPoint{At: now, SmallFiles: t.Backlog.SmallFiles, SmallBytes: t.Backlog.SmallBytes, Files: t.Backlog.Files}
+		same := th.hasLast && th.last.SmallFiles == p.SmallFiles && th.last.SmallBytes == p.SmallBytes && th.last.Files == p.Files
+		switch {
+		case same && now.Sub(th.last.At) < backlogKeepEvery:
+		case same && th.flat:
+			th.backlog.setLast(p)
+			th.last = p
+		default:
+			th.backlog.add(p)
+			th.flat = same
+			th.last, th.hasLast = p, true
+		}
+	}
+	if t.LastRun != nil && !t.LastRun.End.Equal(th.lastEnd) {
+		th.runs.add(*t.LastRun)
+		th.lastEnd = t.LastRun.End
 	}
 }
 

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -72,5 +73,46 @@ func TestAnUnchangedBacklogKeepsTwoPoints(t *testing.T) {
 	th := h.tables["a"]
 	if cap(th.backlog.buf) >= backlogRingSize || cap(th.runs.buf) != 0 {
 		t.Fatalf("rings of %d and %d elements for 4 points and no run", cap(th.backlog.buf), cap(th.runs.buf))
+	}
+}
+
+// Sampling every table every two seconds through Samples costs no
+// allocation per table whose backlog and last run did not change, and a
+// table the samples no longer name is forgotten.
+func TestSamplingUnchangedTablesAllocatesNothingPerTable(t *testing.T) {
+	const n = 1000
+	h := newHistory()
+	t0 := time.Unix(1_700_000_000, 0)
+	run := &scheduler.RunRecord{Reason: "api", Result: "committed", End: t0}
+	samples := make([]scheduler.Sample, n)
+	for i := range samples {
+		samples[i] = scheduler.Sample{Name: fmt.Sprintf("t%04d", i), Backlog: &scheduler.Backlog{SmallFiles: i}, LastRun: run}
+	}
+	each := func(f func(scheduler.Sample)) {
+		for _, s := range samples {
+			f(s)
+		}
+	}
+	h.observeEach(each, t0)
+	now := t0
+	allocs := testing.AllocsPerRun(10, func() {
+		now = now.Add(time.Second)
+		h.observeEach(each, now)
+	})
+	if allocs > 1 { // the look's own closure
+		t.Fatalf("a look at %d unchanged tables allocated %.0f times, want at most 1", n, allocs)
+	}
+	h.observeEach(func(f func(scheduler.Sample)) {
+		each(func(s scheduler.Sample) {
+			if s.Name != "t0007" {
+				f(s)
+			}
+		})
+	}, now.Add(time.Second))
+	if pts, runs := h.of("t0007"); pts != nil || runs != nil || len(h.tables) != n-1 {
+		t.Fatalf("a table no longer sampled keeps its history (%d tables kept)", len(h.tables))
+	}
+	if pts, runs := h.of("t0008"); len(pts) != 1 || pts[0].SmallFiles != 8 || len(runs) != 1 {
+		t.Fatalf("t0008: points %+v runs %+v", pts, runs)
 	}
 }

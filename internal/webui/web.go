@@ -41,6 +41,10 @@ type Source struct {
 	Replica string
 	// Status is the scheduler's status of every table.
 	Status func() []scheduler.TableStatus
+	// Samples, when set, hands every table's backlog and last run to its
+	// argument without copying them (scheduler.Scheduler.Samples): the
+	// history samples through it, Status otherwise.
+	Samples func(func(scheduler.Sample))
 	// Policy is a table's loaded policy.
 	Policy func(name string) (policies.Policy, bool)
 	// Plan is a dry run with the real planner (JSON-encoded on the page).
@@ -351,7 +355,11 @@ func (d *UI) Sample(ctx context.Context, period time.Duration) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
-		d.hist.observe(d.src.Status(), time.Now())
+		if d.src.Samples != nil {
+			d.hist.observeEach(d.src.Samples, time.Now())
+		} else {
+			d.hist.observe(d.src.Status(), time.Now())
+		}
 		select {
 		case <-ctx.Done():
 			return
