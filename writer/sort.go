@@ -127,11 +127,14 @@ type sortColumn struct {
 	// the parquet type compares them); nil for other columns.
 	bucketInt   func(int64) uint32
 	bucketFloat func(float64) uint32
-	// intBounds and floatBounds are the boundaries behind bucketInt and
-	// bucketFloat, for the column path's keys (curve.UpperBound); nil
-	// for other columns (and floatBounds when a boundary is NaN).
-	intBounds   []int64
-	floatBounds []float64
+	// intBounds and floatBounds index the boundaries behind bucketInt and
+	// bucketFloat (those of floatBounds by curve.FloatKey), for the column
+	// path's keys; nil for other columns (and floatBounds when a boundary
+	// is NaN). floatBoundsN is the number of float boundaries: a NaN
+	// value's bucket.
+	intBounds    *curve.BoundIndex
+	floatBounds  *curve.BoundIndex
+	floatBoundsN uint32
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -294,7 +297,7 @@ func (c *sortColumn) setBuckets(n int) {
 		b := curve.NewBucketizer(ints, n, cmp.Compare[int64])
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asInt64(v)) }
 		c.bucketInt = b.Bucket
-		c.intBounds = b.Bounds()
+		c.intBounds = curve.NewBoundIndex(b.Bounds())
 		c.numBuckets = b.NumBuckets()
 		return
 	}
@@ -306,9 +309,13 @@ func (c *sortColumn) setBuckets(n int) {
 		b := curve.NewBucketizer(fs, n, compareFloat)
 		c.bucket = func(v parquet.Value) uint32 { return b.Bucket(asFloat64(v)) }
 		c.bucketFloat = b.Bucket
-		c.floatBounds = b.Bounds()
-		if slices.ContainsFunc(c.floatBounds, math.IsNaN) {
-			c.floatBounds = nil // not ordered by <: the bucketizer's search
+		if bounds := b.Bounds(); !slices.ContainsFunc(bounds, math.IsNaN) { // else not ordered by <: the bucketizer's search
+			keys := make([]int64, len(bounds))
+			for i, f := range bounds {
+				keys[i] = curve.FloatKey(f)
+			}
+			c.floatBounds = curve.NewBoundIndex(keys)
+			c.floatBoundsN = uint32(len(bounds))
 		}
 		c.numBuckets = b.NumBuckets()
 		return

@@ -286,6 +286,15 @@ func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*
 	})
 }
 
+// floatBucket is the bucket of f by c.floatBounds: the number of bounds at
+// or below it (every bound for a NaN, as curve.UpperBound counts).
+func (c *sortColumn) floatBucket(f float64) uint32 {
+	if f != f {
+		return c.floatBoundsN
+	}
+	return c.floatBounds.UpperBound(curve.FloatKey(f))
+}
+
 // bucketRows sets dst[j] to the bucket of row lo+j of b, a buffer of
 // clustering column c (nulls in curve.NullBucket): one loop per kind of
 // boundaries.
@@ -293,19 +302,19 @@ func bucketRows(dst []uint32, b *colBuf, c *sortColumn, lo int) {
 	switch {
 	case c.intBounds != nil && b.kind == parquet.Int64:
 		for j, x := range b.bits[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.intBounds, int64(x))
+			dst[j] = c.intBounds.UpperBound(int64(x))
 		}
 	case c.intBounds != nil && b.kind == parquet.Int32:
 		for j, x := range b.words[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.intBounds, int64(int32(x)))
+			dst[j] = c.intBounds.UpperBound(int64(int32(x)))
 		}
 	case c.floatBounds != nil && b.kind == parquet.Double:
 		for j, x := range b.bits[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.floatBounds, math.Float64frombits(x))
+			dst[j] = c.floatBucket(math.Float64frombits(x))
 		}
 	case c.floatBounds != nil && b.kind == parquet.Float:
 		for j, x := range b.words[lo : lo+len(dst)] {
-			dst[j] = curve.UpperBound(c.floatBounds, float64(math.Float32frombits(x)))
+			dst[j] = c.floatBucket(float64(math.Float32frombits(x)))
 		}
 	default:
 		for j := range dst {

@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -60,6 +61,10 @@ func TestBucketRowsEqualsBucket(t *testing.T) {
 		{"int32", parquet.Int32Type, func(i int) parquet.Value { return parquet.Int32Value(int32(rng.IntN(500)) - 250) }},
 		{"double", parquet.DoubleType, func(i int) parquet.Value { return parquet.DoubleValue(rng.NormFloat64()) }},
 		{"float", parquet.FloatType, func(i int) parquet.Value { return parquet.FloatValue(float32(rng.NormFloat64())) }},
+		{"double of zeros and infinities", parquet.DoubleType, func(i int) parquet.Value {
+			return parquet.DoubleValue([]float64{math.Copysign(0, -1), 0, math.Inf(-1), math.Inf(1), rng.NormFloat64(), -rng.ExpFloat64() * 1e300}[rng.IntN(6)])
+		}},
+		{"wide int64", parquet.Int64Type, func(i int) parquet.Value { return parquet.Int64Value(int64(rng.Uint64())) }},
 		{"string", parquet.String().Type(), func(i int) parquet.Value { return parquet.ByteArrayValue(fmt.Appendf(nil, "s%03d", rng.IntN(300))) }},
 	}
 	const rows = 5000
@@ -102,6 +107,26 @@ func TestBucketRowsEqualsBucket(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// A NaN in a double clustering column whose sample held none takes the
+// bucket the bucketizer gives it (above every bound), as minus zero takes
+// zero's, through the column path's indexed search.
+func TestFloatBucketOfNaNAndMinusZeroIsTheBucketizers(t *testing.T) {
+	c := &sortColumn{cmp: parquet.DoubleType.Compare, kind: parquet.Double, signed: true, plainFloat: true,
+		sample: curve.NewReservoir[parquet.Value](100, 1)}
+	for i := range 100 {
+		c.sample.Add(parquet.DoubleValue(float64(i%21 - 10)))
+	}
+	c.setBuckets(8)
+	if c.floatBounds == nil {
+		t.Fatal("no indexed float bounds for a sample without NaNs")
+	}
+	for _, f := range []float64{math.NaN(), math.Copysign(0, -1), 0, -10, 10, math.Inf(1), math.Inf(-1)} {
+		if got, want := c.floatBucket(f), c.bucket(parquet.DoubleValue(f)); got != want {
+			t.Errorf("floatBucket(%g) = %d, the bucketizer's %d", f, got, want)
 		}
 	}
 }
