@@ -1,10 +1,10 @@
 package delta
 
 import (
+	"encoding/binary"
 	"maps"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"unique"
 	"weak"
@@ -75,14 +75,17 @@ func share[T any](c *Shared, m map[unique.Handle[string]]weak.Pointer[T], key un
 	return v
 }
 
-// configurationKey is the configuration's entries, sorted, as one string.
+// configurationKey is the configuration's entries, sorted, as one string:
+// each key and value behind its length, so that no two configurations
+// have one key (a table's log is anyone's to write: a key or value holding
+// a separator must not make its table share another table's properties).
 func configurationKey(conf map[string]string) string {
-	var b strings.Builder
+	var b []byte
 	for _, k := range slices.Sorted(maps.Keys(conf)) {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(conf[k])
-		b.WriteByte(0)
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(conf[k])))
+		b = append(b, conf[k]...)
 	}
-	return b.String()
+	return string(b)
 }
