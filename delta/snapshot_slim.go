@@ -37,6 +37,11 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	out.Metadata.Configuration = nilIfEmpty(out.Metadata.Configuration)
 	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
 	out.Files = make([]*actions.Add, len(s.Files))
+	// The cut files are allocated slimChunk at a time, not one by one: a
+	// small table's few files are one object instead of a few among its
+	// first poll's garbage, and a file removed later keeps at most a
+	// chunk of its neighbours' memory alive.
+	var chunk []actions.Add
 	j := 0
 	for i, a := range s.Files {
 		if reuse {
@@ -52,9 +57,13 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("version %d: file %s: %w", s.Version, a.Path, err)
 		}
-		na := *a
+		if len(chunk) == cap(chunk) {
+			chunk = make([]actions.Add, 0, min(slimChunk, len(s.Files)-i))
+		}
+		chunk = append(chunk, *a)
+		na := &chunk[len(chunk)-1]
 		na.Stats, na.ParsedStats = stats, nil
-		out.Files[i] = &na
+		out.Files[i] = na
 	}
 	return &out, nil
 }
@@ -70,6 +79,9 @@ func (s *Snapshot) IsSlim() bool { return s.slim != nil }
 func (s *Snapshot) SlimmableTo(columns [][]string) bool {
 	return s.slim == nil || slices.EqualFunc(s.slim.columns, columns, slices.Equal[[]string])
 }
+
+// slimChunk is how many cut files Slim allocates together at most.
+const slimChunk = 16
 
 // slimInfo is what Slim kept.
 type slimInfo struct{ columns [][]string }

@@ -51,3 +51,43 @@ func TestSlimCutsStatsAndReusesSharedFiles(t *testing.T) {
 		t.Fatalf("slim without columns reused %p or kept %s", other.Files[1], other.Files[1].Stats)
 	}
 }
+
+// The cut files Slim allocates together are still one copy per file: each
+// keeps its own file's path, size and cut stats, and changing one changes
+// neither its neighbours nor the whole snapshot's files.
+func TestSlimFilesAreSeparateCopies(t *testing.T) {
+	_, full := loadBenchTable(t, 2000)
+	for _, n := range []int{1, slimChunk, slimChunk + 1, 3*slimChunk + 5} {
+		whole := *full
+		whole.Files = full.Files[:n]
+		slim, err := whole.Slim(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(slim.Files) != n {
+			t.Fatalf("%d files: slim has %d", n, len(slim.Files))
+		}
+		for i, g := range slim.Files {
+			f := whole.Files[i]
+			if g == f || g.Path != f.Path || g.Size != f.Size || g.ModificationTime != f.ModificationTime || len(g.Stats) >= len(f.Stats) {
+				t.Fatalf("%d files: file %d is %+v for %+v", n, i, g, f)
+			}
+		}
+		sizes := make([]int64, n)
+		for i, g := range slim.Files {
+			sizes[i] = g.Size
+		}
+		for i, g := range slim.Files {
+			g.Size = -1
+			for k, h := range slim.Files {
+				if k != i && h.Size != sizes[k] {
+					t.Fatalf("%d files: changing file %d changed file %d", n, i, k)
+				}
+			}
+			if whole.Files[i].Size == -1 {
+				t.Fatalf("%d files: changing slim file %d changed the whole snapshot's", n, i)
+			}
+			g.Size = sizes[i]
+		}
+	}
+}
