@@ -63,6 +63,10 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 		chunk = append(chunk, *a)
 		na := &chunk[len(chunk)-1]
 		na.Stats, na.ParsedStats = stats, nil
+		// An unpartitioned file's empty map, as the log's JSON gave it:
+		// nil reads the same and is written as {} (actions' MarshalJSON,
+		// and the tombstones and jobs made from an add).
+		na.PartitionValues = nilIfEmpty(na.PartitionValues)
 		out.Files[i] = na
 	}
 	return &out, nil

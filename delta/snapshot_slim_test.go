@@ -1,6 +1,8 @@
 package delta
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/compactord/compactord/delta/actions"
@@ -59,7 +61,14 @@ func TestSlimFilesAreSeparateCopies(t *testing.T) {
 	_, full := loadBenchTable(t, 2000)
 	for _, n := range []int{1, slimChunk, slimChunk + 1, 3*slimChunk + 5} {
 		whole := *full
-		whole.Files = full.Files[:n]
+		// Each file with its empty partitionValues as decoding the log's
+		// JSON gives it: an empty map, not nil.
+		whole.Files = make([]*actions.Add, n)
+		for i, f := range full.Files[:n] {
+			c := *f
+			c.PartitionValues = map[string]*string{}
+			whole.Files[i] = &c
+		}
 		slim, err := whole.Slim(nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -71,6 +80,17 @@ func TestSlimFilesAreSeparateCopies(t *testing.T) {
 			f := whole.Files[i]
 			if g == f || g.Path != f.Path || g.Size != f.Size || g.ModificationTime != f.ModificationTime || len(g.Stats) >= len(f.Stats) {
 				t.Fatalf("%d files: file %d is %+v for %+v", n, i, g, f)
+			}
+			// An unpartitioned file keeps no empty map, and is still
+			// written with its empty partitionValues.
+			{
+				b, err := json.Marshal(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.PartitionValues != nil || !strings.Contains(string(b), `"partitionValues":{}`) {
+					t.Fatalf("%d files: file %d keeps %#v, written as %s", n, i, g.PartitionValues, b)
+				}
 			}
 		}
 		sizes := make([]int64, n)
