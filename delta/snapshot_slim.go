@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unique"
 
 	"github.com/compactord/compactord/delta/actions"
@@ -58,6 +59,7 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 			return nil, fmt.Errorf("version %d: file %s: %w", s.Version, a.Path, err)
 		}
 		if len(chunk) == cap(chunk) {
+			packPaths(chunk)
 			chunk = make([]actions.Add, 0, min(slimChunk, len(s.Files)-i))
 		}
 		chunk = append(chunk, *a)
@@ -69,7 +71,30 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 		na.PartitionValues = nilIfEmpty(na.PartitionValues)
 		out.Files[i] = na
 	}
+	packPaths(chunk)
 	return &out, nil
+}
+
+// packPaths makes the paths of files one string: the paths decoding the
+// log left each in its own allocation, among the garbage of the load.
+func packPaths(files []actions.Add) {
+	if len(files) < 2 {
+		return
+	}
+	var b strings.Builder
+	n := 0
+	for i := range files {
+		n += len(files[i].Path)
+	}
+	b.Grow(n)
+	for i := range files {
+		b.WriteString(files[i].Path)
+	}
+	all := b.String()
+	for i := range files {
+		n := len(files[i].Path)
+		files[i].Path, all = all[:n], all[n:]
+	}
 }
 
 // IsSlim reports whether s came from Slim (or from Advance of a slim

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/compactord/compactord/delta/actions"
 )
@@ -91,6 +92,14 @@ func TestSlimFilesAreSeparateCopies(t *testing.T) {
 				if g.PartitionValues != nil || !strings.Contains(string(b), `"partitionValues":{}`) {
 					t.Fatalf("%d files: file %d keeps %#v, written as %s", n, i, g.PartitionValues, b)
 				}
+			}
+		}
+		// The paths of a chunk are one string: each path starts where
+		// the one before it ends.
+		for i := 1; i < min(n, slimChunk); i++ {
+			prev, cur := slim.Files[i-1].Path, slim.Files[i].Path
+			if unsafe.Add(unsafe.Pointer(unsafe.StringData(prev)), len(prev)) != unsafe.Pointer(unsafe.StringData(cur)) {
+				t.Fatalf("%d files: paths %d and %d are not one allocation", n, i-1, i)
 			}
 		}
 		sizes := make([]int64, n)
