@@ -16,7 +16,8 @@ import (
 // tombstones, and every file's stats cut down to numRecords plus, for
 // each physical column path of columns, its minValues, maxValues and
 // nullCount (what planning reads: the clustering columns). Everything
-// else of a file is kept. Planning a slim snapshot gives the plan of s.
+// else of a file is kept (an empty partitionValues map as nil, which reads
+// and is written the same). Planning a slim snapshot gives the plan of s.
 //
 // A slim snapshot must never be committed against or checkpointed (its
 // stats are not the log's): IsSlim reports it, and WriteCheckpoint
