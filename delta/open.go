@@ -149,6 +149,12 @@ func (t *Table) Close() error {
 		}
 	}
 	t.closers = nil
+	if t.closeBucket {
+		t.closeBucket = false
+		if err := t.Bucket.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close table %s: %w", t.Name(), err)
 	}
@@ -240,10 +246,10 @@ func openFileTable(u *url.URL, create bool) (*Table, error) {
 	// planted in the table could lead reads, writes and deletes out of it.
 	b = objstore.Guard(b, objstore.NoSymlinks(dir))
 	return &Table{
-		URL:     canon,
-		Bucket:  b,
-		Log:     logstore.NewLocal(dir),
-		closers: []func() error{b.Close},
+		URL:         canon,
+		Bucket:      b,
+		Log:         logstore.NewLocal(dir),
+		closeBucket: true,
 	}, nil
 }
 
@@ -288,7 +294,7 @@ func openObjectTable(ctx context.Context, u *url.URL, opts OpenOptions) (*Table,
 	if release != nil {
 		// The table's wrappers hold nothing of their own: closing it
 		// releases its share of the client.
-		t.closers = []func() error{release}
+		t.closeBucket, t.closers = false, []func() error{release}
 	}
 	if ddb != nil {
 		if t.Log, err = logstore.NewDynamo(ctx, s3, ddb, logstore.DynamoOptions{Store: opts.Store, Logger: opts.Logger, AfterLogEntry: opts.AfterLogEntry, Limits: opts.Limits}); err != nil {
@@ -309,10 +315,10 @@ func bucketTable(u *url.URL, b *blob.Bucket, probe bool) (*Table, *logstore.Blob
 	}
 	log := logstore.NewBlob(b, u.Scheme, logstore.StoreName(u), probe)
 	return &Table{
-		URL:     u.String(),
-		Bucket:  b,
-		Log:     log,
-		closers: []func() error{b.Close},
+		URL:         u.String(),
+		Bucket:      b,
+		Log:         log,
+		closeBucket: true,
 	}, log
 }
 

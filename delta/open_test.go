@@ -60,6 +60,9 @@ func TestOpenTableResolvesURLsToTableRoots(t *testing.T) {
 			if err := tbl.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
+			if _, err := tbl.Bucket.ReadAll(ctx, "_delta_log/x.json"); err == nil {
+				t.Error("the bucket still reads after Close")
+			}
 			if err := tbl.Close(); err != nil {
 				t.Errorf("second Close: %v", err)
 			}

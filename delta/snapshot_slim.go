@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unique"
 
 	"github.com/compactord/compactord/delta/actions"
@@ -15,7 +16,8 @@ import (
 // tombstones, and every file's stats cut down to numRecords plus, for
 // each physical column path of columns, its minValues, maxValues and
 // nullCount (what planning reads: the clustering columns). Everything
-// else of a file is kept. Planning a slim snapshot gives the plan of s.
+// else of a file is kept (an empty partitionValues map as nil, which reads
+// and is written the same). Planning a slim snapshot gives the plan of s.
 //
 // A slim snapshot must never be committed against or checkpointed (its
 // stats are not the log's): IsSlim reports it, and WriteCheckpoint
@@ -37,6 +39,11 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 	out.Metadata.Configuration = nilIfEmpty(out.Metadata.Configuration)
 	reuse := prev != nil && prev.slim != nil && slices.EqualFunc(prev.slim.columns, columns, slices.Equal[[]string])
 	out.Files = make([]*actions.Add, len(s.Files))
+	// The cut files are allocated slimChunk at a time, not one by one: a
+	// small table's few files are one object instead of a few among its
+	// first poll's garbage, and a file removed later keeps at most a
+	// chunk of its neighbours' memory alive.
+	var chunk []actions.Add
 	j := 0
 	for i, a := range s.Files {
 		if reuse {
@@ -52,11 +59,43 @@ func (s *Snapshot) Slim(columns [][]string, prev *Snapshot) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("version %d: file %s: %w", s.Version, a.Path, err)
 		}
-		na := *a
+		if len(chunk) == cap(chunk) {
+			packPaths(chunk)
+			chunk = make([]actions.Add, 0, min(slimChunk, len(s.Files)-i))
+		}
+		chunk = append(chunk, *a)
+		na := &chunk[len(chunk)-1]
 		na.Stats, na.ParsedStats = stats, nil
-		out.Files[i] = &na
+		// An unpartitioned file's empty map, as the log's JSON gave it:
+		// nil reads the same and is written as {} (actions' MarshalJSON,
+		// and the tombstones and jobs made from an add).
+		na.PartitionValues = nilIfEmpty(na.PartitionValues)
+		out.Files[i] = na
 	}
+	packPaths(chunk)
 	return &out, nil
+}
+
+// packPaths makes the paths of files one string: the paths decoding the
+// log left each in its own allocation, among the garbage of the load.
+func packPaths(files []actions.Add) {
+	if len(files) < 2 {
+		return
+	}
+	var b strings.Builder
+	n := 0
+	for i := range files {
+		n += len(files[i].Path)
+	}
+	b.Grow(n)
+	for i := range files {
+		b.WriteString(files[i].Path)
+	}
+	all := b.String()
+	for i := range files {
+		n := len(files[i].Path)
+		files[i].Path, all = all[:n], all[n:]
+	}
 }
 
 // IsSlim reports whether s came from Slim (or from Advance of a slim
@@ -70,6 +109,9 @@ func (s *Snapshot) IsSlim() bool { return s.slim != nil }
 func (s *Snapshot) SlimmableTo(columns [][]string) bool {
 	return s.slim == nil || slices.EqualFunc(s.slim.columns, columns, slices.Equal[[]string])
 }
+
+// slimChunk is how many cut files Slim allocates together at most.
+const slimChunk = 16
 
 // slimInfo is what Slim kept.
 type slimInfo struct{ columns [][]string }

@@ -34,7 +34,11 @@ type Table struct {
 	// now is the clock of newest (nil: time.Now; tests set it).
 	now func() time.Time
 
-	closers []func() error
+	// closeBucket says whether Close closes Bucket, after closers: the
+	// table opened it and holds it alone (no closure and slice kept per
+	// table for that).
+	closeBucket bool
+	closers     []func() error
 }
 
 // logSyncer is a logstore.LogStore that decides commits before their N.json exists
