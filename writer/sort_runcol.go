@@ -197,20 +197,17 @@ func (rc *runColumn) read(n int) error {
 		_, err := io.ReadFull(rc.data, b.data)
 		return err
 	}
+	w := b.rowBytes()
+	rc.scratch = slices.Grow(rc.scratch[:0], w*n)[:w*n]
+	if _, err := io.ReadFull(rc.vals, rc.scratch); err != nil {
+		return err
+	}
 	if b.narrow() {
-		rc.scratch = slices.Grow(rc.scratch[:0], 4*n)[:4*n]
-		if _, err := io.ReadFull(rc.vals, rc.scratch); err != nil {
-			return err
-		}
 		b.words = slices.Grow(b.words[:0], n)[:n]
 		for k := range n {
 			b.words[k] = binary.LittleEndian.Uint32(rc.scratch[4*k:])
 		}
 		return nil
-	}
-	rc.scratch = slices.Grow(rc.scratch[:0], 8*n)[:8*n]
-	if _, err := io.ReadFull(rc.vals, rc.scratch); err != nil {
-		return err
 	}
 	b.bits = slices.Grow(b.bits[:0], n)[:n]
 	for k := range n {
