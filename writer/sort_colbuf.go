@@ -405,32 +405,32 @@ func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
 	switch b.kind {
 	case parquet.Int64:
 		for k, e := range es {
-			dst[k] = parquet.Int64Value(int64(b.bits[e.ref]))
+			dst[k] = parquet.Int64Value(int64(b.bits[e.Ref]))
 		}
 	case parquet.Int32:
 		for k, e := range es {
-			dst[k] = parquet.Int32Value(int32(b.words[e.ref]))
+			dst[k] = parquet.Int32Value(int32(b.words[e.Ref]))
 		}
 	case parquet.Double:
 		for k, e := range es {
-			dst[k] = parquet.DoubleValue(math.Float64frombits(b.bits[e.ref]))
+			dst[k] = parquet.DoubleValue(math.Float64frombits(b.bits[e.Ref]))
 		}
 	case parquet.Float:
 		for k, e := range es {
-			dst[k] = parquet.FloatValue(math.Float32frombits(b.words[e.ref]))
+			dst[k] = parquet.FloatValue(math.Float32frombits(b.words[e.Ref]))
 		}
 	case parquet.Boolean:
 		for k, e := range es {
-			dst[k] = parquet.BooleanValue(b.bits[e.ref] != 0)
+			dst[k] = parquet.BooleanValue(b.bits[e.Ref] != 0)
 		}
 	case parquet.ByteArray:
 		for k, e := range es {
-			lo, hi := b.offs[e.ref], b.offs[e.ref+1]
+			lo, hi := b.offs[e.Ref], b.offs[e.Ref+1]
 			dst[k] = parquet.ByteArrayValue(b.data[lo:hi:hi])
 		}
 	case parquet.FixedLenByteArray:
 		for k, e := range es {
-			lo, hi := b.offs[e.ref], b.offs[e.ref+1]
+			lo, hi := b.offs[e.Ref], b.offs[e.Ref+1]
 			dst[k] = parquet.FixedLenByteArrayValue(b.data[lo:hi:hi])
 		}
 	}
@@ -443,7 +443,7 @@ func (b *colBuf) gather(dst []parquet.Value, es []sortEntry) {
 		return
 	}
 	for k, e := range es {
-		if d := int(b.defs[e.ref]); d < def {
+		if d := int(b.defs[e.Ref]); d < def {
 			dst[k] = parquet.Value{}
 			dst[k].SetDefinitionLevel(d)
 		} else {

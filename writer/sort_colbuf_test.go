@@ -53,19 +53,19 @@ func TestColBufGatherEqualsValue(t *testing.T) {
 			b.dropFullDefs()
 			es := make([]sortEntry, rows)
 			for i, r := range rng.Perm(rows) {
-				es[i] = sortEntry{ref: uint32(r)}
+				es[i] = sortEntry{Ref: uint32(r)}
 			}
 			got := make([]parquet.Value, rows)
 			b.gather(got, es)
 			for k, e := range es {
-				w := want[e.ref]
+				w := want[e.Ref]
 				g := got[k]
 				if g.Kind() != w.Kind() || g.IsNull() != w.IsNull() || g.DefinitionLevel() != w.DefinitionLevel() ||
 					g.RepetitionLevel() != 0 || g.Column() != 5 || !parquet.Equal(g, w) {
-					t.Fatalf("%v maxDef %d: gathered %d (row %d) = %#v, want %#v", kind, maxDef, k, e.ref, g, w)
+					t.Fatalf("%v maxDef %d: gathered %d (row %d) = %#v, want %#v", kind, maxDef, k, e.Ref, g, w)
 				}
-				if v := b.value(int(e.ref)); !parquet.Equal(v, w) || v.DefinitionLevel() != w.DefinitionLevel() {
-					t.Fatalf("%v maxDef %d: value(%d) = %#v, want %#v", kind, maxDef, e.ref, v, w)
+				if v := b.value(int(e.Ref)); !parquet.Equal(v, w) || v.DefinitionLevel() != w.DefinitionLevel() {
+					t.Fatalf("%v maxDef %d: value(%d) = %#v, want %#v", kind, maxDef, e.Ref, v, w)
 				}
 			}
 		}

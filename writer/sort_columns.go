@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/delta/actions"
 	"github.com/compactord/compactord/delta/pq"
 	"github.com/compactord/compactord/internal/curve"
+	"github.com/compactord/compactord/internal/keysort"
 )
 
 // The column path of a sorted rewrite. No row is assembled:
@@ -198,7 +199,7 @@ func (jw *jobWriter) runSortedColumns(ctx context.Context, so SortOptions, cols 
 		return true, err
 	}
 	tKeys := time.Now()
-	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
+	keysort.Sort(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
@@ -252,7 +253,7 @@ const keyBatch = 2048
 // keys made at once.
 func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*colBuf, cols []*sortColumn, enc *curve.Encoder, entries []sortEntry) error {
 	n := len(entries)
-	return parallelRanges(n, 1<<14, func(lo, hi int) error {
+	return keysort.Ranges(n, 1<<14, func(lo, hi int) error {
 		coords := make([][]uint32, len(cols))
 		for d := range coords {
 			coords[d] = make([]uint32, keyBatch)
@@ -279,7 +280,7 @@ func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*
 				for int64(i) >= srcs[si].start+srcs[si].live {
 					si++
 				}
-				entries[i] = sortEntry{key: k, ref: uint32(i), src: uint32(srcBase + si)}
+				entries[i] = sortEntry{Key: k, Ref: uint32(i), Src: uint32(srcBase + si)}
 			}
 		}
 		return nil
@@ -621,8 +622,8 @@ func (jw *jobWriter) sortedOrigins(srcs []*sortedSource, outs []*sortedOutput, e
 	phys := make([]int64, 0, gatherBatch)
 	for _, so := range outs {
 		for j := so.lo; j < so.hi; j++ {
-			ref := int64(entries[j].ref)
-			s := srcs[entries[j].src]
+			ref := int64(entries[j].Ref)
+			s := srcs[entries[j].Src]
 			srcIdx = append(srcIdx, uint32(s.index))
 			phys = append(phys, s.phys(ref-s.start))
 			if len(srcIdx) == cap(srcIdx) || j == so.hi-1 {

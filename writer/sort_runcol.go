@@ -60,7 +60,7 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 	var err error
 	if sec.defs {
 		for _, e := range entries {
-			buf = append(buf, b.defs[e.ref])
+			buf = append(buf, b.defs[e.Ref])
 			if err = flush(false); err != nil {
 				break
 			}
@@ -68,7 +68,7 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 	}
 	if err == nil && b.byteArrays() {
 		for _, e := range entries {
-			buf = binary.LittleEndian.AppendUint32(buf, b.offs[e.ref+1]-b.offs[e.ref])
+			buf = binary.LittleEndian.AppendUint32(buf, b.offs[e.Ref+1]-b.offs[e.Ref])
 			if err = flush(false); err != nil {
 				break
 			}
@@ -76,7 +76,7 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 		if err == nil {
 			if err = flush(true); err == nil {
 				for _, e := range entries {
-					if _, err = w.Write(b.data[b.offs[e.ref]:b.offs[e.ref+1]]); err != nil {
+					if _, err = w.Write(b.data[b.offs[e.Ref]:b.offs[e.Ref+1]]); err != nil {
 						break
 					}
 				}
@@ -84,14 +84,14 @@ func writeRunColumn(f *os.File, next *atomic.Int64, b *colBuf, entries []sortEnt
 		}
 	} else if err == nil && b.narrow() {
 		for _, e := range entries {
-			buf = binary.LittleEndian.AppendUint32(buf, b.words[e.ref])
+			buf = binary.LittleEndian.AppendUint32(buf, b.words[e.Ref])
 			if err = flush(false); err != nil {
 				break
 			}
 		}
 	} else if err == nil {
 		for _, e := range entries {
-			buf = binary.LittleEndian.AppendUint64(buf, b.bits[e.ref])
+			buf = binary.LittleEndian.AppendUint64(buf, b.bits[e.Ref])
 			if err = flush(false); err != nil {
 				break
 			}
@@ -131,7 +131,7 @@ type runColumn struct {
 func identityEntries(n int) []sortEntry {
 	es := make([]sortEntry, n)
 	for i := range es {
-		es[i].ref = uint32(i)
+		es[i].Ref = uint32(i)
 	}
 	return es
 }

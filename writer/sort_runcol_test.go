@@ -72,7 +72,7 @@ func TestRunColumnsReadBackInSortedOrder(t *testing.T) {
 			es := make([]sortEntry, rows)
 			want := make([]parquet.Value, rows)
 			for k, r := range rng.Perm(rows) {
-				es[k].ref = uint32(r)
+				es[k].Ref = uint32(r)
 				want[k] = vals[r]
 			}
 			sec, err := writeRunColumn(f, &next, b, es)

@@ -19,6 +19,7 @@ import (
 	"github.com/compactord/compactord/delta/pq"
 	deltascan "github.com/compactord/compactord/delta/scan"
 	"github.com/compactord/compactord/internal/curve"
+	"github.com/compactord/compactord/internal/keysort"
 )
 
 // The column path past its memory bound (SortOptions.ColumnMemoryBytes):
@@ -253,9 +254,9 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 	}
 	lo := uint32(r.lo)
 	for i := range entries {
-		entries[i].ref += lo // the job's ordinal: the merge compares across runs
+		entries[i].Ref += lo // the job's ordinal: the merge compares across runs
 	}
-	sortEntries(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
+	keysort.Sort(entries, make([]sortEntry, n), enc.KeyLen(), runtime.GOMAXPROCS(0))
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -268,13 +269,13 @@ func (jw *jobWriter) writeSpillRun(ctx context.Context, srcs []*sortedSource, r 
 	var rec [spillEntrySize]byte
 	for i := range entries {
 		e := &entries[i]
-		binary.LittleEndian.PutUint64(rec[:8], e.key)
-		binary.LittleEndian.PutUint32(rec[8:12], e.ref)
-		binary.LittleEndian.PutUint32(rec[12:], e.src)
+		binary.LittleEndian.PutUint64(rec[:8], e.Key)
+		binary.LittleEndian.PutUint32(rec[8:12], e.Ref)
+		binary.LittleEndian.PutUint32(rec[12:], e.Src)
 		if _, err := w.Write(rec[:]); err != nil {
 			return fmt.Errorf("sort: write run entries: %w", err)
 		}
-		e.ref -= lo // the run's ordinal, for the gather
+		e.Ref -= lo // the run's ordinal, for the gather
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("sort: write run entries: %w", err)
@@ -319,7 +320,7 @@ func (er *entryReader) advance() (bool, error) {
 	if _, err := io.ReadFull(er.r, rec[:]); err != nil {
 		return false, fmt.Errorf("sort: read run entries: %w", err)
 	}
-	er.cur = sortEntry{key: binary.LittleEndian.Uint64(rec[:8]), ref: binary.LittleEndian.Uint32(rec[8:12]), src: binary.LittleEndian.Uint32(rec[12:])}
+	er.cur = sortEntry{Key: binary.LittleEndian.Uint64(rec[:8]), Ref: binary.LittleEndian.Uint32(rec[8:12]), Src: binary.LittleEndian.Uint32(rec[12:])}
 	er.left--
 	return true, nil
 }
@@ -328,7 +329,7 @@ func (er *entryReader) advance() (bool, error) {
 type entryHeap []*entryReader
 
 func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return compareEntries(h[i].cur, h[j].cur) < 0 }
+func (h entryHeap) Less(i, j int) bool { return keysort.Compare(h[i].cur, h[j].cur) < 0 }
 func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *entryHeap) Push(x any)        { *h = append(*h, x.(*entryReader)) }
 func (h *entryHeap) Pop() any {
@@ -501,9 +502,9 @@ func (jw *jobWriter) mergeEntries(ctx context.Context, srcs []*sortedSource, h e
 				er := h[0]
 				e := er.cur
 				seq = append(seq, uint32(er.run))
-				s := srcs[e.src]
+				s := srcs[e.Src]
 				srcIdx = append(srcIdx, uint32(s.index))
-				phys = append(phys, s.phys(int64(e.ref)-s.start))
+				phys = append(phys, s.phys(int64(e.Ref)-s.start))
 				if len(srcIdx) == cap(srcIdx) {
 					if err := jw.res.Origins.addBatch(srcIdx, phys); err != nil {
 						return err

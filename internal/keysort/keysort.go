@@ -1,4 +1,4 @@
-package writer
+package keysort
 
 import (
 	"cmp"
@@ -14,31 +14,35 @@ import (
 // Ordering by (key, ordinal) is the row path's (key, source, physical row)
 // order, since the ordinal grows with (source, physical row).
 
-// sortEntry is one live row in the sort: its key, its ordinal and the
+// Entry is one live row in the sort: its key, its ordinal and the
 // index of its source in the job's sources (held in what would otherwise
 // be padding, so the origin map needs no search).
-type sortEntry struct {
-	key uint64
-	ref uint32
-	src uint32
+type Entry struct {
+	// Key is the row's curve key.
+	Key uint64
+	// Ref is the row's ordinal in read order.
+	Ref uint32
+	// Src is the index of the row's source in the job's sources.
+	Src uint32
 }
 
-func compareEntries(a, b sortEntry) int {
-	if c := cmp.Compare(a.key, b.key); c != 0 {
+// Compare orders entries by key, then ordinal.
+func Compare(a, b Entry) int {
+	if c := cmp.Compare(a.Key, b.Key); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.ref, b.ref)
+	return cmp.Compare(a.Ref, b.Ref)
 }
 
 // radixChunkMin is the smallest share of entries a sort worker takes.
 const radixChunkMin = 1 << 16
 
-// sortEntries sorts es by (key, ref) using up to workers goroutines: each
+// Sort sorts es by (key, ref) using up to workers goroutines: each
 // sorts a contiguous share with an LSD radix sort on the keyBytes low bytes
 // of the key (stable, so equal keys keep their ref order, which the shares
 // start in), then the shares are merged pairwise, in parallel. scratch, of
 // len(es), is working memory.
-func sortEntries(es, scratch []sortEntry, keyBytes, workers int) {
+func Sort(es, scratch []Entry, keyBytes, workers int) {
 	n := len(es)
 	if n < 2 {
 		return
@@ -94,10 +98,10 @@ func sortEntries(es, scratch []sortEntry, keyBytes, workers int) {
 }
 
 // mergeEntries merges the sorted a and b into dst (len(a)+len(b)).
-func mergeEntries(dst, a, b []sortEntry) {
+func mergeEntries(dst, a, b []Entry) {
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		if compareEntries(b[j], a[i]) < 0 {
+		if Compare(b[j], a[i]) < 0 {
 			dst[k] = b[j]
 			j++
 		} else {
@@ -112,11 +116,11 @@ func mergeEntries(dst, a, b []sortEntry) {
 
 // coRank is how many of the first k entries of the merge of the sorted a
 // and b come from a (a's entries first among equal ones).
-func coRank(k int, a, b []sortEntry) int {
+func coRank(k int, a, b []Entry) int {
 	lo, hi := max(0, k-len(b)), min(k, len(a))
 	for lo < hi {
 		i := int(uint(lo+hi) >> 1)
-		if j := k - i; j > 0 && compareEntries(a[i], b[j-1]) <= 0 {
+		if j := k - i; j > 0 && Compare(a[i], b[j-1]) <= 0 {
 			lo = i + 1 // a[i] comes before b[j-1], which is among the first k
 		} else {
 			hi = i
@@ -127,12 +131,12 @@ func coRank(k int, a, b []sortEntry) int {
 
 // radixSort sorts es stably by the low keyBytes bytes of the key (the rest
 // must be zero), one byte per pass, skipping bytes every key shares.
-func radixSort(es, scratch []sortEntry, keyBytes int) {
+func radixSort(es, scratch []Entry, keyBytes int) {
 	if len(es) < 2 {
 		return
 	}
 	if len(es) < 256 {
-		slices.SortStableFunc(es, func(a, b sortEntry) int { return cmp.Compare(a.key, b.key) })
+		slices.SortStableFunc(es, func(a, b Entry) int { return cmp.Compare(a.Key, b.Key) })
 		return
 	}
 	src, dst := es, scratch[:len(es)]
@@ -141,9 +145,9 @@ func radixSort(es, scratch []sortEntry, keyBytes int) {
 		shift := uint(8 * b)
 		clear(counts[:])
 		for _, e := range src {
-			counts[byte(e.key>>shift)]++
+			counts[byte(e.Key>>shift)]++
 		}
-		if counts[byte(src[0].key>>shift)] == len(src) {
+		if counts[byte(src[0].Key>>shift)] == len(src) {
 			continue // every key has this byte: the pass changes nothing
 		}
 		pos := 0
@@ -153,7 +157,7 @@ func radixSort(es, scratch []sortEntry, keyBytes int) {
 			pos += c
 		}
 		for _, e := range src {
-			d := byte(e.key >> shift)
+			d := byte(e.Key >> shift)
 			dst[counts[d]] = e
 			counts[d]++
 		}
@@ -164,9 +168,9 @@ func radixSort(es, scratch []sortEntry, keyBytes int) {
 	}
 }
 
-// parallelRanges runs fn over [0, n) split into up to GOMAXPROCS ranges of
+// Ranges runs fn over [0, n) split into up to GOMAXPROCS ranges of
 // at least minRange, and returns the first error.
-func parallelRanges(n, minRange int, fn func(lo, hi int) error) error {
+func Ranges(n, minRange int, fn func(lo, hi int) error) error {
 	w := max(1, min(runtime.GOMAXPROCS(0), n/max(1, minRange)))
 	errs := make([]error, w)
 	var wg sync.WaitGroup
