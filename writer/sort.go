@@ -130,11 +130,9 @@ type sortColumn struct {
 	// intBounds and floatBounds index the boundaries behind bucketInt and
 	// bucketFloat (those of floatBounds by curve.FloatKey), for the column
 	// path's keys; nil for other columns (and floatBounds when a boundary
-	// is NaN). floatBoundsN is the number of float boundaries: a NaN
-	// value's bucket.
-	intBounds    *curve.BoundIndex
-	floatBounds  *curve.BoundIndex
-	floatBoundsN uint32
+	// is NaN).
+	intBounds   *curve.BoundIndex
+	floatBounds *curve.BoundIndex
 }
 
 // runSorted is Rewrite for jobs with a SortSpec: all live rows of the
@@ -315,7 +313,6 @@ func (c *sortColumn) setBuckets(n int) {
 				keys[i] = curve.FloatKey(f)
 			}
 			c.floatBounds = curve.NewBoundIndex(keys)
-			c.floatBoundsN = uint32(len(bounds))
 		}
 		c.numBuckets = b.NumBuckets()
 		return

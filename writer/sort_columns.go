@@ -291,7 +291,7 @@ func sortedKeys(ctx context.Context, srcs []*sortedSource, srcBase int, bufs []*
 // or below it (every bound for a NaN, as curve.UpperBound counts).
 func (c *sortColumn) floatBucket(f float64) uint32 {
 	if f != f {
-		return c.floatBoundsN
+		return uint32(c.floatBounds.Len())
 	}
 	return c.floatBounds.UpperBound(curve.FloatKey(f))
 }

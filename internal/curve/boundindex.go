@@ -52,6 +52,9 @@ func NewBoundIndex(bounds []int64) *BoundIndex {
 	return x
 }
 
+// Len is the number of bounds.
+func (x *BoundIndex) Len() int { return len(x.bounds) }
+
 // UpperBound is the number of bounds at or below v: UpperBound(bounds, v).
 func (x *BoundIndex) UpperBound(v int64) uint32 {
 	n := len(x.bounds)
